@@ -1,0 +1,144 @@
+"""The public Python API: `Simulator` for control, `run()` for the one-call case."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import __version__
+from .config import BoardSpec, load_board
+from .elf import ElfImage
+from .machine.machine import DEFAULT_MAX_CYCLES, Machine
+
+
+@dataclass
+class RunResult:
+    """What a run produced; `to_dict()` is the run.json document."""
+
+    board: str
+    board_title: str
+    core: str
+    clock_hz: int
+    reset_clock_hz: int
+    nominal_clock_hz: int
+    clock_pinned: bool
+    firmware_path: str
+    firmware_sha256: str
+    exit_reason: str
+    exit_code: int
+    exit_detail: str
+    instructions: int
+    cycles: int
+    simulated_seconds: float
+    host_seconds: float
+    dwt: dict
+    stdout: str
+    boot_note: str | None = None
+    fault_report: str | None = None
+    clock_changes: list = field(default_factory=list)
+    warnings: list = field(default_factory=list)
+    unmodelled_registers: list = field(default_factory=list)
+    uart: dict = field(default_factory=dict)
+    itm: dict = field(default_factory=dict)
+    exceptions_taken: int = 0
+    max_cycles: int = DEFAULT_MAX_CYCLES
+
+    @property
+    def mips(self) -> float:
+        return self.instructions / self.host_seconds / 1e6 if self.host_seconds > 0 else 0.0
+
+    def to_dict(self) -> dict:
+        return {
+            "mcusim_version": __version__,
+            "board": self.board,
+            "board_title": self.board_title,
+            "core": self.core,
+            "clock_hz": self.clock_hz,
+            "reset_clock_hz": self.reset_clock_hz,
+            "nominal_clock_hz": self.nominal_clock_hz,
+            "clock_pinned": self.clock_pinned,
+            "clock_changes": self.clock_changes,
+            "firmware": {"path": self.firmware_path, "sha256": self.firmware_sha256},
+            "settings": {"max_cycles": self.max_cycles},
+            "exit": {"reason": self.exit_reason, "code": self.exit_code, "detail": self.exit_detail},
+            "boot_note": self.boot_note,
+            "instructions": self.instructions,
+            "cycles": self.cycles,
+            "simulated_seconds": self.simulated_seconds,
+            "host_seconds": self.host_seconds,
+            "mips": self.mips,
+            "exceptions_taken": self.exceptions_taken,
+            "dwt": self.dwt,
+            "stdout": self.stdout,
+            "uart": self.uart,
+            "itm": self.itm,
+            "fault": self.fault_report,
+            "warnings": self.warnings,
+            "unmodelled_registers": self.unmodelled_registers,
+        }
+
+    def write_bundle(self, directory: str | Path) -> Path:
+        """Write DIR/run.json (creating DIR); returns its path."""
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        path = directory / "run.json"
+        path.write_text(json.dumps(self.to_dict(), indent=2) + "\n")
+        return path
+
+
+class Simulator:
+    """One firmware image on one board. Example::
+
+        sim = Simulator("firmware.elf", board="mcu-d")
+        result = sim.run(max_cycles=10**8)
+        print(result.cycles, result.stdout)
+    """
+
+    def __init__(self, firmware: str | Path, board: str | BoardSpec = "mcu-d", *, clock_hz: int | None = None,
+                 max_cycles: int | None = None, semihosting_root: str | Path | None = None, cmdline: str = "",
+                 on_output=None, on_warning=None, on_progress=None):
+        self.board = board if isinstance(board, BoardSpec) else load_board(board)
+        self.image = ElfImage.load(firmware)
+        if clock_hz is not None and clock_hz <= 0:
+            raise ValueError("clock_hz must be positive")
+        self.machine = Machine(self.board, self.image, clock_hz=clock_hz, max_cycles=max_cycles,
+                               semihosting_root=semihosting_root, cmdline=cmdline, on_output=on_output,
+                               on_warning=on_warning, on_progress=on_progress)
+
+    def run(self) -> RunResult:
+        m = self.machine
+        status = m.run()
+        return RunResult(
+            board=self.board.name,
+            board_title=self.board.title,
+            core=self.board.core.name,
+            clock_hz=m.clock_hz,
+            reset_clock_hz=self.board.reset_clock_hz,
+            nominal_clock_hz=self.board.clock_hz,
+            clock_pinned=m.pinned_clock_hz is not None,
+            firmware_path=str(self.image.path),
+            firmware_sha256=self.image.sha256,
+            exit_reason=status.reason,
+            exit_code=status.code,
+            exit_detail=status.detail,
+            instructions=m.instructions,
+            cycles=m.cycles,
+            simulated_seconds=m.simulated_seconds(),
+            host_seconds=m.host_seconds,
+            dwt=m.dwt_totals(),
+            stdout=m.outputs.stdout.decode(errors="replace"),
+            boot_note=m.boot_note,
+            fault_report=m.fault_report,
+            clock_changes=[{"cycle": c.cycle, "clock_hz": c.clock_hz, "source": c.source} for c in m.clock_changes],
+            warnings=list(m.warnings),
+            unmodelled_registers=list(m.unmodelled.values()),
+            uart={k: v.decode(errors="replace") for k, v in m.outputs.uart.items()},
+            itm={str(k): v.decode(errors="replace") for k, v in m.outputs.itm.items()},
+            exceptions_taken=m.exceptions_taken,
+            max_cycles=m.max_cycles,
+        )
+
+
+def run(firmware: str | Path, board: str | BoardSpec = "mcu-d", **options) -> RunResult:
+    """Run `firmware` on `board` to its end; options as for `Simulator`."""
+    return Simulator(firmware, board, **options).run()

@@ -1,0 +1,157 @@
+"""Load boards/ and cores/ TOML files, resolving `extends` (a board file on top of its SoC file)."""
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+from .specs import BoardSpec, CoreSpec, MemoryRegion, PeripheralSpec
+
+
+class ConfigError(ValueError):
+    """A hardware description is missing, malformed or inconsistent."""
+
+
+def data_dir(kind: str) -> Path:
+    """Where `kind` (boards, cores, powermodels) lives: inside the wheel, else the source tree."""
+    packaged = Path(__file__).resolve().parent.parent / "data" / kind
+    if packaged.is_dir():
+        return packaged
+    source_tree = Path(__file__).resolve().parents[3] / kind
+    if source_tree.is_dir():
+        return source_tree
+    raise ConfigError(f"cannot find the {kind}/ data folder (looked in {packaged} and {source_tree})")
+
+
+def _merge(base: dict, top: dict) -> dict:
+    """Deep-merge `top` over `base`; arrays of tables merge by their `name` key."""
+    merged = dict(base)
+    for key, value in top.items():
+        old = merged.get(key)
+        if isinstance(old, dict) and isinstance(value, dict):
+            merged[key] = _merge(old, value)
+        elif isinstance(old, list) and isinstance(value, list) and all(isinstance(v, dict) for v in old + value):
+            by_name = {item.get("name", id(item)): dict(item) for item in old}
+            for item in value:
+                name = item.get("name", id(item))
+                by_name[name] = _merge(by_name[name], item) if name in by_name else dict(item)
+            merged[key] = list(by_name.values())
+        else:
+            merged[key] = value
+    return merged
+
+
+def _read(path: Path, seen: tuple[Path, ...] = ()) -> dict:
+    if path in seen:
+        raise ConfigError(f"{path}: `extends` cycle")
+    try:
+        data = tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: {exc}") from exc
+    parent = (data.get("board") or data.get("soc") or {}).get("extends")
+    if parent:
+        parent_path = path.parent / f"{parent}.toml"
+        if not parent_path.is_file():
+            parent_path = data_dir("boards") / f"{parent}.toml"
+        if not parent_path.is_file():
+            raise ConfigError(f"{path}: extends '{parent}', which does not exist")
+        data = _merge(_read(parent_path, seen + (path,)), data)
+    return data
+
+
+def board_names() -> list[str]:
+    """Names of the boards (files with a [board] table) in boards/."""
+    names = []
+    for path in sorted(data_dir("boards").glob("*.toml")):
+        if "board" in tomllib.loads(path.read_text()):
+            names.append(path.stem)
+    return names
+
+
+def load_core(name: str) -> CoreSpec:
+    path = data_dir("cores") / f"{name}.toml"
+    if not path.is_file():
+        raise ConfigError(f"unknown core '{name}' (no {path})")
+    data = tomllib.loads(path.read_text())
+    try:
+        core, timing, exc = data["core"], data["timing"], data["exceptions"]
+        return CoreSpec(
+            name=core["name"],
+            architecture=core["architecture"],
+            unicorn_cpu_model=core["unicorn_cpu_model"],
+            capstone_mcpu=core["capstone_mcpu"],
+            fpu=core["fpu"],
+            fpu_double_precision=bool(core["fpu_double_precision"]),
+            default_instruction_cycles=int(timing["default_instruction_cycles"]),
+            exception_entry_cycles=int(exc["entry_cycles"]),
+            exception_return_cycles=int(exc["return_cycles"]),
+            exception_tail_chain_cycles=int(exc["tail_chain_cycles"]),
+        )
+    except KeyError as exc:
+        raise ConfigError(f"{path}: missing key {exc}") from exc
+
+
+def load_board(name: str) -> BoardSpec:
+    """Load a board by name (e.g. 'mcu-d') or by path to a board TOML file."""
+    path = Path(name)
+    if not (path.suffix == ".toml" and path.is_file()):
+        path = data_dir("boards") / f"{name}.toml"
+    if not path.is_file():
+        raise ConfigError(f"unknown board '{name}'; known boards: {', '.join(board_names())}")
+    data = _read(path)
+    if "board" not in data:
+        raise ConfigError(f"{path} is an SoC description, not a board (it has no [board] table)")
+    board, soc = data["board"], data.get("soc", {})
+    try:
+        memory = tuple(
+            MemoryRegion(
+                name=m["name"], base=int(m["base"]), size_bytes=int(m["size_bytes"]),
+                kind=m.get("kind", "ram"), alias_of=m.get("alias_of"),
+            )
+            for m in data.get("memory", [])
+        )
+        peripherals = tuple(
+            PeripheralSpec(
+                name=p["name"], base=int(p["base"]), size_bytes=int(p["size_bytes"]),
+                model=p.get("model"), irq=p.get("irq"), registers=dict(p.get("registers", {})),
+                reset=dict(p.get("reset", {})),
+            )
+            for p in data.get("peripheral", [])
+        )
+        spec = BoardSpec(
+            name=board["name"],
+            title=board.get("title", board["name"]),
+            soc=soc["name"],
+            vendor=soc["vendor"],
+            core=load_core(soc["core"]),
+            clock_hz=int(board.get("clock_hz", soc["reset_clock_hz"])),
+            reset_clock_hz=int(soc["reset_clock_hz"]),
+            boot_address=int(soc["boot_address"]),
+            irq_count=int(soc["irq_count"]),
+            nvic_priority_bits=int(soc["nvic_priority_bits"]),
+            systick_external_clock_divider=int(soc.get("systick_external_clock_divider", 1)),
+            console_uart=board.get("console_uart"),
+            memory=memory,
+            peripherals=peripherals,
+            peripheral_space=tuple((int(s["base"]), int(s["size_bytes"])) for s in data.get("peripheral_space", [])),
+            clocks={k: int(v) for k, v in data.get("clocks", {}).items()},
+            source_file=str(path),
+        )
+    except KeyError as exc:
+        raise ConfigError(f"{path}: missing key {exc}") from exc
+    _check(spec)
+    return spec
+
+
+def _check(spec: BoardSpec) -> None:
+    names = {r.name for r in spec.memory}
+    for region in spec.memory:
+        if region.alias_of and region.alias_of not in names:
+            raise ConfigError(f"board {spec.name}: region {region.name} aliases unknown region {region.alias_of}")
+        if region.kind not in ("flash", "ram"):
+            raise ConfigError(f"board {spec.name}: region {region.name} has unknown kind {region.kind!r}")
+    ordered = sorted(spec.memory, key=lambda r: r.base)
+    for a, b in zip(ordered, ordered[1:]):
+        if a.end > b.base:
+            raise ConfigError(f"board {spec.name}: regions {a.name} and {b.name} overlap")
+    if spec.console_uart and spec.peripheral(spec.console_uart) is None:
+        raise ConfigError(f"board {spec.name}: console UART {spec.console_uart} is not among its peripherals")

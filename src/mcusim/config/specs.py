@@ -1,0 +1,85 @@
+"""Typed views of the TOML hardware descriptions (boards/, cores/)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class MemoryRegion:
+    """A range of the address space backed by storage (or aliasing another region's)."""
+
+    name: str
+    base: int
+    size_bytes: int
+    kind: str  # "flash" (read-only to the core) or "ram"
+    alias_of: str | None = None
+
+    @property
+    def end(self) -> int:
+        return self.base + self.size_bytes
+
+    def contains(self, address: int, length: int = 1) -> bool:
+        return self.base <= address and address + length <= self.end
+
+
+@dataclass(frozen=True)
+class PeripheralSpec:
+    """A memory-mapped peripheral; `model` names its behaviour, None means plain storage."""
+
+    name: str
+    base: int
+    size_bytes: int
+    model: str | None = None
+    irq: int | None = None
+    registers: dict[str, int] = field(default_factory=dict)
+    reset: dict[str, int] = field(default_factory=dict)  # register name -> reset value
+
+
+@dataclass(frozen=True)
+class CoreSpec:
+    name: str
+    architecture: str
+    unicorn_cpu_model: str
+    capstone_mcpu: str
+    fpu: str
+    fpu_double_precision: bool
+    default_instruction_cycles: int
+    exception_entry_cycles: int
+    exception_return_cycles: int
+    exception_tail_chain_cycles: int
+
+
+@dataclass(frozen=True)
+class BoardSpec:
+    name: str
+    title: str
+    soc: str
+    vendor: str
+    core: CoreSpec
+    clock_hz: int
+    reset_clock_hz: int
+    boot_address: int
+    irq_count: int
+    nvic_priority_bits: int
+    systick_external_clock_divider: int
+    console_uart: str | None
+    memory: tuple[MemoryRegion, ...]
+    peripherals: tuple[PeripheralSpec, ...]
+    peripheral_space: tuple[tuple[int, int], ...]
+    clocks: dict[str, int] = field(default_factory=dict)  # board oscillators, e.g. hse_hz
+    source_file: str = ""
+
+    def region_at(self, address: int, length: int = 1) -> MemoryRegion | None:
+        for region in self.memory:
+            if region.contains(address, length):
+                return region
+        return None
+
+    def storage_region(self, region: MemoryRegion) -> MemoryRegion:
+        """The region that owns the bytes of `region` (itself unless it is an alias)."""
+        if region.alias_of is None:
+            return region
+        return next(r for r in self.memory if r.name == region.alias_of)
+
+    def peripheral(self, name: str) -> PeripheralSpec | None:
+        return next((p for p in self.peripherals if p.name == name), None)

@@ -1,0 +1,160 @@
+"""The firmware image: loadable segments, symbols, ARM mapping symbols and DWARF lines."""
+from __future__ import annotations
+
+import bisect
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from elftools.common.exceptions import ELFError as _PyElfError
+from elftools.elf.elffile import ELFFile
+
+PF_X = 0x1
+PF_W = 0x2
+
+
+class ElfError(ValueError):
+    """The file is not firmware mcusim can run (exit code 3)."""
+
+
+@dataclass(frozen=True)
+class Segment:
+    index: int
+    paddr: int
+    vaddr: int
+    data: bytes
+    memsz: int
+    executable: bool
+    sections: tuple[str, ...]
+
+    def describe(self) -> str:
+        names = ", ".join(self.sections) or "no sections"
+        return f"segment {self.index} ({names})"
+
+
+@dataclass
+class ElfImage:
+    path: Path
+    sha256: str
+    entry: int
+    segments: list[Segment]
+    symbols: list[tuple[int, int, str]]  # (address, size, name), functions and objects, sorted
+    mapping_symbols: list[tuple[int, str]]  # ($t / $a / $d, address), sorted
+    has_dwarf: bool
+    _symbol_addresses: list[int] = field(default_factory=list, repr=False)
+    _lines: list[tuple[int, str, int]] | None = field(default=None, repr=False)
+
+    @classmethod
+    def load(cls, path: str | Path) -> "ElfImage":
+        path = Path(path)
+        try:
+            raw = path.read_bytes()
+        except OSError as exc:
+            raise ElfError(f"{path}: cannot read: {exc.strerror}") from exc
+        if raw[:4] != b"\x7fELF":
+            raise ElfError(f"{path}: not an ELF file (no ELF magic number)")
+        if len(raw) < 52:
+            raise ElfError(f"{path}: truncated ELF ({len(raw)} bytes, shorter than an ELF header)")
+        if raw[4] != 1:
+            raise ElfError(f"{path}: a 64-bit ELF; mcusim runs 32-bit Arm Cortex-M firmware")
+        if raw[5] != 1:
+            raise ElfError(f"{path}: a big-endian ELF; mcusim runs little-endian Arm Cortex-M firmware")
+        try:
+            return cls._parse(path, raw)
+        except ElfError:
+            raise
+        except (_PyElfError, ValueError, KeyError, IndexError, EOFError, OSError, AttributeError) as exc:
+            raise ElfError(f"{path}: truncated or corrupt ELF ({exc})") from exc
+        except Exception as exc:  # pyelftools raises struct errors on truncated input
+            if type(exc).__module__.startswith(("construct", "struct", "elftools")):
+                raise ElfError(f"{path}: truncated or corrupt ELF ({exc})") from exc
+            raise
+
+    @classmethod
+    def _parse(cls, path: Path, raw: bytes) -> "ElfImage":
+        import io
+
+        elf = ELFFile(io.BytesIO(raw))
+        if elf["e_machine"] != "EM_ARM":
+            raise ElfError(f"{path}: built for {elf['e_machine']}, not for Arm (EM_ARM)")
+        sections = [s for s in elf.iter_sections() if s["sh_flags"] & 0x2 and s["sh_size"]]  # SHF_ALLOC
+        segments = []
+        for index, seg in enumerate(elf.iter_segments()):
+            if seg["p_type"] != "PT_LOAD" or seg["p_memsz"] == 0:
+                continue
+            data = seg.data()
+            if len(data) != seg["p_filesz"]:
+                raise ElfError(f"{path}: truncated ELF (segment {index} extends past the end of the file)")
+            names = tuple(s.name for s in sections if seg.section_in_segment(s))
+            segments.append(Segment(index, seg["p_paddr"], seg["p_vaddr"], data, seg["p_memsz"],
+                                    bool(seg["p_flags"] & PF_X), names))
+        if not any(s.executable and s.data for s in segments):
+            raise ElfError(f"{path}: no loadable code (no executable PT_LOAD segment with contents)")
+        symbols, mapping = [], []
+        symtab = elf.get_section_by_name(".symtab")
+        if symtab is not None:
+            for sym in symtab.iter_symbols():
+                name, value = sym.name, sym["st_value"]
+                if name.startswith(("$t", "$a", "$d")):
+                    mapping.append((value, name[:2]))
+                elif name and sym["st_info"]["type"] in ("STT_FUNC", "STT_OBJECT") and sym["st_shndx"] != "SHN_UNDEF":
+                    address = value & ~1 if sym["st_info"]["type"] == "STT_FUNC" else value
+                    symbols.append((address, sym["st_size"], name))
+        symbols.sort()
+        mapping.sort()
+        image = cls(path, hashlib.sha256(raw).hexdigest(), elf["e_entry"], segments, symbols, mapping,
+                    elf.has_dwarf_info() and elf.get_section_by_name(".debug_line") is not None)
+        image._symbol_addresses = [s[0] for s in symbols]
+        image._raw = raw
+        return image
+
+    def symbol(self, name: str) -> int | None:
+        return next((addr for addr, _, n in self.symbols if n == name), None)
+
+    def symbolize(self, address: int) -> str:
+        """`name+0xoff` for the function or object containing `address`, else hex."""
+        i = bisect.bisect_right(self._symbol_addresses, address) - 1
+        while i >= 0:
+            start, size, name = self.symbols[i]
+            if start <= address < start + max(size, 1):
+                offset = address - start
+                return f"{name}+0x{offset:x}" if offset else name
+            if start < address and size == 0:
+                break
+            i -= 1
+        return f"0x{address:08x}"
+
+    def source_line(self, address: int) -> str | None:
+        """`file:line` of `address` from DWARF, or None without line info."""
+        if not self.has_dwarf:
+            return None
+        if self._lines is None:
+            self._lines = self._read_lines()
+        keys = [row[0] for row in self._lines]
+        i = bisect.bisect_right(keys, address) - 1
+        if i < 0:
+            return None
+        return f"{self._lines[i][1]}:{self._lines[i][2]}"
+
+    def _read_lines(self) -> list[tuple[int, str, int]]:
+        import io
+
+        rows = []
+        elf = ELFFile(io.BytesIO(self._raw))
+        dwarf = elf.get_dwarf_info()
+        for cu in dwarf.iter_CUs():
+            program = dwarf.line_program_for_CU(cu)
+            if program is None:
+                continue
+            header = program.header
+            files = header["file_entry"]
+            version = header["version"]
+            for entry in program.get_entries():
+                state = entry.state
+                if state is None or state.end_sequence:
+                    continue
+                index = state.file if version >= 5 else state.file - 1
+                name = files[index].name.decode(errors="replace") if 0 <= index < len(files) else "?"
+                rows.append((state.address, name, state.line))
+        rows.sort()
+        return rows

@@ -1,0 +1,569 @@
+"""The simulated board: Unicorn core + memory + peripherals + exceptions, and the run loop.
+
+Emulation runs in Unicorn between stops; the native block hook counts cycles and stops at
+deadlines. Everything that happens between blocks (exceptions, semihosting, sleep, clock
+changes, timer events) is handled here in Python.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from unicorn import (UC_ARCH_ARM, UC_ERR_EXCEPTION, UC_ERR_FETCH_PROT, UC_ERR_FETCH_UNMAPPED,
+                     UC_ERR_INSN_INVALID, UC_ERR_READ_PROT, UC_ERR_READ_UNMAPPED, UC_ERR_WRITE_PROT,
+                     UC_ERR_WRITE_UNMAPPED, UC_HOOK_INTR, UC_HOOK_MEM_INVALID, UC_MODE_MCLASS, UC_MODE_THUMB,
+                     Uc, UcError)
+from unicorn import arm_const as A
+
+from ..config import BoardSpec
+from ..elf import ElfError, ElfImage
+from ..peripherals import model_class
+from ..peripherals.bus import Bus
+from ..peripherals.core.dwt import CPICNT, CYCCNT, EXCCNT, FOLDCNT, LSUCNT, SLEEPCNT, Dwt
+from ..peripherals.core.itm import Itm
+from ..peripherals.core.nvic import Nvic
+from ..peripherals.core.scb import SCR_SLEEPDEEP, SCR_SLEEPONEXIT, CoreDebug, Scb, ScbExtension, SystemControlMisc
+from ..peripherals.core.systick import SysTick
+from ..timing.decoder import Decoder, code_ranges
+from . import native as N
+from .exceptions import (BUSFAULT, HARDFAULT, IBUSERR, INVSTATE, NOCP, PRECISERR, SVCALL, UNDEFINSTR,
+                         USAGEFAULT, ExceptionUnit, Lockup, exception_name)
+from .memory import MemoryMap
+from .semihosting import Semihosting, SemihostingExit
+
+DEFAULT_MAX_CYCLES = 10_000_000_000
+UNTIL = 0xFFFFFFFF  # never executed: EXC_RETURN values arrive as interrupts instead
+
+EXIT_MAX_CYCLES = 124
+EXIT_FAULT = 125
+
+WFI_ENCODINGS = {b"\x30\xbf": "wfi", b"\x20\xbf": "wfe", b"\xaf\xf3\x03\x80": "wfi", b"\xaf\xf3\x02\x80": "wfe"}
+
+
+@dataclass
+class ExitStatus:
+    reason: str
+    code: int
+    detail: str = ""
+
+
+@dataclass
+class ClockChange:
+    cycle: int
+    clock_hz: int
+    source: str
+
+
+@dataclass
+class Outputs:
+    stdout: bytearray = field(default_factory=bytearray)
+    uart: dict[str, bytearray] = field(default_factory=dict)
+    itm: dict[int, bytearray] = field(default_factory=dict)
+
+
+class Machine:
+    def __init__(self, board: BoardSpec, image: ElfImage, *, clock_hz: int | None = None,
+                 max_cycles: int | None = None, semihosting_root=None, cmdline: str = "",
+                 on_output=None, on_warning=None, on_progress=None):
+        self.board = board
+        self.image = image
+        self.on_output = on_output or (lambda data, stream: None)
+        self.on_warning = on_warning or (lambda message: None)
+        self.on_progress = on_progress
+        self.max_cycles = DEFAULT_MAX_CYCLES if max_cycles is None else int(max_cycles)
+        self.pinned_clock_hz = clock_hz
+        self.outputs = Outputs()
+        self.warnings: list[str] = []
+        self.unmodelled: dict[str, dict] = {}
+        self.clock_changes: list[ClockChange] = []
+        self.exit: ExitStatus | None = None
+        self.fault_report: str | None = None
+        self.boot_note: str | None = None
+        self.resets = 0
+        self._interrupt: int | None = None
+        self._invalid_access: tuple[int, int, int] | None = None
+        self._internal_error: BaseException | None = None
+        self.sleep_cycles = 0
+        self.exception_cycles = 0
+        self.exceptions_taken = 0
+
+        core = board.core
+        self.fpu_present = True
+        self.uc = Uc(UC_ARCH_ARM, UC_MODE_THUMB | UC_MODE_MCLASS)
+        self.uc.ctl_set_cpu_model(getattr(A, core.unicorn_cpu_model))
+        self.memory = MemoryMap(self.uc, board)
+        self.memory.load(image)
+
+        self.state = N.NativeState()
+        self.state.on_reallocate = self._reregister_hook
+        self.decoder = Decoder(self.state, self.read_memory, core.default_instruction_cycles)
+        self.exceptions = ExceptionUnit(self, board.irq_count, board.nvic_priority_bits)
+        self.semihosting = Semihosting(self, semihosting_root, cmdline)
+        self._build_peripherals()
+        self._hook_handle = N.register_block_hook(self.uc, self.state)
+        self.uc.hook_add(UC_HOOK_INTR, self._on_interrupt)
+        self.uc.hook_add(UC_HOOK_MEM_INVALID, self._on_invalid_access)
+        self.decoder.decode_ranges(code_ranges(image.segments, image.mapping_symbols))
+        self._reset_core(first=True)
+
+    # construction ---------------------------------------------------------------------
+    def _build_peripherals(self) -> None:
+        board = self.board
+        self.ppb = Bus(self, 0xE0000000, 0x100000, "PPB")
+        self.itm = Itm("ITM", 0xE0000000, 0x1000, self)
+        self.dwt = Dwt("DWT", 0xE0001000, 0x1000, self)
+        self.systick = SysTick("SysTick", 0xE000E010, 0x10, self, external_divider=board.systick_external_clock_divider)
+        self.nvic = Nvic("NVIC", 0xE000E100, 0x400, self)
+        self.scb = Scb("SCB", 0xE000ED00, 0x90, self)
+        self.core_debug = CoreDebug("CoreDebug", 0xE000EDF0, 0x10, self)
+        self.dwt._sync()
+        for device in (self.itm, self.dwt, SystemControlMisc("SCnSCB", 0xE000E000, 0x10, self), self.systick,
+                       self.nvic, self.scb, self.core_debug, ScbExtension("SCB", 0xE000EF00, 0x100, self)):
+            self.ppb.attach(device)
+        self.buses = [self.ppb]
+        for base, size in board.peripheral_space:
+            self.buses.append(Bus(self, base, size, "peripheral space"))
+        self.peripherals = {}
+        for spec in board.peripherals:
+            device = model_class(spec.model).from_spec(spec, self)
+            bus = next((b for b in self.buses if b.base <= spec.base < b.base + b.size_bytes), None)
+            if bus is None:
+                raise ValueError(f"board {board.name}: peripheral {spec.name} at 0x{spec.base:08x} is outside "
+                                 f"every peripheral_space")
+            bus.attach(device)
+            self.peripherals[spec.name] = device
+        for bus in self.buses:
+            bus.map(self.uc)
+        self.timed = [self.systick]
+
+    def _reregister_hook(self, _buffer) -> None:
+        self.uc.hook_del(self._hook_handle)
+        self._hook_handle = N.register_block_hook(self.uc, self.state)
+
+    def _reset_core(self, first: bool = False) -> None:
+        """Core reset: vector table, SP and PC, exception state, clock."""
+        uc = self.uc
+        board = self.board
+        boot = board.boot_address
+        if self.memory.is_loaded(boot, 8):
+            table = boot
+        else:
+            code = [s for s in self.image.segments if s.executable and s.data]
+            table = min(s.paddr for s in code)
+            self.boot_note = (f"nothing is loaded at the boot address 0x{boot:08x}; started from the vector table "
+                              f"at 0x{table:08x}, the start of the lowest code segment (an application linked "
+                              f"behind a bootloader)")
+        try:
+            sp = self.memory.read_word(table)
+            pc = self.memory.read_word(table + 4)
+        except UcError as exc:
+            raise ElfError(f"{self.image.path}: cannot read a vector table at 0x{table:08x}") from exc
+        if pc in (0, 0xFFFFFFFF) or sp in (0, 0xFFFFFFFF):
+            raise ElfError(f"{self.image.path}: no vector table at 0x{table:08x} (initial SP 0x{sp:08x}, "
+                           f"reset vector 0x{pc:08x}); is the firmware linked for board {board.name}?")
+        if not pc & 1:
+            raise ElfError(f"{self.image.path}: the reset vector 0x{pc:08x} at 0x{table + 4:08x} is not a Thumb "
+                           f"address (bit 0 clear): a Cortex-M core would lock up")
+        if board.region_at(pc & ~1) is None:
+            raise ElfError(f"{self.image.path}: the reset vector 0x{pc:08x} points outside the memory of board "
+                           f"{board.name} ({self.memory.regions_text()})")
+        self.exceptions.reset()
+        self.exceptions.vtor = table
+        uc.reg_write(A.UC_ARM_REG_XPSR, 1 << 24)
+        uc.reg_write(A.UC_ARM_REG_CONTROL, 0)
+        uc.reg_write(A.UC_ARM_REG_PRIMASK, 0)
+        uc.reg_write(A.UC_ARM_REG_BASEPRI, 0)
+        uc.reg_write(A.UC_ARM_REG_FAULTMASK, 0)
+        uc.reg_write(A.UC_ARM_REG_MSP, sp & ~3)
+        uc.reg_write(A.UC_ARM_REG_PSP, 0)
+        uc.reg_write(A.UC_ARM_REG_LR, 0xFFFFFFFF)
+        uc.reg_write(A.UC_ARM_REG_PC, pc & ~1)
+        self.initial_sp = sp
+        self.state[N.FPU_ENABLED] = 0
+        if first:
+            self.clock_hz = self.pinned_clock_hz or board.reset_clock_hz
+            self.time_base = 0.0
+            self.clock_anchor_cycle = 0
+        else:
+            for device in self._all_devices():
+                device.storage.clear()
+                for reg, value in device.reset_values.items():
+                    device.storage[device.registers[reg]] = value
+                device.reset()
+            self.set_clock(board.reset_clock_hz, "reset")
+
+    def _all_devices(self):
+        for bus in self.buses:
+            yield from bus.devices
+
+    # services used by peripherals ---------------------------------------------------------
+    def cycles_now(self) -> int:
+        return self.state.count_at(self.uc.reg_read(A.UC_ARM_REG_PC))[0]
+
+    def current_pc(self) -> int:
+        return self.uc.reg_read(A.UC_ARM_REG_PC)
+
+    def request_stop(self) -> None:
+        """Stop at the next block boundary (from an MMIO callback) so Python can act."""
+        self.state[N.DEADLINE] = 0
+
+    def timers_changed(self) -> None:
+        self.request_stop()
+
+    def request_reset(self, why: str) -> None:
+        self._reset_request = why
+        self.request_stop()
+
+    def read_memory(self, address: int, size: int) -> bytes:
+        return bytes(self.uc.mem_read(address, size))
+
+    def set_fpu_enabled(self, enabled: bool) -> None:
+        self.state[N.FPU_ENABLED] = int(enabled)
+
+    def set_clock(self, hz: int, source: str) -> None:
+        if hz <= 0:
+            return
+        if self.pinned_clock_hz:
+            if hz != self.clock_hz and source != "reset":
+                self.warn_once(f"clock-pinned:{hz}", f"firmware switched the clock to {hz / 1e6:g} MHz ({source}); "
+                               f"--clock-hz keeps it at {self.clock_hz / 1e6:g} MHz")
+            return
+        if hz == self.clock_hz:
+            return
+        now = self.cycles_now()
+        self.time_base += (now - self.clock_anchor_cycle) / self.clock_hz
+        self.clock_anchor_cycle = now
+        self.clock_hz = hz
+        self.clock_changes.append(ClockChange(now, hz, source))
+
+    def simulated_seconds(self) -> float:
+        return self.time_base + (self.state[N.CYCLES] - self.clock_anchor_cycle) / self.clock_hz
+
+    def counter_total(self, register: int) -> int:
+        """Unwrapped total of a DWT counter's events so far (at the executing instruction)."""
+        if register == CYCCNT:
+            return self.cycles_now()
+        if register == EXCCNT:
+            return self.exception_cycles
+        if register == SLEEPCNT:
+            return self.sleep_cycles
+        return 0  # CPICNT, LSUCNT, FOLDCNT: no extra cycles until the cycle model lands
+
+    def board_cache_id(self, offset: int, csselr: int) -> int:
+        return 0
+
+    def cache_maintenance(self, offset: int, value: int) -> None:
+        pass  # no caches are modelled yet: maintenance operations have nothing to do
+
+    def console_write(self, data: bytes, source: str, stderr: bool = False) -> None:
+        self.outputs.stdout += data
+        self.on_output(data, "stderr" if stderr else "stdout")
+
+    def uart_write(self, name: str, data: bytes) -> None:
+        self.outputs.uart.setdefault(name, bytearray()).extend(data)
+        if name == self.board.console_uart:
+            self.console_write(data, name)
+        else:
+            self.warn_once(f"uart:{name}", f"output on {name}, which is not the console UART "
+                           f"({self.board.console_uart}), is kept in run.json only")
+
+    def itm_write(self, port: int, data: bytes) -> None:
+        self.outputs.itm.setdefault(port, bytearray()).extend(data)
+        if port == 0:
+            self.console_write(data, "ITM")
+
+    def read_stdin(self, size: int) -> bytes:
+        return b""
+
+    def warn(self, message: str) -> None:
+        self.warnings.append(message)
+        self.on_warning(message)
+
+    def warn_once(self, key: str, message: str) -> None:
+        if key not in getattr(self, "_warned", set()):
+            self._warned = getattr(self, "_warned", set()) | {key}
+            self.warn(message)
+
+    def report_unmodelled(self, register: str, address: int, kind: str) -> None:
+        entry = self.unmodelled.get(register)
+        if entry is None:
+            self.unmodelled[register] = {"register": register, "address": f"0x{address:08x}", "reads": 0,
+                                         "writes": 0}
+            self.warn(f"firmware {'reads' if kind == 'read' else 'writes'} {register} (0x{address:08x}), which "
+                      f"mcusim does not model: it behaves as plain storage")
+            entry = self.unmodelled[register]
+        entry["reads" if kind == "read" else "writes"] += 1
+
+    def internal_error(self, exc: BaseException) -> None:
+        self._internal_error = exc
+        self.request_stop()
+
+    def on_exception_entry(self, number: int, tail_chain: bool) -> None:
+        core = self.board.core
+        extra = core.exception_tail_chain_cycles if tail_chain else core.exception_entry_cycles
+        self._advance(extra)
+        self.exception_cycles += extra
+        self.exceptions_taken += 1
+
+    def on_exception_return(self, number: int, tail_chain: bool) -> None:
+        if not tail_chain:
+            extra = self.board.core.exception_return_cycles
+            self._advance(extra)
+            self.exception_cycles += extra
+            if not self.exceptions.active and self.scb.scr & SCR_SLEEPONEXIT:
+                self._sleep("sleep-on-exit")
+
+    # Unicorn callbacks --------------------------------------------------------------------
+    def _on_interrupt(self, uc, intno, _user_data):
+        self._interrupt = intno
+        uc.emu_stop()
+
+    def _on_invalid_access(self, uc, access, address, size, value, _user_data):
+        self._invalid_access = (access, address, size)
+        return False
+
+    # run loop ------------------------------------------------------------------------------
+    def _advance(self, cycles: int) -> None:
+        self.state[N.CYCLES] = self.state[N.CYCLES] + cycles
+
+    def _settle(self) -> None:
+        """After a stop that was not the hook's, count only the instructions that ran."""
+        cycles, instructions = self.state.count_at(self.uc.reg_read(A.UC_ARM_REG_PC))
+        self.state[N.CYCLES] = cycles
+        self.state[N.INSTRUCTIONS] = instructions
+
+    def _next_event(self) -> int | None:
+        events = [e for e in (device.next_event_cycle() for device in self.timed) if e is not None]
+        return min(events) if events else None
+
+    def _service_events(self) -> None:
+        now = self.state[N.CYCLES]
+        for device in self.timed:
+            event = device.next_event_cycle()
+            if event is not None and event <= now:
+                device.on_time(now)
+        while self.exceptions.take_pending():
+            pass
+
+    def run(self) -> ExitStatus:
+        started = time.perf_counter()
+        self._reset_request = None
+        progress_at = started + 1.0
+        try:
+            while self.exit is None:
+                self._service_events()
+                if self.state[N.CYCLES] >= self.max_cycles:
+                    self._finish("max-cycles", EXIT_MAX_CYCLES, f"reached the cycle limit ({self.max_cycles:,} cycles)")
+                    break
+                event = self._next_event()
+                deadline = self.max_cycles if event is None else min(event, self.max_cycles)
+                self.state[N.DEADLINE] = deadline
+                self.state[N.STOP_REASON] = N.STOP_NONE
+                self._interrupt = None
+                self._invalid_access = None
+                error = None
+                try:
+                    self.uc.emu_start(self.uc.reg_read(A.UC_ARM_REG_PC) | 1, UNTIL)
+                except UcError as exc:
+                    error = exc
+                if self._internal_error is not None:
+                    raise self._internal_error
+                self._after_stop(error)
+                self.state[N.BLOCK_SIZE] = 0
+                if self._reset_request:
+                    self.resets += 1
+                    self.warn(f"core reset ({self._reset_request})")
+                    self._reset_request = None
+                    self._reset_core()
+                if self.on_progress and time.perf_counter() > progress_at:
+                    progress_at = time.perf_counter() + 0.5
+                    self.on_progress(self)
+        except SemihostingExit as done:
+            self._finish("semihosting-exit", done.code, done.reason)
+        except Lockup as lock:
+            self._fault_exit(str(lock))
+        finally:
+            self.host_seconds = time.perf_counter() - started
+            self.semihosting.close()
+        return self.exit
+
+    def _finish(self, reason: str, code: int, detail: str) -> None:
+        self.exit = ExitStatus(reason, code, detail)
+
+    def _after_stop(self, error: UcError | None) -> None:
+        reason = self.state[N.STOP_REASON]
+        uc = self.uc
+        if self._interrupt is not None:
+            self._settle()
+            self._handle_interrupt(self._interrupt)
+        elif error is not None:
+            self._settle()
+            self._handle_error(error)
+        elif reason == N.STOP_DECODE:
+            start = self.state[N.STOP_ADDRESS]
+            self.decoder.decode(start, start + max(self.state[N.STOP_SIZE], 2))
+        elif reason == N.STOP_SELF_LOOP:
+            self._handle_self_loop(self.state[N.STOP_ADDRESS])
+        elif reason == N.STOP_FPU_DISABLED:
+            self._handle_fpu_disabled(self.state[N.STOP_ADDRESS], self.state[N.STOP_SIZE])
+        elif reason == N.STOP_NONE:
+            self._settle()
+            pc = uc.reg_read(A.UC_ARM_REG_PC)
+            for length in (2, 4):
+                kind = WFI_ENCODINGS.get(self.read_memory(pc - length, length))
+                if kind:
+                    self._sleep(kind)
+                    break
+
+    def _handle_interrupt(self, intno: int) -> None:
+        uc = self.uc
+        pc = uc.reg_read(A.UC_ARM_REG_PC)
+        if intno == 2:  # SVC: PC is already the return address
+            self.exceptions.pending[SVCALL] = True
+            if self.exceptions.preempting() != SVCALL:
+                self.exceptions.pending[SVCALL] = False
+                self.exceptions.raise_fault(HARDFAULT, 1 << 30, pc, None,
+                                            "SVC executed where SVCall cannot preempt (escalated to HardFault)")
+            self.exceptions.take_pending()
+        elif intno == 7:  # BKPT: PC at the instruction
+            immediate = self.read_memory(pc, 2)[0]
+            self._advance(1)
+            self.state[N.INSTRUCTIONS] = self.state[N.INSTRUCTIONS] + 1
+            if immediate == 0xAB:
+                result = self.semihosting.call(uc.reg_read(A.UC_ARM_REG_R0), uc.reg_read(A.UC_ARM_REG_R1))
+                uc.reg_write(A.UC_ARM_REG_R0, result & 0xFFFFFFFF)
+                uc.reg_write(A.UC_ARM_REG_PC, pc + 2)
+            else:
+                self.exceptions.raise_fault(HARDFAULT, 1 << 31, pc, None,
+                                            f"BKPT #{immediate} with no debugger attached (HardFault DEBUGEVT)")
+                self.exceptions.take_pending(fault_return_address=pc)
+        elif intno == 8:  # exception return: PC holds EXC_RETURN
+            self.exceptions.exception_return(pc)
+        else:
+            self.exceptions.raise_fault(HARDFAULT, 1 << 30, pc, None, f"unexpected CPU exception {intno}")
+            self.exceptions.take_pending(fault_return_address=pc)
+
+    def _handle_error(self, error: UcError) -> None:
+        pc = self.uc.reg_read(A.UC_ARM_REG_PC)
+        access = self._invalid_access
+        if error.errno in (UC_ERR_FETCH_UNMAPPED, UC_ERR_FETCH_PROT):
+            target = access[1] if access else pc
+            self.exceptions.raise_fault(BUSFAULT, IBUSERR, pc, None,
+                                        f"instruction fetch from 0x{target:08x}, where there is no executable memory")
+        elif error.errno in (UC_ERR_READ_UNMAPPED, UC_ERR_WRITE_UNMAPPED, UC_ERR_READ_PROT, UC_ERR_WRITE_PROT):
+            address = access[1] if access else None
+            what = "read from" if error.errno in (UC_ERR_READ_UNMAPPED, UC_ERR_READ_PROT) else "write to"
+            where = "read-only memory" if error.errno in (UC_ERR_WRITE_PROT,) else "unmapped memory"
+            text = f"{what} {where} at 0x{address:08x}" if address is not None else f"{what} {where}"
+            self.exceptions.raise_fault(BUSFAULT, PRECISERR, pc, address, f"precise data bus error: {text}")
+        elif error.errno == UC_ERR_INSN_INVALID:
+            if pc & 1 or self.board.region_at(pc) is None:
+                self.exceptions.raise_fault(USAGEFAULT, INVSTATE, pc, None, "invalid state (not Thumb)")
+            else:
+                word = self.read_memory(pc, 4)
+                self.exceptions.raise_fault(USAGEFAULT, UNDEFINSTR, pc, None,
+                                            f"undefined instruction {word[:2][::-1].hex()} at 0x{pc:08x}")
+        elif error.errno == UC_ERR_EXCEPTION:
+            self.exceptions.raise_fault(HARDFAULT, 1 << 30, pc, None, f"unhandled CPU exception ({error})")
+        else:
+            raise error
+        self.exceptions.take_pending(fault_return_address=pc)
+
+    def _handle_fpu_disabled(self, block: int, size: int) -> None:
+        first_fp = min((a for a in self.decoder.fp_instruction_addresses if block <= a < block + size), default=block)
+        if first_fp > block:  # run the instructions before it, then fault on it
+            self.state[N.FPU_ENABLED] = 1
+            try:
+                self.uc.emu_start(block | 1, first_fp)
+            finally:
+                self.state[N.FPU_ENABLED] = 0
+            self.uc.reg_write(A.UC_ARM_REG_PC, first_fp)
+            self._settle()
+            if self.uc.reg_read(A.UC_ARM_REG_PC) != first_fp:
+                return
+        self.exceptions.raise_fault(USAGEFAULT, NOCP, first_fp, None,
+                                    "floating-point instruction with the FPU disabled (CPACR)")
+        self.exceptions.take_pending(fault_return_address=first_fp)
+
+    def _handle_self_loop(self, address: int) -> None:
+        """A branch to itself: a fault handler's dead end ends the run; elsewhere skip to the next event."""
+        active = self.exceptions.active
+        if active and active[-1] in (2, 3, 4, 5, 6):
+            fault = self.exceptions.last_fault
+            what = fault.description if fault else exception_name(active[-1])
+            self._fault_exit(f"{what}; the {exception_name(active[-1])} handler at "
+                             f"{self.image.symbolize(address)} loops forever", fault_pc=fault.pc if fault else None)
+            return
+        event = self._next_event()
+        target = self.max_cycles if event is None else min(event, self.max_cycles)
+        loops = max(1, target - self.state[N.CYCLES])  # one cycle per `b .` until the cycle model lands
+        self._advance(loops)
+        self.state[N.INSTRUCTIONS] = self.state[N.INSTRUCTIONS] + loops
+        if event is None and self.state[N.CYCLES] >= self.max_cycles:
+            self._finish("max-cycles", EXIT_MAX_CYCLES,
+                         f"reached the cycle limit ({self.max_cycles:,} cycles) while looping forever at "
+                         f"{self.image.symbolize(address)} with no interrupt source enabled")
+
+    def _sleep(self, kind: str) -> None:
+        exc = self.exceptions
+        if kind == "wfe" and exc.event_register:
+            exc.event_register = False
+            return
+        while not exc.any_pending_ignoring_primask():
+            event = self._next_event()
+            if event is None or event >= self.max_cycles:
+                self.sleep_cycles += max(0, self.max_cycles - self.state[N.CYCLES])
+                self.state[N.CYCLES] = max(self.state[N.CYCLES], self.max_cycles)
+                detail = "deep sleep" if self.scb.scr & SCR_SLEEPDEEP else "sleep"
+                if event is None:
+                    self._finish("max-cycles", EXIT_MAX_CYCLES,
+                                 f"the core entered {detail} ({kind.upper()}) with no enabled wake-up source")
+                else:
+                    self._finish("max-cycles", EXIT_MAX_CYCLES,
+                                 f"reached the cycle limit ({self.max_cycles:,} cycles) while asleep")
+                return
+            if event > self.state[N.CYCLES]:
+                self.sleep_cycles += event - self.state[N.CYCLES]
+                self.state[N.CYCLES] = event
+            for device in self.timed:
+                device.on_time(self.state[N.CYCLES])
+        exc.event_register = False
+
+    # faults -------------------------------------------------------------------------------
+    def _fault_exit(self, message: str, fault_pc: int | None = None) -> None:
+        self.fault_report = self._fault_report(message, fault_pc)
+        self._finish("fault", EXIT_FAULT, message)
+
+    def _fault_report(self, message: str, fault_pc: int | None) -> str:
+        uc = self.uc
+        fault = self.exceptions.last_fault
+        pc = fault_pc if fault_pc is not None else (fault.pc if fault else uc.reg_read(A.UC_ARM_REG_PC))
+        lines = [f"fault: {message}"]
+        if fault:
+            lines.append(f"  kind: {exception_name(fault.exception)}: {fault.description}")
+            if fault.address is not None:
+                lines.append(f"  faulting address: 0x{fault.address:08x}")
+        location = self.image.symbolize(pc)
+        source = self.image.source_line(pc)
+        lines.append(f"  pc: 0x{pc:08x} {location}" + (f" ({source})" if source else ""))
+        regs = [f"r{i}=0x{uc.reg_read(getattr(A, f'UC_ARM_REG_R{i}')):08x}" for i in range(13)]
+        regs += [f"sp=0x{uc.reg_read(A.UC_ARM_REG_SP):08x}", f"lr=0x{uc.reg_read(A.UC_ARM_REG_LR):08x}",
+                 f"xpsr=0x{uc.reg_read(A.UC_ARM_REG_XPSR):08x}"]
+        for i in range(0, len(regs), 4):
+            lines.append("  " + " ".join(regs[i:i + 4]))
+        exc = self.exceptions
+        lines.append(f"  CFSR=0x{exc.cfsr:08x} HFSR=0x{exc.hfsr:08x} MMFAR=0x{exc.mmfar:08x} BFAR=0x{exc.bfar:08x}")
+        return "\n".join(lines)
+
+    # results -------------------------------------------------------------------------------
+    @property
+    def cycles(self) -> int:
+        return self.state[N.CYCLES]
+
+    @property
+    def instructions(self) -> int:
+        return self.state[N.INSTRUCTIONS]
+
+    def dwt_totals(self) -> dict[str, int]:
+        return {"cyccnt": self.cycles, "cpicnt": 0, "exccnt": self.exception_cycles,
+                "sleepcnt": self.sleep_cycles, "lsucnt": 0, "foldcnt": 0}

@@ -1,0 +1,58 @@
+"""The board's memory map in Unicorn: host buffers per storage region, aliases sharing them,
+and the firmware's segments loaded by physical address."""
+from __future__ import annotations
+
+import numpy as np
+from unicorn import UC_PROT_ALL, UC_PROT_EXEC, UC_PROT_READ
+
+from ..elf import ElfError, ElfImage
+
+
+class MemoryMap:
+    def __init__(self, uc, board):
+        self.uc = uc
+        self.board = board
+        self.buffers: dict[str, np.ndarray] = {}
+        self.loaded: list[tuple[str, int, int]] = []  # (storage region, start offset, end offset)
+        for region in sorted(board.memory, key=lambda r: r.alias_of is not None):
+            storage = board.storage_region(region)
+            if storage.name not in self.buffers:
+                fill = 0xFF if storage.kind == "flash" else 0x00  # erased flash reads as 0xFF
+                self.buffers[storage.name] = np.full(storage.size_bytes, fill, np.uint8)
+            perms = UC_PROT_READ | UC_PROT_EXEC if storage.kind == "flash" else UC_PROT_ALL
+            uc.mem_map_ptr(region.base, region.size_bytes, perms, self.buffers[storage.name].ctypes.data)
+
+    def regions_text(self) -> str:
+        return ", ".join(f"{r.name} 0x{r.base:08x}-0x{r.end - 1:08x}" for r in sorted(self.board.memory, key=lambda r: r.base))
+
+    def load(self, image: ElfImage) -> None:
+        """Copy every loadable segment into the memory it is linked for, or refuse the image."""
+        for segment in image.segments:
+            if segment.data:
+                self._check_fits(image, segment, segment.paddr, len(segment.data), "loads at")
+                region = self.board.region_at(segment.paddr, len(segment.data))
+                storage = self.board.storage_region(region)
+                offset = segment.paddr - region.base
+                self.buffers[storage.name][offset: offset + len(segment.data)] = np.frombuffer(segment.data, np.uint8)
+                self.loaded.append((storage.name, offset, offset + len(segment.data)))
+            if segment.memsz > len(segment.data) or segment.vaddr != segment.paddr:
+                self._check_fits(image, segment, segment.vaddr, segment.memsz, "runs at")
+
+    def _check_fits(self, image, segment, address: int, length: int, verb: str) -> None:
+        if self.board.region_at(address, length) is None:
+            raise ElfError(
+                f"{image.path}: {segment.describe()} {verb} 0x{address:08x}-0x{address + length - 1:08x}, "
+                f"which does not fit the memory of board {self.board.name} ({self.regions_text()}); "
+                f"is the firmware linked for this board?")
+
+    def is_loaded(self, address: int, length: int) -> bool:
+        region = self.board.region_at(address, length)
+        if region is None:
+            return False
+        storage = self.board.storage_region(region)
+        offset = address - region.base
+        return any(name == storage.name and start <= offset and offset + length <= end
+                   for name, start, end in self.loaded)
+
+    def read_word(self, address: int) -> int:
+        return int.from_bytes(self.uc.mem_read(address, 4), "little")

@@ -1,0 +1,285 @@
+"""Arm semihosting (BKPT 0xAB), as newlib's rdimon uses it.
+
+Console handles (":tt") go to the firmware's stdout stream; host files are refused unless a
+root folder was given, and then only paths inside it are opened, removed or renamed.
+Operation numbers: Arm "Semihosting for AArch32 and AArch64" v3, chapter 2.
+"""
+from __future__ import annotations
+
+import errno
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+SYS_OPEN, SYS_CLOSE, SYS_WRITEC, SYS_WRITE0, SYS_WRITE, SYS_READ = 0x01, 0x02, 0x03, 0x04, 0x05, 0x06
+SYS_READC, SYS_ISERROR, SYS_ISTTY, SYS_SEEK, SYS_FLEN, SYS_TMPNAM = 0x07, 0x08, 0x09, 0x0A, 0x0C, 0x0D
+SYS_REMOVE, SYS_RENAME, SYS_CLOCK, SYS_TIME, SYS_SYSTEM, SYS_ERRNO = 0x0E, 0x0F, 0x10, 0x11, 0x12, 0x13
+SYS_GET_CMDLINE, SYS_HEAPINFO, SYS_EXIT, SYS_EXIT_EXTENDED = 0x15, 0x16, 0x18, 0x20
+SYS_ELAPSED, SYS_TICKFREQ = 0x30, 0x31
+
+ADP_STOPPED_APPLICATION_EXIT = 0x20026
+FEATURES_FILE = ":semihosting-features"
+# Feature byte 0: bit 0 SH_EXT_EXIT_EXTENDED, bit 1 SH_EXT_STDOUT_STDERR (semihosting v3, 2.1.1).
+FEATURES = b"SHFB\x03"
+OPEN_MODES = ["rb", "rb", "rb+", "rb+", "wb", "wb", "wb+", "wb+", "ab", "ab", "ab+", "ab+"]
+
+
+class SemihostingExit(Exception):
+    def __init__(self, code: int, reason: str):
+        super().__init__(reason)
+        self.code = code
+        self.reason = reason
+
+
+class Semihosting:
+    def __init__(self, machine, root: str | Path | None = None, cmdline: str = ""):
+        self.machine = machine
+        self.root = Path(root).resolve() if root else None
+        self.cmdline = cmdline
+        self.errno = 0
+        self.handles: dict[int, object] = {}
+        self.next_handle = 3
+        self.started = time.monotonic()
+        self.refused: list[str] = []
+
+    # memory helpers ----------------------------------------------------------------
+    def _word(self, address: int) -> int:
+        return int.from_bytes(self.machine.uc.mem_read(address, 4), "little")
+
+    def _args(self, block: int, count: int) -> list[int]:
+        return [self._word(block + 4 * i) for i in range(count)]
+
+    def _string(self, address: int, length: int | None = None) -> str:
+        if length is not None:
+            return bytes(self.machine.uc.mem_read(address, length)).decode(errors="replace")
+        out = bytearray()
+        while True:
+            chunk = bytes(self.machine.uc.mem_read(address + len(out), 64))
+            end = chunk.find(0)
+            if end >= 0:
+                out += chunk[:end]
+                return out.decode(errors="replace")
+            out += chunk
+
+    def _refuse(self, what: str) -> int:
+        message = f"semihosting: refused {what} (host files are off; pass --semihosting-root DIR to allow a folder)"
+        self.refused.append(message)
+        self.machine.warn(message)
+        self.errno = errno.EACCES
+        return -1
+
+    def _host_path(self, name: str) -> Path | None:
+        if self.root is None:
+            return None
+        path = (self.root / name).resolve()
+        if path != self.root and self.root not in path.parents:
+            return None
+        return path
+
+    # dispatch -------------------------------------------------------------------------
+    def call(self, operation: int, parameter: int) -> int:
+        handler = {
+            SYS_OPEN: self._open, SYS_CLOSE: self._close, SYS_WRITEC: self._writec, SYS_WRITE0: self._write0,
+            SYS_WRITE: self._write, SYS_READ: self._read, SYS_READC: self._readc, SYS_ISERROR: self._iserror,
+            SYS_ISTTY: self._istty, SYS_SEEK: self._seek, SYS_FLEN: self._flen, SYS_TMPNAM: self._tmpnam,
+            SYS_REMOVE: self._remove, SYS_RENAME: self._rename, SYS_CLOCK: self._clock, SYS_TIME: self._time,
+            SYS_SYSTEM: self._system, SYS_ERRNO: lambda p: self.errno, SYS_GET_CMDLINE: self._cmdline,
+            SYS_HEAPINFO: self._heapinfo, SYS_EXIT: self._exit, SYS_EXIT_EXTENDED: self._exit_extended,
+            SYS_ELAPSED: self._elapsed, SYS_TICKFREQ: lambda p: self.machine.clock_hz,
+        }.get(operation)
+        if handler is None:
+            self.machine.warn(f"semihosting: unsupported operation 0x{operation:02x}")
+            self.errno = errno.ENOSYS
+            return -1
+        return handler(parameter)
+
+    def _open(self, p):
+        name_ptr, mode, length = self._args(p, 3)
+        name = self._string(name_ptr, length)
+        if name == ":tt":
+            handle = {0: 0, 1: 0, 4: 1, 5: 1, 8: 2, 9: 2}.get(mode, 1)
+            # newlib opens stdin, stdout, stderr in that order: give them 1, 2, 3
+            self.handles[self.next_handle] = ("tt", handle)
+            self.next_handle += 1
+            return self.next_handle - 1
+        if name == FEATURES_FILE:
+            self.handles[self.next_handle] = ("features", 0)
+            self.next_handle += 1
+            return self.next_handle - 1
+        path = self._host_path(name)
+        if path is None:
+            return self._refuse(f"SYS_OPEN of host file '{name}'")
+        try:
+            handle = open(path, OPEN_MODES[mode] if mode < len(OPEN_MODES) else "rb")
+        except OSError as exc:
+            self.errno = exc.errno or errno.EIO
+            return -1
+        self.handles[self.next_handle] = handle
+        self.next_handle += 1
+        return self.next_handle - 1
+
+    def _close(self, p):
+        handle = self.handles.pop(self._word(p), None)
+        if handle is None:
+            self.errno = errno.EBADF
+            return -1
+        if hasattr(handle, "close"):
+            handle.close()
+        return 0
+
+    def _writec(self, p):
+        self.machine.console_write(bytes(self.machine.uc.mem_read(p, 1)), "semihosting")
+        return 0
+
+    def _write0(self, p):
+        self.machine.console_write(self._string(p).encode(), "semihosting")
+        return 0
+
+    def _write(self, p):
+        fd, buffer, length = self._args(p, 3)
+        handle = self.handles.get(fd)
+        data = bytes(self.machine.uc.mem_read(buffer, length)) if length else b""
+        if isinstance(handle, tuple) and handle[0] == "tt":
+            self.machine.console_write(data, "semihosting", stderr=handle[1] == 2)
+            return 0
+        if handle is None or isinstance(handle, tuple):
+            self.errno = errno.EBADF
+            return length
+        handle.write(data)
+        return 0
+
+    def _read(self, p):
+        fd, buffer, length = self._args(p, 3)
+        handle = self.handles.get(fd)
+        if isinstance(handle, tuple) and handle[0] == "features":
+            data = FEATURES[handle[1]: handle[1] + length]
+            self.handles[fd] = ("features", handle[1] + len(data))
+        elif isinstance(handle, tuple):
+            data = self.machine.read_stdin(length)
+        elif handle is None:
+            self.errno = errno.EBADF
+            return -1
+        else:
+            data = handle.read(length)
+        self.machine.uc.mem_write(buffer, data)
+        return length - len(data)
+
+    def _readc(self, p):
+        data = self.machine.read_stdin(1)
+        return data[0] if data else -1
+
+    def _iserror(self, p):
+        return 1 if self._word(p) & 0x80000000 else 0
+
+    def _istty(self, p):
+        handle = self.handles.get(self._word(p))
+        return 1 if isinstance(handle, tuple) and handle[0] == "tt" else 0
+
+    def _seek(self, p):
+        fd, position = self._args(p, 2)
+        handle = self.handles.get(fd)
+        if isinstance(handle, tuple) and handle[0] == "features":
+            self.handles[fd] = ("features", position)
+            return 0
+        if handle is None or isinstance(handle, tuple):
+            self.errno = errno.EBADF
+            return -1
+        handle.seek(position)
+        return 0
+
+    def _flen(self, p):
+        handle = self.handles.get(self._word(p))
+        if isinstance(handle, tuple):
+            return len(FEATURES) if handle[0] == "features" else 0
+        if handle is None:
+            self.errno = errno.EBADF
+            return -1
+        return os.fstat(handle.fileno()).st_size
+
+    def _tmpnam(self, p):
+        buffer, identifier, length = self._args(p, 3)
+        name = f"mcusim-tmp-{identifier & 0xFF:03d}".encode() + b"\0"
+        if len(name) > length:
+            return -1
+        self.machine.uc.mem_write(buffer, name)
+        return 0
+
+    def _remove(self, p):
+        name_ptr, length = self._args(p, 2)
+        name = self._string(name_ptr, length)
+        path = self._host_path(name)
+        if path is None:
+            return self._refuse(f"SYS_REMOVE of host file '{name}'")
+        try:
+            path.unlink()
+        except OSError as exc:
+            self.errno = exc.errno or errno.EIO
+            return -1
+        return 0
+
+    def _rename(self, p):
+        old_ptr, old_len, new_ptr, new_len = self._args(p, 4)
+        old, new = self._string(old_ptr, old_len), self._string(new_ptr, new_len)
+        old_path, new_path = self._host_path(old), self._host_path(new)
+        if old_path is None or new_path is None:
+            return self._refuse(f"SYS_RENAME of host file '{old}' to '{new}'")
+        try:
+            old_path.rename(new_path)
+        except OSError as exc:
+            self.errno = exc.errno or errno.EIO
+            return -1
+        return 0
+
+    def _clock(self, p):
+        return int(self.machine.simulated_seconds() * 100)  # centiseconds since start
+
+    def _time(self, p):
+        return int(time.time())
+
+    def _system(self, p):
+        command_ptr, length = self._args(p, 2)
+        command = self._string(command_ptr, length)
+        if self.root is None:
+            return self._refuse(f"SYS_SYSTEM of '{command}'")
+        self.machine.warn(f"semihosting: running '{command}' in {self.root}")
+        return subprocess.run(command, shell=True, cwd=self.root).returncode
+
+    def _cmdline(self, p):
+        buffer, length = self._args(p, 2)
+        data = self.cmdline.encode()[: max(0, length - 1)] + b"\0"
+        self.machine.uc.mem_write(buffer, data)
+        self.machine.uc.mem_write(p + 4, (len(data) - 1).to_bytes(4, "little"))
+        return 0
+
+    def _heapinfo(self, p):
+        # Zeros tell newlib's crt0 to use the linker-script symbols for heap and stack.
+        block = self._word(p)
+        self.machine.uc.mem_write(block, bytes(16))
+        return 0
+
+    def _exit(self, p):
+        # AArch32 SYS_EXIT: the parameter is the reason code itself.
+        if p == ADP_STOPPED_APPLICATION_EXIT:
+            raise SemihostingExit(0, "semihosting exit (application exit)")
+        raise SemihostingExit(1, f"semihosting exit with reason 0x{p:x}")
+
+    def _exit_extended(self, p):
+        reason, code = self._args(p, 2)
+        if reason == ADP_STOPPED_APPLICATION_EXIT:
+            return self._raise(code & 0xFF if code < 256 else code & 0xFF, "semihosting exit")
+        raise SemihostingExit(1, f"semihosting exit with reason 0x{reason:x}")
+
+    def _raise(self, code, reason):
+        raise SemihostingExit(code, f"{reason} (code {code})")
+
+    def _elapsed(self, p):
+        ticks = self.machine.cycles_now()
+        self.machine.uc.mem_write(p, (ticks & 0xFFFFFFFFFFFFFFFF).to_bytes(8, "little"))
+        return 0
+
+    def close(self):
+        for handle in self.handles.values():
+            if hasattr(handle, "close"):
+                handle.close()

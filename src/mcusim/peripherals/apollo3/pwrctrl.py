@@ -1,0 +1,30 @@
+"""Apollo3 power control: device power domains switch on at once.
+
+DEVPWREN bits and DEVPWRSTATUS domains: Apollo3 Blue datasheet, PWRCTRL registers
+(HCPA = IOS/UART0/UART1, HCPB = IOM0-2, HCPC = IOM3-5).
+"""
+from __future__ import annotations
+
+from ..base import Peripheral
+
+# DEVPWRSTATUS bit -> DEVPWREN bits that power it
+DOMAINS = {2: (0, 7, 8), 3: (1, 2, 3), 4: (4, 5, 6), 5: (9,), 6: (11,), 7: (12,), 8: (13,)}
+MCUL, MCUH = 1 << 0, 1 << 1
+
+
+class PwrCtrl(Peripheral):
+    def on_read(self, offset):
+        if offset == self.registers["DEVPWRSTATUS"]:
+            enabled = self.get(self.registers["DEVPWREN"])
+            status = MCUL | MCUH
+            for bit, sources in DOMAINS.items():
+                if any(enabled >> s & 1 for s in sources):
+                    status |= 1 << bit
+            return status
+        return self.get(offset) if offset in self.register_names else None
+
+    def on_write(self, offset, value, raw_offset, size, raw_value):
+        if offset in self.register_names:
+            self.set(offset, value)
+            return True
+        return False

@@ -1,0 +1,57 @@
+"""Routes MMIO accesses of the peripheral spaces to peripheral models (or plain storage)."""
+from __future__ import annotations
+
+import bisect
+
+from .base import StoragePeripheral
+
+
+class Bus:
+    """One MMIO range mapped in Unicorn; accesses are dispatched by address."""
+
+    def __init__(self, machine, base: int, size_bytes: int, name: str):
+        self.machine = machine
+        self.base = base
+        self.size_bytes = size_bytes
+        self.name = name
+        self.devices: list = []
+        self._starts: list[int] = []
+        self._anonymous: dict[int, StoragePeripheral] = {}
+
+    def attach(self, device) -> None:
+        index = bisect.bisect(self._starts, device.base)
+        self.devices.insert(index, device)
+        self._starts.insert(index, device.base)
+
+    def device_at(self, address: int):
+        index = bisect.bisect_right(self._starts, address) - 1
+        if index >= 0:
+            device = self.devices[index]
+            if address < device.base + device.size_bytes:
+                return device
+        page = address & ~0x3FF
+        device = self._anonymous.get(page)
+        if device is None:
+            device = StoragePeripheral(f"{self.name}@0x{page:08x}", page, 0x400, self.machine)
+            self._anonymous[page] = device
+        return device
+
+    def read(self, uc, offset: int, size: int, _user_data) -> int:
+        address = self.base + offset
+        device = self.device_at(address)
+        try:
+            return device.read(address - device.base, size)
+        except Exception as exc:  # never let a model error unwind through Unicorn
+            self.machine.internal_error(exc)
+            return 0
+
+    def write(self, uc, offset: int, size: int, value: int, _user_data) -> None:
+        address = self.base + offset
+        device = self.device_at(address)
+        try:
+            device.write(address - device.base, size, value)
+        except Exception as exc:
+            self.machine.internal_error(exc)
+
+    def map(self, uc) -> None:
+        uc.mmio_map(self.base, self.size_bytes, self.read, None, self.write, None)

@@ -1,0 +1,49 @@
+"""ITM stimulus ports (ARMv7-M ARM C1.7). Port 0 is text for stdout.
+
+mcusim behaves like a board with a trace probe attached that has set up SWO: the ITM is
+enabled (TCR.ITMENA) and every port is enabled (TER) at reset, as a debugger's SWO viewer
+would leave them; firmware may change both.
+"""
+from __future__ import annotations
+
+from ..base import Peripheral
+
+TER, TPR, TCR, LAR, LSR = 0xE00, 0xE40, 0xE80, 0xFB0, 0xFB4
+ITMENA = 1 << 0
+
+
+class Itm(Peripheral):
+    """Mapped at 0xE0000000."""
+
+    def reset(self):
+        self.ter = 0xFFFFFFFF
+        self.tcr = ITMENA
+        self.tpr = 0
+        self.port_bytes: dict[int, int] = {}
+
+    def _active(self, port: int) -> bool:
+        return bool(self.tcr & ITMENA and self.ter >> port & 1
+                    and self.machine.core_debug.demcr & (1 << 24))
+
+    def on_read(self, offset):
+        if offset < 0x80:
+            return 1 if self._active(offset // 4) else 0  # FIFOREADY
+        return {TER: self.ter, TPR: self.tpr, TCR: self.tcr, LSR: 0}.get(offset)
+
+    def on_write(self, offset, value, raw_offset, size, raw_value):
+        if offset < 0x80:
+            port = offset // 4
+            if self._active(port):
+                data = (raw_value & ((1 << (8 * size)) - 1)).to_bytes(size, "little")
+                self.port_bytes[port] = self.port_bytes.get(port, 0) + size
+                self.machine.itm_write(port, data)
+            return True
+        if offset == TER:
+            self.ter = value
+        elif offset == TPR:
+            self.tpr = value
+        elif offset == TCR:
+            self.tcr = value
+        elif offset != LAR:
+            return False
+        return True

@@ -1,0 +1,211 @@
+"""System control block and its neighbours (ARMv7-M ARM B3.2): ICSR, VTOR, AIRCR, SCR, CCR,
+SHPR, SHCSR, fault status, CPACR, STIR, FP context control, cache maintenance, CoreDebug DEMCR."""
+from __future__ import annotations
+
+from ..base import Peripheral
+from ...machine.exceptions import (FIRST_IRQ, NMI, PENDSV, SYSTICK, SVCALL, MEMMANAGE, BUSFAULT,
+                                   USAGEFAULT, SHCSR_BUSFAULTENA, SHCSR_MEMFAULTENA, SHCSR_USGFAULTENA)
+
+# CPUID values: Cortex-M4 TRM r0p1 4.3.? "CPUID" (0x410FC241), Cortex-M7 TRM r1p2 4.1.? (0x411FC272
+# for r1p2; STM32F746 is r0p1: 0x410FC271 per PM0253 4.3.1).
+CPUID = {"cortex-m4": 0x410FC241, "cortex-m7": 0x410FC271}
+
+ICSR, VTOR, AIRCR, SCR, CCR = 0x04, 0x08, 0x0C, 0x10, 0x14
+SHPR1, SHPR2, SHPR3, SHCSR = 0x18, 0x1C, 0x20, 0x24
+CFSR, HFSR, DFSR, MMFAR, BFAR, AFSR = 0x28, 0x2C, 0x30, 0x34, 0x38, 0x3C
+CLIDR, CTR, CCSIDR, CSSELR, CPACR = 0x78, 0x7C, 0x80, 0x84, 0x88
+
+SCR_SLEEPONEXIT, SCR_SLEEPDEEP, SCR_SEVONPEND = 1 << 1, 1 << 2, 1 << 4
+
+
+class Scb(Peripheral):
+    """Mapped at 0xE000ED00."""
+
+    def reset(self):
+        self.scr = 0
+        self.cpacr = 0
+        self.csselr = 0
+
+    def on_read(self, offset):
+        m = self.machine
+        exc = m.exceptions
+        if offset == 0x00:
+            return CPUID.get(m.board.core.name, 0)
+        if offset == ICSR:
+            active = exc.active[-1] if exc.active else 0
+            pending = exc.best_pending() or 0
+            value = active | (pending << 12)
+            if any(exc.pending[FIRST_IRQ:]):
+                value |= 1 << 22
+            if exc.pending[PENDSV]:
+                value |= 1 << 28
+            if exc.pending[SYSTICK]:
+                value |= 1 << 26
+            if exc.pending[NMI]:
+                value |= 1 << 31
+            if len(exc.active) <= 1:
+                value |= 1 << 11  # RETTOBASE
+            return value
+        if offset == VTOR:
+            return exc.vtor
+        if offset == AIRCR:
+            return 0xFA050000 | (exc.prigroup << 8)
+        if offset == SCR:
+            return self.scr
+        if offset == CCR:
+            return exc.ccr
+        if SHPR1 <= offset <= SHPR3:
+            first = 4 + (offset - SHPR1)
+            return sum(exc.priority[n] << (8 * i) for i, n in enumerate(range(first, first + 4)))
+        if offset == SHCSR:
+            value = exc.shcsr
+            for number, bit in ((MEMMANAGE, 0), (BUSFAULT, 1), (USAGEFAULT, 3), (SVCALL, 7), (PENDSV, 10),
+                                (SYSTICK, 11)):
+                if number in exc.active:
+                    value |= 1 << bit
+            for number, bit in ((USAGEFAULT, 12), (MEMMANAGE, 13), (BUSFAULT, 14), (SVCALL, 15)):
+                if exc.pending[number]:
+                    value |= 1 << bit
+            return value
+        if offset == CFSR:
+            return exc.cfsr
+        if offset == HFSR:
+            return exc.hfsr
+        if offset == MMFAR:
+            return exc.mmfar
+        if offset == BFAR:
+            return exc.bfar
+        if offset in (DFSR, AFSR):
+            return 0
+        if offset == CPACR:
+            return self.cpacr
+        if offset == CSSELR:
+            return self.csselr
+        if offset in (CLIDR, CTR, CCSIDR):
+            return m.board_cache_id(offset, self.csselr)
+        return None
+
+    def on_write(self, offset, value, raw_offset, size, raw_value):
+        m = self.machine
+        exc = m.exceptions
+        if offset == ICSR:
+            if value & (1 << 31):
+                exc.set_pending(NMI)
+            if value & (1 << 28):
+                exc.set_pending(PENDSV)
+            if value & (1 << 27):
+                exc.pending[PENDSV] = False
+            if value & (1 << 26):
+                exc.set_pending(SYSTICK)
+            if value & (1 << 25):
+                exc.pending[SYSTICK] = False
+            return True
+        if offset == VTOR:
+            exc.vtor = value & 0xFFFFFF80
+            return True
+        if offset == AIRCR:
+            if value >> 16 != 0x05FA:
+                return True  # writes without VECTKEY are ignored
+            exc.prigroup = (value >> 8) & 7
+            if value & (1 << 2):
+                m.request_reset("SYSRESETREQ written to AIRCR")
+            return True
+        if offset == SCR:
+            self.scr = value & (SCR_SLEEPONEXIT | SCR_SLEEPDEEP | SCR_SEVONPEND)
+            return True
+        if offset == CCR:
+            exc.ccr = value & 0x3031B | 0x200
+            return True
+        if SHPR1 <= offset <= SHPR3:
+            first = 4 + (offset - SHPR1)
+            for i, n in enumerate(range(first, first + 4)):
+                if raw_offset <= (offset + i) < raw_offset + size:
+                    exc.set_priority(n, value >> (8 * i))
+            m.request_stop()
+            return True
+        if offset == SHCSR:
+            exc.shcsr = value & (SHCSR_MEMFAULTENA | SHCSR_BUSFAULTENA | SHCSR_USGFAULTENA)
+            return True
+        if offset == CFSR:
+            exc.cfsr &= ~value  # write-one-to-clear
+            return True
+        if offset == HFSR:
+            exc.hfsr &= ~value
+            return True
+        if offset in (MMFAR, BFAR):
+            return True
+        if offset == CPACR:
+            self.cpacr = value & (0xF << 20)
+            m.set_fpu_enabled((self.cpacr >> 20) & 0xF == 0xF or (self.cpacr >> 20) & 0x5 == 0x5)
+            return True
+        if offset == CSSELR:
+            self.csselr = value & 0xF
+            return True
+        return False
+
+
+class ScbExtension(Peripheral):
+    """Mapped at 0xE000EF00: STIR, FPCCR/FPCAR/FPDSCR, cache maintenance operations."""
+
+    STIR, FPCCR, FPCAR, FPDSCR = 0x00, 0x34, 0x38, 0x3C
+
+    def on_read(self, offset):
+        exc = self.machine.exceptions
+        if offset == self.FPCCR:
+            return exc.fpccr
+        if offset == self.FPCAR:
+            return exc.fpcar
+        if offset == self.STIR:
+            return 0
+        if 0x50 <= offset <= 0x78:
+            return 0  # cache maintenance operations are write-only
+        return None
+
+    def on_write(self, offset, value, raw_offset, size, raw_value):
+        exc = self.machine.exceptions
+        if offset == self.STIR:
+            exc.set_pending(FIRST_IRQ + (value & 0x1FF))
+            return True
+        if offset == self.FPCCR:
+            exc.fpccr = (exc.fpccr & ~0xC0000000) | (value & 0xC0000000)
+            return True
+        if offset == self.FPCAR:
+            exc.fpcar = value & ~7
+            return True
+        if 0x50 <= offset <= 0x78:
+            self.machine.cache_maintenance(offset, value)
+            return True
+        return False
+
+
+class SystemControlMisc(Peripheral):
+    """Mapped at 0xE000E000: ICTR (interrupt controller type) and ACTLR."""
+
+    def on_read(self, offset):
+        if offset == 0x04:
+            return max(0, (self.machine.exceptions.count - FIRST_IRQ + 31) // 32 - 1)
+        return None
+
+
+class CoreDebug(Peripheral):
+    """Mapped at 0xE000EDF0: DHCSR (no debugger halts here) and DEMCR (TRCENA gates DWT/ITM)."""
+
+    DHCSR, DCRSR, DCRDR, DEMCR = 0x0, 0x4, 0x8, 0xC
+    TRCENA = 1 << 24
+
+    def reset(self):
+        self.demcr = self.TRCENA  # a trace probe is attached (see itm.py)
+
+    def on_read(self, offset):
+        if offset == self.DHCSR:
+            return 0
+        if offset == self.DEMCR:
+            return self.demcr
+        return None
+
+    def on_write(self, offset, value, raw_offset, size, raw_value):
+        if offset == self.DEMCR:
+            self.demcr = value & 0x010F07F1
+            self.machine.dwt.trace_enabled_changed()
+            return True
+        return offset == self.DHCSR

@@ -1,0 +1,55 @@
+"""Simple byte UARTs shared by several boards: Arm PL011 (Apollo3 UART0) and CMSDK APB UART (MPS2)."""
+from __future__ import annotations
+
+from .base import Peripheral
+
+
+class Pl011(Peripheral):
+    """Arm PrimeCell PL011 (DDI 0183) transmit side: never busy, FIFO never full."""
+
+    UARTEN, TXE = 1 << 0, 1 << 8
+    TXFE = 1 << 7
+
+    def reset(self):
+        self.storage.setdefault(0x30, 0x300)  # CR reset: TXE | RXE (PL011 TRM 3.3.8)
+
+    def on_read(self, offset):
+        if offset == self.registers["FR"]:
+            return self.TXFE
+        if offset == self.registers["DR"]:
+            return 0
+        return self.get(offset) if offset in self.register_names else None
+
+    def on_write(self, offset, value, raw_offset, size, raw_value):
+        if offset == self.registers["DR"]:
+            cr = self.get(self.registers["CR"])
+            if cr & self.UARTEN and cr & self.TXE:
+                self.machine.uart_write(self.name, bytes([raw_value & 0xFF]))
+            return True
+        if offset in self.register_names:
+            self.set(offset, value)
+            return True
+        return False
+
+
+class CmsdkUart(Peripheral):
+    """Arm CMSDK APB UART (DDI 0479, as QEMU's cmsdk-apb-uart): transmits when CTRL.TX_EN is set."""
+
+    TX_EN = 1 << 0
+
+    def on_read(self, offset):
+        if offset == self.registers["STATE"]:
+            return 0  # TX buffer never full
+        if offset == self.registers["DATA"]:
+            return 0
+        return self.get(offset) if offset in self.register_names else None
+
+    def on_write(self, offset, value, raw_offset, size, raw_value):
+        if offset == self.registers["DATA"]:
+            if self.get(self.registers["CTRL"]) & self.TX_EN:
+                self.machine.uart_write(self.name, bytes([raw_value & 0xFF]))
+            return True
+        if offset in self.register_names:
+            self.set(offset, value)
+            return True
+        return False
