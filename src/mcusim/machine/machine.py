@@ -26,6 +26,7 @@ from ..peripherals.core.scb import SCR_SLEEPDEEP, SCR_SLEEPONEXIT, CoreDebug, Sc
 from ..peripherals.core.systick import SysTick
 from ..timing.decoder import Decoder, code_ranges
 from . import native as N
+from .access_locator import AccessLocator
 from .exceptions import (BUSFAULT, HARDFAULT, IBUSERR, INVSTATE, NOCP, PRECISERR, SVCALL, UNDEFINSTR,
                          USAGEFAULT, ExceptionUnit, Lockup, exception_name)
 from .memory import MemoryMap
@@ -97,6 +98,8 @@ class Machine:
         self.state = N.NativeState()
         self.state.on_reallocate = self._reregister_hook
         self.decoder = Decoder(self.state, self.read_memory, core.default_instruction_cycles)
+        self.locator = AccessLocator(self.uc, self.read_memory)
+        self.mmio_access: int | None = None  # address of the MMIO access being served, if any
         self.exceptions = ExceptionUnit(self, board.irq_count, board.nvic_priority_bits)
         self.semihosting = Semihosting(self, semihosting_root, cmdline)
         self._build_peripherals()
@@ -198,10 +201,18 @@ class Machine:
 
     # services used by peripherals ---------------------------------------------------------
     def cycles_now(self) -> int:
-        return self.state.count_at(self.uc.reg_read(A.UC_ARM_REG_PC))[0]
+        """Cycle count at the executing instruction (inside an MMIO access) or now (between runs)."""
+        if self.mmio_access is None:
+            return self.state[N.CYCLES]
+        return self.state.count_at(self.current_pc())[0]
 
     def current_pc(self) -> int:
-        return self.uc.reg_read(A.UC_ARM_REG_PC)
+        """PC of the instruction making the current MMIO access (Unicorn's PC is the block start)."""
+        if self.mmio_access is None:
+            return self.uc.reg_read(A.UC_ARM_REG_PC)
+        block, size = self.state[N.BLOCK_ADDRESS], self.state[N.BLOCK_SIZE]
+        pc = self.locator.locate(block, size, (block, self.state[N.BLOCK_START_INSTRUCTIONS]), self.mmio_access)
+        return block if pc is None else pc
 
     def request_stop(self) -> None:
         """Stop at the next block boundary (from an MMIO callback) so Python can act."""

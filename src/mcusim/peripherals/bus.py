@@ -39,19 +39,25 @@ class Bus:
     def read(self, uc, offset: int, size: int, _user_data) -> int:
         address = self.base + offset
         device = self.device_at(address)
+        self.machine.mmio_access = address
         try:
             return device.read(address - device.base, size)
         except Exception as exc:  # never let a model error unwind through Unicorn
             self.machine.internal_error(exc)
             return 0
+        finally:
+            self.machine.mmio_access = None
 
     def write(self, uc, offset: int, size: int, value: int, _user_data) -> None:
         address = self.base + offset
         device = self.device_at(address)
+        self.machine.mmio_access = address
         try:
             device.write(address - device.base, size, value)
         except Exception as exc:
             self.machine.internal_error(exc)
+        finally:
+            self.machine.mmio_access = None
 
     def map(self, uc) -> None:
         uc.mmio_map(self.base, self.size_bytes, self.read, None, self.write, None)

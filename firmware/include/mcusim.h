@@ -1,0 +1,130 @@
+/*
+ * mcusim.h - core helpers shared by every board of the mcusim firmware kit:
+ * register access, SCB/NVIC/SysTick addresses, DWT cycle counter, ITM
+ * stimulus port 0 output and semihosting exit.
+ *
+ * Register facts: Arm DDI 0403E.b "ARMv7-M Architecture Reference Manual"
+ * (ARMv7-M ARM below); semihosting: Arm "Semihosting for AArch32 and
+ * AArch64" v2.0. See boards/REGISTERS.md for the full list.
+ */
+#ifndef MCUSIM_H
+#define MCUSIM_H
+
+#include <stdint.h>
+
+#define REG32(addr) (*(volatile uint32_t *)(uintptr_t)(addr))
+#define REG8(addr)  (*(volatile uint8_t *)(uintptr_t)(addr))
+
+/* Every polling loop gives up after this many iterations. */
+#define MCUSIM_POLL_LIMIT 1000000u
+
+/* Poll until (REG32(addr) & mask) == value; 0 on success, -1 on timeout. */
+static inline int mcusim_poll(uint32_t addr, uint32_t mask, uint32_t value)
+{
+    for (uint32_t i = 0; i < MCUSIM_POLL_LIMIT; i++)
+        if ((REG32(addr) & mask) == value)
+            return 0;
+    return -1;
+}
+
+static inline void mcusim_dsb(void) { __asm volatile ("dsb" ::: "memory"); }
+static inline void mcusim_isb(void) { __asm volatile ("isb" ::: "memory"); }
+
+/* ---- System control block (ARMv7-M ARM B3.2.2, table B3-4) ---- */
+#define SCB_ICSR    0xE000ED04u   /* B3.2.4 */
+#define ICSR_PENDSVSET (1u << 28)
+#define SCB_VTOR    0xE000ED08u   /* B3.2.5 */
+#define SCB_AIRCR   0xE000ED0Cu   /* B3.2.6 */
+#define SCB_CCR     0xE000ED14u   /* B3.2.8 */
+#define SCB_SHPR2   0xE000ED1Cu   /* B3.2.11: [31:24] SVCall priority */
+#define SCB_SHPR3   0xE000ED20u   /* B3.2.12: [23:16] PendSV, [31:24] SysTick */
+#define SCB_SHCSR   0xE000ED24u   /* B3.2.13 */
+#define SCB_CFSR    0xE000ED28u   /* B3.2.15 */
+#define CFSR_UNDEFINSTR (1u << 16)
+#define SCB_HFSR    0xE000ED2Cu   /* B3.2.16 */
+#define HFSR_FORCED (1u << 30)
+#define SCB_CPACR   0xE000ED88u   /* B3.2.20: CP10 [21:20], CP11 [23:22] */
+#define CPACR_CP10_CP11_FULL (0xFu << 20)
+
+/* ---- SysTick (ARMv7-M ARM B3.3) ---- */
+#define SYST_CSR    0xE000E010u   /* B3.3.3 */
+#define SYST_CSR_ENABLE    (1u << 0)
+#define SYST_CSR_TICKINT   (1u << 1)
+#define SYST_CSR_CLKSOURCE (1u << 2) /* 1 = processor clock */
+#define SYST_RVR    0xE000E014u   /* B3.3.4, 24-bit reload */
+#define SYST_CVR    0xE000E018u   /* B3.3.5 */
+
+/* ---- NVIC (ARMv7-M ARM B3.4.3, table B3-8) ---- */
+#define NVIC_ISER(n) (0xE000E100u + 4u * (n))  /* B3.4.4 */
+#define NVIC_ICER(n) (0xE000E180u + 4u * (n))  /* B3.4.5 */
+#define NVIC_ISPR(n) (0xE000E200u + 4u * (n))  /* B3.4.6 */
+#define NVIC_ICPR(n) (0xE000E280u + 4u * (n))  /* B3.4.7 */
+#define NVIC_IPR8(irq) (0xE000E400u + (irq))   /* B3.4.9, byte access */
+
+/* ---- Debug: DEMCR (C1.6.5), DWT (C1.8), ITM (C1.7) ---- */
+#define DEMCR       0xE000EDFCu
+#define DEMCR_TRCENA (1u << 24)
+#define DWT_CTRL    0xE0001000u   /* C1.8.7 */
+#define DWT_CTRL_CYCCNTENA (1u << 0)
+#define DWT_CTRL_NOCYCCNT  (1u << 25)
+#define DWT_CYCCNT  0xE0001004u   /* C1.8.8 */
+#define DWT_LAR     0xE0001FB0u   /* CoreSight lock access (Cortex-M7 TRM) */
+#define CORESIGHT_UNLOCK 0xC5ACCE55u
+#define ITM_STIM0   0xE0000000u   /* C1.7.3: read bit 0 = FIFOREADY */
+#define ITM_TER0    0xE0000E00u   /* C1.7.4 */
+#define ITM_TCR     0xE0000E80u   /* C1.7.6: bit 0 ITMENA */
+
+/* Enable the DWT cycle counter. Returns 0 if CYCCNT exists, -1 if
+ * DWT_CTRL.NOCYCCNT says there is none. */
+static inline int mcusim_cyccnt_enable(void)
+{
+    REG32(DEMCR) |= DEMCR_TRCENA;
+#ifdef MCUSIM_CORE_M7
+    REG32(DWT_LAR) = CORESIGHT_UNLOCK;   /* M7 DWT has a software lock */
+#endif
+    if (REG32(DWT_CTRL) & DWT_CTRL_NOCYCCNT)
+        return -1;
+    REG32(DWT_CYCCNT) = 0;
+    REG32(DWT_CTRL) |= DWT_CTRL_CYCCNTENA;
+    return 0;
+}
+
+static inline uint32_t mcusim_cyccnt(void)
+{
+    return REG32(DWT_CYCCNT);
+}
+
+/* Write one character to ITM stimulus port 0, like CMSIS ITM_SendChar:
+ * only when ITMENA and TER bit 0 are set, waiting for FIFOREADY. */
+static inline void mcusim_itm_putc(char c)
+{
+    if ((REG32(ITM_TCR) & 1u) && (REG32(ITM_TER0) & 1u)) {
+        for (uint32_t i = 0; i < MCUSIM_POLL_LIMIT; i++)
+            if (REG32(ITM_STIM0) & 1u)
+                break;
+        REG8(ITM_STIM0) = (uint8_t)c;
+    }
+}
+
+/* ---- Semihosting (BKPT 0xAB; r0 = operation, r1 = parameter) ---- */
+#define SEMIHOST_SYS_EXIT_EXTENDED 0x20u
+#define ADP_STOPPED_APPLICATION_EXIT 0x20026u
+
+static inline int mcusim_semihost(uint32_t op, void *arg)
+{
+    register uint32_t r0 __asm("r0") = op;
+    register void *r1 __asm("r1") = arg;
+    __asm volatile ("bkpt 0xab" : "+r"(r0) : "r"(r1) : "memory");
+    return (int)r0;
+}
+
+/* Stop the program with an exit code (SYS_EXIT_EXTENDED). Does not return. */
+static inline __attribute__((noreturn)) void mcusim_exit(int code)
+{
+    uint32_t block[2] = { ADP_STOPPED_APPLICATION_EXIT, (uint32_t)code };
+    mcusim_semihost(SEMIHOST_SYS_EXIT_EXTENDED, block);
+    for (;;)
+        __asm volatile ("wfi");
+}
+
+#endif /* MCUSIM_H */

@@ -1,0 +1,111 @@
+"""Finds which instruction of the executing block made an MMIO access.
+
+Unicorn does not bring PC up to date before an MMIO callback (it still holds the block's
+start), but it does write the general registers back, so each load/store of the block can
+recompute the address it would access. The first instruction after the previous match whose
+address range covers the access is the one executing: accesses arrive in program order.
+"""
+from __future__ import annotations
+
+from capstone import CS_ARCH_ARM, CS_MODE_MCLASS, CS_MODE_THUMB, Cs
+from capstone import arm as cs_arm
+from unicorn import arm_const as A
+
+_REGISTERS = {f"r{i}": getattr(A, f"UC_ARM_REG_R{i}") for i in range(13)}
+_REGISTERS.update({"sb": A.UC_ARM_REG_R9, "sl": A.UC_ARM_REG_R10, "fp": A.UC_ARM_REG_R11,
+                   "ip": A.UC_ARM_REG_R12, "sp": A.UC_ARM_REG_SP, "lr": A.UC_ARM_REG_LR})
+
+# multiple-register transfers: (lowest address relative to the base, in words per register)
+_DESCENDING = ("push", "stmdb", "ldmdb", "vpush", "stmfd", "ldmea")
+_MULTIPLE = ("push", "pop", "ldm", "stm", "ldmia", "stmia", "ldmdb", "stmdb", "ldmfd", "stmea", "vpush", "vpop",
+             "vldmia", "vstmia", "vldmdb", "vstmdb")
+
+
+class AccessLocator:
+    def __init__(self, uc, read_memory):
+        self.uc = uc
+        self.read_memory = read_memory
+        self._capstone = Cs(CS_ARCH_ARM, CS_MODE_THUMB | CS_MODE_MCLASS)
+        self._capstone.detail = True
+        self._blocks: dict[tuple[int, int], list] = {}
+        self._cursor: tuple[tuple, int] | None = None
+
+    def _decode(self, block: int, size: int) -> list:
+        key = (block, size)
+        if key not in self._blocks:
+            code = self.read_memory(block, size)
+            entries = []
+            for insn in self._capstone.disasm(code, block):
+                entries.append((insn.address, self._address_function(insn)))
+            self._blocks[key] = entries
+        return self._blocks[key]
+
+    def _address_function(self, insn):
+        """A function regs -> (start, length) of the memory the instruction touches, or None."""
+        mnemonic = insn.mnemonic.split(".")[0]
+        if mnemonic in _MULTIPLE or mnemonic.rstrip("wb") in _MULTIPLE:
+            registers = [op for op in insn.operands if op.type == cs_arm.ARM_OP_REG]
+            if mnemonic in ("push", "pop", "vpush", "vpop"):
+                base, count = "sp", len(registers)
+            else:
+                base, count = insn.reg_name(registers[0].reg), len(registers) - 1
+            width = 8 if any(insn.reg_name(op.reg).startswith("d") for op in registers) else 4
+            length = count * width
+            descending = mnemonic in _DESCENDING or mnemonic.endswith("db")
+            if base not in _REGISTERS:
+                return None
+            reg = _REGISTERS[base]
+            return lambda read: ((read(reg) - length) if descending else read(reg), length)
+        memory = [op for op in insn.operands if op.type == cs_arm.ARM_OP_MEM]
+        if not memory:
+            return None
+        op = memory[0].mem
+        base = insn.reg_name(op.base) if op.base else None
+        if base not in _REGISTERS:
+            return None  # PC-relative literal loads never reach MMIO
+        index = insn.reg_name(op.index) if op.index else None
+        shift = getattr(op, "lshift", 0) or 0
+        displacement = op.disp
+        subtracted = bool(getattr(memory[0], "subtracted", False))
+        width = _access_width(mnemonic)
+        base_reg = _REGISTERS[base]
+        index_reg = _REGISTERS.get(index) if index else None
+        post_indexed = bool(getattr(insn, "post_index", False))
+
+        def address(read):
+            value = read(base_reg)
+            if not post_indexed:
+                if index_reg is not None:
+                    offset = read(index_reg) << shift
+                    value = value - offset if subtracted else value + offset
+                value += displacement
+            return value & 0xFFFFFFFF, width
+        return address
+
+    def locate(self, block: int, size: int, execution: tuple, address: int) -> int | None:
+        """PC of the instruction in [block, block+size) that accesses `address` now."""
+        entries = self._decode(block, size)
+        start = 0
+        if self._cursor and self._cursor[0] == execution:
+            start = self._cursor[1] + 1
+        read = self.uc.reg_read
+        for index in range(start, len(entries)):
+            pc, function = entries[index]
+            if function is None:
+                continue
+            low, length = function(read)
+            if low <= address < low + length:
+                self._cursor = (execution, index)
+                return pc
+        return None
+
+
+def _access_width(mnemonic: str) -> int:
+    if mnemonic.startswith(("ldrd", "strd", "ldrexd", "strexd")) or mnemonic.startswith("vldr") or \
+            mnemonic.startswith("vstr"):
+        return 8
+    if mnemonic.startswith(("ldrb", "strb", "ldrsb", "ldrexb", "strexb", "ldab", "ldrbt")):
+        return 1
+    if mnemonic.startswith(("ldrh", "strh", "ldrsh", "ldrexh", "strexh")):
+        return 2
+    return 4

@@ -1,0 +1,81 @@
+"""The machine on tiny hand-assembled images: exit codes, limits, faults, CYCCNT, host files."""
+import pytest
+
+import mcusim
+from elfgen import hostfile_program, program
+
+
+def write(tmp_path, name, data):
+    path = tmp_path / name
+    path.write_bytes(data)
+    return path
+
+
+def test_semihosting_exit_code_is_the_run_exit_code(tmp_path):
+    result = mcusim.run(write(tmp_path, "exit.elf", program("exit7")), "mps2-an386")
+    assert (result.exit_reason, result.exit_code) == ("semihosting-exit", 7)
+    assert result.instructions == 3  # movs, adr, bkpt
+    assert result.cycles == result.instructions  # one cycle per instruction until the cycle model
+
+
+def test_runaway_loop_stops_at_max_cycles(tmp_path):
+    result = mcusim.run(write(tmp_path, "count.elf", program("count")), "mps2-an386", max_cycles=100_000)
+    assert result.exit_code == 124
+    assert result.exit_reason == "max-cycles"
+    assert 100_000 <= result.cycles < 100_100
+
+
+def test_endless_self_branch_ends_without_emulating_every_cycle(tmp_path):
+    image = program("fault", patch=lambda code: code.__setitem__(slice(0x14, 0x18), bytes.fromhex("00bf00bf")))
+    result = mcusim.run(write(tmp_path, "spin.elf", image), "mps2-an386", max_cycles=5_000_000_000)
+    assert result.exit_code == 124
+    assert "no interrupt source" in result.exit_detail
+    assert result.host_seconds < 30  # skipped, not emulated
+
+
+def test_unhandled_bus_fault_reports_and_exits_125(tmp_path):
+    result = mcusim.run(write(tmp_path, "fault.elf", program("fault")), "mps2-an386")
+    assert result.exit_code == 125
+    assert result.exit_reason == "fault"
+    assert "0x90000000" in result.fault_report
+    assert "no handler for HardFault" in result.exit_detail
+    assert "pc: 0x00000058" in result.fault_report  # the ldr at CODE+0x18
+
+
+def test_fault_into_a_handler_that_spins_forever_reports_and_exits_125(tmp_path):
+    image = program("fault", hardfault_offset=0x1A)  # HardFault -> the `b .` after the faulting load
+    result = mcusim.run(write(tmp_path, "spin.elf", image), "mps2-an386", max_cycles=10**10)
+    assert result.exit_code == 125
+    assert "loops forever" in result.exit_detail
+    assert "read from unmapped memory at 0x90000000" in result.fault_report
+
+
+def test_cyccnt_read_mid_block_counts_instructions_between_reads(tmp_path):
+    result = mcusim.run(write(tmp_path, "cyc.elf", program("cyccnt")), "mps2-an386")
+    # between the two CYCCNT loads: the first load itself and five nops
+    assert result.exit_code == 6
+
+
+def test_host_files_are_refused_by_default(tmp_path):
+    (tmp_path / "data.txt").write_text("secret")
+    result = mcusim.run(write(tmp_path, "open.elf", hostfile_program(str(tmp_path / "data.txt"))), "mps2-an386")
+    assert result.exit_code == 255  # SYS_OPEN returned -1
+    assert any("refused SYS_OPEN" in w for w in result.warnings)
+
+
+def test_host_files_open_inside_semihosting_root(tmp_path):
+    (tmp_path / "data.txt").write_text("hello")
+    result = mcusim.run(write(tmp_path, "open.elf", hostfile_program("data.txt")), "mps2-an386",
+                        semihosting_root=tmp_path)
+    assert result.exit_code >= 1 and result.exit_code != 255
+    escape = mcusim.run(write(tmp_path, "open2.elf", hostfile_program("../outside.txt")), "mps2-an386",
+                        semihosting_root=tmp_path)
+    assert escape.exit_code == 255
+
+
+@pytest.mark.parametrize("board", ["mcu-s", "mcu-d"])
+def test_bootloader_offset_application_starts_from_its_own_vector_table(tmp_path, board):
+    base = 0x10000 if board == "mcu-s" else 0x08010000
+    result = mcusim.run(write(tmp_path, "app.elf", program("exit7", flash_base=base)), board)
+    assert result.exit_code == 7
+    assert f"0x{base:08x}" in result.boot_note
