@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Set up mcusim on a fresh Debian/Ubuntu machine and run the bundled examples on mcu-d.
+#   - system packages: the Arm cross toolchain with newlib, QEMU (differential tests), make
+#   - a virtual environment in .venv with mcusim and its test extras
+#   - the firmware kit built, then `hello` run from the package and from firmware/build
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm make python3-venv)
+missing=()
+for pkg in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+done
+if ((${#missing[@]})); then
+    echo "setup: installing ${missing[*]}"
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get update -q
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+python=${PYTHON:-python3}
+[ -x .venv/bin/python ] || "$python" -m venv .venv
+.venv/bin/python -m pip install -q --upgrade pip
+.venv/bin/python -m pip install -q -e ".[test]"
+
+make -C firmware -j"$(nproc)" -s
+echo "setup: mcusim run --example hello --board mcu-d"
+.venv/bin/mcusim run --example hello --board mcu-d
+echo "setup: mcusim run firmware/build/mcu-d/exceptions.elf --board mcu-d"
+.venv/bin/mcusim run firmware/build/mcu-d/exceptions.elf --board mcu-d
