@@ -11,7 +11,9 @@ PF_X, PF_W, PF_R = 1, 2, 4
 CODE = bytes.fromhex(
     "202001a1abbefee726000200070000000130fde74ff010400168fee7012003a1abbe05a148602020abbefee700000000"
     "000000000b0000002600020000000000094801210160426800bf00bf00bf00bf00bf43689b1a02a14b602020abbefee7"
-    "2600020000000000001000e0")
+    "2600020000000000001000e000ee100afee700bf06484ff470010160bff34f8fbff36f8f00ee101a30ee000ab8e70000"
+    "88ed00e0124840f2e73141600021816007210160002430bf01340a2cfbd102a14c602020abbefee72600020000000000"
+    "704700bf07485a210160026802a14a602020abbefee700bf260002000000000010e000e000380140")
 ENTRY = {
     # movs r0,#0x20; adr r1,blk; bkpt 0xab; b .   blk: .word 0x20026, 7  -> semihosting exit code 7
     "exit7": 0x00,
@@ -23,6 +25,16 @@ ENTRY = {
     "hostfile": 0x1C,
     # DWT_CTRL=1; r2=CYCCNT; 5 x nop; r3=CYCCNT; exit with r3-r2
     "cyccnt": 0x40,
+    # vmov s0,r0; b .                               -> FP instruction with CPACR still 0
+    "fpu_off": 0x6C,
+    # CPACR = CP10/CP11 full; dsb; isb; vmov s0,r1; vadd.f32; b exit7
+    "fpu_on": 0x74,
+    # SysTick reload 999, core clock, TICKINT; 10 x (wfi; count); exit with the count
+    "wfi": 0x94,
+    # bx lr                                         -> an exception handler that returns
+    "return": 0xC0,
+    # str 0x5a to 0x40013800 (a register no model covers), read it back, exit with it
+    "storage": 0xC4,
 }
 HOSTFILE_BLOCK = 0x2C  # the SYS_OPEN parameter block: name pointer, mode, length
 
@@ -44,14 +56,17 @@ def elf32_arm(segments: list[tuple[int, bytes, int]], entry: int = 0, machine: i
 
 
 def program(entry: str, flash_base: int = 0x0, stack_top: int = 0x20001000, patch=None,
-            extra: list[tuple[int, bytes, int]] = (), hardfault_offset: int | None = None) -> bytes:
-    """A bootable image: vector table (SP, reset, optionally HardFault) and CODE at flash_base + 0x40."""
+            extra: list[tuple[int, bytes, int]] = (), handlers: dict[int, int] | None = None) -> bytes:
+    """A bootable image: vector table (SP, reset, `handlers` {exception: CODE offset}) and CODE at
+    flash_base + 0x40."""
     code_address = flash_base + 0x40
     code = bytearray(CODE)
     if patch:
         patch(code)
-    hardfault = 0 if hardfault_offset is None else (code_address + hardfault_offset) | 1
-    vectors = struct.pack("<4I", stack_top, (code_address + ENTRY[entry]) | 1, 0, hardfault) + bytes(0x30)
+    table = [stack_top, (code_address + ENTRY[entry]) | 1] + [0] * 14
+    for number, offset in (handlers or {}).items():
+        table[number] = (code_address + offset) | 1
+    vectors = struct.pack("<16I", *table)
     return elf32_arm([(flash_base, vectors + bytes(code), PF_R | PF_X), *extra], entry=code_address + ENTRY[entry])
 
 

@@ -2,7 +2,7 @@
 import pytest
 
 import mcusim
-from elfgen import hostfile_program, program
+from elfgen import ENTRY, hostfile_program, program
 
 
 def write(tmp_path, name, data):
@@ -43,7 +43,7 @@ def test_unhandled_bus_fault_reports_and_exits_125(tmp_path):
 
 
 def test_fault_into_a_handler_that_spins_forever_reports_and_exits_125(tmp_path):
-    image = program("fault", hardfault_offset=0x1A)  # HardFault -> the `b .` after the faulting load
+    image = program("fault", handlers={3: 0x1A})  # HardFault -> the `b .` after the faulting load
     result = mcusim.run(write(tmp_path, "spin.elf", image), "mps2-an386", max_cycles=10**10)
     assert result.exit_code == 125
     assert "loops forever" in result.exit_detail
@@ -79,3 +79,33 @@ def test_bootloader_offset_application_starts_from_its_own_vector_table(tmp_path
     result = mcusim.run(write(tmp_path, "app.elf", program("exit7", flash_base=base)), board)
     assert result.exit_code == 7
     assert f"0x{base:08x}" in result.boot_note
+
+
+def test_fp_instruction_before_cpacr_enables_the_fpu_faults_with_nocp(tmp_path):
+    result = mcusim.run(write(tmp_path, "fpoff.elf", program("fpu_off")), "mps2-an386")
+    assert result.exit_code == 125
+    assert "FPU disabled" in result.fault_report
+    assert "CFSR=0x00080000" in result.fault_report  # UFSR.NOCP
+
+
+def test_fp_instruction_after_cpacr_runs(tmp_path):
+    result = mcusim.run(write(tmp_path, "fpon.elf", program("fpu_on")), "mps2-an386")
+    assert result.exit_code == 7
+
+
+def test_wfi_sleeps_until_systick_and_time_jumps(tmp_path):
+    image = program("wfi", handlers={15: ENTRY["return"]})
+    result = mcusim.run(write(tmp_path, "wfi.elf", image), "mps2-an386")
+    assert result.exit_code == 10
+    assert result.exceptions_taken == 10
+    # ten SysTick periods of 1000 cycles, nearly all of them asleep
+    assert 10_000 <= result.cycles < 10_200
+    assert result.dwt["sleepcnt"] > 9_000
+    assert result.simulated_seconds == pytest.approx(result.cycles / 25e6)
+
+
+def test_unmodelled_register_is_storage_and_reported_once(tmp_path):
+    result = mcusim.run(write(tmp_path, "store.elf", program("storage")), "mps2-an386")
+    assert result.exit_code == 0x5A
+    reported = [r for r in result.unmodelled_registers if r["address"] == "0x40013800"]
+    assert len(reported) == 1 and reported[0]["writes"] == 1 and reported[0]["reads"] == 1
