@@ -13,7 +13,8 @@ CODE = bytes.fromhex(
     "000000000b0000002600020000000000094801210160426800bf00bf00bf00bf00bf43689b1a02a14b602020abbefee7"
     "2600020000000000001000e000ee100afee700bf06484ff470010160bff34f8fbff36f8f00ee101a30ee000ab8e70000"
     "88ed00e0124840f2e73141600021816007210160002430bf01340a2cfbd102a14c602020abbefee72600020000000000"
-    "704700bf07485a210160026802a14a602020abbefee700bf260002000000000010e000e000380140")
+    "704700bf07485a210160026802a14a602020abbefee700bf260002000000000010e000e000380140"
+    "0c48016841f010010160bff36f8f0021b0fbf1f280e700bf0021b0fbf1f27be705484ff0a0510160bff34f8fbff36f8f72e7000014ed00e004ed00e0")
 ENTRY = {
     # movs r0,#0x20; adr r1,blk; bkpt 0xab; b .   blk: .word 0x20026, 7  -> semihosting exit code 7
     "exit7": 0x00,
@@ -35,6 +36,12 @@ ENTRY = {
     "return": 0xC0,
     # str 0x5a to 0x40013800 (a register no model covers), read it back, exit with it
     "storage": 0xC4,
+    # CCR |= DIV_0_TRP; isb; udiv r2,r0,r1 with r1 = 0   -> UsageFault DIVBYZERO
+    "div_trap": 0xE8,
+    # udiv r2,r0,r1 with r1 = 0, no trap            -> result 0, then exit7
+    "div_plain": 0x100,
+    # ICSR = PENDSVSET | PENDSTSET; dsb; isb; b exit7 -> two exceptions, the second tail-chained
+    "tail_chain": 0x108,
 }
 HOSTFILE_BLOCK = 0x2C  # the SYS_OPEN parameter block: name pointer, mode, length
 

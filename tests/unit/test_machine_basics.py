@@ -109,3 +109,20 @@ def test_unmodelled_register_is_storage_and_reported_once(tmp_path):
     assert result.exit_code == 0x5A
     reported = [r for r in result.unmodelled_registers if r["address"] == "0x40013800"]
     assert len(reported) == 1 and reported[0]["writes"] == 1 and reported[0]["reads"] == 1
+
+
+def test_divide_by_zero_traps_only_when_ccr_asks(tmp_path):
+    trapped = mcusim.run(write(tmp_path, "div.elf", program("div_trap")), "mps2-an386")
+    assert trapped.exit_code == 125
+    assert "divide by zero" in trapped.fault_report and "CFSR=0x02000000" in trapped.fault_report
+    plain = mcusim.run(write(tmp_path, "div2.elf", program("div_plain")), "mps2-an386")
+    assert plain.exit_code == 7
+
+
+def test_two_pending_exceptions_tail_chain(tmp_path):
+    image = program("tail_chain", handlers={14: ENTRY["return"], 15: ENTRY["return"]})
+    result = mcusim.run(write(tmp_path, "tail.elf", image), "mps2-an386")
+    assert result.exit_code == 7
+    assert result.exceptions_taken == 2
+    # entry 12 + tail-chain 6 + return 10 cycles (Cortex-M4 exception overheads, cores/cortex-m4.toml)
+    assert result.dwt["exccnt"] == 28

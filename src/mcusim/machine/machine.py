@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from unicorn import (UC_ARCH_ARM, UC_ERR_EXCEPTION, UC_ERR_FETCH_PROT, UC_ERR_FETCH_UNMAPPED,
                      UC_ERR_INSN_INVALID, UC_ERR_READ_PROT, UC_ERR_READ_UNMAPPED, UC_ERR_WRITE_PROT,
-                     UC_ERR_WRITE_UNMAPPED, UC_HOOK_INTR, UC_HOOK_MEM_INVALID, UC_MODE_MCLASS, UC_MODE_THUMB,
+                     UC_ERR_WRITE_UNMAPPED, UC_HOOK_CODE, UC_HOOK_INTR, UC_HOOK_MEM_INVALID, UC_MODE_MCLASS, UC_MODE_THUMB,
                      Uc, UcError)
 from unicorn import arm_const as A
 
@@ -27,12 +27,15 @@ from ..peripherals.core.systick import SysTick
 from ..timing.decoder import Decoder, code_ranges
 from . import native as N
 from .access_locator import AccessLocator
-from .exceptions import (BUSFAULT, HARDFAULT, IBUSERR, INVSTATE, NOCP, PRECISERR, SVCALL, UNDEFINSTR,
+from .exceptions import (BUSFAULT, DIVBYZERO, HARDFAULT, IBUSERR, INVSTATE, NOCP, PRECISERR, SVCALL, UNDEFINSTR,
                          USAGEFAULT, ExceptionUnit, Lockup, exception_name)
 from .memory import MemoryMap
 from .semihosting import Semihosting, SemihostingExit
 
 DEFAULT_MAX_CYCLES = 10_000_000_000
+_REGISTER_IDS = {f"r{i}": getattr(A, f"UC_ARM_REG_R{i}") for i in range(13)}
+_REGISTER_IDS.update({"sb": A.UC_ARM_REG_R9, "sl": A.UC_ARM_REG_R10, "fp": A.UC_ARM_REG_R11, "ip": A.UC_ARM_REG_R12,
+                      "sp": A.UC_ARM_REG_SP, "lr": A.UC_ARM_REG_LR})
 UNTIL = 0xFFFFFFFF  # never executed: EXC_RETURN values arrive as interrupts instead
 
 EXIT_MAX_CYCLES = 124
@@ -82,6 +85,7 @@ class Machine:
         self.boot_note: str | None = None
         self.resets = 0
         self._interrupt: int | None = None
+        self._divide_by_zero: int | None = None
         self._invalid_access: tuple[int, int, int] | None = None
         self._internal_error: BaseException | None = None
         self.sleep_cycles = 0
@@ -99,6 +103,8 @@ class Machine:
         self.state.on_reallocate = self._reregister_hook
         self.decoder = Decoder(self.state, self.read_memory, core.default_instruction_cycles)
         self.locator = AccessLocator(self.uc, self.read_memory)
+        self._divide_hooks: list[int] = []
+        self.decoder.on_new_divides = self._hook_divides
         self.mmio_access: int | None = None  # address of the MMIO access being served, if any
         self.exceptions = ExceptionUnit(self, board.irq_count, board.nvic_priority_bits)
         self.semihosting = Semihosting(self, semihosting_root, cmdline)
@@ -140,7 +146,7 @@ class Machine:
         self.timed = [self.systick]
 
     def _reregister_hook(self, _buffer) -> None:
-        self.uc.hook_del(self._hook_handle)
+        N.unregister_hook(self.uc, self._hook_handle)
         self._hook_handle = N.register_block_hook(self.uc, self.state)
 
     def _reset_core(self, first: bool = False) -> None:
@@ -259,6 +265,27 @@ class Machine:
         if register == SLEEPCNT:
             return self.sleep_cycles
         return 0  # CPICNT, LSUCNT, FOLDCNT: no extra cycles until the cycle model lands
+
+    def divide_trap_changed(self) -> None:
+        """CCR.DIV_0_TRP: watch every divide (a Python hook each) only while the trap is on."""
+        for handle in self._divide_hooks:
+            self.uc.hook_del(handle)
+        self._divide_hooks = []
+        self._hook_divides(list(self.decoder.divides))
+
+    def _hook_divides(self, addresses) -> None:
+        if not self.exceptions.ccr & (1 << 4):
+            return
+        for address in addresses:
+            self._divide_hooks.append(self.uc.hook_add(UC_HOOK_CODE, self._on_divide, begin=address, end=address))
+            self.uc.ctl_remove_cache(address, address + 4)  # retranslate with the hook in place
+        self.request_stop()
+
+    def _on_divide(self, uc, address, size, _user_data):
+        register = self.decoder.divides.get(address)
+        if register and uc.reg_read(_REGISTER_IDS[register]) == 0:
+            self._divide_by_zero = address
+            uc.emu_stop()
 
     def board_cache_id(self, offset: int, csselr: int) -> int:
         return 0
@@ -404,7 +431,14 @@ class Machine:
     def _after_stop(self, error: UcError | None) -> None:
         reason = self.state[N.STOP_REASON]
         uc = self.uc
-        if self._interrupt is not None:
+        if self._divide_by_zero is not None:
+            pc = self._divide_by_zero
+            self._divide_by_zero = None
+            self.uc.reg_write(A.UC_ARM_REG_PC, pc)
+            self._settle()
+            self.exceptions.raise_fault(USAGEFAULT, DIVBYZERO, pc, None, "integer divide by zero (CCR.DIV_0_TRP)")
+            self.exceptions.take_pending(fault_return_address=pc)
+        elif self._interrupt is not None:
             self._settle()
             self._handle_interrupt(self._interrupt)
         elif error is not None:

@@ -139,10 +139,19 @@ class NativeState:
                 return index
         return None
 
+    @property
+    def full(self) -> bool:
+        return len(self.windows) >= MAX_WINDOWS
+
+    def clear_windows(self) -> None:
+        """Forget every decoded window (code spread over more than MAX_WINDOWS windows)."""
+        self.windows = []
+        self.next_free = DATA_START
+        self.buffer[WINDOW_COUNT] = 0
+        self.buffer[DATA_START:] = 0
+
     def add_window(self, base: int, size_bytes: int) -> int:
         """Add a window of decode tables covering [base, base+size_bytes)."""
-        if len(self.windows) >= MAX_WINDOWS:
-            raise RuntimeError("too many code windows (code spread over more than 4 MB)")
         halfwords = size_bytes >> 1
         need = 4 * halfwords + 3
         if self.next_free + need > len(self.buffer):
@@ -191,6 +200,10 @@ class NativeState:
             return (int(self.buffer[BLOCK_START_CYCLES]) + cycles,
                     int(self.buffer[BLOCK_START_INSTRUCTIONS]) + instructions)
         return int(self.buffer[CYCLES]), int(self.buffer[INSTRUCTIONS])
+
+
+def unregister_hook(uc, handle: int) -> None:
+    uclib.uc_hook_del(uc._uch, ctypes.c_size_t(handle))
 
 
 def register_block_hook(uc, state: NativeState) -> int:

@@ -26,11 +26,16 @@ class Decoder:
         self.read_memory = read_memory  # (address, size) -> bytes
         self.instruction_cycles = instruction_cycles
         self.fp_instruction_addresses: set[int] = set()
+        self.divides: dict[int, str] = {}  # address -> divisor register name (for CCR.DIV_0_TRP)
+        self.on_new_divides = None
         self._costs: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
 
     def ensure_window(self, address: int) -> int:
         index = self.state.window_for(address)
         if index is None:
+            if self.state.full:  # start over: windows are a cache of decoded code
+                self.state.clear_windows()
+                self._costs.clear()
             size = self.state.WINDOW_BYTES
             index = self.state.add_window(address - address % size, size)
         return index
@@ -87,6 +92,10 @@ class Decoder:
             fp[i] = 1 if is_fp else 0
             if is_fp:
                 self.fp_instruction_addresses.add(address)
+            if mnemonic in ("sdiv", "udiv") and address not in self.divides:
+                self.divides[address] = operands.split(",")[-1].strip()
+                if self.on_new_divides:
+                    self.on_new_divides([address])
             if length == 4 and i + 1 < h:
                 kind[i + 1] = KIND_CONTINUATION
                 cycles[i + 1] = instructions[i + 1] = fp[i + 1] = 0

@@ -115,6 +115,7 @@ class Scb(Peripheral):
             return True
         if offset == CCR:
             exc.ccr = value & 0x3031B | 0x200
+            m.divide_trap_changed()
             return True
         if SHPR1 <= offset <= SHPR3:
             first = 4 + (offset - SHPR1)
