@@ -1,0 +1,104 @@
+"""Speed of mcusim against plain Unicorn and QEMU on the same ELF, measured side by side.
+
+    python benchmarks/speed.py [--repeat 5] [--board mps2-an386 --board mcu-d]
+
+Plain Unicorn runs the image with no hooks but the one that catches the final semihosting
+exit; QEMU is timed as a whole process (start-up included). The machines here are shared
+and noisy, so only ratios from one run are reported (median of --repeat alternating runs).
+"""
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from unicorn import UC_ARCH_ARM, UC_HOOK_INTR, UC_MODE_MCLASS, UC_MODE_THUMB, UC_PROT_ALL, Uc
+from unicorn import arm_const as A
+
+import mcusim
+from mcusim.config import load_board
+from mcusim.elf import ElfImage
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def plain_unicorn_seconds(elf: Path, board_name: str) -> tuple[float, int]:
+    """Wall time of Unicorn alone running the image to its semihosting exit."""
+    board = load_board(board_name)
+    image = ElfImage.load(elf)
+    uc = Uc(UC_ARCH_ARM, UC_MODE_THUMB | UC_MODE_MCLASS)
+    uc.ctl_set_cpu_model(getattr(A, board.core.unicorn_cpu_model))
+    for region in board.memory:
+        if region.alias_of is None:
+            uc.mem_map(region.base, region.size_bytes, UC_PROT_ALL)
+    uc.mem_map(0xE0000000, 0x100000, UC_PROT_ALL)  # SCS as plain memory: startup writes CPACR
+    for segment in image.segments:
+        if segment.data:
+            uc.mem_write(segment.paddr, segment.data)
+    vectors = min(s.paddr for s in image.segments if s.executable)
+    sp = int.from_bytes(uc.mem_read(vectors, 4), "little")
+    pc = int.from_bytes(uc.mem_read(vectors + 4, 4), "little")
+    uc.reg_write(A.UC_ARM_REG_SP, sp)
+    done = []
+    uc.hook_add(UC_HOOK_INTR, lambda u, intno, _: (done.append(intno), u.emu_stop()))
+    started = time.perf_counter()
+    uc.emu_start(pc, 0xFFFFFFFF)
+    return time.perf_counter() - started, len(done)
+
+
+def mcusim_seconds(elf: Path, board: str) -> tuple[float, int]:
+    result = mcusim.run(elf, board)
+    assert result.exit_code == 0, result.exit_detail
+    return result.host_seconds, result.instructions
+
+
+def qemu_seconds(elf: Path, board: str) -> float | None:
+    qemu = shutil.which("qemu-system-arm")
+    if qemu is None or not board.startswith("mps2"):
+        return None
+    started = time.perf_counter()
+    subprocess.run([qemu, "-M", board, "-nographic", "-semihosting-config", "enable=on,target=native", "-kernel",
+                    str(elf)], check=True, capture_output=True, timeout=120)
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--board", action="append", default=None)
+    parser.add_argument("--program", default="bench")
+    args = parser.parse_args()
+    boards = args.board or ["mps2-an386", "mcu-d"]
+    subprocess.run(["make", "-C", str(ROOT / "firmware"), "-s", f"PROGRAMS={args.program}"], check=True)
+    print(f"| board | program | instructions | mcusim s | plain Unicorn s | QEMU s | mcusim / Unicorn | "
+          f"mcusim / QEMU | mcusim MIPS |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for board in boards:
+        elf = ROOT / "firmware" / "build" / board / f"{args.program}.elf"
+        mcusim_seconds(elf, board)  # warm-up: numba cache, Unicorn translation
+        ours, plain, qemu = [], [], []
+        instructions = 0
+        for _ in range(args.repeat):
+            seconds, instructions = mcusim_seconds(elf, board)
+            ours.append(seconds)
+            if board.startswith("mps2"):
+                plain.append(plain_unicorn_seconds(elf, board)[0])
+            q = qemu_seconds(elf, board)
+            if q is not None:
+                qemu.append(q)
+        m = statistics.median(ours)
+        u = statistics.median(plain) if plain else None
+        q = statistics.median(qemu) if qemu else None
+        fmt = lambda x: f"{x:.3f}" if x is not None else "n/a"  # noqa: E731
+        ratio = lambda a, b: f"{a / b:.2f}x" if b else "n/a"  # noqa: E731
+        print(f"| {board} | {args.program} | {instructions:,} | {fmt(m)} | {fmt(u)} | {fmt(q)} | {ratio(m, u)} | "
+              f"{ratio(m, q)} | {instructions / m / 1e6:.0f} |")
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
