@@ -42,6 +42,7 @@ class RunResult:
     itm: dict = field(default_factory=dict)
     exceptions_taken: int = 0
     max_cycles: int = DEFAULT_MAX_CYCLES
+    semihosting_root: str | None = None
 
     @property
     def mips(self) -> float:
@@ -59,7 +60,8 @@ class RunResult:
             "clock_pinned": self.clock_pinned,
             "clock_changes": self.clock_changes,
             "firmware": {"path": self.firmware_path, "sha256": self.firmware_sha256},
-            "settings": {"max_cycles": self.max_cycles},
+            "settings": {"max_cycles": self.max_cycles, "clock_hz": self.clock_hz if self.clock_pinned else None,
+                         "semihosting_root": self.semihosting_root},
             "exit": {"reason": self.exit_reason, "code": self.exit_code, "detail": self.exit_detail},
             "boot_note": self.boot_note,
             "instructions": self.instructions,
@@ -136,6 +138,7 @@ class Simulator:
             itm={str(k): v.decode(errors="replace") for k, v in m.outputs.itm.items()},
             exceptions_taken=m.exceptions_taken,
             max_cycles=m.max_cycles,
+            semihosting_root=str(m.semihosting.root) if m.semihosting.root else None,
         )
 
 

@@ -29,9 +29,6 @@ def _seconds(s: float) -> str:
 class _Stream:
     """Writes firmware output through as it comes, flushing at each newline."""
 
-    def __init__(self):
-        self.pending = False
-
     def __call__(self, data: bytes, stream: str) -> None:
         out = sys.stderr if stream == "stderr" else sys.stdout
         out.buffer.write(data)

@@ -246,7 +246,7 @@ class ExceptionUnit:
             self.raise_fault(USAGEFAULT, INVPC, exc_return, None,
                              f"invalid EXC_RETURN 0x{exc_return:08x} from {exception_name(returning)}")
             uc.reg_write(A.UC_ARM_REG_PC, exc_return & ~1)
-            self.take_pending(fault_return_address=exc_return & ~1 & 0xFFFFFFFF, in_handler=True)
+            self.take_pending(fault_return_address=exc_return & ~1 & 0xFFFFFFFF)
             return
         remaining = self.active[:-1]
         to_thread = low != 0x1
@@ -254,7 +254,7 @@ class ExceptionUnit:
             # returning to Thread mode with other exceptions active (no NONBASETHRDENA)
             self.raise_fault(USAGEFAULT, INVPC, exc_return, None,
                              "EXC_RETURN to Thread mode with exceptions still active")
-            self.take_pending(fault_return_address=exc_return & ~1, in_handler=True)
+            self.take_pending(fault_return_address=exc_return & ~1)
             return
         next_number = self.preempting(remaining)
         self.active.pop()
@@ -298,7 +298,7 @@ class ExceptionUnit:
         uc.reg_write(A.UC_ARM_REG_PSP if use_psp else A.UC_ARM_REG_MSP, sp + frame_size)
         uc.reg_write(A.UC_ARM_REG_PC, words[6] & ~1)
 
-    def take_pending(self, fault_return_address: int | None = None, in_handler: bool = False) -> bool:
+    def take_pending(self, fault_return_address: int | None = None) -> bool:
         """Take the highest-priority pending exception if it preempts; True if one was taken."""
         number = self.preempting()
         if number is None:

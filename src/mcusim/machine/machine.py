@@ -78,6 +78,7 @@ class Machine:
         self.pinned_clock_hz = clock_hz
         self.outputs = Outputs()
         self.warnings: list[str] = []
+        self._warned: set[str] = set()
         self.unmodelled: dict[str, dict] = {}
         self.clock_changes: list[ClockChange] = []
         self.exit: ExitStatus | None = None
@@ -318,8 +319,8 @@ class Machine:
         self.on_warning(message)
 
     def warn_once(self, key: str, message: str) -> None:
-        if key not in getattr(self, "_warned", set()):
-            self._warned = getattr(self, "_warned", set()) | {key}
+        if key not in self._warned:
+            self._warned.add(key)
             self.warn(message)
 
     def report_unmodelled(self, register: str, address: int, kind: str) -> None:
@@ -464,10 +465,11 @@ class Machine:
         uc = self.uc
         pc = uc.reg_read(A.UC_ARM_REG_PC)
         if intno == 2:  # SVC: PC is already the return address
-            self.exceptions.pending[SVCALL] = True
-            if self.exceptions.preempting() != SVCALL:
-                self.exceptions.pending[SVCALL] = False
-                self.exceptions.raise_fault(HARDFAULT, 1 << 30, pc, None,
+            exc = self.exceptions
+            if exc.group_priority(SVCALL) < exc.execution_priority():
+                exc.pending[SVCALL] = True
+            else:
+                exc.raise_fault(HARDFAULT, 1 << 30, pc, None,
                                             "SVC executed where SVCall cannot preempt (escalated to HardFault)")
             self.exceptions.take_pending()
         elif intno == 7:  # BKPT: PC at the instruction

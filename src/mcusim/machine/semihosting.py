@@ -268,11 +268,9 @@ class Semihosting:
     def _exit_extended(self, p):
         reason, code = self._args(p, 2)
         if reason == ADP_STOPPED_APPLICATION_EXIT:
-            return self._raise(code & 0xFF if code < 256 else code & 0xFF, "semihosting exit")
+            # a process exit status is 8 bits wide, as on a host
+            raise SemihostingExit(code & 0xFF, f"semihosting exit (code {code})")
         raise SemihostingExit(1, f"semihosting exit with reason 0x{reason:x}")
-
-    def _raise(self, code, reason):
-        raise SemihostingExit(code, f"{reason} (code {code})")
 
     def _elapsed(self, p):
         ticks = self.machine.cycles_now()

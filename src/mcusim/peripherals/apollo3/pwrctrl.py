@@ -1,4 +1,4 @@
-"""Apollo3 power control: device power domains switch on at once.
+"""Apollo3 power control: device power domains and memories switch on at once.
 
 DEVPWREN bits and DEVPWRSTATUS domains: Apollo3 Blue datasheet, PWRCTRL registers
 (HCPA = IOS/UART0/UART1, HCPB = IOM0-2, HCPC = IOM3-5).
@@ -21,6 +21,8 @@ class PwrCtrl(Peripheral):
                 if any(enabled >> s & 1 for s in sources):
                     status |= 1 << bit
             return status
+        if offset == self.registers["MEMPWRSTATUS"]:
+            return self.get(self.registers["MEMPWREN"])  # memories power up at once
         return self.get(offset) if offset in self.register_names else None
 
     def on_write(self, offset, value, raw_offset, size, raw_value):
