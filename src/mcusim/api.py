@@ -98,14 +98,14 @@ class Simulator:
 
     def __init__(self, firmware: str | Path, board: str | BoardSpec = "mcu-d", *, clock_hz: int | None = None,
                  max_cycles: int | None = None, semihosting_root: str | Path | None = None, cmdline: str = "",
-                 on_output=None, on_warning=None, on_progress=None):
+                 on_output=None, on_warning=None, on_progress=None, stdin=None):
         self.board = board if isinstance(board, BoardSpec) else load_board(board)
         self.image = ElfImage.load(firmware)
         if clock_hz is not None and clock_hz <= 0:
             raise ValueError("clock_hz must be positive")
         self.machine = Machine(self.board, self.image, clock_hz=clock_hz, max_cycles=max_cycles,
                                semihosting_root=semihosting_root, cmdline=cmdline, on_output=on_output,
-                               on_warning=on_warning, on_progress=on_progress)
+                               on_warning=on_warning, on_progress=on_progress, stdin=stdin)
 
     def run(self) -> RunResult:
         m = self.machine

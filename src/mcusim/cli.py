@@ -92,7 +92,7 @@ def run_command(firmware, board, example, max_cycles, clock_hz, out, semihosting
 
     try:
         sim = Simulator(firmware, spec, clock_hz=clock_hz, max_cycles=max_cycles, semihosting_root=semihosting_root,
-                        on_output=_Stream(), on_warning=warn, on_progress=progress)
+                        on_output=_Stream(), on_warning=warn, on_progress=progress, stdin=sys.stdin.buffer)
         result = sim.run()
     except ElfError as exc:
         click.echo(f"mcusim: error: {exc}", err=True)

@@ -208,7 +208,8 @@ class ExceptionUnit:
         in_thread = uc.reg_read(A.UC_ARM_REG_IPSR) == 0
         control = uc.reg_read(A.UC_ARM_REG_CONTROL)
         use_psp = in_thread and control & 0b10
-        fp_frame = bool(control & 0b100) and self.machine.fpu_present
+        # FPCCR.ASPEN clear: the core does not mark FP context (CONTROL.FPCA) by itself
+        fp_frame = bool(control & 0b100) and self.machine.fpu_present and bool(self.fpccr & (1 << 31))
         sp = uc.reg_read(A.UC_ARM_REG_PSP if use_psp else A.UC_ARM_REG_MSP)
         frame_size = 0x68 if fp_frame else 0x20
         aligned = (sp - frame_size) & ~7

@@ -68,8 +68,9 @@ class Outputs:
 class Machine:
     def __init__(self, board: BoardSpec, image: ElfImage, *, clock_hz: int | None = None,
                  max_cycles: int | None = None, semihosting_root=None, cmdline: str = "",
-                 on_output=None, on_warning=None, on_progress=None):
+                 on_output=None, on_warning=None, on_progress=None, stdin=None):
         self.board = board
+        self.stdin = stdin  # a binary stream for semihosting console reads, or None (end of file)
         self.image = image
         self.on_output = on_output or (lambda data, stream: None)
         self.on_warning = on_warning or (lambda message: None)
@@ -312,7 +313,10 @@ class Machine:
             self.console_write(data, "ITM")
 
     def read_stdin(self, size: int) -> bytes:
-        return b""
+        if self.stdin is None or size <= 0:
+            return b""
+        read = getattr(self.stdin, "read1", self.stdin.read)
+        return read(size) or b""
 
     def warn(self, message: str) -> None:
         self.warnings.append(message)

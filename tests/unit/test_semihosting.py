@@ -1,0 +1,140 @@
+"""Semihosting operations against a stand-in machine (memory as a bytearray)."""
+import io
+import struct
+
+import pytest
+
+from mcusim.machine import semihosting as S
+
+
+class FakeUc:
+    def __init__(self):
+        self.memory = bytearray(0x1000)
+
+    def mem_read(self, address, size):
+        return bytes(self.memory[address:address + size])
+
+    def mem_write(self, address, data):
+        self.memory[address:address + len(data)] = data
+
+
+class FakeMachine:
+    clock_hz = 64_000_000
+
+    def __init__(self, stdin=b""):
+        self.uc = FakeUc()
+        self.console = bytearray()
+        self.warnings = []
+        self.stdin = io.BytesIO(stdin)
+        self.cycles = 128_000_000
+
+    def console_write(self, data, source, stderr=False):
+        self.console += data
+
+    def warn(self, message):
+        self.warnings.append(message)
+
+    def read_stdin(self, size):
+        return self.stdin.read(size)
+
+    def simulated_seconds(self):
+        return self.cycles / self.clock_hz
+
+    def cycles_now(self):
+        return self.cycles
+
+
+def put(machine, address, *words):
+    machine.uc.mem_write(address, struct.pack(f"<{len(words)}I", *words))
+
+
+def open_file(sh, machine, name, mode):
+    machine.uc.mem_write(0x800, name.encode() + b"\0")
+    put(machine, 0x100, 0x800, mode, len(name))
+    return sh.call(S.SYS_OPEN, 0x100)
+
+
+@pytest.fixture
+def machine():
+    return FakeMachine(stdin=b"typed\n")
+
+
+def test_console_write_and_read(machine):
+    sh = S.Semihosting(machine)
+    stdin, stdout = open_file(sh, machine, ":tt", 0), open_file(sh, machine, ":tt", 4)
+    machine.uc.mem_write(0x400, b"hi there")
+    put(machine, 0x100, stdout, 0x400, 8)
+    assert sh.call(S.SYS_WRITE, 0x100) == 0
+    assert machine.console == b"hi there"
+    put(machine, 0x100, stdin, 0x500, 16)
+    assert sh.call(S.SYS_READ, 0x100) == 16 - 6  # bytes NOT read
+    assert machine.uc.mem_read(0x500, 6) == b"typed\n"
+    put(machine, 0x100, stdout)
+    assert sh.call(S.SYS_ISTTY, 0x100) == 1
+
+
+def test_features_file_announces_extended_exit_and_stdout_stderr(machine):
+    sh = S.Semihosting(machine)
+    handle = open_file(sh, machine, S.FEATURES_FILE, 0)
+    put(machine, 0x100, handle)
+    assert sh.call(S.SYS_FLEN, 0x100) == 5
+    put(machine, 0x100, handle, 0x500, 5)
+    assert sh.call(S.SYS_READ, 0x100) == 0
+    assert machine.uc.mem_read(0x500, 5) == b"SHFB\x03"
+
+
+def test_time_comes_from_simulated_time(machine):
+    sh = S.Semihosting(machine)
+    assert sh.call(S.SYS_CLOCK, 0) == 200  # 2 s simulated, in centiseconds
+    assert sh.call(S.SYS_TICKFREQ, 0) == 64_000_000
+    assert sh.call(S.SYS_ELAPSED, 0x100) == 0
+    assert struct.unpack("<Q", machine.uc.mem_read(0x100, 8))[0] == 128_000_000
+
+
+def test_command_line(machine):
+    sh = S.Semihosting(machine, cmdline="app --fast")
+    put(machine, 0x100, 0x600, 64)
+    assert sh.call(S.SYS_GET_CMDLINE, 0x100) == 0
+    assert machine.uc.mem_read(0x600, 11) == b"app --fast\0"
+    assert struct.unpack("<I", machine.uc.mem_read(0x104, 4))[0] == 10
+
+
+def test_exit_codes(machine):
+    sh = S.Semihosting(machine)
+    with pytest.raises(S.SemihostingExit) as done:
+        sh.call(S.SYS_EXIT, S.ADP_STOPPED_APPLICATION_EXIT)
+    assert done.value.code == 0
+    put(machine, 0x100, S.ADP_STOPPED_APPLICATION_EXIT, 42)
+    with pytest.raises(S.SemihostingExit) as done:
+        sh.call(S.SYS_EXIT_EXTENDED, 0x100)
+    assert done.value.code == 42
+    with pytest.raises(S.SemihostingExit) as done:
+        sh.call(S.SYS_EXIT, 0x20023)  # ADP_Stopped_RunTimeErrorUnknown
+    assert done.value.code == 1
+
+
+@pytest.mark.parametrize("operation,words", [(S.SYS_REMOVE, (0x800, 4)), (S.SYS_SYSTEM, (0x800, 4)),
+                                             (S.SYS_RENAME, (0x800, 4, 0x800, 4))])
+def test_host_side_effects_refused_without_root(machine, operation, words):
+    sh = S.Semihosting(machine)
+    machine.uc.mem_write(0x800, b"x.txt\0")
+    put(machine, 0x100, *words)
+    assert sh.call(operation, 0x100) == -1
+    assert "refused" in machine.warnings[-1]
+    assert sh.call(S.SYS_ERRNO, 0) == 13  # EACCES
+
+
+def test_files_inside_root_can_be_written_and_removed(machine, tmp_path):
+    sh = S.Semihosting(machine, root=tmp_path)
+    handle = open_file(sh, machine, "out.txt", 4)
+    assert handle > 0
+    machine.uc.mem_write(0x400, b"data")
+    put(machine, 0x100, handle, 0x400, 4)
+    assert sh.call(S.SYS_WRITE, 0x100) == 0
+    put(machine, 0x100, handle)
+    assert sh.call(S.SYS_CLOSE, 0x100) == 0
+    assert (tmp_path / "out.txt").read_bytes() == b"data"
+    machine.uc.mem_write(0x800, b"out.txt\0")
+    put(machine, 0x100, 0x800, 7)
+    assert sh.call(S.SYS_REMOVE, 0x100) == 0
+    assert not (tmp_path / "out.txt").exists()
