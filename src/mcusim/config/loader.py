@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import tomllib
+from dataclasses import replace
 from pathlib import Path
 
 from .specs import BoardSpec, CoreSpec, MemoryRegion, PeripheralSpec
@@ -79,6 +80,7 @@ def load_core(name: str) -> CoreSpec:
             architecture=core["architecture"],
             unicorn_cpu_model=core["unicorn_cpu_model"],
             capstone_mcpu=core["capstone_mcpu"],
+            cpuid=int(core["cpuid"]),
             fpu=core["fpu"],
             fpu_double_precision=bool(core["fpu_double_precision"]),
             default_instruction_cycles=int(timing["default_instruction_cycles"]),
@@ -134,10 +136,13 @@ def load_board(name: str) -> BoardSpec:
             peripherals=peripherals,
             peripheral_space=tuple((int(s["base"]), int(s["size_bytes"])) for s in data.get("peripheral_space", [])),
             clocks={k: int(v) for k, v in data.get("clocks", {}).items()},
+            cpuid=int(soc.get("cpuid", 0)),
             source_file=str(path),
         )
     except KeyError as exc:
         raise ConfigError(f"{path}: missing key {exc}") from exc
+    if not spec.cpuid:
+        spec = replace(spec, cpuid=spec.core.cpuid)
     _check(spec)
     return spec
 

@@ -41,6 +41,7 @@ class CoreSpec:
     architecture: str
     unicorn_cpu_model: str
     capstone_mcpu: str
+    cpuid: int
     fpu: str
     fpu_double_precision: bool
     default_instruction_cycles: int
@@ -67,6 +68,7 @@ class BoardSpec:
     peripherals: tuple[PeripheralSpec, ...]
     peripheral_space: tuple[tuple[int, int], ...]
     clocks: dict[str, int] = field(default_factory=dict)  # board oscillators, e.g. hse_hz
+    cpuid: int = 0  # SCB CPUID as this part reports it
     source_file: str = ""
 
     def region_at(self, address: int, length: int = 1) -> MemoryRegion | None:

@@ -92,7 +92,7 @@ class ExceptionUnit:
         group_mask = ~((2 << self.prigroup) - 1) & 0xFF
         return self.priority[number] & group_mask
 
-    def execution_priority(self, active: list[int] | None = None) -> int:
+    def execution_priority(self, active: list[int] | None = None, with_primask: bool = True) -> int:
         active = self.active if active is None else active
         priority = 256
         for number in active:
@@ -101,7 +101,7 @@ class ExceptionUnit:
         if basepri:
             group_mask = ~((2 << self.prigroup) - 1) & 0xFF
             priority = min(priority, basepri & group_mask)
-        if self.uc.reg_read(A.UC_ARM_REG_PRIMASK) & 1:
+        if with_primask and self.uc.reg_read(A.UC_ARM_REG_PRIMASK) & 1:
             priority = min(priority, 0)
         if self.uc.reg_read(A.UC_ARM_REG_FAULTMASK) & 1:
             priority = min(priority, -1)
@@ -131,12 +131,7 @@ class ExceptionUnit:
     def any_pending_ignoring_primask(self) -> bool:
         """WFI wake-up condition: a pending exception that would preempt were PRIMASK clear."""
         number = self.best_pending()
-        if number is None:
-            return False
-        priority = 256
-        for active in self.active:
-            priority = min(priority, self.group_priority(active))
-        return self.group_priority(number) < priority
+        return number is not None and self.group_priority(number) < self.execution_priority(with_primask=False)
 
     def set_pending(self, number: int) -> None:
         if 0 < number < self.count:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ..base import Peripheral
 
-NORMAL_HZ = 48_000_000   # Apollo3 Blue datasheet: HFRC 48 MHz core clock
+NORMAL_HZ = 48_000_000   # Apollo3 Blue datasheet: HFRC 48 MHz core clock (CORESEL = 0)
 BURST_HZ = 96_000_000    # Apollo3 Blue datasheet: TurboSPOT burst mode 96 MHz
 
 

@@ -1,14 +1,14 @@
 """Apollo3 power control: device power domains and memories switch on at once.
 
 DEVPWREN bits and DEVPWRSTATUS domains: Apollo3 Blue datasheet, PWRCTRL registers
-(HCPA = IOS/UART0/UART1, HCPB = IOM0-2, HCPC = IOM3-5).
+(HCPA = IOS/UART0/UART1/SCARD, HCPB = IOM0-2, HCPC = IOM3-5; apollo3.h).
 """
 from __future__ import annotations
 
 from ..base import Peripheral
 
 # DEVPWRSTATUS bit -> DEVPWREN bits that power it
-DOMAINS = {2: (0, 7, 8), 3: (1, 2, 3), 4: (4, 5, 6), 5: (9,), 6: (11,), 7: (12,), 8: (13,)}
+DOMAINS = {2: (0, 7, 8, 10), 3: (1, 2, 3), 4: (4, 5, 6), 5: (9,), 6: (11,), 7: (12,), 8: (13,)}
 MCUL, MCUH = 1 << 0, 1 << 1
 
 

@@ -8,7 +8,7 @@ CTRL, CYCCNT, CPICNT, EXCCNT, SLEEPCNT, LSUCNT, FOLDCNT, PCSR = (0x00, 0x04, 0x0
                                                                 0x18, 0x1C)
 CYCCNTENA = 1 << 0
 ENABLE_BITS = {CPICNT: 1 << 17, EXCCNT: 1 << 18, SLEEPCNT: 1 << 19, LSUCNT: 1 << 20, FOLDCNT: 1 << 21}
-# NUMCOMP (bits 31:28): 4 comparators on Cortex-M4/M7 (Cortex-M4 TRM r0p1 8.4, Cortex-M7 TRM 12.?).
+# NUMCOMP (bits 31:28): 4 comparators on Cortex-M4/M7 (Cortex-M4 TRM r0p1 and Cortex-M7 TRM, DWT chapters).
 NUMCOMP = 4 << 28
 
 

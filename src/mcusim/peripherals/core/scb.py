@@ -6,10 +6,6 @@ from ..base import Peripheral
 from ...machine.exceptions import (FIRST_IRQ, NMI, PENDSV, SYSTICK, SVCALL, MEMMANAGE, BUSFAULT,
                                    USAGEFAULT, SHCSR_BUSFAULTENA, SHCSR_MEMFAULTENA, SHCSR_USGFAULTENA)
 
-# CPUID values: Cortex-M4 TRM r0p1 4.3.? "CPUID" (0x410FC241), Cortex-M7 TRM r1p2 4.1.? (0x411FC272
-# for r1p2; STM32F746 is r0p1: 0x410FC271 per PM0253 4.3.1).
-CPUID = {"cortex-m4": 0x410FC241, "cortex-m7": 0x410FC271}
-
 ICSR, VTOR, AIRCR, SCR, CCR = 0x04, 0x08, 0x0C, 0x10, 0x14
 SHPR1, SHPR2, SHPR3, SHCSR = 0x18, 0x1C, 0x20, 0x24
 CFSR, HFSR, DFSR, MMFAR, BFAR, AFSR = 0x28, 0x2C, 0x30, 0x34, 0x38, 0x3C
@@ -30,7 +26,7 @@ class Scb(Peripheral):
         m = self.machine
         exc = m.exceptions
         if offset == 0x00:
-            return CPUID.get(m.board.core.name, 0)
+            return m.board.cpuid
         if offset == ICSR:
             active = exc.active[-1] if exc.active else 0
             pending = exc.best_pending() or 0

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..base import Peripheral
 
-ENABLED = 8  # ENABLE register value that enables the UARTE (PS 6.34.10.?)
+ENABLED = 8  # ENABLE register value that enables the UARTE (PS 6.34 UARTE, register ENABLE)
 
 
 class Uarte(Peripheral):
