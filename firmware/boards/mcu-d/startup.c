@@ -1,6 +1,6 @@
 /*
  * mcu-d startup: STM32F746ZG, Cortex-M7F.
- * Vector table: 16 core entries + 98 external IRQs (RM0385 rev 8 table 40, positions 0..97, WWDG..SPDIF_RX).
+ * Vector table: 16 core entries + 98 external IRQs (RM0385 rev 8, 10.1.2 "Interrupt and exception vectors", positions 0..97, WWDG..SPDIF_RX).
  */
 #define NUM_IRQS 98
 #include "startup_common.h"

@@ -1,5 +1,5 @@
 /*
- * mps2-an500 console: CMSDK APB UART0 at 0x40004000 (QEMU 7.2 hw/arm/mps2.c;
+ * mps2-an386 and mps2-an500 console: CMSDK APB UART0 at 0x40004000 (QEMU 7.2 hw/arm/mps2.c;
  * register layout: Arm DDI 0479 Cortex-M System Design Kit TRM, APB UART).
  * QEMU connects it to the first -serial backend.
  */
