@@ -136,6 +136,17 @@ class ElfImage:
             return None
         return f"{self._lines[i][1]}:{self._lines[i][2]}"
 
+    @staticmethod
+    def _file_name(entry, directories: list[str], version: int) -> str:
+        """The file's path as the compiler saw it: its directory (unless the build folder) + name."""
+        name = entry.name.decode(errors="replace")
+        index = entry.dir_index if version >= 5 else entry.dir_index - 1
+        if name.startswith("/") or index < (1 if version >= 5 else 0) or index >= len(directories):
+            return name
+        directory = directories[index]
+        path = f"{directory}/{name}" if directory not in ("", ".") else name
+        return path[2:] if path.startswith("./") else path
+
     def _read_lines(self) -> list[tuple[int, str, int]]:
         import io
 
@@ -148,13 +159,15 @@ class ElfImage:
                 continue
             header = program.header
             files = header["file_entry"]
+            directories = [d.decode(errors="replace") for d in header["include_directory"]]
             version = header["version"]
+            names = {}
+            for number, entry in enumerate(files, start=0 if version >= 5 else 1):
+                names[number] = self._file_name(entry, directories, version)
             for entry in program.get_entries():
                 state = entry.state
                 if state is None or state.end_sequence:
                     continue
-                index = state.file if version >= 5 else state.file - 1
-                name = files[index].name.decode(errors="replace") if 0 <= index < len(files) else "?"
-                rows.append((state.address, name, state.line))
+                rows.append((state.address, names.get(state.file, "?"), state.line))
         rows.sort()
         return rows

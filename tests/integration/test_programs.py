@@ -70,3 +70,12 @@ def test_cli_hello_on_mcu_d_prints_greeting_and_summary(firmware_build, tmp_path
     assert run["firmware"]["sha256"] and run["exit"] == {"reason": "semihosting-exit", "code": 0,
                                                          "detail": run["exit"]["detail"]}
     assert run["stdout"] == "Hello from mcusim on mcu-d\n"
+
+
+def test_symbols_and_source_lines_come_from_the_elf(firmware_build):
+    from mcusim.elf import ElfImage
+
+    image = ElfImage.load(firmware_build / "mcu-d" / "hello.elf")
+    main = image.symbol("main")
+    assert main is not None and image.symbolize(main + 2) == "main+0x2"
+    assert image.source_line(main).startswith("programs/hello/main.c:")

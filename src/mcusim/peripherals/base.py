@@ -91,3 +91,16 @@ class PlainStorage(Peripheral):
     def on_write(self, offset, value, raw_offset, size, raw_value):
         self.set(offset, value)
         return True
+
+
+class RegisterFile(Peripheral):
+    """Registers the board data names are modelled as storage; subclasses add behaviour on top."""
+
+    def on_read(self, offset):
+        return self.get(offset) if offset in self.register_names else None
+
+    def on_write(self, offset, value, raw_offset, size, raw_value):
+        if offset in self.register_names:
+            self.set(offset, value)
+            return True
+        return False

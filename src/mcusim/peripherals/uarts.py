@@ -1,10 +1,10 @@
 """Simple byte UARTs shared by several boards: Arm PL011 (Apollo3 UART0) and CMSDK APB UART (MPS2)."""
 from __future__ import annotations
 
-from .base import Peripheral
+from .base import RegisterFile
 
 
-class Pl011(Peripheral):
+class Pl011(RegisterFile):
     """Arm PrimeCell PL011 (DDI 0183) transmit side: never busy, FIFO never full."""
 
     UARTEN, TXE = 1 << 0, 1 << 8
@@ -18,7 +18,7 @@ class Pl011(Peripheral):
             return self.TXFE
         if offset == self.registers["DR"]:
             return 0
-        return self.get(offset) if offset in self.register_names else None
+        return super().on_read(offset)
 
     def on_write(self, offset, value, raw_offset, size, raw_value):
         if offset == self.registers["DR"]:
@@ -26,13 +26,10 @@ class Pl011(Peripheral):
             if cr & self.UARTEN and cr & self.TXE:
                 self.machine.uart_write(self.name, bytes([raw_value & 0xFF]))
             return True
-        if offset in self.register_names:
-            self.set(offset, value)
-            return True
-        return False
+        return super().on_write(offset, value, raw_offset, size, raw_value)
 
 
-class CmsdkUart(Peripheral):
+class CmsdkUart(RegisterFile):
     """Arm CMSDK APB UART (DDI 0479, as QEMU's cmsdk-apb-uart): transmits when CTRL.TX_EN is set."""
 
     TX_EN = 1 << 0
@@ -42,14 +39,11 @@ class CmsdkUart(Peripheral):
             return 0  # TX buffer never full
         if offset == self.registers["DATA"]:
             return 0
-        return self.get(offset) if offset in self.register_names else None
+        return super().on_read(offset)
 
     def on_write(self, offset, value, raw_offset, size, raw_value):
         if offset == self.registers["DATA"]:
             if self.get(self.registers["CTRL"]) & self.TX_EN:
                 self.machine.uart_write(self.name, bytes([raw_value & 0xFF]))
             return True
-        if offset in self.register_names:
-            self.set(offset, value)
-            return True
-        return False
+        return super().on_write(offset, value, raw_offset, size, raw_value)

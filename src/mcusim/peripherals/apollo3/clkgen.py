@@ -4,17 +4,14 @@ Register facts: Apollo3 Blue datasheet, CLKGEN and MCUCTRL register chapters (se
 """
 from __future__ import annotations
 
-from ..base import Peripheral
+from ..base import RegisterFile
 
 NORMAL_HZ = 48_000_000   # Apollo3 Blue datasheet: HFRC 48 MHz core clock (CORESEL = 0)
 BURST_HZ = 96_000_000    # Apollo3 Blue datasheet: TurboSPOT burst mode 96 MHz
 
 
-class ClkGen(Peripheral):
+class ClkGen(RegisterFile):
     BURSTREQ, BURSTACK, BURSTSTATUS = 1 << 0, 1 << 1, 1 << 2
-
-    def on_read(self, offset):
-        return self.get(offset) if offset in self.register_names else None
 
     def on_write(self, offset, value, raw_offset, size, raw_value):
         r = self.registers
@@ -27,10 +24,7 @@ class ClkGen(Peripheral):
             self.set(offset, value & 1)
             self._update_clock()
             return True
-        if offset in self.register_names:
-            self.set(offset, value)
-            return True
-        return False
+        return super().on_write(offset, value, raw_offset, size, raw_value)
 
     def _update_clock(self) -> None:
         r = self.registers
@@ -40,13 +34,10 @@ class ClkGen(Peripheral):
         self.machine.set_clock(hz, "CLKGEN")
 
 
-class McuCtrl(Peripheral):
+class McuCtrl(RegisterFile):
     """FEATUREENABLE burst handshake: BURSTREQ is acknowledged and burst is available."""
 
     BURSTREQ, BURSTACK, BURSTAVAIL = 1 << 4, 1 << 5, 1 << 6
-
-    def on_read(self, offset):
-        return self.get(offset) if offset in self.register_names else None
 
     def on_write(self, offset, value, raw_offset, size, raw_value):
         if offset == self.registers["FEATUREENABLE"]:
@@ -56,7 +47,4 @@ class McuCtrl(Peripheral):
                 value &= ~self.BURSTACK
             self.set(offset, value)
             return True
-        if offset in self.register_names:
-            self.set(offset, value)
-            return True
-        return False
+        return super().on_write(offset, value, raw_offset, size, raw_value)

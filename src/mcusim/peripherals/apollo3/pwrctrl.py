@@ -5,14 +5,14 @@ DEVPWREN bits and DEVPWRSTATUS domains: Apollo3 Blue datasheet, PWRCTRL register
 """
 from __future__ import annotations
 
-from ..base import Peripheral
+from ..base import RegisterFile
 
 # DEVPWRSTATUS bit -> DEVPWREN bits that power it
 DOMAINS = {2: (0, 7, 8, 10), 3: (1, 2, 3), 4: (4, 5, 6), 5: (9,), 6: (11,), 7: (12,), 8: (13,)}
 MCUL, MCUH = 1 << 0, 1 << 1
 
 
-class PwrCtrl(Peripheral):
+class PwrCtrl(RegisterFile):
     def on_read(self, offset):
         if offset == self.registers["DEVPWRSTATUS"]:
             enabled = self.get(self.registers["DEVPWREN"])
@@ -23,10 +23,7 @@ class PwrCtrl(Peripheral):
             return status
         if offset == self.registers["MEMPWRSTATUS"]:
             return self.get(self.registers["MEMPWREN"])  # memories power up at once
-        return self.get(offset) if offset in self.register_names else None
+        return super().on_read(offset)
 
     def on_write(self, offset, value, raw_offset, size, raw_value):
-        if offset in self.register_names:
-            self.set(offset, value)
-            return True
-        return False
+        return super().on_write(offset, value, raw_offset, size, raw_value)

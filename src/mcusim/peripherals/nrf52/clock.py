@@ -1,10 +1,10 @@
 """nRF52 CLOCK (nRF52840 PS 5.4.3): oscillator start tasks complete at once."""
 from __future__ import annotations
 
-from ..base import Peripheral
+from ..base import RegisterFile
 
 
-class Clock(Peripheral):
+class Clock(RegisterFile):
     def on_write(self, offset, value, raw_offset, size, raw_value):
         r = self.registers
         if offset == r["TASKS_HFCLKSTART"] and value & 1:
@@ -21,10 +21,4 @@ class Clock(Peripheral):
             self.set(r["LFCLKSTAT"], (1 << 16) | (self.get(r["LFCLKSRC"]) & 3))
             self.set(r["LFCLKRUN"], 1)
             return True
-        if offset in self.register_names:
-            self.set(offset, value)
-            return True
-        return False
-
-    def on_read(self, offset):
-        return self.get(offset) if offset in self.register_names else None
+        return super().on_write(offset, value, raw_offset, size, raw_value)

@@ -1,12 +1,12 @@
 """nRF52 UARTE with EasyDMA (nRF52840 PS 6.34): STARTTX sends TXD.MAXCNT bytes from TXD.PTR at once."""
 from __future__ import annotations
 
-from ..base import Peripheral
+from ..base import RegisterFile
 
 ENABLED = 8  # ENABLE register value that enables the UARTE (PS 6.34 UARTE, register ENABLE)
 
 
-class Uarte(Peripheral):
+class Uarte(RegisterFile):
     def on_write(self, offset, value, raw_offset, size, raw_value):
         r = self.registers
         if offset == r["TASKS_STARTTX"] and value & 1:
@@ -21,10 +21,4 @@ class Uarte(Peripheral):
         if offset == r["TASKS_STOPTX"] and value & 1:
             self.set(r["EVENTS_TXSTOPPED"], 1)
             return True
-        if offset in self.register_names:
-            self.set(offset, value)
-            return True
-        return False
-
-    def on_read(self, offset):
-        return self.get(offset) if offset in self.register_names else None
+        return super().on_write(offset, value, raw_offset, size, raw_value)

@@ -1,0 +1,131 @@
+"""Peripheral models on their own, against a stand-in machine."""
+import pytest
+
+from mcusim.config import load_board
+from mcusim.peripherals import model_class
+from mcusim.peripherals.core.systick import SysTick
+
+
+class FakeMachine:
+    def __init__(self, board="mcu-m"):
+        self.board = load_board(board)
+        self.clock_hz = None
+        self.cycle = 0
+        self.sent = bytearray()
+        self.pended = []
+        self.exceptions = self
+        self.unmodelled = []
+
+    def set_clock(self, hz, source):
+        self.clock_hz = hz
+
+    def cycles_now(self):
+        return self.cycle
+
+    def request_stop(self):
+        pass
+
+    def timers_changed(self):
+        pass
+
+    def set_pending(self, number):
+        self.pended.append(number)
+
+    def uart_write(self, name, data):
+        self.sent += data
+
+    def report_unmodelled(self, register, address, kind):
+        self.unmodelled.append((register, kind))
+
+
+def device(machine, name):
+    spec = machine.board.peripheral(name)
+    return model_class(spec.model).from_spec(spec, machine)
+
+
+def write(dev, register, value):
+    dev.write(dev.registers[register], 4, value)
+
+
+def read(dev, register):
+    return dev.read(dev.registers[register], 4)
+
+
+def test_stm32l4_rcc_msi_pll_to_80_mhz():
+    m = FakeMachine("mcu-m")
+    rcc = device(m, "RCC")
+    assert read(rcc, "CR") & 0b10  # MSIRDY at reset
+    write(rcc, "PLLCFGR", 0x01002801)  # MSI, M=1, N=40, R=2 (firmware/boards/REGISTERS.md 3.1)
+    write(rcc, "CR", read(rcc, "CR") | 1 << 24)
+    assert read(rcc, "CR") & 1 << 25  # PLLRDY follows PLLON
+    write(rcc, "CFGR", 3)
+    assert read(rcc, "CFGR") & 0b1100 == 0b1100  # SWS = PLL
+    assert m.clock_hz == 80_000_000
+    write(rcc, "CFGR", 3 | 0b1000 << 4)  # AHB /2
+    assert m.clock_hz == 40_000_000
+
+
+def test_stm32l4_rcc_hse_uses_the_board_oscillator():
+    m = FakeMachine("mcu-m")
+    rcc = device(m, "RCC")
+    write(rcc, "CFGR", 2)
+    assert m.clock_hz == 8_000_000  # Nucleo-64: 8 MHz from the ST-LINK MCO
+
+
+def test_stm32f7_rcc_hsi_pll_to_216_mhz():
+    m = FakeMachine("mcu-d")
+    rcc = device(m, "RCC")
+    write(rcc, "PLLCFGR", 0x29003608)  # HSI, M=8, N=216, P=2, Q=9
+    write(rcc, "CFGR", 2)
+    assert m.clock_hz == 216_000_000
+
+
+def test_stm32_usart_sends_only_when_enabled():
+    m = FakeMachine("mcu-d")
+    usart = device(m, "USART3")
+    usart.write(usart.registers["TDR"], 1, ord("x"))
+    assert m.sent == b""
+    write(usart, "CR1", 0b1101)  # UE | RE | TE
+    assert read(usart, "ISR") & 0xC0 == 0xC0  # TXE and TC
+    usart.write(usart.registers["TDR"], 1, ord("y"))
+    assert m.sent == b"y"
+
+
+def test_unnamed_register_is_storage_and_reported():
+    m = FakeMachine("mcu-d")
+    rcc = device(m, "RCC")
+    rcc.write(0x3FC, 4, 0x1234)
+    assert rcc.read(0x3FC, 4) == 0x1234
+    assert m.unmodelled == [("RCC+0x3fc", "write"), ("RCC+0x3fc", "read")]
+
+
+def test_systick_counts_down_wraps_and_pends():
+    m = FakeMachine()
+    tick = SysTick("SysTick", 0xE000E010, 0x10, m)
+    tick.write(0x4, 4, 99)        # reload: period 100 cycles
+    tick.write(0x8, 4, 0)         # clear
+    tick.write(0x0, 4, 0b111)     # enable, interrupt, processor clock
+    assert tick.next_event_cycle() == 100
+    m.cycle = 40
+    assert tick.read(0x8, 4) == 60
+    m.cycle = 100
+    tick.on_time(100)
+    assert m.pended == [15]
+    assert tick.read(0x0, 4) & 1 << 16  # COUNTFLAG, cleared by the read
+    assert not tick.read(0x0, 4) & 1 << 16
+    m.cycle = 150
+    assert tick.read(0x8, 4) == 50
+    assert tick.next_event_cycle() == 200
+
+
+def test_systick_reference_clock_divider():
+    m = FakeMachine()
+    tick = SysTick("SysTick", 0xE000E010, 0x10, m, external_divider=8)
+    tick.write(0x4, 4, 9)
+    tick.write(0x0, 4, 0b011)  # CLKSOURCE = reference clock
+    assert tick.next_event_cycle() == 80
+
+
+@pytest.mark.parametrize("board,name", [("mcu-s", "UARTE0"), ("mcu-b", "UART0"), ("mps2-an386", "UART0")])
+def test_board_console_uarts_are_modelled(board, name):
+    assert load_board(board).peripheral(name).model is not None
