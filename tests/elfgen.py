@@ -14,7 +14,8 @@ CODE = bytes.fromhex(
     "2600020000000000001000e000ee100afee700bf06484ff470010160bff34f8fbff36f8f00ee101a30ee000ab8e70000"
     "88ed00e0124840f2e73141600021816007210160002430bf01340a2cfbd102a14c602020abbefee72600020000000000"
     "704700bf07485a210160026802a14a602020abbefee700bf260002000000000010e000e000380140"
-    "0c48016841f010010160bff36f8f0021b0fbf1f280e700bf0021b0fbf1f27be705484ff0a0510160bff34f8fbff36f8f72e7000014ed00e004ed00e0")
+    "0c48016841f010010160bff36f8f0021b0fbf1f280e700bf0021b0fbf1f27be705484ff0a0510160bff34f8fbff36f8f72e7000014ed00e004ed00e0"
+    "72b600240a484ff080610160bff34f8fbff36f8f62b6254602a14d602020abbefee700bf26000200000000000124704704ed00e0")
 ENTRY = {
     # movs r0,#0x20; adr r1,blk; bkpt 0xab; b .   blk: .word 0x20026, 7  -> semihosting exit code 7
     "exit7": 0x00,
@@ -42,6 +43,10 @@ ENTRY = {
     "div_plain": 0x100,
     # ICSR = PENDSVSET | PENDSTSET; dsb; isb; b exit7 -> two exceptions, the second tail-chained
     "tail_chain": 0x108,
+    # cpsid i; r4=0; pend SysTick; cpsie i; r5=r4; exit with r5 (1 if the interrupt ran at once)
+    "primask": 0x124,
+    # movs r4,#1; bx lr                             -> a handler that marks that it ran
+    "set_r4": 0x150,
 }
 HOSTFILE_BLOCK = 0x2C  # the SYS_OPEN parameter block: name pointer, mode, length
 

@@ -126,3 +126,14 @@ def test_two_pending_exceptions_tail_chain(tmp_path):
     assert result.exceptions_taken == 2
     # entry 12 + tail-chain 6 + return 10 cycles (Cortex-M4 exception overheads, cores/cortex-m4.toml)
     assert result.dwt["exccnt"] == 28
+
+
+def test_interrupt_pended_while_masked_is_taken_right_after_cpsie(tmp_path):
+    image = program("primask", handlers={15: ENTRY["set_r4"]})
+    sim = mcusim.Simulator(write(tmp_path, "primask.elf", image), "mps2-an386")
+    # decode the code up front, as for an ELF with mapping symbols, so that no decode stop
+    # happens to fall right after `cpsie i`
+    code = 0x40
+    sim.machine.decoder.decode_ranges([(code + ENTRY["primask"], code + 0x148), (code + 0x150, code + 0x154)])
+    result = sim.run()
+    assert result.exit_code == 1  # the SysTick handler ran between `cpsie i` and `mov r5, r4`

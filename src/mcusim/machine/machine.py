@@ -402,6 +402,8 @@ class Machine:
                 deadline = self.max_cycles if event is None else min(event, self.max_cycles)
                 self.state[N.DEADLINE] = deadline
                 self.state[N.STOP_REASON] = N.STOP_NONE
+                masked = self.exceptions.best_pending() is not None  # pending, yet not taken above
+                self.state[N.PENDING_MASKED] = int(masked)
                 self._interrupt = None
                 self._invalid_access = None
                 error = None

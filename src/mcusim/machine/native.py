@@ -30,6 +30,7 @@ BLOCK_START_CYCLES = 8
 BLOCK_START_INSTRUCTIONS = 9
 FPU_ENABLED = 10
 WINDOW_COUNT = 11
+PENDING_MASKED = 13   # an enabled exception is pending but masked: stop after unmasking code
 TOTAL_LENGTH = 12
 HEADER_LENGTH = 16
 MAX_WINDOWS = 64
@@ -42,6 +43,7 @@ STOP_DEADLINE = 1
 STOP_DECODE = 2
 STOP_SELF_LOOP = 3
 STOP_FPU_DISABLED = 4
+STOP_UNMASKED = 5
 
 # Per-halfword kinds.
 KIND_UNKNOWN = 0
@@ -54,6 +56,22 @@ llvmlite.binding.load_library_permanently(uclib._name)
 _uc_emu_stop = types.ExternalFunction("uc_emu_stop", types.int32(types.voidptr))
 
 BLOCK_HOOK_SIGNATURE = types.void(types.voidptr, types.uint64, types.uint32, types.voidptr)
+
+
+@numba.njit(cache=True)
+def _previous_block_unmasks(st):
+    """Did the block that ran last contain CPSIE or an MSR to PRIMASK/BASEPRI/FAULTMASK?"""
+    address = st[BLOCK_ADDRESS]
+    for w in range(st[WINDOW_COUNT]):
+        base = st[WINDOW_TABLE + 3 * w]
+        size = st[WINDOW_TABLE + 3 * w + 1]
+        if base <= address < base + size:
+            halfwords = size >> 1
+            cum_mask = st[WINDOW_TABLE + 3 * w + 2] + halfwords + 3 * (halfwords + 1)
+            first = (address - base) >> 1
+            last = min(first + (st[BLOCK_SIZE] >> 1), halfwords)
+            return st[cum_mask + last] != st[cum_mask + first]
+    return False
 
 
 @numba.cfunc(BLOCK_HOOK_SIGNATURE, cache=True)
@@ -91,6 +109,11 @@ def block_hook(uc, address, size, user_data):
     cum_cycles = offset + halfwords
     cum_instructions = cum_cycles + halfwords + 1
     cum_fp = cum_instructions + halfwords + 1
+    if st[PENDING_MASKED] != 0 and _previous_block_unmasks(st):
+        st[STOP_REASON] = STOP_UNMASKED
+        st[STOP_ADDRESS] = address
+        _uc_emu_stop(uc)
+        return
     if st[FPU_ENABLED] == 0 and st[cum_fp + last] != st[cum_fp + first]:
         st[STOP_REASON] = STOP_FPU_DISABLED
         st[STOP_ADDRESS] = address
@@ -116,7 +139,7 @@ class NativeState:
     WINDOW_BYTES = 0x10000
 
     def __init__(self, capacity_halfwords: int = 1 << 18):
-        self.buffer = np.zeros(DATA_START + 4 * capacity_halfwords + 4 * MAX_WINDOWS, np.int64)
+        self.buffer = np.zeros(DATA_START + 5 * capacity_halfwords + 5 * MAX_WINDOWS, np.int64)
         self.buffer[TOTAL_LENGTH] = len(self.buffer)
         self.buffer[DEADLINE] = np.iinfo(np.int64).max
         self.next_free = DATA_START
@@ -153,7 +176,7 @@ class NativeState:
     def add_window(self, base: int, size_bytes: int) -> int:
         """Add a window of decode tables covering [base, base+size_bytes)."""
         halfwords = size_bytes >> 1
-        need = 4 * halfwords + 3
+        need = 5 * halfwords + 4
         if self.next_free + need > len(self.buffer):
             grown = np.zeros(max(2 * len(self.buffer), self.next_free + need + DATA_START), np.int64)
             grown[: len(self.buffer)] = self.buffer
@@ -170,12 +193,13 @@ class NativeState:
         return index
 
     def tables(self, index: int):
-        """Views (kind, cum_cycles, cum_instructions, cum_fp) of one window."""
+        """Views (kind, cum_cycles, cum_instructions, cum_fp, cum_unmask) of one window."""
         base, size, offset = self.windows[index]
         h = size >> 1
         b = self.buffer
         return (b[offset: offset + h], b[offset + h: offset + 2 * h + 1],
-                b[offset + 2 * h + 1: offset + 3 * h + 2], b[offset + 3 * h + 2: offset + 4 * h + 3])
+                b[offset + 2 * h + 1: offset + 3 * h + 2], b[offset + 3 * h + 2: offset + 4 * h + 3],
+                b[offset + 4 * h + 3: offset + 5 * h + 4])
 
     def cost_between(self, start: int, end: int) -> tuple[int, int]:
         """(cycles, instructions) of the decoded instructions in [start, end) of one window."""
@@ -183,7 +207,7 @@ class NativeState:
         if index is None:
             return 0, 0
         base, size, _ = self.windows[index]
-        _, cum_cycles, cum_instructions, _ = self.tables(index)
+        _, cum_cycles, cum_instructions, _, _ = self.tables(index)
         a = (start - base) >> 1
         b = min((end - base) >> 1, size >> 1)
         return int(cum_cycles[b] - cum_cycles[a]), int(cum_instructions[b] - cum_instructions[a])

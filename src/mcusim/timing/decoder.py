@@ -56,19 +56,20 @@ class Decoder:
                 dirty.add(index)
                 address = chunk_end
         for index in dirty:
-            kind, cum_cycles, cum_instructions, cum_fp = self.state.tables(index)
-            cycles, instructions, fp = self._costs[index]
+            kind, cum_cycles, cum_instructions, cum_fp, cum_unmask = self.state.tables(index)
+            cycles, instructions, fp, unmask = self._costs[index]
             cum_cycles[1:] = np.cumsum(cycles)
             cum_instructions[1:] = np.cumsum(instructions)
             cum_fp[1:] = np.cumsum(fp)
+            cum_unmask[1:] = np.cumsum(unmask)
 
     def _decode_in_window(self, index: int, start: int, end: int) -> None:
         base, size, _ = self.state.windows[index]
         kind = self.state.tables(index)[0]
         h = size >> 1
         if index not in self._costs:
-            self._costs[index] = (np.zeros(h, np.int64), np.zeros(h, np.int64), np.zeros(h, np.int64))
-        cycles, instructions, fp = self._costs[index]
+            self._costs[index] = tuple(np.zeros(h, np.int64) for _ in range(4))
+        cycles, instructions, fp, unmask = self._costs[index]
         code = self.read_memory(start, min(end - start + 2, base + size - start))
         address = start
         while address < end:
@@ -90,6 +91,7 @@ class Decoder:
             instructions[i] = 1
             is_fp = mnemonic.startswith("v")
             fp[i] = 1 if is_fp else 0
+            unmask[i] = 1 if _may_unmask(mnemonic, operands) else 0
             if is_fp:
                 self.fp_instruction_addresses.add(address)
             if mnemonic in ("sdiv", "udiv") and address not in self.divides:
@@ -98,8 +100,16 @@ class Decoder:
                     self.on_new_divides([address])
             if length == 4 and i + 1 < h:
                 kind[i + 1] = KIND_CONTINUATION
-                cycles[i + 1] = instructions[i + 1] = fp[i + 1] = 0
+                cycles[i + 1] = instructions[i + 1] = fp[i + 1] = unmask[i + 1] = 0
             address += length
+
+
+def _may_unmask(mnemonic: str, operands: str) -> bool:
+    """CPSIE, or MSR to a priority mask: a pending interrupt may become takeable after it."""
+    if mnemonic.startswith("cpsie"):
+        return True
+    return mnemonic.startswith("msr") and operands.split(",")[0].strip() in (
+        "primask", "basepri", "basepri_max", "faultmask")
 
 
 def code_ranges(segments, mapping_symbols) -> list[tuple[int, int]]:

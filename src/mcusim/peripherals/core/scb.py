@@ -103,6 +103,7 @@ class Scb(Peripheral):
             if value >> 16 != 0x05FA:
                 return True  # writes without VECTKEY are ignored
             exc.prigroup = (value >> 8) & 7
+            m.request_stop()
             if value & (1 << 2):
                 m.request_reset("SYSRESETREQ written to AIRCR")
             return True
