@@ -137,3 +137,12 @@ def test_interrupt_pended_while_masked_is_taken_right_after_cpsie(tmp_path):
     sim.machine.decoder.decode_ranges([(code + ENTRY["primask"], code + 0x148), (code + 0x150, code + 0x154)])
     result = sim.run()
     assert result.exit_code == 1  # the SysTick handler ran between `cpsie i` and `mov r5, r4`
+
+
+def test_itm_port_0_is_console_output(tmp_path):
+    seen = []
+    result = mcusim.run(write(tmp_path, "itm.elf", program("itm")), "mps2-an386",
+                        on_output=lambda data, stream: seen.append((data, stream)))
+    assert result.exit_code == 7
+    assert result.stdout == "OK\n" and result.itm == {"0": "OK\n"}
+    assert seen == [(b"O", "stdout"), (b"K", "stdout"), (b"\n", "stdout")]  # streamed as written
