@@ -146,3 +146,17 @@ def test_itm_port_0_is_console_output(tmp_path):
     assert result.exit_code == 7
     assert result.stdout == "OK\n" and result.itm == {"0": "OK\n"}
     assert seen == [(b"O", "stdout"), (b"K", "stdout"), (b"\n", "stdout")]  # streamed as written
+
+
+def test_block_straddling_two_decode_windows_is_counted_once(tmp_path):
+    from elfgen import CODE, PF_R, PF_X, elf32_arm
+    import struct
+
+    start = 0xFFF0  # decode windows are 64 KB: this straight-line block crosses 0x10000
+    nops = b"\x00\xbf" * 12
+    body = nops + CODE[:0x10]  # 12 nops, then movs/adr/bkpt/b and the exit block (code 7)
+    vectors = struct.pack("<2I", 0x20001000, start | 1)
+    image = elf32_arm([(0, vectors, PF_R), (start, body, PF_R | PF_X)], entry=start)
+    result = mcusim.run(write(tmp_path, "straddle.elf", image), "mps2-an386")
+    assert result.exit_code == 7
+    assert result.instructions == 15

@@ -1,8 +1,8 @@
 """The native (numba) block hook and the shared state it reads and writes.
 
 One int64 numpy buffer holds everything the hook touches: a header of counters and
-requests, a table of code windows, and per-window per-halfword decode tables (see
-CodeTables). The hook runs at the start of every translated block, before the block
+requests, a table of code windows, and per-window per-halfword decode tables (KIND and
+prefix sums, see FIELDS). The hook runs at the start of every translated block, before the block
 executes: it checks the deadline, looks up the block's cost as a prefix-sum difference and
 adds it. When it stops emulation (deadline, undecoded code, a self-loop, FP with the FPU
 disabled) the block has not executed and is not counted.
@@ -58,24 +58,54 @@ _uc_emu_stop = types.ExternalFunction("uc_emu_stop", types.int32(types.voidptr))
 BLOCK_HOOK_SIGNATURE = types.void(types.voidptr, types.uint64, types.uint32, types.voidptr)
 
 
+# Per-window tables: FIELDS arrays of (halfwords + 1) int64 each. KIND holds the halfword's
+# kind; the others are prefix sums over the halfwords (value of [a, b) = t[b] - t[a]).
+KIND = 0
+F_CYCLES = 1
+F_INSTRUCTIONS = 2
+F_FP = 3          # floating-point instructions (NOCP check while CPACR denies the FPU)
+F_UNMASK = 4      # CPSIE / MSR to a priority mask
+FIELDS = 5
+
+
 @numba.njit(cache=True)
-def _previous_block_unmasks(st):
-    """Did the block that ran last contain CPSIE or an MSR to PRIMASK/BASEPRI/FAULTMASK?"""
-    address = st[BLOCK_ADDRESS]
+def _window_of(st, address):
     for w in range(st[WINDOW_COUNT]):
         base = st[WINDOW_TABLE + 3 * w]
+        if base <= address < base + st[WINDOW_TABLE + 3 * w + 1]:
+            return w
+    return -1
+
+
+@numba.njit(cache=True)
+def _kind_at(st, address):
+    w = _window_of(st, address)
+    if w < 0:
+        return KIND_UNKNOWN
+    return st[st[WINDOW_TABLE + 3 * w + 2] + ((address - st[WINDOW_TABLE + 3 * w]) >> 1)]
+
+
+@numba.njit(cache=True)
+def _range_sum(st, start, end, field):
+    """Sum of `field` over the instructions in [start, end), across windows; -1 if undecoded."""
+    total = 0
+    while start < end:
+        w = _window_of(st, start)
+        if w < 0:
+            return -1
+        base = st[WINDOW_TABLE + 3 * w]
         size = st[WINDOW_TABLE + 3 * w + 1]
-        if base <= address < base + size:
-            halfwords = size >> 1
-            cum_mask = st[WINDOW_TABLE + 3 * w + 2] + halfwords + 3 * (halfwords + 1)
-            first = (address - base) >> 1
-            last = min(first + (st[BLOCK_SIZE] >> 1), halfwords)
-            return st[cum_mask + last] != st[cum_mask + first]
-    return False
+        table = st[WINDOW_TABLE + 3 * w + 2] + field * ((size >> 1) + 1)
+        chunk_end = min(end, base + size)
+        total += st[table + ((chunk_end - base) >> 1)] - st[table + ((start - base) >> 1)]
+        start = chunk_end
+    return total
 
 
 @numba.cfunc(BLOCK_HOOK_SIGNATURE, cache=True)
-def block_hook(uc, address, size, user_data):
+def block_hook(uc, address_u64, size_u32, user_data):
+    address = np.int64(address_u64)  # int64 throughout: uint64 mixed with int64 becomes float in numba
+    size = np.int64(size_u32)
     header = carray(user_data, (DATA_START,), np.int64)
     st = carray(user_data, (header[TOTAL_LENGTH],), np.int64)
     if st[CYCLES] >= st[DEADLINE]:
@@ -83,44 +113,41 @@ def block_hook(uc, address, size, user_data):
         st[STOP_ADDRESS] = address
         _uc_emu_stop(uc)
         return
-    window = -1
-    for w in range(st[WINDOW_COUNT]):
-        base = st[WINDOW_TABLE + 3 * w]
-        if base <= address < base + st[WINDOW_TABLE + 3 * w + 1]:
-            window = w
-            break
-    first = 0
-    last = 0
-    halfwords = 0
-    offset = 0
-    if window >= 0:
-        base = st[WINDOW_TABLE + 3 * window]
-        halfwords = st[WINDOW_TABLE + 3 * window + 1] >> 1
-        offset = st[WINDOW_TABLE + 3 * window + 2]
+    end = address + size
+    w = _window_of(st, address)
+    base = st[WINDOW_TABLE + 3 * w] if w >= 0 else 0
+    window_end = base + st[WINDOW_TABLE + 3 * w + 1] if w >= 0 else 0
+    if w >= 0 and end <= window_end:  # the common case: the whole block in one window
+        length = ((window_end - base) >> 1) + 1
+        offset = st[WINDOW_TABLE + 3 * w + 2]
         first = (address - base) >> 1
-        last = first + (size >> 1)
-    if window < 0 or last > halfwords or st[offset + first] == KIND_UNKNOWN \
-            or st[offset + first] == KIND_CONTINUATION or st[offset + last - 1] == KIND_UNKNOWN:
+        last = (end - base) >> 1
+        first_kind = st[offset + first]
+        last_known = st[offset + last - 1] != KIND_UNKNOWN
+        fp = st[offset + F_FP * length + last] - st[offset + F_FP * length + first]
+    else:
+        first_kind = _kind_at(st, address)
+        last_known = _kind_at(st, end - 2) != KIND_UNKNOWN
+        fp = _range_sum(st, address, end, F_FP)
+    if first_kind != KIND_START and first_kind != KIND_SELF_LOOP or not last_known or fp < 0:
         st[STOP_REASON] = STOP_DECODE
         st[STOP_ADDRESS] = address
         st[STOP_SIZE] = size
         _uc_emu_stop(uc)
         return
-    cum_cycles = offset + halfwords
-    cum_instructions = cum_cycles + halfwords + 1
-    cum_fp = cum_instructions + halfwords + 1
-    if st[PENDING_MASKED] != 0 and _previous_block_unmasks(st):
+    if st[PENDING_MASKED] != 0 and st[BLOCK_SIZE] != 0 and \
+            _range_sum(st, st[BLOCK_ADDRESS], st[BLOCK_ADDRESS] + st[BLOCK_SIZE], F_UNMASK) > 0:
         st[STOP_REASON] = STOP_UNMASKED
         st[STOP_ADDRESS] = address
         _uc_emu_stop(uc)
         return
-    if st[FPU_ENABLED] == 0 and st[cum_fp + last] != st[cum_fp + first]:
+    if st[FPU_ENABLED] == 0 and fp > 0:
         st[STOP_REASON] = STOP_FPU_DISABLED
         st[STOP_ADDRESS] = address
         st[STOP_SIZE] = size
         _uc_emu_stop(uc)
         return
-    if st[offset + first] == KIND_SELF_LOOP:
+    if first_kind == KIND_SELF_LOOP:
         st[STOP_REASON] = STOP_SELF_LOOP
         st[STOP_ADDRESS] = address
         _uc_emu_stop(uc)
@@ -129,8 +156,13 @@ def block_hook(uc, address, size, user_data):
     st[BLOCK_SIZE] = size
     st[BLOCK_START_CYCLES] = st[CYCLES]
     st[BLOCK_START_INSTRUCTIONS] = st[INSTRUCTIONS]
-    st[CYCLES] += st[cum_cycles + last] - st[cum_cycles + first]
-    st[INSTRUCTIONS] += st[cum_instructions + last] - st[cum_instructions + first]
+    if w >= 0 and end <= window_end:
+        st[CYCLES] += st[offset + F_CYCLES * length + last] - st[offset + F_CYCLES * length + first]
+        st[INSTRUCTIONS] += (st[offset + F_INSTRUCTIONS * length + last]
+                             - st[offset + F_INSTRUCTIONS * length + first])
+    else:
+        st[CYCLES] += _range_sum(st, address, end, F_CYCLES)
+        st[INSTRUCTIONS] += _range_sum(st, address, end, F_INSTRUCTIONS)
 
 
 class NativeState:
@@ -139,7 +171,7 @@ class NativeState:
     WINDOW_BYTES = 0x10000
 
     def __init__(self, capacity_halfwords: int = 1 << 18):
-        self.buffer = np.zeros(DATA_START + 5 * capacity_halfwords + 5 * MAX_WINDOWS, np.int64)
+        self.buffer = np.zeros(DATA_START + FIELDS * (capacity_halfwords + MAX_WINDOWS), np.int64)
         self.buffer[TOTAL_LENGTH] = len(self.buffer)
         self.buffer[DEADLINE] = np.iinfo(np.int64).max
         self.next_free = DATA_START
@@ -176,7 +208,7 @@ class NativeState:
     def add_window(self, base: int, size_bytes: int) -> int:
         """Add a window of decode tables covering [base, base+size_bytes)."""
         halfwords = size_bytes >> 1
-        need = 5 * halfwords + 4
+        need = FIELDS * (halfwords + 1)
         if self.next_free + need > len(self.buffer):
             grown = np.zeros(max(2 * len(self.buffer), self.next_free + need + DATA_START), np.int64)
             grown[: len(self.buffer)] = self.buffer
@@ -192,25 +224,27 @@ class NativeState:
         self.buffer[WINDOW_COUNT] = len(self.windows)
         return index
 
-    def tables(self, index: int):
-        """Views (kind, cum_cycles, cum_instructions, cum_fp, cum_unmask) of one window."""
+    def tables(self, index: int) -> list[np.ndarray]:
+        """Views of one window's FIELDS arrays (KIND, then the prefix sums), each halfwords + 1 long."""
         base, size, offset = self.windows[index]
-        h = size >> 1
-        b = self.buffer
-        return (b[offset: offset + h], b[offset + h: offset + 2 * h + 1],
-                b[offset + 2 * h + 1: offset + 3 * h + 2], b[offset + 3 * h + 2: offset + 4 * h + 3],
-                b[offset + 4 * h + 3: offset + 5 * h + 4])
+        length = (size >> 1) + 1
+        return [self.buffer[offset + f * length: offset + (f + 1) * length] for f in range(FIELDS)]
 
     def cost_between(self, start: int, end: int) -> tuple[int, int]:
-        """(cycles, instructions) of the decoded instructions in [start, end) of one window."""
-        index = self.window_for(start)
-        if index is None:
-            return 0, 0
-        base, size, _ = self.windows[index]
-        _, cum_cycles, cum_instructions, _, _ = self.tables(index)
-        a = (start - base) >> 1
-        b = min((end - base) >> 1, size >> 1)
-        return int(cum_cycles[b] - cum_cycles[a]), int(cum_instructions[b] - cum_instructions[a])
+        """(cycles, instructions) of the decoded instructions in [start, end)."""
+        cycles = instructions = 0
+        while start < end:
+            index = self.window_for(start)
+            if index is None:
+                break
+            base, size, _ = self.windows[index]
+            tables = self.tables(index)
+            chunk_end = min(end, base + size)
+            a, b = (start - base) >> 1, (chunk_end - base) >> 1
+            cycles += int(tables[F_CYCLES][b] - tables[F_CYCLES][a])
+            instructions += int(tables[F_INSTRUCTIONS][b] - tables[F_INSTRUCTIONS][a])
+            start = chunk_end
+        return cycles, instructions
 
     def count_at(self, pc: int) -> tuple[int, int]:
         """(cycles, instructions) at the instruction `pc` of the executing block.

@@ -8,7 +8,8 @@ from __future__ import annotations
 import numpy as np
 from capstone import CS_ARCH_ARM, CS_MODE_MCLASS, CS_MODE_THUMB, Cs
 
-from ..machine.native import KIND_CONTINUATION, KIND_SELF_LOOP, KIND_START, KIND_UNKNOWN
+from ..machine.native import (F_CYCLES, F_FP, F_INSTRUCTIONS, F_UNMASK, FIELDS, KIND, KIND_CONTINUATION,
+                              KIND_SELF_LOOP, KIND_START, KIND_UNKNOWN)
 
 _capstone = Cs(CS_ARCH_ARM, CS_MODE_THUMB | CS_MODE_MCLASS)
 
@@ -56,20 +57,19 @@ class Decoder:
                 dirty.add(index)
                 address = chunk_end
         for index in dirty:
-            kind, cum_cycles, cum_instructions, cum_fp, cum_unmask = self.state.tables(index)
-            cycles, instructions, fp, unmask = self._costs[index]
-            cum_cycles[1:] = np.cumsum(cycles)
-            cum_instructions[1:] = np.cumsum(instructions)
-            cum_fp[1:] = np.cumsum(fp)
-            cum_unmask[1:] = np.cumsum(unmask)
+            tables = self.state.tables(index)
+            costs = self._costs[index]
+            for field in range(1, FIELDS):
+                tables[field][1:] = np.cumsum(costs[field])
 
     def _decode_in_window(self, index: int, start: int, end: int) -> None:
         base, size, _ = self.state.windows[index]
-        kind = self.state.tables(index)[0]
+        kind = self.state.tables(index)[KIND]
         h = size >> 1
         if index not in self._costs:
-            self._costs[index] = tuple(np.zeros(h, np.int64) for _ in range(4))
-        cycles, instructions, fp, unmask = self._costs[index]
+            self._costs[index] = [None] + [np.zeros(h, np.int64) for _ in range(1, FIELDS)]
+        costs = self._costs[index]
+        cycles, instructions, fp, unmask = (costs[F_CYCLES], costs[F_INSTRUCTIONS], costs[F_FP], costs[F_UNMASK])
         code = self.read_memory(start, min(end - start + 2, base + size - start))
         address = start
         while address < end:
