@@ -187,30 +187,33 @@ class ExceptionUnit:
         uc = self.uc
         handler = self.vector(number)
         if tail_chain_lr is None:
-            self._push_frame(return_address)
+            self._push_frame(return_address, number)
         else:
             uc.reg_write(A.UC_ARM_REG_LR, tail_chain_lr)
+            uc.reg_write(A.UC_ARM_REG_IPSR, number)
         self.pending[number] = False
         self.active.append(number)
-        uc.reg_write(A.UC_ARM_REG_IPSR, number)
         control = uc.reg_read(A.UC_ARM_REG_CONTROL)
         uc.reg_write(A.UC_ARM_REG_CONTROL, control & ~0b110)  # handler mode uses MSP; FPCA clear
         uc.reg_write(A.UC_ARM_REG_PC, handler)
         self.machine.on_exception_entry(number, tail_chain_lr is not None)
 
-    def _push_frame(self, return_address: int) -> None:
+    def _push_frame(self, return_address: int, number: int) -> None:
+        """Stack the context and enter Handler mode (IPSR = number)."""
         uc = self.uc
         in_thread = uc.reg_read(A.UC_ARM_REG_IPSR) == 0
         control = uc.reg_read(A.UC_ARM_REG_CONTROL)
         use_psp = in_thread and control & 0b10
         # FPCCR.ASPEN clear: the core does not mark FP context (CONTROL.FPCA) by itself
         fp_frame = bool(control & 0b100) and self.machine.fpu_present and bool(self.fpccr & (1 << 31))
+        xpsr = uc.reg_read(A.UC_ARM_REG_XPSR)
+        # Handler mode first: Unicorn hides the banked stack pointers from unprivileged Thread mode.
+        uc.reg_write(A.UC_ARM_REG_IPSR, number)
         sp = uc.reg_read(A.UC_ARM_REG_PSP if use_psp else A.UC_ARM_REG_MSP)
         frame_size = 0x68 if fp_frame else 0x20
         aligned = (sp - frame_size) & ~7
         realigned = (sp - frame_size) != aligned
         values = [uc.reg_read(r) for r in _BASIC_FRAME]
-        xpsr = uc.reg_read(A.UC_ARM_REG_XPSR)
         xpsr = (xpsr & ~(1 << 9)) | (int(realigned) << 9)
         values += [return_address & ~1, xpsr | (1 << 24)]
         try:
@@ -283,8 +286,8 @@ class ExceptionUnit:
             for reg, value in zip(_FP_REGS, fp_words[:16]):
                 uc.reg_write(reg, value)
             uc.reg_write(A.UC_ARM_REG_FPSCR, fp_words[16])
-        # xPSR first (it sets the mode through IPSR), then the banked stack pointer and CONTROL.
-        uc.reg_write(A.UC_ARM_REG_XPSR, (xpsr & ~(1 << 9)) | (1 << 24))
+        # CONTROL and the banked stack pointer while still in Handler mode (privileged), xPSR last:
+        # it sets the mode through IPSR.
         control = uc.reg_read(A.UC_ARM_REG_CONTROL) & ~0b110
         if use_psp:
             control |= 0b10
@@ -292,6 +295,7 @@ class ExceptionUnit:
             control |= 0b100
         uc.reg_write(A.UC_ARM_REG_CONTROL, control)
         uc.reg_write(A.UC_ARM_REG_PSP if use_psp else A.UC_ARM_REG_MSP, sp + frame_size)
+        uc.reg_write(A.UC_ARM_REG_XPSR, (xpsr & ~(1 << 9)) | (1 << 24))
         uc.reg_write(A.UC_ARM_REG_PC, words[6] & ~1)
 
     def take_pending(self, fault_return_address: int | None = None) -> bool:

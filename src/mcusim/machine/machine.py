@@ -42,6 +42,7 @@ EXIT_MAX_CYCLES = 124
 EXIT_FAULT = 125
 
 WFI_ENCODINGS = {b"\x30\xbf": "wfi", b"\x20\xbf": "wfe", b"\xaf\xf3\x03\x80": "wfi", b"\xaf\xf3\x02\x80": "wfe"}
+HINT_ENCODINGS = {b"\x20\xbf": "wfe", b"\xaf\xf3\x02\x80": "wfe", b"\x10\xbf": "yield", b"\xaf\xf3\x01\x80": "yield"}
 
 
 @dataclass
@@ -103,10 +104,14 @@ class Machine:
 
         self.state = N.NativeState()
         self.state.on_reallocate = self._reregister_hook
-        self.decoder = Decoder(self.state, self.read_memory, core.default_instruction_cycles)
+        self.decoder = Decoder(self.state, self.read_memory, core.default_instruction_cycles,
+                               is_writable=self._is_writable)
         self.locator = AccessLocator(self.uc, self.read_memory)
         self._divide_hooks: list[int] = []
         self.decoder.on_new_divides = self._hook_divides
+        self.decoder.on_new_sevs = self._hook_sevs
+        self._nocp_at: int | None = None     # run only up to this FP instruction, then NOCP
+        self._last_decode: tuple[int, int] = (-1, 0)
         self.mmio_access: int | None = None  # address of the MMIO access being served, if any
         self.exceptions = ExceptionUnit(self, board.irq_count, board.nvic_priority_bits)
         self.semihosting = Semihosting(self, semihosting_root, cmdline)
@@ -180,6 +185,8 @@ class Machine:
                            f"{board.name} ({self.memory.regions_text()})")
         self.exceptions.reset()
         self.exceptions.vtor = table
+        if not first:
+            self.divide_trap_changed()  # CCR.DIV_0_TRP is clear again
         uc.reg_write(A.UC_ARM_REG_XPSR, 1 << 24)
         uc.reg_write(A.UC_ARM_REG_CONTROL, 0)
         uc.reg_write(A.UC_ARM_REG_PRIMASK, 0)
@@ -285,9 +292,22 @@ class Machine:
 
     def _on_divide(self, uc, address, size, _user_data):
         register = self.decoder.divides.get(address)
-        if register and uc.reg_read(_REGISTER_IDS[register]) == 0:
+        if self.exceptions.ccr & (1 << 4) and register and uc.reg_read(_REGISTER_IDS[register]) == 0:
             self._divide_by_zero = address
             uc.emu_stop()
+
+    def _hook_sevs(self, addresses) -> None:
+        """SEV sets the event register a later WFE consumes (a Python hook on each SEV: rare)."""
+        for address in addresses:
+            self.uc.hook_add(UC_HOOK_CODE, self._on_sev, begin=address, end=address)
+            self.uc.ctl_remove_cache(address, address + 2)
+
+    def _on_sev(self, uc, address, size, _user_data):
+        self.exceptions.event_register = True
+
+    def _is_writable(self, address: int) -> bool:
+        region = self.board.region_at(address)
+        return region is not None and self.board.storage_region(region).kind == "ram"
 
     def board_cache_id(self, offset: int, csselr: int) -> int:
         return 0
@@ -404,13 +424,19 @@ class Machine:
                 self.state[N.STOP_REASON] = N.STOP_NONE
                 masked = self.exceptions.best_pending() is not None  # pending, yet not taken above
                 self.state[N.PENDING_MASKED] = int(masked)
+                self.state[N.WATCH_ISB] = int(bool(self.decoder._snapshots))
                 self._interrupt = None
                 self._invalid_access = None
                 error = None
+                until = UNTIL if self._nocp_at is None else self._nocp_at
+                if self._nocp_at is not None:
+                    self.state[N.FPU_ENABLED] = 1  # let the instructions before the FP one run
                 try:
-                    self.uc.emu_start(self.uc.reg_read(A.UC_ARM_REG_PC) | 1, UNTIL)
+                    self.uc.emu_start(self.uc.reg_read(A.UC_ARM_REG_PC) | 1, until)
                 except UcError as exc:
                     error = exc
+                if self._nocp_at is not None:
+                    self.state[N.FPU_ENABLED] = int(self.scb.fpu_enabled)
                 if self._internal_error is not None:
                     raise self._internal_error
                 self._after_stop(error)
@@ -438,7 +464,16 @@ class Machine:
     def _after_stop(self, error: UcError | None) -> None:
         reason = self.state[N.STOP_REASON]
         uc = self.uc
-        if self._divide_by_zero is not None:
+        nocp_at, self._nocp_at = self._nocp_at, None
+        if reason != N.STOP_DECODE:
+            self._last_decode = (-1, 0)
+        if nocp_at is not None and error is None and self._interrupt is None and self._divide_by_zero is None \
+                and reason == N.STOP_NONE and uc.reg_read(A.UC_ARM_REG_PC) == nocp_at:
+            self._settle()
+            self.exceptions.raise_fault(USAGEFAULT, NOCP, nocp_at, None,
+                                        "floating-point instruction with the FPU disabled (CPACR)")
+            self.exceptions.take_pending(fault_return_address=nocp_at)
+        elif self._divide_by_zero is not None:
             pc = self._divide_by_zero
             self._divide_by_zero = None
             self.uc.reg_write(A.UC_ARM_REG_PC, pc)
@@ -453,7 +488,13 @@ class Machine:
             self._handle_error(error)
         elif reason == N.STOP_DECODE:
             start = self.state[N.STOP_ADDRESS]
+            address, repeats = self._last_decode
+            self._last_decode = (start, repeats + 1 if address == start else 1)
+            if self._last_decode[1] > 3:
+                raise RuntimeError(f"mcusim cannot decode the code at 0x{start:08x} (internal error)")
             self.decoder.decode(start, start + max(self.state[N.STOP_SIZE], 2))
+        elif reason == N.STOP_ISB:
+            self.decoder.forget_changed_code()
         elif reason == N.STOP_SELF_LOOP:
             self._handle_self_loop(self.state[N.STOP_ADDRESS])
         elif reason == N.STOP_FPU_DISABLED:
@@ -509,8 +550,10 @@ class Machine:
             where = "read-only memory" if error.errno in (UC_ERR_WRITE_PROT,) else "unmapped memory"
             text = f"{what} {where} at 0x{address:08x}" if address is not None else f"{what} {where}"
             self.exceptions.raise_fault(BUSFAULT, PRECISERR, pc, address, f"precise data bus error: {text}")
+        elif error.errno == UC_ERR_INSN_INVALID and self._after_hint(pc):
+            return
         elif error.errno == UC_ERR_INSN_INVALID:
-            if pc & 1 or self.board.region_at(pc) is None:
+            if not self.uc.reg_read(A.UC_ARM_REG_XPSR) & (1 << 24) or self.board.region_at(pc) is None:
                 self.exceptions.raise_fault(USAGEFAULT, INVSTATE, pc, None, "invalid state (not Thumb)")
             else:
                 word = self.read_memory(pc, 4)
@@ -522,18 +565,24 @@ class Machine:
             raise error
         self.exceptions.take_pending(fault_return_address=pc)
 
+    def _after_hint(self, pc: int) -> bool:
+        """Unicorn ends a run at WFE and YIELD with an invalid-instruction error, PC past them."""
+        for length in (2, 4):
+            hint = HINT_ENCODINGS.get(self.read_memory(pc - length, length))
+            if hint == "wfe":
+                self._sleep("wfe")
+                return True
+            if hint == "yield":
+                return True
+        return False
+
     def _handle_fpu_disabled(self, block: int, size: int) -> None:
+        """The block uses the FPU while CPACR denies it: run up to the first FP instruction
+        (the next emulation run stops there), then fault on it with NOCP."""
         first_fp = min((a for a in self.decoder.fp_instruction_addresses if block <= a < block + size), default=block)
-        if first_fp > block:  # run the instructions before it, then fault on it
-            self.state[N.FPU_ENABLED] = 1
-            try:
-                self.uc.emu_start(block | 1, first_fp)
-            finally:
-                self.state[N.FPU_ENABLED] = 0
-            self.uc.reg_write(A.UC_ARM_REG_PC, first_fp)
-            self._settle()
-            if self.uc.reg_read(A.UC_ARM_REG_PC) != first_fp:
-                return
+        if first_fp > block:
+            self._nocp_at = first_fp
+            return
         self.exceptions.raise_fault(USAGEFAULT, NOCP, first_fp, None,
                                     "floating-point instruction with the FPU disabled (CPACR)")
         self.exceptions.take_pending(fault_return_address=first_fp)

@@ -31,6 +31,7 @@ BLOCK_START_INSTRUCTIONS = 9
 FPU_ENABLED = 10
 WINDOW_COUNT = 11
 PENDING_MASKED = 13   # an enabled exception is pending but masked: stop after unmasking code
+WATCH_ISB = 14        # code was decoded from writable memory: stop after an ISB to re-check it
 TOTAL_LENGTH = 12
 HEADER_LENGTH = 16
 MAX_WINDOWS = 64
@@ -44,6 +45,7 @@ STOP_DECODE = 2
 STOP_SELF_LOOP = 3
 STOP_FPU_DISABLED = 4
 STOP_UNMASKED = 5
+STOP_ISB = 6
 
 # Per-halfword kinds.
 KIND_UNKNOWN = 0
@@ -65,7 +67,8 @@ F_CYCLES = 1
 F_INSTRUCTIONS = 2
 F_FP = 3          # floating-point instructions (NOCP check while CPACR denies the FPU)
 F_UNMASK = 4      # CPSIE / MSR to a priority mask
-FIELDS = 5
+F_ISB = 5         # ISB: code in RAM may have been rewritten before it
+FIELDS = 6
 
 
 @numba.njit(cache=True)
@@ -138,6 +141,12 @@ def block_hook(uc, address_u64, size_u32, user_data):
     if st[PENDING_MASKED] != 0 and st[BLOCK_SIZE] != 0 and \
             _range_sum(st, st[BLOCK_ADDRESS], st[BLOCK_ADDRESS] + st[BLOCK_SIZE], F_UNMASK) > 0:
         st[STOP_REASON] = STOP_UNMASKED
+        st[STOP_ADDRESS] = address
+        _uc_emu_stop(uc)
+        return
+    if st[WATCH_ISB] != 0 and st[BLOCK_SIZE] != 0 and \
+            _range_sum(st, st[BLOCK_ADDRESS], st[BLOCK_ADDRESS] + st[BLOCK_SIZE], F_ISB) > 0:
+        st[STOP_REASON] = STOP_ISB
         st[STOP_ADDRESS] = address
         _uc_emu_stop(uc)
         return

@@ -8,8 +8,8 @@ from __future__ import annotations
 import numpy as np
 from capstone import CS_ARCH_ARM, CS_MODE_MCLASS, CS_MODE_THUMB, Cs
 
-from ..machine.native import (F_CYCLES, F_FP, F_INSTRUCTIONS, F_UNMASK, FIELDS, KIND, KIND_CONTINUATION,
-                              KIND_SELF_LOOP, KIND_START, KIND_UNKNOWN)
+from ..machine.native import (F_CYCLES, F_FP, F_INSTRUCTIONS, F_ISB, F_UNMASK, FIELDS, KIND, KIND_CONTINUATION,
+                              KIND_SELF_LOOP, KIND_START)
 
 _capstone = Cs(CS_ARCH_ARM, CS_MODE_THUMB | CS_MODE_MCLASS)
 
@@ -22,14 +22,18 @@ def thumb_length(halfword: int) -> int:
 class Decoder:
     """Decodes code ranges into the tables of a NativeState's windows."""
 
-    def __init__(self, state, read_memory, instruction_cycles: int = 1):
+    def __init__(self, state, read_memory, instruction_cycles: int = 1, is_writable=lambda address: False):
         self.state = state
-        self.read_memory = read_memory  # (address, size) -> bytes
+        self.read_memory = read_memory  # (address, size) -> bytes; raises if unmapped
+        self.is_writable = is_writable  # code in writable memory can change under us
         self.instruction_cycles = instruction_cycles
         self.fp_instruction_addresses: set[int] = set()
         self.divides: dict[int, str] = {}  # address -> divisor register name (for CCR.DIV_0_TRP)
+        self.sevs: set[int] = set()
         self.on_new_divides = None
-        self._costs: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        self.on_new_sevs = None
+        self._costs: dict[int, list] = {}
+        self._snapshots: dict[int, list[tuple[int, bytes]]] = {}  # writable windows: decoded bytes
 
     def ensure_window(self, address: int) -> int:
         index = self.state.window_for(address)
@@ -37,8 +41,10 @@ class Decoder:
             if self.state.full:  # start over: windows are a cache of decoded code
                 self.state.clear_windows()
                 self._costs.clear()
+                self._snapshots.clear()
             size = self.state.WINDOW_BYTES
             index = self.state.add_window(address - address % size, size)
+            self._costs[index] = [None] + [np.zeros(size >> 1, np.int64) for _ in range(1, FIELDS)]
         return index
 
     def decode(self, start: int, end: int) -> None:
@@ -48,60 +54,87 @@ class Decoder:
     def decode_ranges(self, ranges: list[tuple[int, int]]) -> None:
         dirty = set()
         for start, end in ranges:
-            address = start
-            while address < end:
-                index = self.ensure_window(address)
-                base, size, _ = self.state.windows[index]
-                chunk_end = min(end, base + size)
-                self._decode_in_window(index, address, chunk_end)
-                dirty.add(index)
-                address = chunk_end
+            code = self._read(start, end - start + 2)  # + 2: the last instruction may be 32-bit
+            dirty |= self._decode_code(start, min(end, start + len(code)), code)
         for index in dirty:
-            tables = self.state.tables(index)
-            costs = self._costs[index]
-            for field in range(1, FIELDS):
-                tables[field][1:] = np.cumsum(costs[field])
+            self._resum(index)
 
-    def _decode_in_window(self, index: int, start: int, end: int) -> None:
-        base, size, _ = self.state.windows[index]
-        kind = self.state.tables(index)[KIND]
-        h = size >> 1
-        if index not in self._costs:
-            self._costs[index] = [None] + [np.zeros(h, np.int64) for _ in range(1, FIELDS)]
+    def _read(self, address: int, size: int) -> bytes:
+        while size > 0:
+            try:
+                return self.read_memory(address, size)
+            except Exception:
+                size -= 2
+        return b""
+
+    def _resum(self, index: int) -> None:
+        tables = self.state.tables(index)
         costs = self._costs[index]
-        cycles, instructions, fp, unmask = (costs[F_CYCLES], costs[F_INSTRUCTIONS], costs[F_FP], costs[F_UNMASK])
-        code = self.read_memory(start, min(end - start + 2, base + size - start))
+        for field in range(1, FIELDS):
+            tables[field][1:] = np.cumsum(costs[field])
+
+    def _decode_code(self, start: int, end: int, code: bytes) -> set[int]:
+        """Fill the tables for [start, end) from `code` (the bytes at start); returns touched windows."""
+        dirty = set()
         address = start
-        while address < end:
+        while address < end and address - start + 2 <= len(code):
             offset = address - start
-            if offset + 2 > len(code):
-                break
-            first = int.from_bytes(code[offset: offset + 2], "little")
-            length = thumb_length(first)
+            length = thumb_length(int.from_bytes(code[offset: offset + 2], "little"))
+            length = min(length, len(code) - offset)
             insn = next(_capstone.disasm_lite(code[offset: offset + length], address, 1), None)
+            index = self.ensure_window(address)
+            base = self.state.windows[index][0]
+            kind = self.state.tables(index)[KIND]
+            costs = self._costs[index]
             i = (address - base) >> 1
-            if insn is None or length > len(code) - offset:
-                kind[i] = KIND_UNKNOWN
-                address += 2
-                continue
-            _, _, mnemonic, operands = insn
+            mnemonic, operands = (insn[2], insn[3]) if insn else ("", "")
+            # an instruction capstone cannot decode still runs (Unicorn raises the fault)
             self_loop = mnemonic in ("b", "b.w") and operands == f"#{address:#x}"
             kind[i] = KIND_SELF_LOOP if self_loop else KIND_START
-            cycles[i] = self.instruction_cycles
-            instructions[i] = 1
-            is_fp = mnemonic.startswith("v")
-            fp[i] = 1 if is_fp else 0
-            unmask[i] = 1 if _may_unmask(mnemonic, operands) else 0
-            if is_fp:
-                self.fp_instruction_addresses.add(address)
-            if mnemonic in ("sdiv", "udiv") and address not in self.divides:
-                self.divides[address] = operands.split(",")[-1].strip()
-                if self.on_new_divides:
-                    self.on_new_divides([address])
-            if length == 4 and i + 1 < h:
-                kind[i + 1] = KIND_CONTINUATION
-                cycles[i + 1] = instructions[i + 1] = fp[i + 1] = unmask[i + 1] = 0
+            costs[F_CYCLES][i] = self.instruction_cycles
+            costs[F_INSTRUCTIONS][i] = 1
+            costs[F_FP][i] = int(mnemonic.startswith("v"))
+            costs[F_UNMASK][i] = int(_may_unmask(mnemonic, operands))
+            costs[F_ISB][i] = int(mnemonic == "isb")
+            self._note_special(address, mnemonic, operands)
+            dirty.add(index)
+            if length == 4:  # the second halfword may lie in the next window
+                next_index = self.ensure_window(address + 2)
+                j = (address + 2 - self.state.windows[next_index][0]) >> 1
+                self.state.tables(next_index)[KIND][j] = KIND_CONTINUATION
+                for field in range(1, FIELDS):
+                    self._costs[next_index][field][j] = 0
+                dirty.add(next_index)
             address += length
+        for index in dirty:
+            if self.is_writable(self.state.windows[index][0]):
+                self._snapshots.setdefault(index, []).append((start, code[: end - start]))
+        return dirty
+
+    def _note_special(self, address: int, mnemonic: str, operands: str) -> None:
+        if mnemonic.startswith("v"):
+            self.fp_instruction_addresses.add(address)
+        if mnemonic in ("sdiv", "udiv") and address not in self.divides:
+            self.divides[address] = operands.split(",")[-1].strip()
+            if self.on_new_divides:
+                self.on_new_divides([address])
+        if mnemonic == "sev" and address not in self.sevs:
+            self.sevs.add(address)
+            if self.on_new_sevs:
+                self.on_new_sevs([address])
+
+    def forget_changed_code(self) -> bool:
+        """Drop the decode of writable windows whose code bytes changed since; True if any did."""
+        changed = False
+        for index, ranges in list(self._snapshots.items()):
+            if any(self._read(start, len(data)) != data for start, data in ranges):
+                for table in self.state.tables(index):
+                    table[:] = 0
+                for field in range(1, FIELDS):
+                    self._costs[index][field][:] = 0
+                del self._snapshots[index]
+                changed = True
+        return changed
 
 
 def _may_unmask(mnemonic: str, operands: str) -> bool:

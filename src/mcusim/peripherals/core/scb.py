@@ -17,6 +17,11 @@ SCR_SLEEPONEXIT, SCR_SLEEPDEEP, SCR_SEVONPEND = 1 << 1, 1 << 2, 1 << 4
 class Scb(Peripheral):
     """Mapped at 0xE000ED00."""
 
+    @property
+    def fpu_enabled(self) -> bool:
+        """CP10 and CP11 both allow at least privileged access (CPACR bits 23:20)."""
+        return (self.cpacr >> 20) & 0x5 == 0x5
+
     def reset(self):
         self.scr = 0
         self.cpacr = 0
@@ -134,7 +139,7 @@ class Scb(Peripheral):
             return True
         if offset == CPACR:
             self.cpacr = value & (0xF << 20)
-            m.set_fpu_enabled((self.cpacr >> 20) & 0xF == 0xF or (self.cpacr >> 20) & 0x5 == 0x5)
+            m.set_fpu_enabled(self.fpu_enabled)
             return True
         if offset == CSSELR:
             self.csselr = value & 0xF
