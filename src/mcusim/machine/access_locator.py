@@ -28,20 +28,42 @@ class AccessLocator:
         self._capstone = Cs(CS_ARCH_ARM, CS_MODE_THUMB | CS_MODE_MCLASS)
         self._capstone.detail = True
         self._blocks: dict[tuple[int, int], list] = {}
-        self._cursor: tuple[tuple, int] | None = None
+        self._cursor: tuple[tuple, int, int, int] | None = None  # execution, index, range start, length
 
     def _decode(self, block: int, size: int) -> list:
+        """Per instruction: (address, address function or None, address registers, is_store,
+        (register, constant) it loads from a literal or immediate, or None)."""
         key = (block, size)
         if key not in self._blocks:
             code = self.read_memory(block, size)
             entries = []
             for insn in self._capstone.disasm(code, block):
-                entries.append((insn.address, self._address_function(insn)))
+                function, registers = self._address_function(insn)
+                mnemonic = insn.mnemonic.split(".")[0]
+                is_store = mnemonic.startswith(("str", "stm", "push", "vstr", "vstm", "vpush"))
+                entries.append((insn.address, function, registers, is_store, self._constant_write(insn)))
             self._blocks[key] = entries
         return self._blocks[key]
 
+    def _constant_write(self, insn):
+        """`ldr rX, [pc, #n]` (a literal) or `mov(w) rX, #imm`: the register and the value it gets."""
+        operands = insn.operands
+        if len(operands) != 2 or operands[0].type != cs_arm.ARM_OP_REG:
+            return None
+        target = insn.reg_name(operands[0].reg)
+        mnemonic = insn.mnemonic.split(".")[0]
+        if mnemonic == "ldr" and operands[1].type == cs_arm.ARM_OP_MEM and insn.reg_name(operands[1].mem.base) == "pc":
+            literal = ((insn.address + 4) & ~3) + operands[1].mem.disp
+            try:
+                return target, int.from_bytes(self.read_memory(literal, 4), "little")
+            except Exception:
+                return None
+        if mnemonic in ("mov", "movw", "movs") and operands[1].type == cs_arm.ARM_OP_IMM:
+            return target, operands[1].imm & 0xFFFFFFFF
+        return None
+
     def _address_function(self, insn):
-        """A function regs -> (start, length) of the memory the instruction touches, or None."""
+        """(function regs -> (start, length) of the memory the instruction touches, its registers)."""
         mnemonic = insn.mnemonic.split(".")[0]
         if mnemonic in _MULTIPLE or mnemonic.rstrip("wb") in _MULTIPLE:
             registers = [op for op in insn.operands if op.type == cs_arm.ARM_OP_REG]
@@ -53,16 +75,16 @@ class AccessLocator:
             length = count * width
             descending = mnemonic in _DESCENDING or mnemonic.endswith("db")
             if base not in _REGISTERS:
-                return None
+                return None, ()
             reg = _REGISTERS[base]
-            return lambda read: ((read(reg) - length) if descending else read(reg), length)
+            return (lambda read: ((read(reg) - length) if descending else read(reg), length)), (base,)
         memory = [op for op in insn.operands if op.type == cs_arm.ARM_OP_MEM]
         if not memory:
-            return None
+            return None, ()
         op = memory[0].mem
         base = insn.reg_name(op.base) if op.base else None
         if base not in _REGISTERS:
-            return None  # PC-relative literal loads never reach MMIO
+            return None, ()  # PC-relative literal loads never reach MMIO
         index = insn.reg_name(op.index) if op.index else None
         shift = getattr(op, "lshift", 0) or 0
         displacement = op.disp
@@ -80,24 +102,37 @@ class AccessLocator:
                     value = value - offset if subtracted else value + offset
                 value += displacement
             return value & 0xFFFFFFFF, width
-        return address
+        return address, tuple(r for r in (base, index) if r)
 
-    def locate(self, block: int, size: int, execution: tuple, address: int) -> int | None:
+    def locate(self, block: int, size: int, execution: tuple, address: int, is_write: bool) -> int | None:
         """PC of the instruction in [block, block+size) that accesses `address` now."""
         entries = self._decode(block, size)
         start = 0
         if self._cursor and self._cursor[0] == execution:
-            start = self._cursor[1] + 1
+            _, index, low, length = self._cursor
+            if low <= address < low + length:  # the next word of the same LDM/STM/LDRD
+                return entries[index][0]
+            start = index + 1
         read = self.uc.reg_read
         for index in range(start, len(entries)):
-            pc, function = entries[index]
-            if function is None:
+            pc, function, registers, is_store, _ = entries[index]
+            if function is None or is_store != is_write:
                 continue
             low, length = function(read)
-            if low <= address < low + length:
-                self._cursor = (execution, index)
-                return pc
+            if not low <= address < low + length or self._overwritten_later(entries, index, registers, read):
+                continue
+            self._cursor = (execution, index, address + 1, low + length - address - 1)
+            return pc
         return None
+
+    @staticmethod
+    def _overwritten_later(entries, index, registers, read) -> bool:
+        """A later instruction loads a constant into one of these address registers, and the
+        register already holds it: that load has run, so this earlier access is not the one."""
+        for _, _, _, _, constant in entries[index + 1:]:
+            if constant and constant[0] in registers and read(_REGISTERS[constant[0]]) == constant[1]:
+                return True
+        return False
 
 
 def _access_width(mnemonic: str) -> int:

@@ -113,10 +113,12 @@ class Machine:
         self._nocp_at: int | None = None     # run only up to this FP instruction, then NOCP
         self._last_decode: tuple[int, int] = (-1, 0)
         self.mmio_access: int | None = None  # address of the MMIO access being served, if any
+        self.mmio_is_write = False
         self.exceptions = ExceptionUnit(self, board.irq_count, board.nvic_priority_bits)
         self.semihosting = Semihosting(self, semihosting_root, cmdline)
         self._build_peripherals()
         self._hook_handle = N.register_block_hook(self.uc, self.state)
+        self._exact_pc_blocks: dict[tuple[int, int], int | None] = {}  # block -> its code hook (None: to add)
         self.uc.hook_add(UC_HOOK_INTR, self._on_interrupt)
         self.uc.hook_add(UC_HOOK_MEM_INVALID, self._on_invalid_access)
         self.decoder.decode_ranges(code_ranges(image.segments, image.mapping_symbols))
@@ -153,8 +155,21 @@ class Machine:
         self.timed = [self.systick]
 
     def _reregister_hook(self, _buffer) -> None:
+        """The shared buffer moved: every native hook gets the new address."""
         N.unregister_hook(self.uc, self._hook_handle)
         self._hook_handle = N.register_block_hook(self.uc, self.state)
+        for block, handle in self._exact_pc_blocks.items():
+            if handle is not None:
+                N.unregister_hook(self.uc, handle)
+                self._exact_pc_blocks[block] = None
+
+    def _install_exact_pc_hooks(self) -> None:
+        """Blocks that read time-dependent registers get a per-instruction PC hook (between runs)."""
+        for (block, size), handle in self._exact_pc_blocks.items():
+            if handle is None:
+                self._exact_pc_blocks[(block, size)] = N.register_exact_pc_hook(self.uc, self.state, block,
+                                                                                block + size - 1)
+                self.uc.ctl_remove_cache(block, block + size)
 
     def _reset_core(self, first: bool = False) -> None:
         """Core reset: vector table, SP and PC, exception state, clock."""
@@ -226,7 +241,15 @@ class Machine:
         if self.mmio_access is None:
             return self.uc.reg_read(A.UC_ARM_REG_PC)
         block, size = self.state[N.BLOCK_ADDRESS], self.state[N.BLOCK_SIZE]
-        pc = self.locator.locate(block, size, (block, self.state[N.BLOCK_START_INSTRUCTIONS]), self.mmio_access)
+        exact = self.state[N.CODE_PC]
+        if block <= exact < block + size:
+            return exact
+        # first time in this block: infer the instruction, and hook the block for next time
+        if (block, size) not in self._exact_pc_blocks:
+            self._exact_pc_blocks[(block, size)] = None
+            self.request_stop()
+        pc = self.locator.locate(block, size, (block, self.state[N.BLOCK_START_INSTRUCTIONS]), self.mmio_access,
+                                 self.mmio_is_write)
         return block if pc is None else pc
 
     def request_stop(self) -> None:
@@ -415,6 +438,7 @@ class Machine:
         try:
             while self.exit is None:
                 self._service_events()
+                self._install_exact_pc_hooks()
                 if self.state[N.CYCLES] >= self.max_cycles:
                     self._finish("max-cycles", EXIT_MAX_CYCLES, f"reached the cycle limit ({self.max_cycles:,} cycles)")
                     break

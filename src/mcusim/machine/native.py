@@ -32,6 +32,7 @@ FPU_ENABLED = 10
 WINDOW_COUNT = 11
 PENDING_MASKED = 13   # an enabled exception is pending but masked: stop after unmasking code
 WATCH_ISB = 14        # code was decoded from writable memory: stop after an ISB to re-check it
+CODE_PC = 15          # PC of the executing instruction, where the exact-PC code hook is installed (else -1)
 TOTAL_LENGTH = 12
 HEADER_LENGTH = 16
 MAX_WINDOWS = 64
@@ -163,6 +164,7 @@ def block_hook(uc, address_u64, size_u32, user_data):
         return
     st[BLOCK_ADDRESS] = address
     st[BLOCK_SIZE] = size
+    st[CODE_PC] = -1
     st[BLOCK_START_CYCLES] = st[CYCLES]
     st[BLOCK_START_INSTRUCTIONS] = st[INSTRUCTIONS]
     if w >= 0 and end <= window_end:
@@ -172,6 +174,13 @@ def block_hook(uc, address_u64, size_u32, user_data):
     else:
         st[CYCLES] += _range_sum(st, address, end, F_CYCLES)
         st[INSTRUCTIONS] += _range_sum(st, address, end, F_INSTRUCTIONS)
+
+
+@numba.cfunc(BLOCK_HOOK_SIGNATURE, cache=True)
+def exact_pc_hook(uc, address, size, user_data):
+    """Per-instruction hook, installed only on blocks that read time-dependent registers."""
+    header = carray(user_data, (DATA_START,), np.int64)
+    header[CODE_PC] = np.int64(address)
 
 
 class NativeState:
@@ -273,14 +282,26 @@ def unregister_hook(uc, handle: int) -> None:
     uclib.uc_hook_del(uc._uch, ctypes.c_size_t(handle))
 
 
-def register_block_hook(uc, state: NativeState) -> int:
-    """Register the native block hook on every address; returns the hook handle."""
-    from unicorn import UC_HOOK_BLOCK, UcError
+def _register(uc, kind: int, function, state: NativeState, begin: int, end: int) -> int:
+    from unicorn import UcError
 
     handle = ctypes.c_size_t()
-    status = uclib.uc_hook_add(uc._uch, ctypes.byref(handle), UC_HOOK_BLOCK,
-                               ctypes.c_void_p(block_hook.address), ctypes.c_void_p(state.address),
-                               ctypes.c_uint64(1), ctypes.c_uint64(0))
+    status = uclib.uc_hook_add(uc._uch, ctypes.byref(handle), kind, ctypes.c_void_p(function.address),
+                               ctypes.c_void_p(state.address), ctypes.c_uint64(begin), ctypes.c_uint64(end))
     if status != 0:
         raise UcError(status)
     return handle.value
+
+
+def register_block_hook(uc, state: NativeState) -> int:
+    """Register the native block hook on every address; returns the hook handle."""
+    from unicorn import UC_HOOK_BLOCK
+
+    return _register(uc, UC_HOOK_BLOCK, block_hook, state, 1, 0)
+
+
+def register_exact_pc_hook(uc, state: NativeState, begin: int, end: int) -> int:
+    """Track the executing instruction's address in [begin, end] (inclusive)."""
+    from unicorn import UC_HOOK_CODE
+
+    return _register(uc, UC_HOOK_CODE, exact_pc_hook, state, begin, end)

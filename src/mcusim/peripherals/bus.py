@@ -40,6 +40,7 @@ class Bus:
         address = self.base + offset
         device = self.device_at(address)
         self.machine.mmio_access = address
+        self.machine.mmio_is_write = False
         try:
             return device.read(address - device.base, size)
         except Exception as exc:  # never let a model error unwind through Unicorn
@@ -52,6 +53,7 @@ class Bus:
         address = self.base + offset
         device = self.device_at(address)
         self.machine.mmio_access = address
+        self.machine.mmio_is_write = True
         try:
             device.write(address - device.base, size, value)
         except Exception as exc:
