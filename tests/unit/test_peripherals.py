@@ -129,3 +129,11 @@ def test_systick_reference_clock_divider():
 @pytest.mark.parametrize("board,name", [("mcu-s", "UARTE0"), ("mcu-b", "UART0"), ("mps2-an386", "UART0")])
 def test_board_console_uarts_are_modelled(board, name):
     assert load_board(board).peripheral(name).model is not None
+
+
+def test_byte_write_keeps_the_other_bytes_of_a_modelled_register():
+    m = FakeMachine()
+    tick = SysTick("SysTick", 0xE000E010, 0x10, m)
+    tick.write(0x4, 4, 0x123456)
+    tick.write(0x4, 1, 0x78)  # low byte only
+    assert tick.read(0x4, 4) == 0x123478

@@ -86,9 +86,10 @@ def test_features_file_announces_extended_exit_and_stdout_stderr(machine):
 def test_time_comes_from_simulated_time(machine):
     sh = S.Semihosting(machine)
     assert sh.call(S.SYS_CLOCK, 0) == 200  # 2 s simulated, in centiseconds
-    assert sh.call(S.SYS_TICKFREQ, 0) == 64_000_000
+    assert sh.call(S.SYS_TICKFREQ, 0) == 1_000_000
     assert sh.call(S.SYS_ELAPSED, 0x100) == 0
-    assert struct.unpack("<Q", machine.uc.mem_read(0x100, 8))[0] == 128_000_000
+    assert struct.unpack("<Q", machine.uc.mem_read(0x100, 8))[0] == 2_000_000  # microseconds
+    assert sh.call(S.SYS_TIME, 0) - sh.started_wall == pytest.approx(2, abs=1)
 
 
 def test_command_line(machine):
@@ -122,6 +123,19 @@ def test_host_side_effects_refused_without_root(machine, operation, words):
     assert sh.call(operation, 0x100) == -1
     assert "refused" in machine.warnings[-1]
     assert sh.call(S.SYS_ERRNO, 0) == 13  # EACCES
+
+
+def test_system_runs_only_programs_inside_the_root(machine, tmp_path):
+    sh = S.Semihosting(machine, root=tmp_path)
+    machine.uc.mem_write(0x800, b"/bin/true\0")
+    put(machine, 0x100, 0x800, 9)
+    assert sh.call(S.SYS_SYSTEM, 0x100) == -1
+    script = tmp_path / "ok.sh"
+    script.write_text("#!/bin/sh\nexit 3\n")
+    script.chmod(0o755)
+    machine.uc.mem_write(0x800, b"ok.sh\0")
+    put(machine, 0x100, 0x800, 5)
+    assert sh.call(S.SYS_SYSTEM, 0x100) == 3
 
 
 def test_files_inside_root_can_be_written_and_removed(machine, tmp_path):

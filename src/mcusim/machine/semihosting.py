@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import errno
 import os
+import shlex
 import subprocess
 import sys
 import time
@@ -18,6 +19,7 @@ SYS_READC, SYS_ISERROR, SYS_ISTTY, SYS_SEEK, SYS_FLEN, SYS_TMPNAM = 0x07, 0x08, 
 SYS_REMOVE, SYS_RENAME, SYS_CLOCK, SYS_TIME, SYS_SYSTEM, SYS_ERRNO = 0x0E, 0x0F, 0x10, 0x11, 0x12, 0x13
 SYS_GET_CMDLINE, SYS_HEAPINFO, SYS_EXIT, SYS_EXIT_EXTENDED = 0x15, 0x16, 0x18, 0x20
 SYS_ELAPSED, SYS_TICKFREQ = 0x30, 0x31
+ELAPSED_TICKS_PER_SECOND = 1_000_000  # SYS_ELAPSED counts simulated microseconds (SYS_TICKFREQ)
 
 ADP_STOPPED_APPLICATION_EXIT = 0x20026
 FEATURES_FILE = ":semihosting-features"
@@ -41,7 +43,7 @@ class Semihosting:
         self.errno = 0
         self.handles: dict[int, object] = {}
         self.next_handle = 3
-        self.started = time.monotonic()
+        self.started_wall = time.time()
         self.refused: list[str] = []
 
     # memory helpers ----------------------------------------------------------------
@@ -87,7 +89,7 @@ class Semihosting:
             SYS_REMOVE: self._remove, SYS_RENAME: self._rename, SYS_CLOCK: self._clock, SYS_TIME: self._time,
             SYS_SYSTEM: self._system, SYS_ERRNO: lambda p: self.errno, SYS_GET_CMDLINE: self._cmdline,
             SYS_HEAPINFO: self._heapinfo, SYS_EXIT: self._exit, SYS_EXIT_EXTENDED: self._exit_extended,
-            SYS_ELAPSED: self._elapsed, SYS_TICKFREQ: lambda p: self.machine.clock_hz,
+            SYS_ELAPSED: self._elapsed, SYS_TICKFREQ: lambda p: ELAPSED_TICKS_PER_SECOND,
         }.get(operation)
         if handler is None:
             self.machine.warn(f"semihosting: unsupported operation 0x{operation:02x}")
@@ -236,15 +238,23 @@ class Semihosting:
         return int(self.machine.simulated_seconds() * 100)  # centiseconds since start
 
     def _time(self, p):
-        return int(time.time())
+        """Seconds since the epoch: the host's clock when the run started plus simulated time."""
+        return int(self.started_wall + self.machine.simulated_seconds())
 
     def _system(self, p):
         command_ptr, length = self._args(p, 2)
         command = self._string(command_ptr, length)
         if self.root is None:
             return self._refuse(f"SYS_SYSTEM of '{command}'")
+        try:
+            words = shlex.split(command)
+        except ValueError:
+            words = []
+        program = self._host_path(words[0]) if words else None
+        if program is None or not program.is_file() or not os.access(program, os.X_OK):
+            return self._refuse(f"SYS_SYSTEM of '{command}' (only programs inside the semihosting root run)")
         self.machine.warn(f"semihosting: running '{command}' in {self.root}")
-        return subprocess.run(command, shell=True, cwd=self.root).returncode
+        return subprocess.run([str(program), *words[1:]], cwd=self.root).returncode
 
     def _cmdline(self, p):
         buffer, length = self._args(p, 2)
@@ -273,7 +283,7 @@ class Semihosting:
         raise SemihostingExit(1, f"semihosting exit with reason 0x{reason:x}")
 
     def _elapsed(self, p):
-        ticks = self.machine.cycles_now()
+        ticks = int(self.machine.simulated_seconds() * ELAPSED_TICKS_PER_SECOND)
         self.machine.uc.mem_write(p, (ticks & 0xFFFFFFFFFFFFFFFF).to_bytes(8, "little"))
         return 0
 

@@ -57,7 +57,11 @@ class Peripheral:
         word = offset & ~3
         shift = (offset & 3) * 8
         mask = ((1 << (8 * size)) - 1) << shift
-        merged = (self.get(word) & ~mask) | ((value << shift) & mask)
+        current = self.get(word)
+        if size < 4:  # a byte or halfword write keeps the other bytes of the register as it reads
+            modelled = self.on_read(word)
+            current = current if modelled is None else modelled
+        merged = (current & ~mask) | ((value << shift) & mask)
         if not self.on_write(word, merged & 0xFFFFFFFF, offset, size, value):
             self.set(word, merged)
             self._report_unmodelled(word, "write")

@@ -44,8 +44,8 @@ class Scb(Peripheral):
                 value |= 1 << 26
             if exc.pending[NMI]:
                 value |= 1 << 31
-            if len(exc.active) <= 1:
-                value |= 1 << 11  # RETTOBASE
+            if len(exc.active) == 1:
+                value |= 1 << 11  # RETTOBASE: in a handler, returning would reach Thread mode
             return value
         if offset == VTOR:
             return exc.vtor

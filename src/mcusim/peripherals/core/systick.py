@@ -78,7 +78,8 @@ class SysTick(Peripheral):
             self.on_time(now)
             return self.current(now)
         if offset == CALIB:
-            return 1 << 31  # NOREF clear would need a reference clock; no calibration value (TENMS=0)
+            # NOREF (bit 31) when the SoC gives SysTick no reference clock; no TENMS value
+            return 0 if self.external_divider > 1 else 1 << 31
         return 0
 
     def on_write(self, offset, value, raw_offset, size, raw_value):
