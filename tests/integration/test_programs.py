@@ -25,6 +25,11 @@ def test_program_runs_and_passes(firmware_build, board, program):
     assert result.exit_reason == "semihosting-exit", result.exit_detail + (result.fault_report or "")
     assert result.exit_code == 0, result.stdout
     assert EXPECTED[program].format(board=board) in result.stdout
+    dwt = result.dwt
+    # ARMv7-M ARM C1.8 (and Arm KB 103489824): instructions = CYCCNT - CPICNT - EXCCNT - SLEEPCNT
+    # - LSUCNT + FOLDCNT, with every counter unwrapped
+    assert result.instructions == (dwt["cyccnt"] - dwt["cpicnt"] - dwt["exccnt"] - dwt["sleepcnt"]
+                                   - dwt["lsucnt"] + dwt["foldcnt"])
     assert result.cycles >= result.instructions > 0
 
 

@@ -68,6 +68,14 @@ def board_names() -> list[str]:
     return names
 
 
+def core_timing_table(core: CoreSpec) -> dict[str, int]:
+    """The core's timing table ([timing.<model>] of its TOML), e.g. cycles per instruction class."""
+    path = data_dir("cores") / f"{core.name}.toml"
+    data = tomllib.loads(path.read_text())
+    model = data["timing"].get("model", "")
+    return {k: int(v) for k, v in data["timing"].get(model.replace("-", "_"), {}).items()}
+
+
 def load_core(name: str) -> CoreSpec:
     path = data_dir("cores") / f"{name}.toml"
     if not path.is_file():
@@ -84,6 +92,7 @@ def load_core(name: str) -> CoreSpec:
             fpu=core["fpu"],
             fpu_double_precision=bool(core["fpu_double_precision"]),
             default_instruction_cycles=int(timing["default_instruction_cycles"]),
+            timing_model=str(timing.get("model", "one_cycle_per_instruction")),
             exception_entry_cycles=int(exc["entry_cycles"]),
             exception_return_cycles=int(exc["return_cycles"]),
             exception_tail_chain_cycles=int(exc["tail_chain_cycles"]),

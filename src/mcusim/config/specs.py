@@ -45,6 +45,7 @@ class CoreSpec:
     fpu: str
     fpu_double_precision: bool
     default_instruction_cycles: int
+    timing_model: str
     exception_entry_cycles: int
     exception_return_cycles: int
     exception_tail_chain_cycles: int

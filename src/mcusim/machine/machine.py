@@ -105,7 +105,7 @@ class Machine:
         self.state = N.NativeState()
         self.state.on_reallocate = self._reregister_hook
         self.decoder = Decoder(self.state, self.read_memory, core.default_instruction_cycles,
-                               is_writable=self._is_writable)
+                               is_writable=self._is_writable, timing=self._core_timing(core))
         self.locator = AccessLocator(self.uc, self.read_memory)
         self._divide_hooks: list[int] = []
         self.decoder.on_new_divides = self._hook_divides
@@ -153,6 +153,18 @@ class Machine:
         for bus in self.buses:
             bus.map(self.uc)
         self.timed = [self.systick]
+
+    def _core_timing(self, core):
+        """The core's timing model (None: a fixed cost per instruction) and its refill data."""
+        if core.timing_model != "cortex-m4":
+            return None
+        from ..config.loader import core_timing_table
+        from ..timing.cortex_m4 import CortexM4Timing
+
+        table = core_timing_table(core)
+        self.state[N.REFILL_BRANCH] = table["branch_refill"]
+        self.state[N.REFILL_WIDE_ODD] = table["branch_refill_unaligned_wide"] - table["branch_refill"]
+        return CortexM4Timing(table)
 
     def _reregister_hook(self, _buffer) -> None:
         """The shared buffer moved: every native hook gets the new address."""
@@ -296,7 +308,10 @@ class Machine:
             return self.exception_cycles
         if register == SLEEPCNT:
             return self.sleep_cycles
-        return 0  # CPICNT, LSUCNT, FOLDCNT: no extra cycles until the cycle model lands
+        key = {CPICNT: "cpi", LSUCNT: "lsu", FOLDCNT: "fold"}[register]
+        if self.mmio_access is not None:
+            return self.state.counters_at(self.current_pc())[key]
+        return self.state[{"cpi": N.CPI_TOTAL, "lsu": N.LSU_TOTAL, "fold": N.FOLD_TOTAL}[key]]
 
     def divide_trap_changed(self) -> None:
         """CCR.DIV_0_TRP: watch every divide (a Python hook each) only while the trap is on."""
@@ -414,9 +429,7 @@ class Machine:
 
     def _settle(self) -> None:
         """After a stop that was not the hook's, count only the instructions that ran."""
-        cycles, instructions = self.state.count_at(self.uc.reg_read(A.UC_ARM_REG_PC))
-        self.state[N.CYCLES] = cycles
-        self.state[N.INSTRUCTIONS] = instructions
+        self.state.settle_at(self.uc.reg_read(A.UC_ARM_REG_PC))
 
     def _next_event(self) -> int | None:
         events = [e for e in (device.next_event_cycle() for device in self.timed) if e is not None]
@@ -691,5 +704,5 @@ class Machine:
         return self.state[N.INSTRUCTIONS]
 
     def dwt_totals(self) -> dict[str, int]:
-        return {"cyccnt": self.cycles, "cpicnt": 0, "exccnt": self.exception_cycles,
-                "sleepcnt": self.sleep_cycles, "lsucnt": 0, "foldcnt": 0}
+        return {"cyccnt": self.cycles, "cpicnt": self.state[N.CPI_TOTAL], "exccnt": self.exception_cycles,
+                "sleepcnt": self.sleep_cycles, "lsucnt": self.state[N.LSU_TOTAL], "foldcnt": self.state[N.FOLD_TOTAL]}

@@ -34,7 +34,17 @@ PENDING_MASKED = 13   # an enabled exception is pending but masked: stop after u
 WATCH_ISB = 14        # code was decoded from writable memory: stop after an ISB to re-check it
 CODE_PC = 15          # PC of the executing instruction, where the exact-PC code hook is installed (else -1)
 TOTAL_LENGTH = 12
-HEADER_LENGTH = 16
+REFILL_BRANCH = 16    # core data: cycles a taken branch adds (P) ...
+REFILL_WIDE_ODD = 17  # ... and again when its target is a 32-bit instruction at an odd halfword
+LSU_TOTAL = 18        # DWT LSUCNT / CPICNT / FOLDCNT events, unwrapped
+CPI_TOTAL = 19
+FOLD_TOTAL = 20
+BLOCK_START_LSU = 21
+BLOCK_START_CPI = 22
+BLOCK_START_FOLD = 23
+REFILL_TOTAL = 24     # cycles spent refilling the pipeline after taken branches
+ENDS_IN_BRANCH = 25   # the block that ran last ends with a branch (its taken refill is still due)
+HEADER_LENGTH = 32
 MAX_WINDOWS = 64
 WINDOW_TABLE = HEADER_LENGTH          # per window: base, size_bytes, offset of its tables
 DATA_START = WINDOW_TABLE + 3 * MAX_WINDOWS
@@ -61,15 +71,22 @@ _uc_emu_stop = types.ExternalFunction("uc_emu_stop", types.int32(types.voidptr))
 BLOCK_HOOK_SIGNATURE = types.void(types.voidptr, types.uint64, types.uint32, types.voidptr)
 
 
-# Per-window tables: FIELDS arrays of (halfwords + 1) int64 each. KIND holds the halfword's
-# kind; the others are prefix sums over the halfwords (value of [a, b) = t[b] - t[a]).
+# Per-window tables: for each of the window's halfwords + 1, FIELDS int64 side by side (one
+# block's look-ups touch few cache lines). KIND holds the halfword's kind; the cumulative
+# fields are prefix sums over the halfwords (value of [a, b) = t[b] - t[a]).
 KIND = 0
 F_CYCLES = 1
 F_INSTRUCTIONS = 2
 F_FP = 3          # floating-point instructions (NOCP check while CPACR denies the FPU)
 F_UNMASK = 4      # CPSIE / MSR to a priority mask
 F_ISB = 5         # ISB: code in RAM may have been rewritten before it
-FIELDS = 6
+F_LSU = 6         # extra load/store cycles (DWT LSUCNT)
+F_CPI = 7         # other extra cycles (DWT CPICNT)
+F_FOLD = 8        # folded instructions (DWT FOLDCNT)
+CUMULATIVE_FIELDS = 9
+F_START_ADJUST = 9  # per instruction (not summed): extra cycles when it starts a block
+F_REFILL = 10       # per instruction (not summed): -1 when a taken branch here refills the pipeline
+FIELDS = 11
 
 
 @numba.njit(cache=True)
@@ -86,7 +103,7 @@ def _kind_at(st, address):
     w = _window_of(st, address)
     if w < 0:
         return KIND_UNKNOWN
-    return st[st[WINDOW_TABLE + 3 * w + 2] + ((address - st[WINDOW_TABLE + 3 * w]) >> 1)]
+    return st[st[WINDOW_TABLE + 3 * w + 2] + FIELDS * ((address - st[WINDOW_TABLE + 3 * w]) >> 1) + KIND]
 
 
 @numba.njit(cache=True)
@@ -99,11 +116,43 @@ def _range_sum(st, start, end, field):
             return -1
         base = st[WINDOW_TABLE + 3 * w]
         size = st[WINDOW_TABLE + 3 * w + 1]
-        table = st[WINDOW_TABLE + 3 * w + 2] + field * ((size >> 1) + 1)
+        table = st[WINDOW_TABLE + 3 * w + 2] + field
         chunk_end = min(end, base + size)
-        total += st[table + ((chunk_end - base) >> 1)] - st[table + ((start - base) >> 1)]
+        total += st[table + FIELDS * ((chunk_end - base) >> 1)] - st[table + FIELDS * ((start - base) >> 1)]
         start = chunk_end
     return total
+
+
+@numba.njit(cache=True)
+def _value_at(st, address, field):
+    """A per-instruction (not summed) field's value at `address`."""
+    w = _window_of(st, address)
+    if w < 0:
+        return 0
+    base = st[WINDOW_TABLE + 3 * w]
+    return st[st[WINDOW_TABLE + 3 * w + 2] + FIELDS * ((address - base) >> 1) + field]
+
+
+@numba.njit(cache=True)
+def _ends_in_branch(st, end):
+    """Is the instruction that ends at `end` a branch whose taken path refills the pipeline?"""
+    last = end - 2
+    if _kind_at(st, last) == KIND_CONTINUATION:
+        last -= 2
+    return _value_at(st, last, F_REFILL) == -1
+
+
+@numba.njit(cache=True)
+def _refill_after_branch(st, address, wide_target):
+    """The previous block ended with a branch and this block is not its fall-through: taken."""
+    if st[BLOCK_SIZE] == 0 or st[ENDS_IN_BRANCH] == 0 or address == st[BLOCK_ADDRESS] + st[BLOCK_SIZE]:
+        return  # BLOCK_SIZE 0: Python ran in between (exception entry/return), no branch pending
+    refill = st[REFILL_BRANCH]
+    if address & 2 and wide_target:
+        refill += st[REFILL_WIDE_ODD]
+    st[CYCLES] += refill
+    st[CPI_TOTAL] += refill
+    st[REFILL_TOTAL] += refill
 
 
 @numba.cfunc(BLOCK_HOOK_SIGNATURE, cache=True)
@@ -122,13 +171,12 @@ def block_hook(uc, address_u64, size_u32, user_data):
     base = st[WINDOW_TABLE + 3 * w] if w >= 0 else 0
     window_end = base + st[WINDOW_TABLE + 3 * w + 1] if w >= 0 else 0
     if w >= 0 and end <= window_end:  # the common case: the whole block in one window
-        length = ((window_end - base) >> 1) + 1
         offset = st[WINDOW_TABLE + 3 * w + 2]
         first = (address - base) >> 1
         last = (end - base) >> 1
-        first_kind = st[offset + first]
-        last_known = st[offset + last - 1] != KIND_UNKNOWN
-        fp = st[offset + F_FP * length + last] - st[offset + F_FP * length + first]
+        first_kind = st[offset + FIELDS * first + KIND]
+        last_known = st[offset + FIELDS * (last - 1) + KIND] != KIND_UNKNOWN
+        fp = st[offset + FIELDS * last + F_FP] - st[offset + FIELDS * first + F_FP]
     else:
         first_kind = _kind_at(st, address)
         last_known = _kind_at(st, end - 2) != KIND_UNKNOWN
@@ -162,18 +210,38 @@ def block_hook(uc, address_u64, size_u32, user_data):
         st[STOP_ADDRESS] = address
         _uc_emu_stop(uc)
         return
+    if w >= 0 and end <= window_end:
+        wide_target = st[offset + FIELDS * (first + 1) + KIND] == KIND_CONTINUATION
+        last_start = last - 2 if st[offset + FIELDS * (last - 1) + KIND] == KIND_CONTINUATION else last - 1
+        ends_in_branch = st[offset + FIELDS * last_start + F_REFILL] == -1
+    else:
+        wide_target = _kind_at(st, address + 2) == KIND_CONTINUATION
+        ends_in_branch = _ends_in_branch(st, end)
+    _refill_after_branch(st, address, wide_target)
+    st[ENDS_IN_BRANCH] = 1 if ends_in_branch else 0
     st[BLOCK_ADDRESS] = address
     st[BLOCK_SIZE] = size
     st[CODE_PC] = -1
     st[BLOCK_START_CYCLES] = st[CYCLES]
     st[BLOCK_START_INSTRUCTIONS] = st[INSTRUCTIONS]
+    st[BLOCK_START_LSU] = st[LSU_TOTAL]
+    st[BLOCK_START_CPI] = st[CPI_TOTAL]
+    st[BLOCK_START_FOLD] = st[FOLD_TOTAL]
     if w >= 0 and end <= window_end:
-        st[CYCLES] += st[offset + F_CYCLES * length + last] - st[offset + F_CYCLES * length + first]
-        st[INSTRUCTIONS] += (st[offset + F_INSTRUCTIONS * length + last]
-                             - st[offset + F_INSTRUCTIONS * length + first])
+        adjust = st[offset + FIELDS * first + F_START_ADJUST]
+        st[CYCLES] += st[offset + FIELDS * last + F_CYCLES] - st[offset + FIELDS * first + F_CYCLES] + adjust
+        st[INSTRUCTIONS] += (st[offset + FIELDS * last + F_INSTRUCTIONS]
+                             - st[offset + FIELDS * first + F_INSTRUCTIONS])
+        st[LSU_TOTAL] += st[offset + FIELDS * last + F_LSU] - st[offset + FIELDS * first + F_LSU] + adjust
+        st[CPI_TOTAL] += st[offset + FIELDS * last + F_CPI] - st[offset + FIELDS * first + F_CPI]
+        st[FOLD_TOTAL] += st[offset + FIELDS * last + F_FOLD] - st[offset + FIELDS * first + F_FOLD]
     else:
-        st[CYCLES] += _range_sum(st, address, end, F_CYCLES)
+        adjust = _value_at(st, address, F_START_ADJUST)
+        st[CYCLES] += _range_sum(st, address, end, F_CYCLES) + adjust
         st[INSTRUCTIONS] += _range_sum(st, address, end, F_INSTRUCTIONS)
+        st[LSU_TOTAL] += _range_sum(st, address, end, F_LSU) + adjust
+        st[CPI_TOTAL] += _range_sum(st, address, end, F_CPI)
+        st[FOLD_TOTAL] += _range_sum(st, address, end, F_FOLD)
 
 
 @numba.cfunc(BLOCK_HOOK_SIGNATURE, cache=True)
@@ -188,8 +256,9 @@ class NativeState:
 
     WINDOW_BYTES = 0x10000
 
-    def __init__(self, capacity_halfwords: int = 1 << 18):
+    def __init__(self, capacity_halfwords: int = 1 << 17):
         self.buffer = np.zeros(DATA_START + FIELDS * (capacity_halfwords + MAX_WINDOWS), np.int64)
+        self.buffer[CODE_PC] = -1
         self.buffer[TOTAL_LENGTH] = len(self.buffer)
         self.buffer[DEADLINE] = np.iinfo(np.int64).max
         self.next_free = DATA_START
@@ -245,12 +314,12 @@ class NativeState:
     def tables(self, index: int) -> list[np.ndarray]:
         """Views of one window's FIELDS arrays (KIND, then the prefix sums), each halfwords + 1 long."""
         base, size, offset = self.windows[index]
-        length = (size >> 1) + 1
-        return [self.buffer[offset + f * length: offset + (f + 1) * length] for f in range(FIELDS)]
+        end = offset + FIELDS * ((size >> 1) + 1)
+        return [self.buffer[offset + f: end: FIELDS] for f in range(FIELDS)]
 
-    def cost_between(self, start: int, end: int) -> tuple[int, int]:
-        """(cycles, instructions) of the decoded instructions in [start, end)."""
-        cycles = instructions = 0
+    def sums_between(self, start: int, end: int) -> list[int]:
+        """Sums of the cumulative fields over the decoded instructions in [start, end)."""
+        totals = [0] * CUMULATIVE_FIELDS
         while start < end:
             index = self.window_for(start)
             if index is None:
@@ -259,23 +328,48 @@ class NativeState:
             tables = self.tables(index)
             chunk_end = min(end, base + size)
             a, b = (start - base) >> 1, (chunk_end - base) >> 1
-            cycles += int(tables[F_CYCLES][b] - tables[F_CYCLES][a])
-            instructions += int(tables[F_INSTRUCTIONS][b] - tables[F_INSTRUCTIONS][a])
+            for field in range(1, CUMULATIVE_FIELDS):
+                totals[field] += int(tables[field][b] - tables[field][a])
             start = chunk_end
-        return cycles, instructions
+        return totals
 
-    def count_at(self, pc: int) -> tuple[int, int]:
-        """(cycles, instructions) at the instruction `pc` of the executing block.
+    def value_at(self, address: int, field: int) -> int:
+        index = self.window_for(address)
+        if index is None:
+            return 0
+        base = self.windows[index][0]
+        return int(self.tables(index)[field][(address - base) >> 1])
+
+    def counters_at(self, pc: int) -> dict[str, int]:
+        """cycles, instructions, lsu, cpi and fold totals at the instruction `pc` of the executing block.
 
         The hook adds a block's whole cost when the block starts; an instruction in the middle
         of it (a CYCCNT read, a fault) has only the instructions before it behind it.
         """
-        block = int(self.buffer[BLOCK_ADDRESS])
-        if block <= pc < block + int(self.buffer[BLOCK_SIZE]):
-            cycles, instructions = self.cost_between(block, pc)
-            return (int(self.buffer[BLOCK_START_CYCLES]) + cycles,
-                    int(self.buffer[BLOCK_START_INSTRUCTIONS]) + instructions)
-        return int(self.buffer[CYCLES]), int(self.buffer[INSTRUCTIONS])
+        b = self.buffer
+        block = int(b[BLOCK_ADDRESS])
+        if not block <= pc < block + int(b[BLOCK_SIZE]):
+            return {"cycles": int(b[CYCLES]), "instructions": int(b[INSTRUCTIONS]), "lsu": int(b[LSU_TOTAL]),
+                    "cpi": int(b[CPI_TOTAL]), "fold": int(b[FOLD_TOTAL])}
+        sums = self.sums_between(block, pc)
+        adjust = self.value_at(block, F_START_ADJUST) if pc > block else 0
+        return {"cycles": int(b[BLOCK_START_CYCLES]) + sums[F_CYCLES] + adjust,
+                "instructions": int(b[BLOCK_START_INSTRUCTIONS]) + sums[F_INSTRUCTIONS],
+                "lsu": int(b[BLOCK_START_LSU]) + sums[F_LSU] + adjust,
+                "cpi": int(b[BLOCK_START_CPI]) + sums[F_CPI],
+                "fold": int(b[BLOCK_START_FOLD]) + sums[F_FOLD]}
+
+    def count_at(self, pc: int) -> tuple[int, int]:
+        """(cycles, instructions) at the instruction `pc` of the executing block."""
+        counters = self.counters_at(pc)
+        return counters["cycles"], counters["instructions"]
+
+    def settle_at(self, pc: int) -> None:
+        """After a stop inside a block: keep only what the instructions before `pc` cost."""
+        counters = self.counters_at(pc)
+        for slot, key in ((CYCLES, "cycles"), (INSTRUCTIONS, "instructions"), (LSU_TOTAL, "lsu"),
+                          (CPI_TOTAL, "cpi"), (FOLD_TOTAL, "fold")):
+            self.buffer[slot] = counters[key]
 
 
 def unregister_hook(uc, handle: int) -> None:

@@ -8,10 +8,13 @@ from __future__ import annotations
 import numpy as np
 from capstone import CS_ARCH_ARM, CS_MODE_MCLASS, CS_MODE_THUMB, Cs
 
-from ..machine.native import (F_CYCLES, F_FP, F_INSTRUCTIONS, F_ISB, F_UNMASK, FIELDS, KIND, KIND_CONTINUATION,
-                              KIND_SELF_LOOP, KIND_START)
+from ..machine.native import (CUMULATIVE_FIELDS, F_CPI, F_CYCLES, F_FOLD, F_FP, F_INSTRUCTIONS, F_ISB, F_LSU,
+                              F_REFILL, F_START_ADJUST, F_UNMASK, FIELDS, KIND, KIND_CONTINUATION, KIND_SELF_LOOP,
+                              KIND_START)
 
 _capstone = Cs(CS_ARCH_ARM, CS_MODE_THUMB | CS_MODE_MCLASS)
+_capstone_detail = Cs(CS_ARCH_ARM, CS_MODE_THUMB | CS_MODE_MCLASS)
+_capstone_detail.detail = True
 
 
 def thumb_length(halfword: int) -> int:
@@ -22,8 +25,10 @@ def thumb_length(halfword: int) -> int:
 class Decoder:
     """Decodes code ranges into the tables of a NativeState's windows."""
 
-    def __init__(self, state, read_memory, instruction_cycles: int = 1, is_writable=lambda address: False):
+    def __init__(self, state, read_memory, instruction_cycles: int = 1, is_writable=lambda address: False,
+                 timing=None):
         self.state = state
+        self.timing = timing  # a core timing model (cost(insn, previous)), or None for a fixed cost
         self.read_memory = read_memory  # (address, size) -> bytes; raises if unmapped
         self.is_writable = is_writable  # code in writable memory can change under us
         self.instruction_cycles = instruction_cycles
@@ -70,18 +75,26 @@ class Decoder:
     def _resum(self, index: int) -> None:
         tables = self.state.tables(index)
         costs = self._costs[index]
-        for field in range(1, FIELDS):
+        for field in range(1, CUMULATIVE_FIELDS):
             tables[field][1:] = np.cumsum(costs[field])
+        for field in range(CUMULATIVE_FIELDS, FIELDS):
+            tables[field][:-1] = costs[field]
 
     def _decode_code(self, start: int, end: int, code: bytes) -> set[int]:
         """Fill the tables for [start, end) from `code` (the bytes at start); returns touched windows."""
         dirty = set()
         address = start
+        previous = None
         while address < end and address - start + 2 <= len(code):
             offset = address - start
             length = thumb_length(int.from_bytes(code[offset: offset + 2], "little"))
             length = min(length, len(code) - offset)
-            insn = next(_capstone.disasm_lite(code[offset: offset + length], address, 1), None)
+            detail = None
+            if self.timing is not None:
+                detail = next(_capstone_detail.disasm(code[offset: offset + length], address, 1), None)
+                insn = (detail.address, detail.size, detail.mnemonic, detail.op_str) if detail else None
+            else:
+                insn = next(_capstone.disasm_lite(code[offset: offset + length], address, 1), None)
             index = self.ensure_window(address)
             base = self.state.windows[index][0]
             kind = self.state.tables(index)[KIND]
@@ -93,6 +106,17 @@ class Decoder:
             kind[i] = KIND_SELF_LOOP if self_loop else KIND_START
             costs[F_CYCLES][i] = self.instruction_cycles
             costs[F_INSTRUCTIONS][i] = 1
+            for field in (F_LSU, F_CPI, F_FOLD, F_START_ADJUST, F_REFILL):
+                costs[field][i] = 0
+            if detail is not None:
+                cost = self.timing.cost(detail, previous)
+                costs[F_CYCLES][i] = cost.cycles
+                costs[F_LSU][i] = cost.lsu
+                costs[F_CPI][i] = cost.cpi
+                costs[F_FOLD][i] = cost.folded
+                costs[F_START_ADJUST][i] = cost.start_adjust
+                costs[F_REFILL][i] = cost.refill
+            previous = detail
             costs[F_FP][i] = int(mnemonic.startswith("v"))
             costs[F_UNMASK][i] = int(_may_unmask(mnemonic, operands))
             costs[F_ISB][i] = int(mnemonic == "isb")

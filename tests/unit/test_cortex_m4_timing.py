@@ -1,0 +1,77 @@
+"""Cortex-M4 timing rules on instruction sequences (TRM r0p1 3.3.1 and 3.3.2), no firmware."""
+import pytest
+from capstone import CS_ARCH_ARM, CS_MODE_MCLASS, CS_MODE_THUMB, Cs
+
+from mcusim.config import load_core
+from mcusim.config.loader import core_timing_table
+from mcusim.timing.cortex_m4 import CortexM4Timing
+
+# Assembled with arm-none-eabi-as -mcpu=cortex-m4 -mfpu=fpv4-sp-d16; offsets below.
+CODE = bytes.fromhex(
+    "086811688858586188589950485911685a680868026804310868012008bf1146f0b510bd21fb023091fbf2f030ee810a"
+    "00ee810a80ee810a90ed000a2ded028a885023687047d0e801f0")
+SEQUENCES = {
+    "s1": (0x00, 0x04), "s2": (0x04, 0x08), "s3": (0x08, 0x0C), "s4": (0x0C, 0x12), "s5": (0x12, 0x16),
+    "s6": (0x16, 0x1A), "s7": (0x1A, 0x20), "s8": (0x20, 0x22), "s9": (0x22, 0x24), "s10": (0x24, 0x2C),
+    "s11": (0x2C, 0x40), "s12": (0x40, 0x44), "s13": (0x44, 0x4A),
+}
+
+
+@pytest.fixture(scope="module")
+def timing():
+    return CortexM4Timing(core_timing_table(load_core("cortex-m4")))
+
+
+def costs(timing, name):
+    cs = Cs(CS_ARCH_ARM, CS_MODE_THUMB | CS_MODE_MCLASS)
+    cs.detail = True
+    start, end = SEQUENCES[name]
+    previous, result = None, []
+    for insn in cs.disasm(CODE[start:end], start):
+        result.append(timing.cost(insn, previous))
+        previous = insn
+    return result
+
+
+def cycles(timing, name):
+    return [c.cycles for c in costs(timing, name)]
+
+
+@pytest.mark.parametrize("name,expected", [
+    ("s1", [2, 1]),      # ldr r0,[r1]; ldr r1,[r2]: "normally three cycles total" (TRM 3.3.2)
+    ("s2", [2, 1]),      # ldr r0,[r1,r2]; str r0,[r3,#20]: three cycles
+    ("s3", [2, 1]),      # ldr r0,[r1,r2]; str r1,[r3,r2]: three cycles
+    ("s4", [2, 1, 1]),   # three loads: four cycles
+    ("s5", [2, 2]),      # the second load's address is the first load's result: no pipelining
+    ("s6", [1, 3]),      # adds r1,#4; ldr r0,[r1]: address interlock, +1 (no forwarding)
+    ("s7", [1, 0, 1]),   # movs; it eq; moveq: the IT folds onto the 16-bit movs
+    ("s8", [6]),         # push {r4-r7, lr}: 1 + N
+    ("s9", [6]),         # pop {r4, pc}: 1 + N + 3 (pipeline reload)
+    ("s10", [1, 2]),     # smlad 1; sdiv at its minimum (early termination is dynamic)
+    ("s11", [1, 3, 14, 2, 3]),  # vadd 1, vmla 3, vdiv 14, vldr.32 2, vpush {s16,s17} 1 + 2
+    ("s12", [2, 2]),     # str with register offset, then ldr: nothing pipelines after a store
+])
+def test_sequence_cycles(timing, name, expected):
+    assert cycles(timing, name) == expected
+
+
+def test_branches_get_the_refill_when_taken(timing):
+    bx, tbb = costs(timing, "s13")
+    assert (bx.cycles, bx.refill) == (1, -1)  # 1 + P, P decided by the target at run time
+    assert (tbb.cycles, tbb.refill) == (6, 0)  # TBB: at least six, refill included
+
+
+def test_block_start_loses_neighbour_effects(timing):
+    first, second = costs(timing, "s1")
+    assert second.start_adjust == 1  # as a block's first instruction the load is not pipelined
+    interlocked = costs(timing, "s6")[1]
+    assert interlocked.cycles + interlocked.start_adjust == 2  # no previous result to wait for
+
+
+def test_counters_split_extra_cycles(timing):
+    it = costs(timing, "s7")[1]
+    assert it.folded == 1
+    push = costs(timing, "s8")[0]
+    assert push.lsu == 5 and push.cpi == 0
+    vdiv = costs(timing, "s11")[2]
+    assert vdiv.cpi == 13 and vdiv.lsu == 0
