@@ -52,10 +52,10 @@ def test_probe_matches_qemu(tmp_path, qemu, name, code):
     assert result.exit_code == code, result.stdout
 
 
-@pytest.mark.parametrize("name", ["cyc", "sleep"])
+@pytest.mark.parametrize("name", ["cyc", "sleep", "divide"])
 def test_cycle_counter_probes(tmp_path, name):
     """cyc: CYCCNT reads are attributed to the right instruction; sleep: SEV/WFE, sleep-on-exit,
-    WFI under PRIMASK."""
+    WFI under PRIMASK; divide: SDIV/UDIV early termination from the operands."""
     result = mcusim.run(build(tmp_path, name), "mps2-an386", max_cycles=50_000_000)
     assert result.exit_code == 0, result.stdout
     assert "MISMATCH" not in result.stdout

@@ -9,11 +9,7 @@ from __future__ import annotations
 
 from capstone import CS_ARCH_ARM, CS_MODE_MCLASS, CS_MODE_THUMB, Cs
 from capstone import arm as cs_arm
-from unicorn import arm_const as A
-
-_REGISTERS = {f"r{i}": getattr(A, f"UC_ARM_REG_R{i}") for i in range(13)}
-_REGISTERS.update({"sb": A.UC_ARM_REG_R9, "sl": A.UC_ARM_REG_R10, "fp": A.UC_ARM_REG_R11,
-                   "ip": A.UC_ARM_REG_R12, "sp": A.UC_ARM_REG_SP, "lr": A.UC_ARM_REG_LR})
+from .registers import UNICORN_REGISTERS as _REGISTERS
 
 # multiple-register transfers: (lowest address relative to the base, in words per register)
 _DESCENDING = ("push", "stmdb", "ldmdb", "vpush", "stmfd", "ldmea")

@@ -30,12 +30,11 @@ from .access_locator import AccessLocator
 from .exceptions import (BUSFAULT, DIVBYZERO, HARDFAULT, IBUSERR, INVSTATE, NOCP, PRECISERR, SVCALL, UNDEFINSTR,
                          USAGEFAULT, ExceptionUnit, Lockup, exception_name)
 from .memory import MemoryMap
+from .registers import UNICORN_REGISTERS as _REGISTER_IDS
 from .semihosting import Semihosting, SemihostingExit
 
 DEFAULT_MAX_CYCLES = 10_000_000_000
-_REGISTER_IDS = {f"r{i}": getattr(A, f"UC_ARM_REG_R{i}") for i in range(13)}
-_REGISTER_IDS.update({"sb": A.UC_ARM_REG_R9, "sl": A.UC_ARM_REG_R10, "fp": A.UC_ARM_REG_R11, "ip": A.UC_ARM_REG_R12,
-                      "sp": A.UC_ARM_REG_SP, "lr": A.UC_ARM_REG_LR})
+
 UNTIL = 0xFFFFFFFF  # never executed: EXC_RETURN values arrive as interrupts instead
 
 EXIT_MAX_CYCLES = 124
@@ -108,7 +107,8 @@ class Machine:
                                is_writable=self._is_writable, timing=self._core_timing(core))
         self.locator = AccessLocator(self.uc, self.read_memory)
         self._divide_hooks: list[int] = []
-        self.decoder.on_new_divides = self._hook_divides
+        self.decoder.on_new_divides = self._new_divides
+        self._divide_timing_hooks: dict[int, int | None] = {}
         self.decoder.on_new_sevs = self._hook_sevs
         self._nocp_at: int | None = None     # run only up to this FP instruction, then NOCP
         self._last_decode: tuple[int, int] = (-1, 0)
@@ -162,6 +162,10 @@ class Machine:
         from ..timing.cortex_m4 import CortexM4Timing
 
         table = core_timing_table(core)
+        for slot, key in ((N.DIVIDE_ZERO, "divide_zero"), (N.DIVIDE_SHORT, "divide_short"),
+                          (N.DIVIDE_BASE, "divide_base"), (N.DIVIDE_BITS_PER_CYCLE, "divide_bits_per_cycle"),
+                          (N.DIVIDE_MIN, "divide_min")):
+            self.state[slot] = table[key]
         self.state[N.REFILL_BRANCH] = table["branch_refill"]
         self.state[N.REFILL_WIDE_ODD] = table["branch_refill_unaligned_wide"] - table["branch_refill"]
         return CortexM4Timing(table)
@@ -174,6 +178,9 @@ class Machine:
             if handle is not None:
                 N.unregister_hook(self.uc, handle)
                 self._exact_pc_blocks[block] = None
+        for address, handle in self._divide_timing_hooks.items():
+            N.unregister_hook(self.uc, handle)
+            self._divide_timing_hooks[address] = N.register_divide_hook(self.uc, self.state, address)
 
     def _install_exact_pc_hooks(self) -> None:
         """Blocks that read time-dependent registers get a per-instruction PC hook (between runs)."""
@@ -312,6 +319,13 @@ class Machine:
         if self.mmio_access is not None:
             return self.state.counters_at(self.current_pc())[key]
         return self.state[{"cpi": N.CPI_TOTAL, "lsu": N.LSU_TOTAL, "fold": N.FOLD_TOTAL}[key]]
+
+    def _new_divides(self, addresses) -> None:
+        self._hook_divides(addresses)
+        if self.state[N.DIVIDE_BASE]:  # the core model times divides from their operands
+            for address in addresses:
+                self._divide_timing_hooks[address] = N.register_divide_hook(self.uc, self.state, address)
+                self.uc.ctl_remove_cache(address, address + 4)
 
     def divide_trap_changed(self) -> None:
         """CCR.DIV_0_TRP: watch every divide (a Python hook each) only while the trap is on."""

@@ -44,7 +44,15 @@ BLOCK_START_CPI = 22
 BLOCK_START_FOLD = 23
 REFILL_TOTAL = 24     # cycles spent refilling the pipeline after taken branches
 ENDS_IN_BRANCH = 25   # the block that ran last ends with a branch (its taken refill is still due)
-HEADER_LENGTH = 32
+BLOCK_DYNAMIC = 26    # cycles added by per-instruction hooks (divides) in the executing block
+DIVIDE_TOTAL = 27     # cycles divides took beyond their static minimum
+DIVIDE_ZERO = 28      # core data for divide early termination (cores/*.toml)
+DIVIDE_SHORT = 29
+DIVIDE_BASE = 30
+DIVIDE_BITS_PER_CYCLE = 31
+DIVIDE_MIN = 32
+SCRATCH = 33          # uc_reg_read writes here
+HEADER_LENGTH = 40
 MAX_WINDOWS = 64
 WINDOW_TABLE = HEADER_LENGTH          # per window: base, size_bytes, offset of its tables
 DATA_START = WINDOW_TABLE + 3 * MAX_WINDOWS
@@ -67,6 +75,7 @@ KIND_SELF_LOOP = 3    # an instruction start that branches to itself (`b .`)
 # Call uc_emu_stop by symbol name (not through a ctypes pointer) so numba can cache the hook.
 llvmlite.binding.load_library_permanently(uclib._name)
 _uc_emu_stop = types.ExternalFunction("uc_emu_stop", types.int32(types.voidptr))
+_uc_reg_read = types.ExternalFunction("uc_reg_read", types.int32(types.voidptr, types.int32, types.intp))
 
 BLOCK_HOOK_SIGNATURE = types.void(types.voidptr, types.uint64, types.uint32, types.voidptr)
 
@@ -86,7 +95,8 @@ F_FOLD = 8        # folded instructions (DWT FOLDCNT)
 CUMULATIVE_FIELDS = 9
 F_START_ADJUST = 9  # per instruction (not summed): extra cycles when it starts a block
 F_REFILL = 10       # per instruction (not summed): -1 when a taken branch here refills the pipeline
-FIELDS = 11
+F_DIVIDE = 11       # per instruction (not summed): a divide's operands (see divide_hook), else 0
+FIELDS = 12
 
 
 @numba.njit(cache=True)
@@ -222,6 +232,7 @@ def block_hook(uc, address_u64, size_u32, user_data):
     st[BLOCK_ADDRESS] = address
     st[BLOCK_SIZE] = size
     st[CODE_PC] = -1
+    st[BLOCK_DYNAMIC] = 0
     st[BLOCK_START_CYCLES] = st[CYCLES]
     st[BLOCK_START_INSTRUCTIONS] = st[INSTRUCTIONS]
     st[BLOCK_START_LSU] = st[LSU_TOTAL]
@@ -242,6 +253,56 @@ def block_hook(uc, address_u64, size_u32, user_data):
         st[LSU_TOTAL] += _range_sum(st, address, end, F_LSU) + adjust
         st[CPI_TOTAL] += _range_sum(st, address, end, F_CPI)
         st[FOLD_TOTAL] += _range_sum(st, address, end, F_FOLD)
+
+
+@numba.njit(cache=True)
+def _significant_bits(value):
+    bits = 0
+    while value:
+        value >>= 1
+        bits += 1
+    return bits
+
+
+@numba.njit(cache=True)
+def _read_register(uc, header, register):
+    header[SCRATCH] = 0
+    _uc_reg_read(uc, register, header.ctypes.data + 8 * SCRATCH)
+    return header[SCRATCH] & 0xFFFFFFFF
+
+
+@numba.cfunc(BLOCK_HOOK_SIGNATURE, cache=True)
+def divide_hook(uc, address, size, user_data):
+    """Before a divide: its early-termination cost from the operand values.
+
+    F_DIVIDE packs the Unicorn register ids: dividend | divisor << 10 | signed << 20, plus 1 << 21.
+    """
+    header = carray(user_data, (DATA_START,), np.int64)
+    st = carray(user_data, (header[TOTAL_LENGTH],), np.int64)
+    info = _value_at(st, np.int64(address), F_DIVIDE)
+    if info == 0:
+        return
+    dividend = _read_register(uc, header, np.int32(info & 0x3FF))
+    divisor = _read_register(uc, header, np.int32((info >> 10) & 0x3FF))
+    if (info >> 20) & 1:
+        if dividend & 0x80000000:
+            dividend = (0x100000000 - dividend) & 0xFFFFFFFF
+        if divisor & 0x80000000:
+            divisor = (0x100000000 - divisor) & 0xFFFFFFFF
+    if dividend == 0 or divisor == 0:
+        cycles = st[DIVIDE_ZERO]
+    else:
+        a = _significant_bits(dividend)
+        b = _significant_bits(divisor)
+        if a < b:
+            cycles = st[DIVIDE_SHORT]
+        else:
+            cycles = st[DIVIDE_BASE] + (a - b) // st[DIVIDE_BITS_PER_CYCLE]
+    extra = cycles - st[DIVIDE_MIN]
+    st[CYCLES] += extra
+    st[CPI_TOTAL] += extra
+    st[DIVIDE_TOTAL] += extra
+    st[BLOCK_DYNAMIC] += extra
 
 
 @numba.cfunc(BLOCK_HOOK_SIGNATURE, cache=True)
@@ -353,10 +414,11 @@ class NativeState:
                     "cpi": int(b[CPI_TOTAL]), "fold": int(b[FOLD_TOTAL])}
         sums = self.sums_between(block, pc)
         adjust = self.value_at(block, F_START_ADJUST) if pc > block else 0
-        return {"cycles": int(b[BLOCK_START_CYCLES]) + sums[F_CYCLES] + adjust,
+        dynamic = int(b[BLOCK_DYNAMIC])  # divides before pc in this block (their hooks have run)
+        return {"cycles": int(b[BLOCK_START_CYCLES]) + sums[F_CYCLES] + adjust + dynamic,
                 "instructions": int(b[BLOCK_START_INSTRUCTIONS]) + sums[F_INSTRUCTIONS],
                 "lsu": int(b[BLOCK_START_LSU]) + sums[F_LSU] + adjust,
-                "cpi": int(b[BLOCK_START_CPI]) + sums[F_CPI],
+                "cpi": int(b[BLOCK_START_CPI]) + sums[F_CPI] + dynamic,
                 "fold": int(b[BLOCK_START_FOLD]) + sums[F_FOLD]}
 
     def count_at(self, pc: int) -> tuple[int, int]:
@@ -392,6 +454,13 @@ def register_block_hook(uc, state: NativeState) -> int:
     from unicorn import UC_HOOK_BLOCK
 
     return _register(uc, UC_HOOK_BLOCK, block_hook, state, 1, 0)
+
+
+def register_divide_hook(uc, state: NativeState, address: int) -> int:
+    """Time the divide at `address` from its operands."""
+    from unicorn import UC_HOOK_CODE
+
+    return _register(uc, UC_HOOK_CODE, divide_hook, state, address, address)
 
 
 def register_exact_pc_hook(uc, state: NativeState, begin: int, end: int) -> int:

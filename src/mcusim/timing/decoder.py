@@ -8,9 +8,10 @@ from __future__ import annotations
 import numpy as np
 from capstone import CS_ARCH_ARM, CS_MODE_MCLASS, CS_MODE_THUMB, Cs
 
-from ..machine.native import (CUMULATIVE_FIELDS, F_CPI, F_CYCLES, F_FOLD, F_FP, F_INSTRUCTIONS, F_ISB, F_LSU,
-                              F_REFILL, F_START_ADJUST, F_UNMASK, FIELDS, KIND, KIND_CONTINUATION, KIND_SELF_LOOP,
-                              KIND_START)
+from ..machine.native import (CUMULATIVE_FIELDS, F_CPI, F_CYCLES, F_DIVIDE, F_FOLD, F_FP, F_INSTRUCTIONS, F_ISB,
+                              F_LSU, F_REFILL, F_START_ADJUST, F_UNMASK, FIELDS, KIND, KIND_CONTINUATION,
+                              KIND_SELF_LOOP, KIND_START)
+from ..machine.registers import UNICORN_REGISTERS
 
 _capstone = Cs(CS_ARCH_ARM, CS_MODE_THUMB | CS_MODE_MCLASS)
 _capstone_detail = Cs(CS_ARCH_ARM, CS_MODE_THUMB | CS_MODE_MCLASS)
@@ -106,8 +107,9 @@ class Decoder:
             kind[i] = KIND_SELF_LOOP if self_loop else KIND_START
             costs[F_CYCLES][i] = self.instruction_cycles
             costs[F_INSTRUCTIONS][i] = 1
-            for field in (F_LSU, F_CPI, F_FOLD, F_START_ADJUST, F_REFILL):
+            for field in (F_LSU, F_CPI, F_FOLD, F_START_ADJUST, F_REFILL, F_DIVIDE):
                 costs[field][i] = 0
+            costs[F_DIVIDE][i] = _divide_operands(mnemonic, operands)
             if detail is not None:
                 cost = self.timing.cost(detail, previous)
                 costs[F_CYCLES][i] = cost.cycles
@@ -159,6 +161,18 @@ class Decoder:
                 del self._snapshots[index]
                 changed = True
         return changed
+
+
+def _divide_operands(mnemonic: str, operands: str) -> int:
+    """For SDIV/UDIV: dividend id | divisor id << 10 | signed << 20 | 1 << 21 (see native.divide_hook)."""
+    if not mnemonic.startswith(("sdiv", "udiv")):
+        return 0
+    names = [name.strip() for name in operands.split(",")]
+    dividend, divisor = (names[-2], names[-1]) if len(names) >= 2 else (names[0], names[0])
+    if dividend not in UNICORN_REGISTERS or divisor not in UNICORN_REGISTERS:
+        return 0
+    return (UNICORN_REGISTERS[dividend] | UNICORN_REGISTERS[divisor] << 10
+            | int(mnemonic.startswith("sdiv")) << 20 | 1 << 21)
 
 
 def _may_unmask(mnemonic: str, operands: str) -> bool:
