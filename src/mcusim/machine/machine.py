@@ -232,6 +232,7 @@ class Machine:
         uc.reg_write(A.UC_ARM_REG_PC, pc & ~1)
         self.initial_sp = sp
         self.state[N.FPU_ENABLED] = 0
+        self.state[N.ENDS_IN_BRANCH] = 0
         if first:
             self.clock_hz = self.pinned_clock_hz or board.reset_clock_hz
             self.time_base = 0.0
@@ -414,6 +415,7 @@ class Machine:
         self.request_stop()
 
     def on_exception_entry(self, number: int, tail_chain: bool) -> None:
+        self.state[N.ENDS_IN_BRANCH] = 0  # the handler's first block follows no branch
         core = self.board.core
         extra = core.exception_tail_chain_cycles if tail_chain else core.exception_entry_cycles
         self._advance(extra)
@@ -421,6 +423,7 @@ class Machine:
         self.exceptions_taken += 1
 
     def on_exception_return(self, number: int, tail_chain: bool) -> None:
+        self.state[N.ENDS_IN_BRANCH] = 0  # the return cost includes the refill
         if not tail_chain:
             extra = self.board.core.exception_return_cycles
             self._advance(extra)

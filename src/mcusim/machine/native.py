@@ -43,7 +43,7 @@ BLOCK_START_LSU = 21
 BLOCK_START_CPI = 22
 BLOCK_START_FOLD = 23
 REFILL_TOTAL = 24     # cycles spent refilling the pipeline after taken branches
-ENDS_IN_BRANCH = 25   # the block that ran last ends with a branch (its taken refill is still due)
+ENDS_IN_BRANCH = 25   # the block that ran last ends with a branch: 1 conditional, 2 unconditional
 BLOCK_DYNAMIC = 26    # cycles added by per-instruction hooks (divides) in the executing block
 DIVIDE_TOTAL = 27     # cycles divides took beyond their static minimum
 DIVIDE_ZERO = 28      # core data for divide early termination (cores/*.toml)
@@ -52,6 +52,7 @@ DIVIDE_BASE = 30
 DIVIDE_BITS_PER_CYCLE = 31
 DIVIDE_MIN = 32
 SCRATCH = 33          # uc_reg_read writes here
+PREVIOUS_END = 34     # end address of the block that ran last (kept across Python stops)
 HEADER_LENGTH = 40
 MAX_WINDOWS = 64
 WINDOW_TABLE = HEADER_LENGTH          # per window: base, size_bytes, offset of its tables
@@ -94,7 +95,7 @@ F_CPI = 7         # other extra cycles (DWT CPICNT)
 F_FOLD = 8        # folded instructions (DWT FOLDCNT)
 CUMULATIVE_FIELDS = 9
 F_START_ADJUST = 9  # per instruction (not summed): extra cycles when it starts a block
-F_REFILL = 10       # per instruction (not summed): -1 when a taken branch here refills the pipeline
+F_REFILL = 10       # per instruction (not summed): -1 conditional / -2 unconditional branch (refill when taken)
 F_DIVIDE = 11       # per instruction (not summed): a divide's operands (see divide_hook), else 0
 FIELDS = 12
 
@@ -149,14 +150,16 @@ def _ends_in_branch(st, end):
     last = end - 2
     if _kind_at(st, last) == KIND_CONTINUATION:
         last -= 2
-    return _value_at(st, last, F_REFILL) == -1
+    return -_value_at(st, last, F_REFILL)
 
 
 @numba.njit(cache=True)
 def _refill_after_branch(st, address, wide_target):
-    """The previous block ended with a branch and this block is not its fall-through: taken."""
-    if st[BLOCK_SIZE] == 0 or st[ENDS_IN_BRANCH] == 0 or address == st[BLOCK_ADDRESS] + st[BLOCK_SIZE]:
-        return  # BLOCK_SIZE 0: Python ran in between (exception entry/return), no branch pending
+    """The previous block ended with a branch that was taken: an unconditional one (2), or a
+    conditional one (1) whose next block is not its fall-through."""
+    kind = st[ENDS_IN_BRANCH]
+    if kind == 0 or kind == 1 and address == st[PREVIOUS_END]:
+        return  # (Python clears ENDS_IN_BRANCH when it moves the PC itself: exception entry/return)
     refill = st[REFILL_BRANCH]
     if address & 2 and wide_target:
         refill += st[REFILL_WIDE_ODD]
@@ -223,12 +226,13 @@ def block_hook(uc, address_u64, size_u32, user_data):
     if w >= 0 and end <= window_end:
         wide_target = st[offset + FIELDS * (first + 1) + KIND] == KIND_CONTINUATION
         last_start = last - 2 if st[offset + FIELDS * (last - 1) + KIND] == KIND_CONTINUATION else last - 1
-        ends_in_branch = st[offset + FIELDS * last_start + F_REFILL] == -1
+        ends_in_branch = -st[offset + FIELDS * last_start + F_REFILL]
     else:
         wide_target = _kind_at(st, address + 2) == KIND_CONTINUATION
         ends_in_branch = _ends_in_branch(st, end)
     _refill_after_branch(st, address, wide_target)
-    st[ENDS_IN_BRANCH] = 1 if ends_in_branch else 0
+    st[ENDS_IN_BRANCH] = ends_in_branch
+    st[PREVIOUS_END] = end
     st[BLOCK_ADDRESS] = address
     st[BLOCK_SIZE] = size
     st[CODE_PC] = -1

@@ -21,6 +21,8 @@ LOADS = ("ldr", "ldrb", "ldrh", "ldrsb", "ldrsh", "ldrt", "ldrbt", "ldrht", "ldr
 STORES = ("str", "strb", "strh", "strt", "strbt", "strht")
 MULTIPLES = ("ldm", "ldmia", "ldmdb", "ldmfd", "stm", "stmia", "stmdb", "stmea", "push", "pop")
 BRANCHES = ("b", "bl", "bx", "blx", "cbz", "cbnz")
+REFILL_IF_TAKEN = -1   # conditional: taken when the next block is not the fall-through
+REFILL_ALWAYS = -2     # unconditional: always taken, even to the next instruction
 
 
 @dataclass(frozen=True)
@@ -30,8 +32,8 @@ class Cost:
     lsu: int             # extra load/store cycles (DWT LSUCNT)
     cpi: int             # other extra cycles (DWT CPICNT)
     folded: int          # 1 for an IT folded away (DWT FOLDCNT)
-    refill: int          # on the last instruction of a block: what a taken branch costs
-    #                       (-1: the branch refill rule, which depends on the target; 0: none)
+    refill: int          # REFILL_ALWAYS / REFILL_IF_TAKEN: a branch whose target refills the
+    #                       pipeline (P depends on the target); 0: none
 
 
 def base_mnemonic(insn) -> str:
@@ -92,9 +94,10 @@ class CortexM4Timing:
         elif name in LOADS or name in STORES or name in ("ldrd", "strd", "ldrex", "strex", "ldrexb", "ldrexh",
                                                         "strexb", "strexh"):
             cycles, pipelinable_load = self._load_store(name, insn, previous)
+            extra_lsu = cycles - 1
             if writes_pc:
                 cycles += t["pc_load_refill"]
-            extra_lsu = cycles - 1
+                extra_cpi = t["pc_load_refill"]
         elif name in MULTIPLES:
             registers = [op for op in insn.operands if op.type == cs_arm.ARM_OP_REG]
             count = len(registers) - (0 if name in ("push", "pop") else 1)
@@ -105,7 +108,7 @@ class CortexM4Timing:
                 extra_cpi = t["pc_load_refill"]
         elif name in BRANCHES:
             cycles = t["branch"]
-            refill = -1
+            refill = REFILL_IF_TAKEN if self._conditional(insn, name) else REFILL_ALWAYS
         elif name in ("sdiv", "udiv"):
             cycles = t["divide_min"]
             extra_cpi = cycles - 1
@@ -122,12 +125,9 @@ class CortexM4Timing:
             cycles = t["system"]
         else:
             cycles = t["alu"]
-            if writes_pc:  # mov pc, add pc: 1 + P
-                refill = -1
-        if writes_pc and refill == 0 and not (name in MULTIPLES or name in LOADS):
-            refill = -1
-        if writes_pc and (name in LOADS or name in MULTIPLES):
-            refill = 0  # the PC-load refill is already in the cycles above
+        if writes_pc and refill == 0 and not (name in MULTIPLES or name in LOADS or name in ("tbb", "tbh")):
+            # mov pc, add pc...: 1 + P
+            refill = REFILL_IF_TAKEN if self._conditional(insn, name) else REFILL_ALWAYS
         # address interlock: no forwarding from the previous instruction's result into address generation
         interlock = 0
         if previous is not None and (name in LOADS or name in STORES or name in ("ldrd", "strd")):
@@ -143,6 +143,10 @@ class CortexM4Timing:
             start_adjust += t["load"] - t["load_pipelined"]
         start_adjust -= interlock
         return Cost(cycles, start_adjust, extra_lsu, extra_cpi, folded, refill)
+
+    @staticmethod
+    def _conditional(insn, name: str) -> bool:
+        return name in ("cbz", "cbnz") or insn.cc not in (cs_arm.ARM_CC_AL, cs_arm.ARM_CC_INVALID)
 
     def _load_store(self, name: str, insn, previous) -> tuple[int, bool]:
         """(cycles, True if a pipelining discount was applied)."""

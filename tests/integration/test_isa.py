@@ -1,0 +1,52 @@
+"""firmware/bench/isa on zero-wait memory (mps2-an386): each sequence's Cortex-M4 cycles.
+
+Expected values: Cortex-M4 TRM r0p1 (ARM DDI 0439D) table 3-1 / table 7-1 and 3.3.2, and
+the published branch measurements behind cores/cortex-m4.toml (branch_refill).
+"""
+import re
+
+import pytest
+
+import mcusim
+
+CORTEX_M4 = {
+    "alu x4": 4,                        # data processing: 1 each
+    "mul x4": 4,                        # MUL: 1
+    "smlad x4": 4,                      # DSP MAC: 1
+    "ldr": 2,                           # LDR: 2
+    "ldr x4 independent": 5,            # 3.3.2: N pipelined loads take N + 1
+    "ldr dependent": 4,                 # the second address is the first load's result: 2 + 2
+    "address interlock": 4,             # ALU result as the next address: 1 + (2 + 1)
+    "str x4": 4,                        # 3.3.2: STR with an immediate offset is one cycle
+    "ldr then str": 3,                  # 3.3.2: "LDR R0,[R1,R2]; STR R0,[R3,#20]" three cycles
+    "str register offset then ldr": 4,  # nothing pipelines after a store: 2 + 2
+    "ldrd": 3,                          # LDRD: 1 + 2
+    "ldm x4": 5,                        # LDM: 1 + N
+    "push pop x4": 10,                  # PUSH/POP: 1 + N each
+    "it folded": 2,                     # IT folds onto the preceding 16-bit MOVS
+    "b taken": 2,                       # B: 1 + P, P = 1
+    "bne not taken": 3,                 # CMP 1, BNE not taken 1, NOP 1
+    "cbz taken": 3,                     # MOVS 1, CBZ taken 1 + P
+    "vadd x4": 4,                       # table 7-1: VADD 1
+    "vmla": 3,                          # table 7-1: VMLA 3
+    "vdiv": 14,                         # table 7-1: VDIV 14
+    "vldr": 2,                          # table 7-1: VLDR.32 2
+    "vpush vpop": 6,                    # table 7-1: VPUSH/VPOP 1 + N
+}
+
+
+def measured(result):
+    return {m.group(1): int(m.group(2)) for m in re.finditer(r"^isa (.+): (-?\d+)$", result.stdout, re.M)}
+
+
+def test_cortex_m4_sequences_take_their_documented_cycles(firmware_build):
+    result = mcusim.run(firmware_build / "mps2-an386" / "isa.elf", "mps2-an386")
+    assert result.exit_code == 0, result.stdout
+    assert measured(result) == CORTEX_M4
+
+
+@pytest.mark.parametrize("board", ["mcu-s", "mcu-m", "mcu-b", "mcu-d", "mps2-an500"])
+def test_isa_runs_on_every_board(firmware_build, board):
+    result = mcusim.run(firmware_build / board / "isa.elf", board)
+    assert result.exit_code == 0, result.stdout
+    assert set(measured(result)) == set(CORTEX_M4)
