@@ -41,8 +41,19 @@ class RunResult:
     uart: dict = field(default_factory=dict)
     itm: dict = field(default_factory=dict)
     exceptions_taken: int = 0
+    stalls: dict = field(default_factory=dict)
     max_cycles: int = DEFAULT_MAX_CYCLES
     semihosting_root: str | None = None
+
+    @property
+    def cpi(self) -> float:
+        """Cycles per instruction."""
+        return self.cycles / self.instructions if self.instructions else 0.0
+
+    @property
+    def issue_cycles(self) -> int:
+        """Cycles not lost to a stall: cycles = issue_cycles + sum(stalls)."""
+        return self.cycles - sum(self.stalls.values())
 
     @property
     def mips(self) -> float:
@@ -69,6 +80,9 @@ class RunResult:
             "simulated_seconds": self.simulated_seconds,
             "host_seconds": self.host_seconds,
             "mips": self.mips,
+            "cpi": self.cpi,
+            "issue_cycles": self.issue_cycles,
+            "stalls": self.stalls,
             "exceptions_taken": self.exceptions_taken,
             "dwt": self.dwt,
             "stdout": self.stdout,
@@ -137,6 +151,7 @@ class Simulator:
             uart={k: v.decode(errors="replace") for k, v in m.outputs.uart.items()},
             itm={str(k): v.decode(errors="replace") for k, v in m.outputs.itm.items()},
             exceptions_taken=m.exceptions_taken,
+            stalls=m.stalls(),
             max_cycles=m.max_cycles,
             semihosting_root=str(m.semihosting.root) if m.semihosting.root else None,
         )

@@ -123,6 +123,8 @@ def _summary(result, out) -> None:
         f"board {result.board} ({result.board_title}), core {result.core}, clock {clock}",
         f"{result.instructions:,} instructions, {result.cycles:,} cycles, {_seconds(result.simulated_seconds)} "
         f"simulated, {result.host_seconds:.2f} s host, {result.mips:.1f} MIPS",
+        "CPI {:.2f}; stalls: {}".format(result.cpi, ", ".join(
+            f"{name.replace('_', ' ')} {cycles:,}" for name, cycles in result.stalls.items() if cycles) or "none"),
         f"exit: {result.exit_detail or result.exit_reason} -> exit code {result.exit_code}",
     ]
     if result.boot_note:

@@ -32,6 +32,9 @@ def test_program_runs_and_passes(firmware_build, board, program):
     assert result.instructions == (dwt["cyccnt"] - dwt["cpicnt"] - dwt["exccnt"] - dwt["sleepcnt"]
                                    - dwt["lsucnt"] + dwt["foldcnt"])
     assert result.cycles >= result.instructions > 0
+    assert all(cycles >= 0 for cycles in result.stalls.values())
+    # every instruction that is not folded issues in at least one cycle
+    assert result.issue_cycles >= result.instructions - dwt["foldcnt"]
 
 
 def test_uart_output_comes_from_the_console_uart(firmware_build):
@@ -70,7 +73,7 @@ def test_cli_hello_on_mcu_d_prints_greeting_and_summary(firmware_build, tmp_path
         assert word in done.stderr
     run = json.loads((tmp_path / "bundle" / "run.json").read_text())
     for key in ("mcusim_version", "board", "core", "clock_hz", "firmware", "exit", "instructions", "cycles",
-                "simulated_seconds", "host_seconds", "mips", "dwt", "stdout"):
+                "simulated_seconds", "host_seconds", "mips", "dwt", "stdout", "cpi", "stalls", "issue_cycles"):
         assert key in run
     assert set(run["dwt"]) == {"cyccnt", "cpicnt", "exccnt", "sleepcnt", "lsucnt", "foldcnt"}
     assert run["firmware"]["sha256"] and run["exit"] == {"reason": "semihosting-exit", "code": 0,

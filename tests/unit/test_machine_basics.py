@@ -30,6 +30,8 @@ def test_taken_branch_refills_the_pipeline(tmp_path):
     result = mcusim.run(write(tmp_path, "count.elf", program("count")), "mps2-an386", max_cycles=30_000)
     assert abs(result.instructions - 20_000) < 10
     assert result.dwt["cpicnt"] == pytest.approx(10_000, abs=10)  # one refill cycle per iteration
+    assert result.stalls["branch_refill"] == result.dwt["cpicnt"]
+    assert result.issue_cycles + sum(result.stalls.values()) == result.cycles
 
 
 def test_endless_self_branch_ends_without_emulating_every_cycle(tmp_path):

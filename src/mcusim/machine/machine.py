@@ -720,6 +720,13 @@ class Machine:
     def instructions(self) -> int:
         return self.state[N.INSTRUCTIONS]
 
+    def stalls(self) -> dict[str, int]:
+        """Cycles lost to each kind of stall; the rest of `cycles` is issue time (see docs/timing.md).
+        Memory waits and bus contention stay 0 until the memory timing model lands."""
+        return {"fetch_wait": 0, "data_wait": 0, "branch_refill": self.state[N.REFILL_TOTAL],
+                "interlock": self.state[N.INTERLOCK_TOTAL], "divide": self.state[N.DIVIDE_TOTAL],
+                "exception": self.exception_cycles, "sleep": self.sleep_cycles, "contention": 0}
+
     def dwt_totals(self) -> dict[str, int]:
         return {"cyccnt": self.cycles, "cpicnt": self.state[N.CPI_TOTAL], "exccnt": self.exception_cycles,
                 "sleepcnt": self.sleep_cycles, "lsucnt": self.state[N.LSU_TOTAL], "foldcnt": self.state[N.FOLD_TOTAL]}

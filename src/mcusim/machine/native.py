@@ -42,7 +42,7 @@ FOLD_TOTAL = 20
 BLOCK_START_LSU = 21
 BLOCK_START_CPI = 22
 BLOCK_START_FOLD = 23
-REFILL_TOTAL = 24     # cycles spent refilling the pipeline after taken branches
+REFILL_TOTAL = 24     # cycles spent refilling the pipeline (taken branches, loads into PC)
 ENDS_IN_BRANCH = 25   # the block that ran last ends with a branch: 1 conditional, 2 unconditional
 BLOCK_DYNAMIC = 26    # cycles added by per-instruction hooks (divides) in the executing block
 DIVIDE_TOTAL = 27     # cycles divides took beyond their static minimum
@@ -53,6 +53,8 @@ DIVIDE_BITS_PER_CYCLE = 31
 DIVIDE_MIN = 32
 SCRATCH = 33          # uc_reg_read writes here
 PREVIOUS_END = 34     # end address of the block that ran last (kept across Python stops)
+INTERLOCK_TOTAL = 35  # address-interlock stall cycles
+BLOCK_START_STALLS = 36  # the stall totals (refill, interlock, divide) when the block started
 HEADER_LENGTH = 40
 MAX_WINDOWS = 64
 WINDOW_TABLE = HEADER_LENGTH          # per window: base, size_bytes, offset of its tables
@@ -93,11 +95,16 @@ F_ISB = 5         # ISB: code in RAM may have been rewritten before it
 F_LSU = 6         # extra load/store cycles (DWT LSUCNT)
 F_CPI = 7         # other extra cycles (DWT CPICNT)
 F_FOLD = 8        # folded instructions (DWT FOLDCNT)
-CUMULATIVE_FIELDS = 9
+CUMULATIVE_FIELDS = 9  # fields 1..8 are summed; F_STALLS (13) is summed too
 F_START_ADJUST = 9  # per instruction (not summed): extra cycles when it starts a block
 F_REFILL = 10       # per instruction (not summed): -1 conditional / -2 unconditional branch (refill when taken)
 F_DIVIDE = 11       # per instruction (not summed): a divide's operands (see divide_hook), else 0
-FIELDS = 12
+F_START_INTERLOCK = 12  # per instruction (not summed): interlock cycles taken back at a block start
+F_STALLS = 13       # summed, packed: refill | interlock << 21 | divide << 42 (cycles of each kind)
+FIELDS = 14
+STALL_LANE = 21
+STALL_MASK = (1 << STALL_LANE) - 1
+SUMMED_FIELDS = tuple(range(1, CUMULATIVE_FIELDS)) + (F_STALLS,)
 
 
 @numba.njit(cache=True)
@@ -242,6 +249,18 @@ def block_hook(uc, address_u64, size_u32, user_data):
     st[BLOCK_START_LSU] = st[LSU_TOTAL]
     st[BLOCK_START_CPI] = st[CPI_TOTAL]
     st[BLOCK_START_FOLD] = st[FOLD_TOTAL]
+    st[BLOCK_START_STALLS] = st[REFILL_TOTAL]
+    st[BLOCK_START_STALLS + 1] = st[INTERLOCK_TOTAL]
+    st[BLOCK_START_STALLS + 2] = st[DIVIDE_TOTAL]
+    if w >= 0 and end <= window_end:
+        stalls = st[offset + FIELDS * last + F_STALLS] - st[offset + FIELDS * first + F_STALLS]
+        start_interlock = st[offset + FIELDS * first + F_START_INTERLOCK]
+    else:
+        stalls = _range_sum(st, address, end, F_STALLS)
+        start_interlock = _value_at(st, address, F_START_INTERLOCK)
+    st[REFILL_TOTAL] += stalls & STALL_MASK
+    st[INTERLOCK_TOTAL] += ((stalls >> STALL_LANE) & STALL_MASK) - start_interlock
+    st[DIVIDE_TOTAL] += stalls >> (2 * STALL_LANE)
     if w >= 0 and end <= window_end:
         adjust = st[offset + FIELDS * first + F_START_ADJUST]
         st[CYCLES] += st[offset + FIELDS * last + F_CYCLES] - st[offset + FIELDS * first + F_CYCLES] + adjust
@@ -384,7 +403,7 @@ class NativeState:
 
     def sums_between(self, start: int, end: int) -> list[int]:
         """Sums of the cumulative fields over the decoded instructions in [start, end)."""
-        totals = [0] * CUMULATIVE_FIELDS
+        totals = [0] * FIELDS
         while start < end:
             index = self.window_for(start)
             if index is None:
@@ -393,7 +412,7 @@ class NativeState:
             tables = self.tables(index)
             chunk_end = min(end, base + size)
             a, b = (start - base) >> 1, (chunk_end - base) >> 1
-            for field in range(1, CUMULATIVE_FIELDS):
+            for field in SUMMED_FIELDS:
                 totals[field] += int(tables[field][b] - tables[field][a])
             start = chunk_end
         return totals
@@ -415,15 +434,21 @@ class NativeState:
         block = int(b[BLOCK_ADDRESS])
         if not block <= pc < block + int(b[BLOCK_SIZE]):
             return {"cycles": int(b[CYCLES]), "instructions": int(b[INSTRUCTIONS]), "lsu": int(b[LSU_TOTAL]),
-                    "cpi": int(b[CPI_TOTAL]), "fold": int(b[FOLD_TOTAL])}
+                    "cpi": int(b[CPI_TOTAL]), "fold": int(b[FOLD_TOTAL]), "refill": int(b[REFILL_TOTAL]),
+                    "interlock": int(b[INTERLOCK_TOTAL]), "divide": int(b[DIVIDE_TOTAL])}
         sums = self.sums_between(block, pc)
+        stalls = sums[F_STALLS]
         adjust = self.value_at(block, F_START_ADJUST) if pc > block else 0
+        interlock = self.value_at(block, F_START_INTERLOCK) if pc > block else 0
         dynamic = int(b[BLOCK_DYNAMIC])  # divides before pc in this block (their hooks have run)
         return {"cycles": int(b[BLOCK_START_CYCLES]) + sums[F_CYCLES] + adjust + dynamic,
                 "instructions": int(b[BLOCK_START_INSTRUCTIONS]) + sums[F_INSTRUCTIONS],
                 "lsu": int(b[BLOCK_START_LSU]) + sums[F_LSU] + adjust,
                 "cpi": int(b[BLOCK_START_CPI]) + sums[F_CPI] + dynamic,
-                "fold": int(b[BLOCK_START_FOLD]) + sums[F_FOLD]}
+                "fold": int(b[BLOCK_START_FOLD]) + sums[F_FOLD],
+                "refill": int(b[BLOCK_START_STALLS]) + (stalls & STALL_MASK),
+                "interlock": int(b[BLOCK_START_STALLS + 1]) + ((stalls >> STALL_LANE) & STALL_MASK) - interlock,
+                "divide": int(b[BLOCK_START_STALLS + 2]) + (stalls >> (2 * STALL_LANE)) + dynamic}
 
     def count_at(self, pc: int) -> tuple[int, int]:
         """(cycles, instructions) at the instruction `pc` of the executing block."""
@@ -434,7 +459,8 @@ class NativeState:
         """After a stop inside a block: keep only what the instructions before `pc` cost."""
         counters = self.counters_at(pc)
         for slot, key in ((CYCLES, "cycles"), (INSTRUCTIONS, "instructions"), (LSU_TOTAL, "lsu"),
-                          (CPI_TOTAL, "cpi"), (FOLD_TOTAL, "fold")):
+                          (CPI_TOTAL, "cpi"), (FOLD_TOTAL, "fold"), (REFILL_TOTAL, "refill"),
+                          (INTERLOCK_TOTAL, "interlock"), (DIVIDE_TOTAL, "divide")):
             self.buffer[slot] = counters[key]
 
 

@@ -32,7 +32,10 @@ class Cost:
     lsu: int             # extra load/store cycles (DWT LSUCNT)
     cpi: int             # other extra cycles (DWT CPICNT)
     folded: int          # 1 for an IT folded away (DWT FOLDCNT)
-    refill: int          # REFILL_ALWAYS / REFILL_IF_TAKEN: a branch whose target refills the
+    stall_refill: int = 0     # of `cycles`: pipeline reload after a load into PC or TBB/TBH
+    stall_interlock: int = 0  # of `cycles`: address interlock (taken back at a block start)
+    stall_divide: int = 0     # of `cycles`: divide cycles beyond the first
+    refill: int = 0      # REFILL_ALWAYS / REFILL_IF_TAKEN: a branch whose target refills the
     #                       pipeline (P depends on the target); 0: none
 
 
@@ -77,13 +80,13 @@ class CortexM4Timing:
         writes_pc = "pc" in writes
         operands = insn.op_str
         extra_lsu = extra_cpi = folded = 0
-        refill = 0
+        refill = stall_refill = stall_divide = 0
         pipelinable_load = False
 
         if name.startswith("it"):
             if previous is not None and previous.size == 2:
-                return Cost(t["it_folded"], 1 - t["it_folded"], 0, 0, 1, 0)
-            return Cost(1, 0, 0, 0, 0, 0)
+                return Cost(t["it_folded"], 1 - t["it_folded"], 0, 0, 1)
+            return Cost(1, 0, 0, 0, 0)
         if name.startswith("v"):
             cycles = self._fp_cost(name, insn)
             extra_lsu = cycles - 1 if name.startswith(("vldr", "vstr", "vldm", "vstm", "vpush", "vpop")) else 0
@@ -91,13 +94,14 @@ class CortexM4Timing:
         elif name in ("tbb", "tbh"):
             cycles = t["table_branch"]
             extra_lsu, extra_cpi = 1, cycles - 2
+            stall_refill = t["pc_load_refill"]
         elif name in LOADS or name in STORES or name in ("ldrd", "strd", "ldrex", "strex", "ldrexb", "ldrexh",
                                                         "strexb", "strexh"):
             cycles, pipelinable_load = self._load_store(name, insn, previous)
             extra_lsu = cycles - 1
             if writes_pc:
                 cycles += t["pc_load_refill"]
-                extra_cpi = t["pc_load_refill"]
+                extra_cpi = stall_refill = t["pc_load_refill"]
         elif name in MULTIPLES:
             registers = [op for op in insn.operands if op.type == cs_arm.ARM_OP_REG]
             count = len(registers) - (0 if name in ("push", "pop") else 1)
@@ -105,13 +109,13 @@ class CortexM4Timing:
             extra_lsu = cycles - 1
             if writes_pc:
                 cycles += t["pc_load_refill"]
-                extra_cpi = t["pc_load_refill"]
+                extra_cpi = stall_refill = t["pc_load_refill"]
         elif name in BRANCHES:
             cycles = t["branch"]
             refill = REFILL_IF_TAKEN if self._conditional(insn, name) else REFILL_ALWAYS
         elif name in ("sdiv", "udiv"):
             cycles = t["divide_min"]
-            extra_cpi = cycles - 1
+            extra_cpi = stall_divide = cycles - 1
         elif name in MULTIPLY:
             cycles = t["multiply"]
         elif name.startswith(DSP_PREFIXES):
@@ -142,7 +146,7 @@ class CortexM4Timing:
         if pipelinable_load:  # at a block start there is no preceding load to pipeline with
             start_adjust += t["load"] - t["load_pipelined"]
         start_adjust -= interlock
-        return Cost(cycles, start_adjust, extra_lsu, extra_cpi, folded, refill)
+        return Cost(cycles, start_adjust, extra_lsu, extra_cpi, folded, stall_refill, interlock, stall_divide, refill)
 
     @staticmethod
     def _conditional(insn, name: str) -> bool:

@@ -8,9 +8,9 @@ from __future__ import annotations
 import numpy as np
 from capstone import CS_ARCH_ARM, CS_MODE_MCLASS, CS_MODE_THUMB, Cs
 
-from ..machine.native import (CUMULATIVE_FIELDS, F_CPI, F_CYCLES, F_DIVIDE, F_FOLD, F_FP, F_INSTRUCTIONS, F_ISB,
-                              F_LSU, F_REFILL, F_START_ADJUST, F_UNMASK, FIELDS, KIND, KIND_CONTINUATION,
-                              KIND_SELF_LOOP, KIND_START)
+from ..machine.native import (F_CPI, F_CYCLES, F_DIVIDE, F_FOLD, F_FP, F_INSTRUCTIONS, F_ISB, F_LSU, F_REFILL,
+                              F_STALLS, F_START_ADJUST, F_START_INTERLOCK, F_UNMASK, FIELDS, KIND, KIND_CONTINUATION,
+                              KIND_SELF_LOOP, KIND_START, STALL_LANE, SUMMED_FIELDS)
 from ..machine.registers import UNICORN_REGISTERS
 
 _capstone = Cs(CS_ARCH_ARM, CS_MODE_THUMB | CS_MODE_MCLASS)
@@ -76,10 +76,11 @@ class Decoder:
     def _resum(self, index: int) -> None:
         tables = self.state.tables(index)
         costs = self._costs[index]
-        for field in range(1, CUMULATIVE_FIELDS):
-            tables[field][1:] = np.cumsum(costs[field])
-        for field in range(CUMULATIVE_FIELDS, FIELDS):
-            tables[field][:-1] = costs[field]
+        for field in range(1, FIELDS):
+            if field in SUMMED_FIELDS:
+                tables[field][1:] = np.cumsum(costs[field])
+            else:
+                tables[field][:-1] = costs[field]
 
     def _decode_code(self, start: int, end: int, code: bytes) -> set[int]:
         """Fill the tables for [start, end) from `code` (the bytes at start); returns touched windows."""
@@ -107,7 +108,7 @@ class Decoder:
             kind[i] = KIND_SELF_LOOP if self_loop else KIND_START
             costs[F_CYCLES][i] = self.instruction_cycles
             costs[F_INSTRUCTIONS][i] = 1
-            for field in (F_LSU, F_CPI, F_FOLD, F_START_ADJUST, F_REFILL, F_DIVIDE):
+            for field in (F_LSU, F_CPI, F_FOLD, F_START_ADJUST, F_REFILL, F_DIVIDE, F_START_INTERLOCK, F_STALLS):
                 costs[field][i] = 0
             costs[F_DIVIDE][i] = _divide_operands(mnemonic, operands)
             if detail is not None:
@@ -118,6 +119,9 @@ class Decoder:
                 costs[F_FOLD][i] = cost.folded
                 costs[F_START_ADJUST][i] = cost.start_adjust
                 costs[F_REFILL][i] = cost.refill
+                costs[F_START_INTERLOCK][i] = cost.stall_interlock
+                costs[F_STALLS][i] = (cost.stall_refill | cost.stall_interlock << STALL_LANE
+                                      | cost.stall_divide << 2 * STALL_LANE)
             previous = detail
             costs[F_FP][i] = int(mnemonic.startswith("v"))
             costs[F_UNMASK][i] = int(_may_unmask(mnemonic, operands))
