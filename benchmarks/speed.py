@@ -1,6 +1,9 @@
-"""Speed of mcusim against plain Unicorn and QEMU on the same ELF, measured side by side.
+"""Speed of mcusim against plain Unicorn and QEMU on the same ELFs, measured side by side.
 
-    python benchmarks/speed.py [--repeat 5] [--board mps2-an386 --board mcu-d]
+    python benchmarks/speed.py [--repeat 5] [--board mps2-an386 ...] [--program bench ...]
+
+Workloads (firmware/): bench (CRC-32 and int8 dot products), bench-dsp (an SMLAD loop),
+bench-table (a constant table walk in flash), bench-float (an FP multiply/divide loop).
 
 Plain Unicorn runs the image with no hooks but the one that catches the final semihosting
 exit; QEMU is timed as a whole process (start-up included). The machines here are shared
@@ -70,15 +73,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--board", action="append", default=None)
-    parser.add_argument("--program", default="bench")
+    parser.add_argument("--program", action="append", default=None)
     args = parser.parse_args()
-    boards = args.board or ["mps2-an386", "mcu-d"]
-    subprocess.run(["make", "-C", str(ROOT / "firmware"), "-s", f"PROGRAMS={args.program}"], check=True)
+    boards = args.board or ["mps2-an386", "mcu-m", "mcu-d"]
+    programs = args.program or ["bench", "bench-dsp", "bench-table", "bench-float"]
+    subprocess.run(["make", "-C", str(ROOT / "firmware"), "-s", f"PROGRAMS={' '.join(programs)}"], check=True)
     print(f"| board | program | instructions | mcusim s | plain Unicorn s | QEMU s | mcusim / Unicorn | "
           f"mcusim / QEMU | mcusim MIPS |")
     print("|---|---|---|---|---|---|---|---|---|")
-    for board in boards:
-        elf = ROOT / "firmware" / "build" / board / f"{args.program}.elf"
+    for board, program in [(b, p) for b in boards for p in programs]:
+        elf = ROOT / "firmware" / "build" / board / f"{program}.elf"
         mcusim_seconds(elf, board)  # warm-up: numba cache, Unicorn translation
         ours, plain, qemu = [], [], []
         instructions = 0
@@ -95,7 +99,7 @@ def main() -> None:
         q = statistics.median(qemu) if qemu else None
         fmt = lambda x: f"{x:.3f}" if x is not None else "n/a"  # noqa: E731
         ratio = lambda a, b: f"{a / b:.2f}x" if b else "n/a"  # noqa: E731
-        print(f"| {board} | {args.program} | {instructions:,} | {fmt(m)} | {fmt(u)} | {fmt(q)} | {ratio(m, u)} | "
+        print(f"| {board} | {program} | {instructions:,} | {fmt(m)} | {fmt(u)} | {fmt(q)} | {ratio(m, u)} | "
               f"{ratio(m, q)} | {instructions / m / 1e6:.0f} |")
     sys.stdout.flush()
 
