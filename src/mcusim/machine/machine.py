@@ -268,7 +268,7 @@ class Machine:
         if (block, size) not in self._exact_pc_blocks:
             self._exact_pc_blocks[(block, size)] = None
             self.request_stop()
-        pc = self.locator.locate(block, size, (block, self.state[N.BLOCK_START_INSTRUCTIONS]), self.mmio_access,
+        pc = self.locator.locate(block, size, (block, self.state[N.INSTRUCTIONS]), self.mmio_access,
                                  self.mmio_is_write)
         return block if pc is None else pc
 

@@ -26,8 +26,7 @@ STOP_ADDRESS = 4
 STOP_SIZE = 5
 BLOCK_ADDRESS = 6     # the block executing now (last one the hook let run)
 BLOCK_SIZE = 7
-BLOCK_START_CYCLES = 8
-BLOCK_START_INSTRUCTIONS = 9
+LAST_WINDOW = 8       # the window of the last block (checked first)
 FPU_ENABLED = 10
 WINDOW_COUNT = 11
 PENDING_MASKED = 13   # an enabled exception is pending but masked: stop after unmasking code
@@ -39,12 +38,8 @@ REFILL_WIDE_ODD = 17  # ... and again when its target is a 32-bit instruction at
 LSU_TOTAL = 18        # DWT LSUCNT / CPICNT / FOLDCNT events, unwrapped
 CPI_TOTAL = 19
 FOLD_TOTAL = 20
-BLOCK_START_LSU = 21
-BLOCK_START_CPI = 22
-BLOCK_START_FOLD = 23
 REFILL_TOTAL = 24     # cycles spent refilling the pipeline (taken branches, loads into PC)
 ENDS_IN_BRANCH = 25   # the block that ran last ends with a branch: 1 conditional, 2 unconditional
-BLOCK_DYNAMIC = 26    # cycles added by per-instruction hooks (divides) in the executing block
 DIVIDE_TOTAL = 27     # cycles divides took beyond their static minimum
 DIVIDE_ZERO = 28      # core data for divide early termination (cores/*.toml)
 DIVIDE_SHORT = 29
@@ -54,7 +49,6 @@ DIVIDE_MIN = 32
 SCRATCH = 33          # uc_reg_read writes here
 PREVIOUS_END = 34     # end address of the block that ran last (kept across Python stops)
 INTERLOCK_TOTAL = 35  # address-interlock stall cycles
-BLOCK_START_STALLS = 36  # the stall totals (refill, interlock, divide) when the block started
 HEADER_LENGTH = 40
 MAX_WINDOWS = 64
 WINDOW_TABLE = HEADER_LENGTH          # per window: base, size_bytes, offset of its tables
@@ -92,26 +86,30 @@ F_INSTRUCTIONS = 2
 F_FP = 3          # floating-point instructions (NOCP check while CPACR denies the FPU)
 F_UNMASK = 4      # CPSIE / MSR to a priority mask
 F_ISB = 5         # ISB: code in RAM may have been rewritten before it
-F_LSU = 6         # extra load/store cycles (DWT LSUCNT)
-F_CPI = 7         # other extra cycles (DWT CPICNT)
-F_FOLD = 8        # folded instructions (DWT FOLDCNT)
-CUMULATIVE_FIELDS = 9  # fields 1..8 are summed; F_STALLS (13) is summed too
-F_START_ADJUST = 9  # per instruction (not summed): extra cycles when it starts a block
+F_COUNTS = 6      # summed, packed: DWT extra load/store cycles (LSUCNT) | other extra cycles (CPICNT) << 21
+#                   | folded instructions (FOLDCNT) << 42
+F_STALLS = 7      # summed, packed: refill | interlock << 21 | divide << 42 (cycles of each kind)
+F_START_ADJUST = 8  # per instruction (not summed): extra cycles when it starts a block
+F_START_INTERLOCK = 9  # per instruction (not summed): interlock cycles taken back at a block start
 F_REFILL = 10       # per instruction (not summed): -1 conditional / -2 unconditional branch (refill when taken)
 F_DIVIDE = 11       # per instruction (not summed): a divide's operands (see divide_hook), else 0
-F_START_INTERLOCK = 12  # per instruction (not summed): interlock cycles taken back at a block start
-F_STALLS = 13       # summed, packed: refill | interlock << 21 | divide << 42 (cycles of each kind)
-FIELDS = 14
-STALL_LANE = 21
-STALL_MASK = (1 << STALL_LANE) - 1
-SUMMED_FIELDS = tuple(range(1, CUMULATIVE_FIELDS)) + (F_STALLS,)
+FIELDS = 12
+SUMMED_FIELDS = (F_CYCLES, F_INSTRUCTIONS, F_FP, F_UNMASK, F_ISB, F_COUNTS, F_STALLS)
+LANE = 21           # packed fields: three 21-bit lanes (a window's sums stay far below 2**21)
+LANE_MASK = (1 << LANE) - 1
 
 
 @numba.njit(cache=True)
 def _window_of(st, address):
+    w = st[LAST_WINDOW]
+    if w < st[WINDOW_COUNT]:
+        base = st[WINDOW_TABLE + 3 * w]
+        if base <= address < base + st[WINDOW_TABLE + 3 * w + 1]:
+            return w
     for w in range(st[WINDOW_COUNT]):
         base = st[WINDOW_TABLE + 3 * w]
         if base <= address < base + st[WINDOW_TABLE + 3 * w + 1]:
+            st[LAST_WINDOW] = w
             return w
     return -1
 
@@ -243,39 +241,30 @@ def block_hook(uc, address_u64, size_u32, user_data):
     st[BLOCK_ADDRESS] = address
     st[BLOCK_SIZE] = size
     st[CODE_PC] = -1
-    st[BLOCK_DYNAMIC] = 0
-    st[BLOCK_START_CYCLES] = st[CYCLES]
-    st[BLOCK_START_INSTRUCTIONS] = st[INSTRUCTIONS]
-    st[BLOCK_START_LSU] = st[LSU_TOTAL]
-    st[BLOCK_START_CPI] = st[CPI_TOTAL]
-    st[BLOCK_START_FOLD] = st[FOLD_TOTAL]
-    st[BLOCK_START_STALLS] = st[REFILL_TOTAL]
-    st[BLOCK_START_STALLS + 1] = st[INTERLOCK_TOTAL]
-    st[BLOCK_START_STALLS + 2] = st[DIVIDE_TOTAL]
     if w >= 0 and end <= window_end:
-        stalls = st[offset + FIELDS * last + F_STALLS] - st[offset + FIELDS * first + F_STALLS]
-        start_interlock = st[offset + FIELDS * first + F_START_INTERLOCK]
-    else:
-        stalls = _range_sum(st, address, end, F_STALLS)
-        start_interlock = _value_at(st, address, F_START_INTERLOCK)
-    st[REFILL_TOTAL] += stalls & STALL_MASK
-    st[INTERLOCK_TOTAL] += ((stalls >> STALL_LANE) & STALL_MASK) - start_interlock
-    st[DIVIDE_TOTAL] += stalls >> (2 * STALL_LANE)
-    if w >= 0 and end <= window_end:
-        adjust = st[offset + FIELDS * first + F_START_ADJUST]
-        st[CYCLES] += st[offset + FIELDS * last + F_CYCLES] - st[offset + FIELDS * first + F_CYCLES] + adjust
-        st[INSTRUCTIONS] += (st[offset + FIELDS * last + F_INSTRUCTIONS]
-                             - st[offset + FIELDS * first + F_INSTRUCTIONS])
-        st[LSU_TOTAL] += st[offset + FIELDS * last + F_LSU] - st[offset + FIELDS * first + F_LSU] + adjust
-        st[CPI_TOTAL] += st[offset + FIELDS * last + F_CPI] - st[offset + FIELDS * first + F_CPI]
-        st[FOLD_TOTAL] += st[offset + FIELDS * last + F_FOLD] - st[offset + FIELDS * first + F_FOLD]
+        row_first = offset + FIELDS * first
+        row_last = offset + FIELDS * last
+        adjust = st[row_first + F_START_ADJUST]
+        cycles = st[row_last + F_CYCLES] - st[row_first + F_CYCLES]
+        instructions = st[row_last + F_INSTRUCTIONS] - st[row_first + F_INSTRUCTIONS]
+        counts = st[row_last + F_COUNTS] - st[row_first + F_COUNTS]
+        stalls = st[row_last + F_STALLS] - st[row_first + F_STALLS]
+        start_interlock = st[row_first + F_START_INTERLOCK]
     else:
         adjust = _value_at(st, address, F_START_ADJUST)
-        st[CYCLES] += _range_sum(st, address, end, F_CYCLES) + adjust
-        st[INSTRUCTIONS] += _range_sum(st, address, end, F_INSTRUCTIONS)
-        st[LSU_TOTAL] += _range_sum(st, address, end, F_LSU) + adjust
-        st[CPI_TOTAL] += _range_sum(st, address, end, F_CPI)
-        st[FOLD_TOTAL] += _range_sum(st, address, end, F_FOLD)
+        cycles = _range_sum(st, address, end, F_CYCLES)
+        instructions = _range_sum(st, address, end, F_INSTRUCTIONS)
+        counts = _range_sum(st, address, end, F_COUNTS)
+        stalls = _range_sum(st, address, end, F_STALLS)
+        start_interlock = _value_at(st, address, F_START_INTERLOCK)
+    st[CYCLES] += cycles + adjust
+    st[INSTRUCTIONS] += instructions
+    st[LSU_TOTAL] += (counts & LANE_MASK) + adjust
+    st[CPI_TOTAL] += (counts >> LANE) & LANE_MASK
+    st[FOLD_TOTAL] += counts >> (2 * LANE)
+    st[REFILL_TOTAL] += stalls & LANE_MASK
+    st[INTERLOCK_TOTAL] += ((stalls >> LANE) & LANE_MASK) - start_interlock
+    st[DIVIDE_TOTAL] += stalls >> (2 * LANE)
 
 
 @numba.njit(cache=True)
@@ -325,7 +314,6 @@ def divide_hook(uc, address, size, user_data):
     st[CYCLES] += extra
     st[CPI_TOTAL] += extra
     st[DIVIDE_TOTAL] += extra
-    st[BLOCK_DYNAMIC] += extra
 
 
 @numba.cfunc(BLOCK_HOOK_SIGNATURE, cache=True)
@@ -425,30 +413,32 @@ class NativeState:
         return int(self.tables(index)[field][(address - base) >> 1])
 
     def counters_at(self, pc: int) -> dict[str, int]:
-        """cycles, instructions, lsu, cpi and fold totals at the instruction `pc` of the executing block.
+        """Counter totals at the instruction `pc` of the executing block.
 
-        The hook adds a block's whole cost when the block starts; an instruction in the middle
-        of it (a CYCCNT read, a fault) has only the instructions before it behind it.
+        The hook adds a block's whole static cost when the block starts (per-instruction hooks
+        such as the divide's add theirs as they run), so at an instruction in the middle of it
+        (a CYCCNT read, a fault) the totals are taken back by what the rest of the block costs.
         """
         b = self.buffer
-        block = int(b[BLOCK_ADDRESS])
-        if not block <= pc < block + int(b[BLOCK_SIZE]):
-            return {"cycles": int(b[CYCLES]), "instructions": int(b[INSTRUCTIONS]), "lsu": int(b[LSU_TOTAL]),
-                    "cpi": int(b[CPI_TOTAL]), "fold": int(b[FOLD_TOTAL]), "refill": int(b[REFILL_TOTAL]),
-                    "interlock": int(b[INTERLOCK_TOTAL]), "divide": int(b[DIVIDE_TOTAL])}
-        sums = self.sums_between(block, pc)
-        stalls = sums[F_STALLS]
-        adjust = self.value_at(block, F_START_ADJUST) if pc > block else 0
-        interlock = self.value_at(block, F_START_INTERLOCK) if pc > block else 0
-        dynamic = int(b[BLOCK_DYNAMIC])  # divides before pc in this block (their hooks have run)
-        return {"cycles": int(b[BLOCK_START_CYCLES]) + sums[F_CYCLES] + adjust + dynamic,
-                "instructions": int(b[BLOCK_START_INSTRUCTIONS]) + sums[F_INSTRUCTIONS],
-                "lsu": int(b[BLOCK_START_LSU]) + sums[F_LSU] + adjust,
-                "cpi": int(b[BLOCK_START_CPI]) + sums[F_CPI] + dynamic,
-                "fold": int(b[BLOCK_START_FOLD]) + sums[F_FOLD],
-                "refill": int(b[BLOCK_START_STALLS]) + (stalls & STALL_MASK),
-                "interlock": int(b[BLOCK_START_STALLS + 1]) + ((stalls >> STALL_LANE) & STALL_MASK) - interlock,
-                "divide": int(b[BLOCK_START_STALLS + 2]) + (stalls >> (2 * STALL_LANE)) + dynamic}
+        block, size = int(b[BLOCK_ADDRESS]), int(b[BLOCK_SIZE])
+        totals = {"cycles": int(b[CYCLES]), "instructions": int(b[INSTRUCTIONS]), "lsu": int(b[LSU_TOTAL]),
+                  "cpi": int(b[CPI_TOTAL]), "fold": int(b[FOLD_TOTAL]), "refill": int(b[REFILL_TOTAL]),
+                  "interlock": int(b[INTERLOCK_TOTAL]), "divide": int(b[DIVIDE_TOTAL])}
+        if not block <= pc < block + size:
+            return totals
+        tail = self.sums_between(pc, block + size)
+        counts, stalls = tail[F_COUNTS], tail[F_STALLS]
+        adjust = self.value_at(block, F_START_ADJUST) if pc == block else 0
+        interlock = self.value_at(block, F_START_INTERLOCK) if pc == block else 0
+        totals["cycles"] -= tail[F_CYCLES] + adjust
+        totals["instructions"] -= tail[F_INSTRUCTIONS]
+        totals["lsu"] -= (counts & LANE_MASK) + adjust
+        totals["cpi"] -= (counts >> LANE) & LANE_MASK
+        totals["fold"] -= counts >> (2 * LANE)
+        totals["refill"] -= stalls & LANE_MASK
+        totals["interlock"] -= ((stalls >> LANE) & LANE_MASK) - interlock
+        totals["divide"] -= stalls >> (2 * LANE)
+        return totals
 
     def count_at(self, pc: int) -> tuple[int, int]:
         """(cycles, instructions) at the instruction `pc` of the executing block."""

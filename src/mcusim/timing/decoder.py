@@ -8,9 +8,9 @@ from __future__ import annotations
 import numpy as np
 from capstone import CS_ARCH_ARM, CS_MODE_MCLASS, CS_MODE_THUMB, Cs
 
-from ..machine.native import (F_CPI, F_CYCLES, F_DIVIDE, F_FOLD, F_FP, F_INSTRUCTIONS, F_ISB, F_LSU, F_REFILL,
-                              F_STALLS, F_START_ADJUST, F_START_INTERLOCK, F_UNMASK, FIELDS, KIND, KIND_CONTINUATION,
-                              KIND_SELF_LOOP, KIND_START, STALL_LANE, SUMMED_FIELDS)
+from ..machine.native import (F_COUNTS, F_CYCLES, F_DIVIDE, F_FP, F_INSTRUCTIONS, F_ISB, F_REFILL, F_STALLS,
+                              F_START_ADJUST, F_START_INTERLOCK, F_UNMASK, FIELDS, KIND, KIND_CONTINUATION,
+                              KIND_SELF_LOOP, KIND_START, LANE, SUMMED_FIELDS)
 from ..machine.registers import UNICORN_REGISTERS
 
 _capstone = Cs(CS_ARCH_ARM, CS_MODE_THUMB | CS_MODE_MCLASS)
@@ -108,20 +108,18 @@ class Decoder:
             kind[i] = KIND_SELF_LOOP if self_loop else KIND_START
             costs[F_CYCLES][i] = self.instruction_cycles
             costs[F_INSTRUCTIONS][i] = 1
-            for field in (F_LSU, F_CPI, F_FOLD, F_START_ADJUST, F_REFILL, F_DIVIDE, F_START_INTERLOCK, F_STALLS):
+            for field in (F_COUNTS, F_STALLS, F_START_ADJUST, F_START_INTERLOCK, F_REFILL, F_DIVIDE):
                 costs[field][i] = 0
             costs[F_DIVIDE][i] = _divide_operands(mnemonic, operands)
             if detail is not None:
                 cost = self.timing.cost(detail, previous)
                 costs[F_CYCLES][i] = cost.cycles
-                costs[F_LSU][i] = cost.lsu
-                costs[F_CPI][i] = cost.cpi
-                costs[F_FOLD][i] = cost.folded
+                costs[F_COUNTS][i] = cost.lsu | cost.cpi << LANE | cost.folded << 2 * LANE
                 costs[F_START_ADJUST][i] = cost.start_adjust
                 costs[F_REFILL][i] = cost.refill
                 costs[F_START_INTERLOCK][i] = cost.stall_interlock
-                costs[F_STALLS][i] = (cost.stall_refill | cost.stall_interlock << STALL_LANE
-                                      | cost.stall_divide << 2 * STALL_LANE)
+                costs[F_STALLS][i] = (cost.stall_refill | cost.stall_interlock << LANE
+                                      | cost.stall_divide << 2 * LANE)
             previous = detail
             costs[F_FP][i] = int(mnemonic.startswith("v"))
             costs[F_UNMASK][i] = int(_may_unmask(mnemonic, operands))
