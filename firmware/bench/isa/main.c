@@ -11,6 +11,7 @@
 uint32_t isa_buffer[16] __attribute__((aligned(8))) = { 1, 2, 3, 4, 5, 6, 7, 8 };
 uint32_t *isa_pointer = isa_buffer;
 float isa_floats[4] = { 1.0f, 2.0f, 3.0f, 4.0f };
+const uint32_t isa_constant = 0x12345678u;  /* .rodata: in flash on the boards with flash */
 
 #define MEASURE_OVERHEAD 3  /* ldr r10, [r12] (2) + nop (1) */
 
@@ -41,6 +42,7 @@ int main(void)
     TIME("smlad x4", "", "smlad r0, r1, r2, r0\n smlad r0, r1, r2, r0\n smlad r0, r1, r2, r0\n"
                          "smlad r0, r1, r2, r0");
     TIME("ldr", "ldr r1, =isa_buffer", "ldr r0, [r1]");
+    TIME("ldr flash", "ldr r1, =isa_constant", "ldr r0, [r1]");
     TIME("ldr x4 independent", "ldr r1, =isa_buffer",
          "ldr r0, [r1]\n ldr r2, [r1, #4]\n ldr r3, [r1, #8]\n ldr r4, [r1, #12]");
     TIME("ldr dependent", "ldr r1, =isa_pointer", "ldr r0, [r1]\n ldr r2, [r0]");

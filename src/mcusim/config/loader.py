@@ -117,6 +117,7 @@ def load_board(name: str) -> BoardSpec:
             MemoryRegion(
                 name=m["name"], base=int(m["base"]), size_bytes=int(m["size_bytes"]),
                 kind=m.get("kind", "ram"), alias_of=m.get("alias_of"),
+                data_read_wait_cycles=int(m.get("data_read_wait_cycles", 0)),
             )
             for m in data.get("memory", [])
         )

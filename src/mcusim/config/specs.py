@@ -13,6 +13,7 @@ class MemoryRegion:
     size_bytes: int
     kind: str  # "flash" (read-only to the core) or "ram"
     alias_of: str | None = None
+    data_read_wait_cycles: int = 0  # extra cycles of every data read (not instruction fetch) here
 
     @property
     def end(self) -> int:

@@ -118,6 +118,7 @@ class Machine:
         self.semihosting = Semihosting(self, semihosting_root, cmdline)
         self._build_peripherals()
         self._hook_handle = N.register_block_hook(self.uc, self.state)
+        self._data_wait_hooks = self._register_data_waits()
         self._exact_pc_blocks: dict[tuple[int, int], int | None] = {}  # block -> its code hook (None: to add)
         self.uc.hook_add(UC_HOOK_INTR, self._on_interrupt)
         self.uc.hook_add(UC_HOOK_MEM_INVALID, self._on_invalid_access)
@@ -170,10 +171,27 @@ class Machine:
         self.state[N.REFILL_WIDE_ODD] = table["branch_refill_unaligned_wide"] - table["branch_refill"]
         return CortexM4Timing(table)
 
+    def _register_data_waits(self) -> list[int]:
+        """Native read hooks on the memory whose data reads wait (only there: a memory hook
+        moves every access in its range to Unicorn's slow path)."""
+        regions = [r for r in self.board.memory if self.board.storage_region(r).data_read_wait_cycles]
+        if len(regions) > 8:
+            raise ValueError(f"board {self.board.name}: more than 8 regions with data wait states")
+        self.state[N.WAIT_REGIONS] = len(regions)
+        handles = []
+        for i, region in enumerate(regions):
+            wait = self.board.storage_region(region).data_read_wait_cycles
+            self.state.buffer[N.WAIT_TABLE + 3 * i: N.WAIT_TABLE + 3 * i + 3] = (region.base, region.end, wait)
+            handles.append(N.register_data_wait_hook(self.uc, self.state, region.base, region.end - 1))
+        return handles
+
     def _reregister_hook(self, _buffer) -> None:
         """The shared buffer moved: every native hook gets the new address."""
         N.unregister_hook(self.uc, self._hook_handle)
         self._hook_handle = N.register_block_hook(self.uc, self.state)
+        for handle in self._data_wait_hooks:
+            N.unregister_hook(self.uc, handle)
+        self._data_wait_hooks = self._register_data_waits()
         for block, handle in self._exact_pc_blocks.items():
             if handle is not None:
                 N.unregister_hook(self.uc, handle)
@@ -722,8 +740,8 @@ class Machine:
 
     def stalls(self) -> dict[str, int]:
         """Cycles lost to each kind of stall; the rest of `cycles` is issue time (see docs/timing.md).
-        Memory waits and bus contention stay 0 until the memory timing model lands."""
-        return {"fetch_wait": 0, "data_wait": 0, "branch_refill": self.state[N.REFILL_TOTAL],
+        Instruction-fetch waits and bus contention stay 0 until the memory timing model lands."""
+        return {"fetch_wait": 0, "data_wait": self.state[N.DATA_WAIT_TOTAL], "branch_refill": self.state[N.REFILL_TOTAL],
                 "interlock": self.state[N.INTERLOCK_TOTAL], "divide": self.state[N.DIVIDE_TOTAL],
                 "exception": self.exception_cycles, "sleep": self.sleep_cycles, "contention": 0}
 

@@ -49,7 +49,10 @@ DIVIDE_MIN = 32
 SCRATCH = 33          # uc_reg_read writes here
 PREVIOUS_END = 34     # end address of the block that ran last (kept across Python stops)
 INTERLOCK_TOTAL = 35  # address-interlock stall cycles
-HEADER_LENGTH = 40
+DATA_WAIT_TOTAL = 36  # wait cycles of data reads from slow memory
+WAIT_REGIONS = 37     # count of (start, end, wait cycles) triples from WAIT_TABLE on
+WAIT_TABLE = 48       # up to 8 regions
+HEADER_LENGTH = 72
 MAX_WINDOWS = 64
 WINDOW_TABLE = HEADER_LENGTH          # per window: base, size_bytes, offset of its tables
 DATA_START = WINDOW_TABLE + 3 * MAX_WINDOWS
@@ -316,6 +319,25 @@ def divide_hook(uc, address, size, user_data):
     st[DIVIDE_TOTAL] += extra
 
 
+MEMORY_HOOK_SIGNATURE = types.void(types.voidptr, types.int32, types.uint64, types.int32, types.int64,
+                                   types.voidptr)
+
+
+@numba.cfunc(MEMORY_HOOK_SIGNATURE, cache=True)
+def data_wait_hook(uc, access, address_u64, size, value, user_data):
+    """A data read from memory with wait states (registered on those ranges only)."""
+    header = carray(user_data, (DATA_START,), np.int64)
+    address = np.int64(address_u64)
+    for i in range(header[WAIT_REGIONS]):
+        entry = WAIT_TABLE + 3 * i
+        if header[entry] <= address < header[entry + 1]:
+            wait = header[entry + 2]
+            header[CYCLES] += wait
+            header[LSU_TOTAL] += wait
+            header[DATA_WAIT_TOTAL] += wait
+            return
+
+
 @numba.cfunc(BLOCK_HOOK_SIGNATURE, cache=True)
 def exact_pc_hook(uc, address, size, user_data):
     """Per-instruction hook, installed only on blocks that read time-dependent registers."""
@@ -423,7 +445,8 @@ class NativeState:
         block, size = int(b[BLOCK_ADDRESS]), int(b[BLOCK_SIZE])
         totals = {"cycles": int(b[CYCLES]), "instructions": int(b[INSTRUCTIONS]), "lsu": int(b[LSU_TOTAL]),
                   "cpi": int(b[CPI_TOTAL]), "fold": int(b[FOLD_TOTAL]), "refill": int(b[REFILL_TOTAL]),
-                  "interlock": int(b[INTERLOCK_TOTAL]), "divide": int(b[DIVIDE_TOTAL])}
+                  "interlock": int(b[INTERLOCK_TOTAL]), "divide": int(b[DIVIDE_TOTAL]),
+                  "data_wait": int(b[DATA_WAIT_TOTAL])}
         if not block <= pc < block + size:
             return totals
         tail = self.sums_between(pc, block + size)
@@ -450,7 +473,7 @@ class NativeState:
         counters = self.counters_at(pc)
         for slot, key in ((CYCLES, "cycles"), (INSTRUCTIONS, "instructions"), (LSU_TOTAL, "lsu"),
                           (CPI_TOTAL, "cpi"), (FOLD_TOTAL, "fold"), (REFILL_TOTAL, "refill"),
-                          (INTERLOCK_TOTAL, "interlock"), (DIVIDE_TOTAL, "divide")):
+                          (INTERLOCK_TOTAL, "interlock"), (DIVIDE_TOTAL, "divide"), (DATA_WAIT_TOTAL, "data_wait")):
             self.buffer[slot] = counters[key]
 
 
@@ -474,6 +497,13 @@ def register_block_hook(uc, state: NativeState) -> int:
     from unicorn import UC_HOOK_BLOCK
 
     return _register(uc, UC_HOOK_BLOCK, block_hook, state, 1, 0)
+
+
+def register_data_wait_hook(uc, state: NativeState, begin: int, end: int) -> int:
+    """Charge the wait cycles of data reads in [begin, end] (inclusive)."""
+    from unicorn import UC_HOOK_MEM_READ
+
+    return _register(uc, UC_HOOK_MEM_READ, data_wait_hook, state, begin, end)
 
 
 def register_divide_hook(uc, state: NativeState, address: int) -> int:
