@@ -4,7 +4,7 @@ from capstone import CS_ARCH_ARM, CS_MODE_MCLASS, CS_MODE_THUMB, Cs
 
 from mcusim.config import load_core
 from mcusim.config.loader import core_timing_table
-from mcusim.timing.cortex_m4 import CortexM4Timing
+from mcusim.timing.cortex_m4 import REFILL_ALWAYS, REFILL_IF_TAKEN, CortexM4Timing
 
 # Assembled with arm-none-eabi-as -mcpu=cortex-m4 -mfpu=fpv4-sp-d16; offsets below.
 CODE = bytes.fromhex(
@@ -57,7 +57,7 @@ def test_sequence_cycles(timing, name, expected):
 
 def test_branches_get_the_refill_when_taken(timing):
     bx, tbb = costs(timing, "s13")
-    assert (bx.cycles, bx.refill) == (1, -2)  # 1 + P, always taken; P decided by the target
+    assert (bx.cycles, bx.refill) == (1, REFILL_ALWAYS)  # 1 + P, always taken; P decided by the target
     assert (tbb.cycles, tbb.refill) == (6, 0)  # TBB: at least six, refill included
 
 
@@ -75,3 +75,49 @@ def test_counters_split_extra_cycles(timing):
     assert push.lsu == 5 and push.cpi == 0
     vdiv = costs(timing, "s11")[2]
     assert vdiv.cpi == 13 and vdiv.lsu == 0
+
+
+# More sequences (offsets into MORE): TRM 3.3.2 and 7.2.3 rules found in review.
+MORE = bytes.fromhex("18bf10bd003191ed000a003191e80c00486808bf8a68486851e8002f30ee810a70ee011a30ee810a01ee820a"
+                     "d1e90023106810ee100a")
+MORE_SEQUENCES = {"r1": (0x00, 0x04), "r2": (0x04, 0x0A), "r3": (0x0A, 0x10), "r4": (0x10, 0x16),
+                  "r5": (0x16, 0x1C), "r6": (0x1C, 0x24), "r7": (0x24, 0x2C), "r8": (0x2C, 0x32),
+                  "r9": (0x32, 0x36)}
+
+
+def more_costs(timing, name):
+    cs = Cs(CS_ARCH_ARM, CS_MODE_THUMB | CS_MODE_MCLASS)
+    cs.detail = True
+    start, end = MORE_SEQUENCES[name]
+    previous, result = None, []
+    for insn in cs.disasm(MORE[start:end], start):
+        cost = timing.cost(insn, previous)
+        result.append(cost)
+        if not cost.folded:  # as the decoder does: a folded IT is not the next one's neighbour
+            previous = insn
+    return result
+
+
+@pytest.mark.parametrize("name,expected", [
+    ("r2", [1, 3]),      # adds r1; vldr s0,[r1]: any load's address interlock, VLDR 2 + 1
+    ("r3", [1, 4]),      # adds r1; ldm r1,{r2,r3}: LDM 1 + N + the interlock
+    ("r4", [2, 0, 1]),   # ldr; it eq (folded); ldreq: the load still pipelines across the folded IT
+    ("r5", [2, 1]),      # ldr; ldrex: LDREX pipelines exactly as LDR
+    ("r6", [1, 2]),      # vadd s0; vadd s3,s0: FP result used by the next instruction, +1
+    ("r7", [1, 3]),      # vadd s0; vmla s0,...: the MAC reads its addend late, no stall
+    ("r8", [3, 2]),      # ldrd; ldr [r2]: no data-processing producer, no interlock
+    ("r9", [2]),         # vmov r0, s0: 2 (TRM table 7-1)
+])
+def test_review_rules(timing, name, expected):
+    assert [c.cycles for c in more_costs(timing, name)] == expected
+
+
+def test_conditional_return_pays_the_reload_only_when_it_runs(timing):
+    it, pop = more_costs(timing, "r1")
+    assert pop.cycles == 3                    # popne {r4, pc}: 1 + N, as if not taken
+    assert pop.refill == REFILL_IF_TAKEN | 3 << 2  # + the 3-cycle reload when the next block is not in sequence
+
+
+def test_fold_is_taken_back_at_a_block_start(timing):
+    it = more_costs(timing, "r4")[1]
+    assert (it.folded, it.start_fold, it.cycles + it.start_adjust) == (1, 1, 1)

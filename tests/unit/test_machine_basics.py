@@ -170,3 +170,39 @@ def test_block_straddling_two_decode_windows_is_counted_once(tmp_path):
     result = mcusim.run(write(tmp_path, "straddle.elf", image), "mps2-an386")
     assert result.exit_code == 7
     assert result.instructions == 15
+
+
+def _straight_line(tmp_path, name, start):
+    """mov.w r1,#0x20000000; ldr r0,[r1]; ldr r2,[r1,#4]; then exit7, placed at `start`."""
+    from elfgen import CODE, PF_R, PF_X, elf32_arm
+    import struct
+
+    pad = (-(start + 8)) % 4  # keep the exit code's literal block 4-byte aligned
+    body = bytes.fromhex("4ff00051" "0868" "4a68") + b"\x00\xbf" * (pad // 2) + CODE[:0x10]
+    vectors = struct.pack("<2I", 0x20001000, start | 1)
+    return write(tmp_path, name, elf32_arm([(0, vectors, PF_R), (start, body, PF_R | PF_X)], entry=start))
+
+
+def test_a_block_cut_at_a_page_boundary_keeps_its_neighbour_effects(tmp_path):
+    """Unicorn also ends blocks at 1 KB page boundaries: the second load still pipelines there."""
+    inside = mcusim.run(_straight_line(tmp_path, "inside.elf", 0x80A), "mps2-an386")
+    across = mcusim.run(_straight_line(tmp_path, "across.elf", 0x400 - 6), "mps2-an386")  # ldr #2 at 0x400
+    assert inside.exit_code == across.exit_code == 7
+    assert inside.instructions == across.instructions
+    assert inside.cycles == across.cycles
+    assert inside.dwt == across.dwt
+
+
+def test_semihosting_call_mid_block_then_branch_counts_the_refill_once(tmp_path):
+    """movs r0,#0x10; bkpt 0xab (SYS_CLOCK); b 1f; 1: exit7 -- 1 + 1 + (1 + P) + 3 = 7 cycles."""
+    from elfgen import CODE, PF_R, PF_X, elf32_arm
+    import struct
+
+    start = 0x100
+    body = bytes.fromhex("1020" "abbe" "00e0" "00bf") + CODE[:0x10]  # b skips the nop
+    vectors = struct.pack("<2I", 0x20001000, start | 1)
+    image = elf32_arm([(0, vectors, PF_R), (start, body, PF_R | PF_X)], entry=start)
+    result = mcusim.run(write(tmp_path, "mid.elf", image), "mps2-an386")
+    assert result.exit_code == 7
+    assert result.instructions == 6
+    assert result.cycles == 7

@@ -251,6 +251,7 @@ class Machine:
         self.initial_sp = sp
         self.state[N.FPU_ENABLED] = 0
         self.state[N.ENDS_IN_BRANCH] = 0
+        self.state[N.PREVIOUS_END] = -1
         if first:
             self.clock_hz = self.pinned_clock_hz or board.reset_clock_hz
             self.time_base = 0.0
@@ -434,6 +435,7 @@ class Machine:
 
     def on_exception_entry(self, number: int, tail_chain: bool) -> None:
         self.state[N.ENDS_IN_BRANCH] = 0  # the handler's first block follows no branch
+        self.state[N.PREVIOUS_END] = -1
         core = self.board.core
         extra = core.exception_tail_chain_cycles if tail_chain else core.exception_entry_cycles
         self._advance(extra)
@@ -442,6 +444,7 @@ class Machine:
 
     def on_exception_return(self, number: int, tail_chain: bool) -> None:
         self.state[N.ENDS_IN_BRANCH] = 0  # the return cost includes the refill
+        self.state[N.PREVIOUS_END] = -1
         if not tail_chain:
             extra = self.board.core.exception_return_cycles
             self._advance(extra)

@@ -39,7 +39,8 @@ LSU_TOTAL = 18        # DWT LSUCNT / CPICNT / FOLDCNT events, unwrapped
 CPI_TOTAL = 19
 FOLD_TOTAL = 20
 REFILL_TOTAL = 24     # cycles spent refilling the pipeline (taken branches, loads into PC)
-ENDS_IN_BRANCH = 25   # the block that ran last ends with a branch: 1 conditional, 2 unconditional
+ENDS_IN_BRANCH = 25   # F_REFILL of the last instruction of the block that ran last
+BLOCK_ADJUSTED = 26   # 1 when the executing block was entered out of sequence (start adjustments applied)
 DIVIDE_TOTAL = 27     # cycles divides took beyond their static minimum
 DIVIDE_ZERO = 28      # core data for divide early termination (cores/*.toml)
 DIVIDE_SHORT = 29
@@ -93,8 +94,9 @@ F_COUNTS = 6      # summed, packed: DWT extra load/store cycles (LSUCNT) | other
 #                   | folded instructions (FOLDCNT) << 42
 F_STALLS = 7      # summed, packed: refill | interlock << 21 | divide << 42 (cycles of each kind)
 F_START_ADJUST = 8  # per instruction (not summed): extra cycles when it starts a block
-F_START_INTERLOCK = 9  # per instruction (not summed): interlock cycles taken back at a block start
-F_REFILL = 10       # per instruction (not summed): -1 conditional / -2 unconditional branch (refill when taken)
+F_START_FLAGS = 9   # per instruction (not summed): what a block start takes back: interlock cycles (bits 0-3),
+#                     an IT fold (bit 4), interlock counted as LSU (bit 5) rather than CPI
+F_REFILL = 10       # per instruction (not summed): branch kind (1 if taken, 2 always) | fixed refill cycles << 2
 F_DIVIDE = 11       # per instruction (not summed): a divide's operands (see divide_hook), else 0
 FIELDS = 12
 SUMMED_FIELDS = (F_CYCLES, F_INSTRUCTIONS, F_FP, F_UNMASK, F_ISB, F_COUNTS, F_STALLS)
@@ -154,26 +156,46 @@ def _value_at(st, address, field):
 
 @numba.njit(cache=True)
 def _ends_in_branch(st, end):
-    """Is the instruction that ends at `end` a branch whose taken path refills the pipeline?"""
+    """F_REFILL of the instruction that ends at `end`."""
     last = end - 2
     if _kind_at(st, last) == KIND_CONTINUATION:
         last -= 2
-    return -_value_at(st, last, F_REFILL)
+    return _value_at(st, last, F_REFILL)
 
 
 @numba.njit(cache=True)
 def _refill_after_branch(st, address, wide_target):
     """The previous block ended with a branch that was taken: an unconditional one (2), or a
     conditional one (1) whose next block is not its fall-through."""
-    kind = st[ENDS_IN_BRANCH]
+    branch = st[ENDS_IN_BRANCH]
+    kind = branch & 3
     if kind == 0 or kind == 1 and address == st[PREVIOUS_END]:
         return  # (Python clears ENDS_IN_BRANCH when it moves the PC itself: exception entry/return)
-    refill = st[REFILL_BRANCH]
-    if address & 2 and wide_target:
-        refill += st[REFILL_WIDE_ODD]
+    refill = branch >> 2
+    if refill == 0:
+        refill = st[REFILL_BRANCH]
+        if address & 2 and wide_target:
+            refill += st[REFILL_WIDE_ODD]
     st[CYCLES] += refill
     st[CPI_TOTAL] += refill
     st[REFILL_TOTAL] += refill
+
+
+@numba.njit(cache=True)
+def _start_adjust(st, adjust, flags, sign):
+    """Apply (sign 1) or undo (-1) what entering a block out of sequence changes: its first
+    instruction has no neighbour to pipeline, interlock or fold with."""
+    interlock = flags & 15
+    fold = (flags >> 4) & 1
+    pipelining = adjust + interlock - fold  # cycles a lost load pipelining adds (LSU)
+    st[CYCLES] += sign * adjust
+    st[LSU_TOTAL] += sign * pipelining
+    if (flags >> 5) & 1:
+        st[LSU_TOTAL] -= sign * interlock
+    else:
+        st[CPI_TOTAL] -= sign * interlock
+    st[FOLD_TOTAL] -= sign * fold
+    st[INTERLOCK_TOTAL] -= sign * interlock
 
 
 @numba.cfunc(BLOCK_HOOK_SIGNATURE, cache=True)
@@ -234,10 +256,11 @@ def block_hook(uc, address_u64, size_u32, user_data):
     if w >= 0 and end <= window_end:
         wide_target = st[offset + FIELDS * (first + 1) + KIND] == KIND_CONTINUATION
         last_start = last - 2 if st[offset + FIELDS * (last - 1) + KIND] == KIND_CONTINUATION else last - 1
-        ends_in_branch = -st[offset + FIELDS * last_start + F_REFILL]
+        ends_in_branch = st[offset + FIELDS * last_start + F_REFILL]
     else:
         wide_target = _kind_at(st, address + 2) == KIND_CONTINUATION
         ends_in_branch = _ends_in_branch(st, end)
+    out_of_sequence = address != st[PREVIOUS_END]
     _refill_after_branch(st, address, wide_target)
     st[ENDS_IN_BRANCH] = ends_in_branch
     st[PREVIOUS_END] = end
@@ -248,26 +271,30 @@ def block_hook(uc, address_u64, size_u32, user_data):
         row_first = offset + FIELDS * first
         row_last = offset + FIELDS * last
         adjust = st[row_first + F_START_ADJUST]
+        flags = st[row_first + F_START_FLAGS]
         cycles = st[row_last + F_CYCLES] - st[row_first + F_CYCLES]
         instructions = st[row_last + F_INSTRUCTIONS] - st[row_first + F_INSTRUCTIONS]
         counts = st[row_last + F_COUNTS] - st[row_first + F_COUNTS]
         stalls = st[row_last + F_STALLS] - st[row_first + F_STALLS]
-        start_interlock = st[row_first + F_START_INTERLOCK]
     else:
         adjust = _value_at(st, address, F_START_ADJUST)
+        flags = _value_at(st, address, F_START_FLAGS)
         cycles = _range_sum(st, address, end, F_CYCLES)
         instructions = _range_sum(st, address, end, F_INSTRUCTIONS)
         counts = _range_sum(st, address, end, F_COUNTS)
         stalls = _range_sum(st, address, end, F_STALLS)
-        start_interlock = _value_at(st, address, F_START_INTERLOCK)
-    st[CYCLES] += cycles + adjust
+    st[CYCLES] += cycles
     st[INSTRUCTIONS] += instructions
-    st[LSU_TOTAL] += (counts & LANE_MASK) + adjust
+    st[LSU_TOTAL] += counts & LANE_MASK
     st[CPI_TOTAL] += (counts >> LANE) & LANE_MASK
     st[FOLD_TOTAL] += counts >> (2 * LANE)
     st[REFILL_TOTAL] += stalls & LANE_MASK
-    st[INTERLOCK_TOTAL] += ((stalls >> LANE) & LANE_MASK) - start_interlock
+    st[INTERLOCK_TOTAL] += (stalls >> LANE) & LANE_MASK
     st[DIVIDE_TOTAL] += stalls >> (2 * LANE)
+    st[BLOCK_ADJUSTED] = 0
+    if out_of_sequence and (adjust != 0 or flags != 0):
+        _start_adjust(st, adjust, flags, 1)
+        st[BLOCK_ADJUSTED] = 1
 
 
 @numba.njit(cache=True)
@@ -451,16 +478,22 @@ class NativeState:
             return totals
         tail = self.sums_between(pc, block + size)
         counts, stalls = tail[F_COUNTS], tail[F_STALLS]
-        adjust = self.value_at(block, F_START_ADJUST) if pc == block else 0
-        interlock = self.value_at(block, F_START_INTERLOCK) if pc == block else 0
-        totals["cycles"] -= tail[F_CYCLES] + adjust
+        totals["cycles"] -= tail[F_CYCLES]
         totals["instructions"] -= tail[F_INSTRUCTIONS]
-        totals["lsu"] -= (counts & LANE_MASK) + adjust
+        totals["lsu"] -= counts & LANE_MASK
         totals["cpi"] -= (counts >> LANE) & LANE_MASK
         totals["fold"] -= counts >> (2 * LANE)
         totals["refill"] -= stalls & LANE_MASK
-        totals["interlock"] -= ((stalls >> LANE) & LANE_MASK) - interlock
+        totals["interlock"] -= (stalls >> LANE) & LANE_MASK
         totals["divide"] -= stalls >> (2 * LANE)
+        if pc == block and b[BLOCK_ADJUSTED]:  # the first instruction has not run: nor its adjustment
+            adjust, flags = self.value_at(block, F_START_ADJUST), self.value_at(block, F_START_FLAGS)
+            interlock, fold = flags & 15, (flags >> 4) & 1
+            totals["cycles"] -= adjust
+            totals["lsu"] -= adjust + interlock - fold - (interlock if (flags >> 5) & 1 else 0)
+            totals["cpi"] += 0 if (flags >> 5) & 1 else interlock
+            totals["fold"] += fold
+            totals["interlock"] += interlock
         return totals
 
     def count_at(self, pc: int) -> tuple[int, int]:
@@ -469,7 +502,12 @@ class NativeState:
         return counters["cycles"], counters["instructions"]
 
     def settle_at(self, pc: int) -> None:
-        """After a stop inside a block: keep only what the instructions before `pc` cost."""
+        """After a stop inside a block: keep only what the instructions before `pc` cost; the
+        rest of the block will run as a new block that follows on in sequence."""
+        b = self.buffer
+        if int(b[BLOCK_ADDRESS]) <= pc < int(b[BLOCK_ADDRESS]) + int(b[BLOCK_SIZE]):
+            b[ENDS_IN_BRANCH] = 0
+            b[PREVIOUS_END] = pc
         counters = self.counters_at(pc)
         for slot, key in ((CYCLES, "cycles"), (INSTRUCTIONS, "instructions"), (LSU_TOTAL, "lsu"),
                           (CPI_TOTAL, "cpi"), (FOLD_TOTAL, "fold"), (REFILL_TOTAL, "refill"),

@@ -21,22 +21,23 @@ LOADS = ("ldr", "ldrb", "ldrh", "ldrsb", "ldrsh", "ldrt", "ldrbt", "ldrht", "ldr
 STORES = ("str", "strb", "strh", "strt", "strbt", "strht")
 MULTIPLES = ("ldm", "ldmia", "ldmdb", "ldmfd", "stm", "stmia", "stmdb", "stmea", "push", "pop")
 BRANCHES = ("b", "bl", "bx", "blx", "cbz", "cbnz")
-REFILL_IF_TAKEN = -1   # conditional: taken when the next block is not the fall-through
-REFILL_ALWAYS = -2     # unconditional: always taken, even to the next instruction
+REFILL_IF_TAKEN = 1    # conditional: taken when the next block is not the fall-through
+REFILL_ALWAYS = 2      # unconditional: always taken, even to the next instruction
 
 
 @dataclass(frozen=True)
 class Cost:
     cycles: int          # in sequence (the previous instruction in memory ran just before)
-    start_adjust: int    # added when the instruction starts a block
+    start_adjust: int    # added to the cycles when the instruction starts a block
     lsu: int             # extra load/store cycles (DWT LSUCNT)
     cpi: int             # other extra cycles (DWT CPICNT)
     folded: int          # 1 for an IT folded away (DWT FOLDCNT)
     stall_refill: int = 0     # of `cycles`: pipeline reload after a load into PC or TBB/TBH
-    stall_interlock: int = 0  # of `cycles`: address interlock (taken back at a block start)
+    stall_interlock: int = 0  # of `cycles`: address or FP-result interlock (taken back at a block start)
     stall_divide: int = 0     # of `cycles`: divide cycles beyond the first
-    refill: int = 0      # REFILL_ALWAYS / REFILL_IF_TAKEN: a branch whose target refills the
-    #                       pipeline (P depends on the target); 0: none
+    refill: int = 0      # a branch here: REFILL_IF_TAKEN or REFILL_ALWAYS, plus (cycles << 2) when the
+    #                       refill is a fixed reload rather than the branch rule P; 0: none
+    start_fold: int = 0  # 1: folded in sequence, so not folded when it starts a block
 
 
 def base_mnemonic(insn) -> str:
@@ -51,6 +52,12 @@ def base_mnemonic(insn) -> str:
     return name
 
 
+MEMORY = LOADS + STORES + MULTIPLES + ("ldrd", "strd", "ldrex", "strex", "ldrexb", "ldrexh", "strexb", "strexh",
+                                       "tbb", "tbh")
+FP_MEMORY = ("vldr", "vstr", "vldm", "vldmia", "vldmdb", "vstm", "vstmia", "vstmdb", "vpush", "vpop")
+FP_MAC = ("vmla", "vmls", "vnmla", "vnmls", "vfma", "vfms", "vfnma", "vfnms")
+
+
 class CortexM4Timing:
     def __init__(self, table: dict):
         self.t = table
@@ -63,56 +70,59 @@ class CortexM4Timing:
         return {insn.reg_name(r) for r in read}, {insn.reg_name(r) for r in written}
 
     @staticmethod
-    def _address_registers(insn) -> set[str]:
+    def _address_registers(insn, name: str) -> set[str]:
+        """Registers that form the address of a load/store (its base and index)."""
+        if name in ("push", "pop", "vpush", "vpop"):
+            return {"sp"}
         for op in insn.operands:
             if op.type == cs_arm.ARM_OP_MEM:
                 regs = {insn.reg_name(op.mem.base)} if op.mem.base else set()
                 if op.mem.index:
                     regs.add(insn.reg_name(op.mem.index))
                 return regs
+        if name in MULTIPLES or name.startswith(("vldm", "vstm")):
+            first = next((op for op in insn.operands if op.type == cs_arm.ARM_OP_REG), None)
+            return {insn.reg_name(first.reg)} if first else set()
         return set()
 
     def cost(self, insn, previous) -> Cost:
-        """Cost of capstone instruction `insn` (detail mode) after `previous` (or None)."""
+        """Cost of capstone instruction `insn` (detail mode) after `previous`: the instruction that
+        ran just before it (the decoder passes the one before a folded IT), or None."""
         t = self.t
         name = base_mnemonic(insn)
         reads, writes = self._registers(insn)
         writes_pc = "pc" in writes
-        operands = insn.op_str
-        extra_lsu = extra_cpi = folded = 0
+        conditional = self._conditional(insn, name)
+        extra_lsu = extra_cpi = 0
         refill = stall_refill = stall_divide = 0
         pipelinable_load = False
 
         if name.startswith("it"):
             if previous is not None and previous.size == 2:
-                return Cost(t["it_folded"], 1 - t["it_folded"], 0, 0, 1)
+                return Cost(t["it_folded"], 1 - t["it_folded"], 0, 0, 1, start_fold=1)
             return Cost(1, 0, 0, 0, 0)
+        pc_reload = 0
         if name.startswith("v"):
             cycles = self._fp_cost(name, insn)
-            extra_lsu = cycles - 1 if name.startswith(("vldr", "vstr", "vldm", "vstm", "vpush", "vpop")) else 0
+            extra_lsu = cycles - 1 if name.startswith(FP_MEMORY) else 0
             extra_cpi = cycles - 1 - extra_lsu
         elif name in ("tbb", "tbh"):
             cycles = t["table_branch"]
             extra_lsu, extra_cpi = 1, cycles - 2
             stall_refill = t["pc_load_refill"]
-        elif name in LOADS or name in STORES or name in ("ldrd", "strd", "ldrex", "strex", "ldrexb", "ldrexh",
-                                                        "strexb", "strexh"):
+        elif name in LOADS or name in STORES or name in MEMORY and name not in MULTIPLES:
             cycles, pipelinable_load = self._load_store(name, insn, previous)
             extra_lsu = cycles - 1
-            if writes_pc:
-                cycles += t["pc_load_refill"]
-                extra_cpi = stall_refill = t["pc_load_refill"]
+            pc_reload = t["pc_load_refill"] if writes_pc else 0
         elif name in MULTIPLES:
             registers = [op for op in insn.operands if op.type == cs_arm.ARM_OP_REG]
             count = len(registers) - (0 if name in ("push", "pop") else 1)
             cycles = t["multiple_base"] + count
             extra_lsu = cycles - 1
-            if writes_pc:
-                cycles += t["pc_load_refill"]
-                extra_cpi = stall_refill = t["pc_load_refill"]
+            pc_reload = t["pc_load_refill"] if writes_pc else 0
         elif name in BRANCHES:
             cycles = t["branch"]
-            refill = REFILL_IF_TAKEN if self._conditional(insn, name) else REFILL_ALWAYS
+            refill = REFILL_IF_TAKEN if conditional else REFILL_ALWAYS
         elif name in ("sdiv", "udiv"):
             cycles = t["divide_min"]
             extra_cpi = stall_divide = cycles - 1
@@ -129,24 +139,48 @@ class CortexM4Timing:
             cycles = t["system"]
         else:
             cycles = t["alu"]
-        if writes_pc and refill == 0 and not (name in MULTIPLES or name in LOADS or name in ("tbb", "tbh")):
-            # mov pc, add pc...: 1 + P
-            refill = REFILL_IF_TAKEN if self._conditional(insn, name) else REFILL_ALWAYS
-        # address interlock: no forwarding from the previous instruction's result into address generation
-        interlock = 0
-        if previous is not None and (name in LOADS or name in STORES or name in ("ldrd", "strd")):
-            _, previous_writes = self._registers(previous)
-            previous_name = base_mnemonic(previous)
-            previous_is_memory = previous_name in LOADS or previous_name in STORES or previous_name in MULTIPLES
-            if not previous_is_memory and previous_writes & self._address_registers(insn):
-                interlock = t["address_dependency"]
+        if pc_reload:
+            if conditional:  # a conditional return (`it ne; popne {..., pc}`): reload only when it runs
+                refill = REFILL_IF_TAKEN | pc_reload << 2
+            else:
+                cycles += pc_reload
+                extra_cpi += pc_reload
+                stall_refill = pc_reload
+        elif writes_pc and refill == 0 and name not in ("tbb", "tbh"):
+            refill = REFILL_IF_TAKEN if conditional else REFILL_ALWAYS  # mov pc, add pc...: 1 + P
+        interlock = self._interlock(insn, name, reads, previous)
         cycles += interlock
-        extra_lsu += interlock
+        if name in MEMORY or name.startswith(FP_MEMORY):
+            extra_lsu += interlock
+        else:
+            extra_cpi += interlock
         start_adjust = 0
         if pipelinable_load:  # at a block start there is no preceding load to pipeline with
             start_adjust += t["load"] - t["load_pipelined"]
         start_adjust -= interlock
-        return Cost(cycles, start_adjust, extra_lsu, extra_cpi, folded, stall_refill, interlock, stall_divide, refill)
+        return Cost(cycles, start_adjust, extra_lsu, extra_cpi, 0, stall_refill, interlock, stall_divide, refill)
+
+    def _interlock(self, insn, name: str, reads: set[str], previous) -> int:
+        """TRM 3.3.2: a load/store whose address the previous data-processing instruction
+        computed waits a cycle; TRM 7.2.3: an FP result used by the next instruction waits a
+        cycle (except a multiply-accumulate's addend, read late)."""
+        if previous is None:
+            return 0
+        previous_name = base_mnemonic(previous)
+        _, previous_writes = self._registers(previous)
+        if name in MEMORY or name.startswith(FP_MEMORY):
+            previous_is_memory = previous_name in MEMORY or previous_name.startswith(FP_MEMORY)
+            if not previous_is_memory and previous_writes & self._address_registers(insn, name):
+                return self.t["address_dependency"]
+        if previous_name.startswith("v") and not previous_name.startswith(FP_MEMORY + ("vmov", "vmrs", "vmsr")) \
+                and previous_name not in ("vdiv", "vsqrt"):
+            produced = {r for r in previous_writes if r.startswith("s") or r.startswith("d")}
+            used = reads & produced
+            if name in FP_MAC and insn.operands and insn.reg_name(insn.operands[0].reg) in used:
+                used = used - {insn.reg_name(insn.operands[0].reg)}  # the addend is read a cycle late
+            if used:
+                return self.t["fp_result_dependency"]
+        return 0
 
     @staticmethod
     def _conditional(insn, name: str) -> bool:
@@ -157,9 +191,11 @@ class CortexM4Timing:
         t = self.t
         if name in ("ldrd", "strd"):
             return t["load_store_double"], False
-        if name.startswith(("ldrex", "strex")):
+        is_store = name in STORES or name.startswith("strex")
+        if name.startswith(("ldrex", "strex")):  # TRM 3.3.2: "can be pipelined exactly as LDR"
+            if previous is not None and self._pipelines_after(previous, insn):
+                return t["exclusive"] - (t["load"] - t["load_pipelined"]), True
             return t["exclusive"], False
-        is_store = name in STORES
         memory = [op for op in insn.operands if op.type == cs_arm.ARM_OP_MEM]
         register_offset = bool(memory and memory[0].mem.index)
         if is_store and not register_offset:
@@ -173,12 +209,12 @@ class CortexM4Timing:
         """TRM 3.3.2: a load/store right after a load (not after a store) saves a cycle unless
         it uses the loaded register for its address."""
         previous_name = base_mnemonic(previous)
-        if previous_name not in LOADS:
+        if previous_name not in LOADS and not previous_name.startswith("ldrex"):
             return False
         _, loaded = self._registers(previous)
         if "pc" in loaded:
             return False
-        return not (loaded & self._address_registers(insn))
+        return not (loaded & self._address_registers(insn, base_mnemonic(insn)))
 
     def _fp_cost(self, name: str, insn) -> int:
         t = self.t

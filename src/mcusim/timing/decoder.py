@@ -9,7 +9,7 @@ import numpy as np
 from capstone import CS_ARCH_ARM, CS_MODE_MCLASS, CS_MODE_THUMB, Cs
 
 from ..machine.native import (F_COUNTS, F_CYCLES, F_DIVIDE, F_FP, F_INSTRUCTIONS, F_ISB, F_REFILL, F_STALLS,
-                              F_START_ADJUST, F_START_INTERLOCK, F_UNMASK, FIELDS, KIND, KIND_CONTINUATION,
+                              F_START_ADJUST, F_START_FLAGS, F_UNMASK, FIELDS, KIND, KIND_CONTINUATION,
                               KIND_SELF_LOOP, KIND_START, LANE, SUMMED_FIELDS)
 from ..machine.registers import UNICORN_REGISTERS
 
@@ -86,7 +86,7 @@ class Decoder:
         """Fill the tables for [start, end) from `code` (the bytes at start); returns touched windows."""
         dirty = set()
         address = start
-        previous = None
+        previous = self._decoded_before(start) if self.timing is not None else None
         while address < end and address - start + 2 <= len(code):
             offset = address - start
             length = thumb_length(int.from_bytes(code[offset: offset + 2], "little"))
@@ -108,7 +108,7 @@ class Decoder:
             kind[i] = KIND_SELF_LOOP if self_loop else KIND_START
             costs[F_CYCLES][i] = self.instruction_cycles
             costs[F_INSTRUCTIONS][i] = 1
-            for field in (F_COUNTS, F_STALLS, F_START_ADJUST, F_START_INTERLOCK, F_REFILL, F_DIVIDE):
+            for field in (F_COUNTS, F_STALLS, F_START_ADJUST, F_START_FLAGS, F_REFILL, F_DIVIDE):
                 costs[field][i] = 0
             costs[F_DIVIDE][i] = _divide_operands(mnemonic, operands)
             if detail is not None:
@@ -117,10 +117,12 @@ class Decoder:
                 costs[F_COUNTS][i] = cost.lsu | cost.cpi << LANE | cost.folded << 2 * LANE
                 costs[F_START_ADJUST][i] = cost.start_adjust
                 costs[F_REFILL][i] = cost.refill
-                costs[F_START_INTERLOCK][i] = cost.stall_interlock
+                costs[F_START_FLAGS][i] = (cost.stall_interlock | cost.start_fold << 4
+                                           | int(_is_memory(detail)) << 5)
                 costs[F_STALLS][i] = (cost.stall_refill | cost.stall_interlock << LANE
                                       | cost.stall_divide << 2 * LANE)
-            previous = detail
+            if detail is None or not costs[F_COUNTS][i] >> (2 * LANE):
+                previous = detail  # a folded IT is skipped: the next one pairs with what ran before it
             costs[F_FP][i] = int(mnemonic.startswith("v"))
             costs[F_UNMASK][i] = int(_may_unmask(mnemonic, operands))
             costs[F_ISB][i] = int(mnemonic == "isb")
@@ -139,10 +141,24 @@ class Decoder:
                 self._snapshots.setdefault(index, []).append((start, code[: end - start]))
         return dirty
 
+    def _decoded_before(self, address: int):
+        """The already decoded instruction that ends at `address` (the neighbour of a range
+        decoded later, e.g. the rest of a block Unicorn cut at a page boundary), or None."""
+        for length in (2, 4):
+            index = self.state.window_for(address - length)
+            if index is None:
+                continue
+            base = self.state.windows[index][0]
+            if self.state.tables(index)[KIND][(address - length - base) >> 1] in (KIND_START, KIND_SELF_LOOP):
+                if length == 4 or thumb_length(int.from_bytes(self._read(address - 2, 2), "little")) == 2:
+                    code = self._read(address - length, length)
+                    return next(_capstone_detail.disasm(code, address - length, 1), None)
+        return None
+
     def _note_special(self, address: int, mnemonic: str, operands: str) -> None:
         if mnemonic.startswith("v"):
             self.fp_instruction_addresses.add(address)
-        if mnemonic in ("sdiv", "udiv") and address not in self.divides:
+        if mnemonic.startswith(("sdiv", "udiv")) and address not in self.divides:
             self.divides[address] = operands.split(",")[-1].strip()
             if self.on_new_divides:
                 self.on_new_divides([address])
@@ -163,6 +179,13 @@ class Decoder:
                 del self._snapshots[index]
                 changed = True
         return changed
+
+
+def _is_memory(insn) -> bool:
+    from .cortex_m4 import FP_MEMORY, MEMORY, base_mnemonic
+
+    name = base_mnemonic(insn)
+    return name in MEMORY or name.startswith(FP_MEMORY)
 
 
 def _divide_operands(mnemonic: str, operands: str) -> int:
