@@ -41,6 +41,8 @@ FOLD_TOTAL = 20
 REFILL_TOTAL = 24     # cycles spent refilling the pipeline (taken branches, loads into PC)
 ENDS_IN_BRANCH = 25   # F_REFILL of the last instruction of the block that ran last
 BLOCK_ADJUSTED = 26   # 1 when the executing block was entered out of sequence (start adjustments applied)
+PREVIOUS_UNMASK = 38  # CPSIE/MSR-mask count of the block that ran last
+PREVIOUS_ISB = 39     # ISB count of the block that ran last
 DIVIDE_TOTAL = 27     # cycles divides took beyond their static minimum
 DIVIDE_ZERO = 28      # core data for divide early termination (cores/*.toml)
 DIVIDE_SHORT = 29
@@ -56,7 +58,14 @@ WAIT_TABLE = 48       # up to 8 regions
 HEADER_LENGTH = 72
 MAX_WINDOWS = 64
 WINDOW_TABLE = HEADER_LENGTH          # per window: base, size_bytes, offset of its tables
-DATA_START = WINDOW_TABLE + 3 * MAX_WINDOWS
+# Block summary cache, direct-mapped by block address: what a block costs, ready to add.
+# Entry: address, size, cycles, instructions, counts, stalls, start adjust, start flags,
+# F_REFILL of its last instruction, wide first instruction, FP, unmask and ISB counts,
+# starts with a self-loop. Cleared whenever decoding changes the tables.
+CACHE_ENTRIES = 4096
+CACHE_ENTRY = 14
+BLOCK_CACHE = WINDOW_TABLE + 3 * MAX_WINDOWS
+DATA_START = BLOCK_CACHE + CACHE_ENTRIES * CACHE_ENTRY
 
 # STOP_REASON values.
 STOP_NONE = 0
@@ -198,6 +207,57 @@ def _start_adjust(st, adjust, flags, sign):
     st[INTERLOCK_TOTAL] -= sign * interlock
 
 
+@numba.njit(cache=True)
+def _summarize(st, address, size, entry):
+    """Fill the block cache entry from the decode tables; False if the block is not decoded."""
+    end = address + size
+    w = _window_of(st, address)
+    base = st[WINDOW_TABLE + 3 * w] if w >= 0 else 0
+    window_end = base + st[WINDOW_TABLE + 3 * w + 1] if w >= 0 else 0
+    if w >= 0 and end <= window_end:  # the common case: the whole block in one window
+        offset = st[WINDOW_TABLE + 3 * w + 2]
+        row_first = offset + FIELDS * ((address - base) >> 1)
+        row_last = offset + FIELDS * ((end - base) >> 1)
+        first_kind = st[row_first + KIND]
+        last_kind = st[row_last - FIELDS + KIND]
+        if first_kind != KIND_START and first_kind != KIND_SELF_LOOP or last_kind == KIND_UNKNOWN:
+            return False
+        last_start = row_last - 2 * FIELDS if last_kind == KIND_CONTINUATION else row_last - FIELDS
+        st[entry + 2] = st[row_last + F_CYCLES] - st[row_first + F_CYCLES]
+        st[entry + 3] = st[row_last + F_INSTRUCTIONS] - st[row_first + F_INSTRUCTIONS]
+        st[entry + 4] = st[row_last + F_COUNTS] - st[row_first + F_COUNTS]
+        st[entry + 5] = st[row_last + F_STALLS] - st[row_first + F_STALLS]
+        st[entry + 6] = st[row_first + F_START_ADJUST]
+        st[entry + 7] = st[row_first + F_START_FLAGS]
+        st[entry + 8] = st[last_start + F_REFILL]
+        st[entry + 9] = 1 if st[row_first + FIELDS + KIND] == KIND_CONTINUATION else 0
+        st[entry + 10] = st[row_last + F_FP] - st[row_first + F_FP]
+        st[entry + 11] = st[row_last + F_UNMASK] - st[row_first + F_UNMASK]
+        st[entry + 12] = st[row_last + F_ISB] - st[row_first + F_ISB]
+    else:
+        first_kind = _kind_at(st, address)
+        if first_kind != KIND_START and first_kind != KIND_SELF_LOOP or _kind_at(st, end - 2) == KIND_UNKNOWN:
+            return False
+        fp = _range_sum(st, address, end, F_FP)
+        if fp < 0:
+            return False
+        st[entry + 2] = _range_sum(st, address, end, F_CYCLES)
+        st[entry + 3] = _range_sum(st, address, end, F_INSTRUCTIONS)
+        st[entry + 4] = _range_sum(st, address, end, F_COUNTS)
+        st[entry + 5] = _range_sum(st, address, end, F_STALLS)
+        st[entry + 6] = _value_at(st, address, F_START_ADJUST)
+        st[entry + 7] = _value_at(st, address, F_START_FLAGS)
+        st[entry + 8] = _ends_in_branch(st, end)
+        st[entry + 9] = 1 if _kind_at(st, address + 2) == KIND_CONTINUATION else 0
+        st[entry + 10] = fp
+        st[entry + 11] = _range_sum(st, address, end, F_UNMASK)
+        st[entry + 12] = _range_sum(st, address, end, F_ISB)
+    st[entry + 13] = 1 if first_kind == KIND_SELF_LOOP else 0
+    st[entry] = address
+    st[entry + 1] = size
+    return True
+
+
 @numba.cfunc(BLOCK_HOOK_SIGNATURE, cache=True)
 def block_hook(uc, address_u64, size_u32, user_data):
     address = np.int64(address_u64)  # int64 throughout: uint64 mixed with int64 becomes float in numba
@@ -209,82 +269,44 @@ def block_hook(uc, address_u64, size_u32, user_data):
         st[STOP_ADDRESS] = address
         _uc_emu_stop(uc)
         return
-    end = address + size
-    w = _window_of(st, address)
-    base = st[WINDOW_TABLE + 3 * w] if w >= 0 else 0
-    window_end = base + st[WINDOW_TABLE + 3 * w + 1] if w >= 0 else 0
-    if w >= 0 and end <= window_end:  # the common case: the whole block in one window
-        offset = st[WINDOW_TABLE + 3 * w + 2]
-        first = (address - base) >> 1
-        last = (end - base) >> 1
-        first_kind = st[offset + FIELDS * first + KIND]
-        last_known = st[offset + FIELDS * (last - 1) + KIND] != KIND_UNKNOWN
-        fp = st[offset + FIELDS * last + F_FP] - st[offset + FIELDS * first + F_FP]
-    else:
-        first_kind = _kind_at(st, address)
-        last_known = _kind_at(st, end - 2) != KIND_UNKNOWN
-        fp = _range_sum(st, address, end, F_FP)
-    if first_kind != KIND_START and first_kind != KIND_SELF_LOOP or not last_known or fp < 0:
-        st[STOP_REASON] = STOP_DECODE
-        st[STOP_ADDRESS] = address
-        st[STOP_SIZE] = size
-        _uc_emu_stop(uc)
-        return
-    if st[PENDING_MASKED] != 0 and st[BLOCK_SIZE] != 0 and \
-            _range_sum(st, st[BLOCK_ADDRESS], st[BLOCK_ADDRESS] + st[BLOCK_SIZE], F_UNMASK) > 0:
-        st[STOP_REASON] = STOP_UNMASKED
+    entry = BLOCK_CACHE + ((address >> 1) & (CACHE_ENTRIES - 1)) * CACHE_ENTRY
+    if st[entry + 1] != size or st[entry] != address:
+        if not _summarize(st, address, size, entry):
+            st[STOP_REASON] = STOP_DECODE
+            st[STOP_ADDRESS] = address
+            st[STOP_SIZE] = size
+            _uc_emu_stop(uc)
+            return
+    if st[BLOCK_SIZE] != 0 and (st[PENDING_MASKED] != 0 and st[PREVIOUS_UNMASK] > 0
+                                or st[WATCH_ISB] != 0 and st[PREVIOUS_ISB] > 0):
+        st[STOP_REASON] = STOP_UNMASKED if st[PENDING_MASKED] != 0 and st[PREVIOUS_UNMASK] > 0 else STOP_ISB
         st[STOP_ADDRESS] = address
         _uc_emu_stop(uc)
         return
-    if st[WATCH_ISB] != 0 and st[BLOCK_SIZE] != 0 and \
-            _range_sum(st, st[BLOCK_ADDRESS], st[BLOCK_ADDRESS] + st[BLOCK_SIZE], F_ISB) > 0:
-        st[STOP_REASON] = STOP_ISB
-        st[STOP_ADDRESS] = address
-        _uc_emu_stop(uc)
-        return
-    if st[FPU_ENABLED] == 0 and fp > 0:
+    if st[FPU_ENABLED] == 0 and st[entry + 10] > 0:
         st[STOP_REASON] = STOP_FPU_DISABLED
         st[STOP_ADDRESS] = address
         st[STOP_SIZE] = size
         _uc_emu_stop(uc)
         return
-    if first_kind == KIND_SELF_LOOP:
+    if st[entry + 13] != 0:
         st[STOP_REASON] = STOP_SELF_LOOP
         st[STOP_ADDRESS] = address
         _uc_emu_stop(uc)
         return
-    if w >= 0 and end <= window_end:
-        wide_target = st[offset + FIELDS * (first + 1) + KIND] == KIND_CONTINUATION
-        last_start = last - 2 if st[offset + FIELDS * (last - 1) + KIND] == KIND_CONTINUATION else last - 1
-        ends_in_branch = st[offset + FIELDS * last_start + F_REFILL]
-    else:
-        wide_target = _kind_at(st, address + 2) == KIND_CONTINUATION
-        ends_in_branch = _ends_in_branch(st, end)
     out_of_sequence = address != st[PREVIOUS_END]
-    _refill_after_branch(st, address, wide_target)
-    st[ENDS_IN_BRANCH] = ends_in_branch
-    st[PREVIOUS_END] = end
+    _refill_after_branch(st, address, st[entry + 9] != 0)
+    st[ENDS_IN_BRANCH] = st[entry + 8]
+    st[PREVIOUS_END] = address + size
+    st[PREVIOUS_UNMASK] = st[entry + 11]
+    st[PREVIOUS_ISB] = st[entry + 12]
     st[BLOCK_ADDRESS] = address
     st[BLOCK_SIZE] = size
     st[CODE_PC] = -1
-    if w >= 0 and end <= window_end:
-        row_first = offset + FIELDS * first
-        row_last = offset + FIELDS * last
-        adjust = st[row_first + F_START_ADJUST]
-        flags = st[row_first + F_START_FLAGS]
-        cycles = st[row_last + F_CYCLES] - st[row_first + F_CYCLES]
-        instructions = st[row_last + F_INSTRUCTIONS] - st[row_first + F_INSTRUCTIONS]
-        counts = st[row_last + F_COUNTS] - st[row_first + F_COUNTS]
-        stalls = st[row_last + F_STALLS] - st[row_first + F_STALLS]
-    else:
-        adjust = _value_at(st, address, F_START_ADJUST)
-        flags = _value_at(st, address, F_START_FLAGS)
-        cycles = _range_sum(st, address, end, F_CYCLES)
-        instructions = _range_sum(st, address, end, F_INSTRUCTIONS)
-        counts = _range_sum(st, address, end, F_COUNTS)
-        stalls = _range_sum(st, address, end, F_STALLS)
-    st[CYCLES] += cycles
-    st[INSTRUCTIONS] += instructions
+    counts = st[entry + 4]
+    stalls = st[entry + 5]
+    st[CYCLES] += st[entry + 2]
+    st[INSTRUCTIONS] += st[entry + 3]
     st[LSU_TOTAL] += counts & LANE_MASK
     st[CPI_TOTAL] += (counts >> LANE) & LANE_MASK
     st[FOLD_TOTAL] += counts >> (2 * LANE)
@@ -292,8 +314,8 @@ def block_hook(uc, address_u64, size_u32, user_data):
     st[INTERLOCK_TOTAL] += (stalls >> LANE) & LANE_MASK
     st[DIVIDE_TOTAL] += stalls >> (2 * LANE)
     st[BLOCK_ADJUSTED] = 0
-    if out_of_sequence and (adjust != 0 or flags != 0):
-        _start_adjust(st, adjust, flags, 1)
+    if out_of_sequence and (st[entry + 6] != 0 or st[entry + 7] != 0):
+        _start_adjust(st, st[entry + 6], st[entry + 7], 1)
         st[BLOCK_ADJUSTED] = 1
 
 
@@ -406,8 +428,13 @@ class NativeState:
     def full(self) -> bool:
         return len(self.windows) >= MAX_WINDOWS
 
+    def clear_block_cache(self) -> None:
+        """Block summaries are built from the decode tables: drop them when the tables change."""
+        self.buffer[BLOCK_CACHE: BLOCK_CACHE + CACHE_ENTRIES * CACHE_ENTRY] = 0
+
     def clear_windows(self) -> None:
         """Forget every decoded window (code spread over more than MAX_WINDOWS windows)."""
+        self.clear_block_cache()
         self.windows = []
         self.next_free = DATA_START
         self.buffer[WINDOW_COUNT] = 0

@@ -64,6 +64,8 @@ class Decoder:
             dirty |= self._decode_code(start, min(end, start + len(code)), code)
         for index in dirty:
             self._resum(index)
+        if dirty:
+            self.state.clear_block_cache()
 
     def _read(self, address: int, size: int) -> bytes:
         while size > 0:
@@ -178,6 +180,8 @@ class Decoder:
                     self._costs[index][field][:] = 0
                 del self._snapshots[index]
                 changed = True
+        if changed:
+            self.state.clear_block_cache()
         return changed
 
 
