@@ -16,16 +16,8 @@
 #define GPIOD_MODER   (GPIOD_BASE + 0x00u) /* 6.4.1, 2 bits per pin, 10 = AF */
 #define GPIOD_AFRH    (GPIOD_BASE + 0x24u) /* 6.4.10, pins 8..15 */
 
-#define USART3_BASE   0x40004800u
-#define USART_CR1     (USART3_BASE + 0x00u) /* 31.8.1 */
-#define CR1_UE        (1u << 0)
-#define CR1_RE        (1u << 2)
-#define CR1_TE        (1u << 3)
-#define USART_BRR     (USART3_BASE + 0x0Cu) /* 31.8.4 */
-#define USART_ISR     (USART3_BASE + 0x1Cu) /* 31.8.8 */
-#define ISR_TC        (1u << 6)
-#define ISR_TXE       (1u << 7)
-#define USART_TDR     (USART3_BASE + 0x28u) /* 31.8.11 */
+#define USART_BASE    0x40004800u  /* USART3 */
+#include "stm32_usart.h"
 
 /* PCLK1 = SYSCLK / 4 after SystemInit (PPRE1 = /4), SYSCLK at reset. */
 static uint32_t pclk1(void)
@@ -43,21 +35,6 @@ void console_init(void)
     REG32(GPIOD_MODER) = (REG32(GPIOD_MODER) & ~(0xFu << 16)) | (0xAu << 16);
     REG32(GPIOD_AFRH) = (REG32(GPIOD_AFRH) & ~0xFFu) | 0x77u;
 
-    REG32(USART_CR1) = 0;
-    /* 16x oversampling: BRR = fck / baud (31.5.4); 469 at 54 MHz. */
-    REG32(USART_BRR) = (pclk1() + 115200u / 2u) / 115200u;
-    REG32(USART_CR1) = CR1_TE | CR1_RE | CR1_UE;
-}
-
-void console_putc(char c)
-{
-    mcusim_poll(USART_ISR, ISR_TXE, ISR_TXE);
-    REG32(USART_TDR) = (uint8_t)c;
-}
-
-void console_write(const char *buf, size_t len)
-{
-    while (len--)
-        console_putc(*buf++);
-    mcusim_poll(USART_ISR, ISR_TC, ISR_TC);
+    /* BRR = fck / baud (31.5.4): 469 at 54 MHz */
+    stm32_usart_start(pclk1(), 115200u);
 }
