@@ -28,6 +28,10 @@ CORTEX_M4 = {
     "b taken": 2,                       # B: 1 + P, P = 1
     "bne not taken": 3,                 # CMP 1, BNE not taken 1, NOP 1
     "cbz taken": 3,                     # MOVS 1, CBZ taken 1 + P
+    "bne not taken then literal load": 4,  # CMP 1, BNE 1, LDR literal 2: a branch computes no address
+    "tbb switch": 9,                    # CMP 1, BHI not taken 1, TBB 6 (refill included), NOP 1
+    "branch to a folded it": 6,         # CMP 1, B 1 + P, IT not folded at a block start 1, LDREQ 2
+    "semihosting call then it": 3,      # CMP 1, BKPT 1, IT folded 0, MOVEQ 1
     "vadd x4": 4,                       # table 7-1: VADD 1
     "vmla": 3,                          # table 7-1: VMLA 3
     "vdiv": 14,                         # table 7-1: VDIV 14

@@ -59,6 +59,12 @@ int main(void)
     TIME("b taken", "", "b 2f\n 2:");
     TIME("bne not taken", "", "cmp r0, r0\n bne 2f\n nop\n 2:");
     TIME("cbz taken", "", "movs r0, #0\n cbz r0, 2f\n nop\n 2:");
+    TIME("bne not taken then literal load", "", "cmp r0, r0\n bne 2f\n ldr r1, =0x12345678\n 2:");
+    TIME("tbb switch", "movs r0, #1", "cmp r0, #3\n bhi 3f\n tbb [pc, r0]\n"
+                                      ".byte 2, 2, 2, 2\n 3: nop");
+    TIME("branch to a folded it", "ldr r1, =isa_buffer",
+         "cmp r0, r0\n b 2f\n ldr r2, [r1]\n 2: it eq\n ldreq r3, [r1]");
+    TIME("semihosting call then it", "movs r0, #0x10", "cmp r2, r2\n bkpt 0xab\n it eq\n moveq r2, r3");
     TIME("vadd x4", "", "vadd.f32 s0, s1, s2\n vadd.f32 s0, s1, s2\n vadd.f32 s0, s1, s2\n"
                         "vadd.f32 s0, s1, s2");
     TIME("vmla", "", "vmla.f32 s0, s1, s2");

@@ -602,6 +602,7 @@ class Machine:
                 result = self.semihosting.call(uc.reg_read(A.UC_ARM_REG_R0), uc.reg_read(A.UC_ARM_REG_R1))
                 uc.reg_write(A.UC_ARM_REG_R0, result & 0xFFFFFFFF)
                 uc.reg_write(A.UC_ARM_REG_PC, pc + 2)
+                self.state[N.PREVIOUS_END] = pc + 2  # the code after the call follows on in sequence
             else:
                 self.exceptions.raise_fault(HARDFAULT, 1 << 31, pc, None,
                                             f"BKPT #{immediate} with no debugger attached (HardFault DEBUGEVT)")

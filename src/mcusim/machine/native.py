@@ -269,6 +269,12 @@ def block_hook(uc, address_u64, size_u32, user_data):
         st[STOP_ADDRESS] = address
         _uc_emu_stop(uc)
         return
+    if st[BLOCK_SIZE] != 0 and (st[PENDING_MASKED] != 0 and st[PREVIOUS_UNMASK] > 0
+                                or st[WATCH_ISB] != 0 and st[PREVIOUS_ISB] > 0):
+        st[STOP_REASON] = STOP_UNMASKED if st[PENDING_MASKED] != 0 and st[PREVIOUS_UNMASK] > 0 else STOP_ISB
+        st[STOP_ADDRESS] = address
+        _uc_emu_stop(uc)
+        return
     entry = BLOCK_CACHE + ((address >> 1) & (CACHE_ENTRIES - 1)) * CACHE_ENTRY
     if st[entry + 1] != size or st[entry] != address:
         if not _summarize(st, address, size, entry):
@@ -277,12 +283,6 @@ def block_hook(uc, address_u64, size_u32, user_data):
             st[STOP_SIZE] = size
             _uc_emu_stop(uc)
             return
-    if st[BLOCK_SIZE] != 0 and (st[PENDING_MASKED] != 0 and st[PREVIOUS_UNMASK] > 0
-                                or st[WATCH_ISB] != 0 and st[PREVIOUS_ISB] > 0):
-        st[STOP_REASON] = STOP_UNMASKED if st[PENDING_MASKED] != 0 and st[PREVIOUS_UNMASK] > 0 else STOP_ISB
-        st[STOP_ADDRESS] = address
-        _uc_emu_stop(uc)
-        return
     if st[FPU_ENABLED] == 0 and st[entry + 10] > 0:
         st[STOP_REASON] = STOP_FPU_DISABLED
         st[STOP_ADDRESS] = address

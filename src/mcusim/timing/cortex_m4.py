@@ -168,6 +168,7 @@ class CortexM4Timing:
             return 0
         previous_name = base_mnemonic(previous)
         _, previous_writes = self._registers(previous)
+        previous_writes.discard("pc")  # a branch computes no address (a literal load's base is PC)
         if name in MEMORY or name.startswith(FP_MEMORY):
             previous_is_memory = previous_name in MEMORY or previous_name.startswith(FP_MEMORY)
             if not previous_is_memory and previous_writes & self._address_registers(insn, name):

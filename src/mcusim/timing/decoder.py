@@ -89,6 +89,7 @@ class Decoder:
         dirty = set()
         address = start
         previous = self._decoded_before(start) if self.timing is not None else None
+        folded_it = None
         while address < end and address - start + 2 <= len(code):
             offset = address - start
             length = thumb_length(int.from_bytes(code[offset: offset + 2], "little"))
@@ -123,8 +124,16 @@ class Decoder:
                                            | int(_is_memory(detail)) << 5)
                 costs[F_STALLS][i] = (cost.stall_refill | cost.stall_interlock << LANE
                                       | cost.stall_divide << 2 * LANE)
-            if detail is None or not costs[F_COUNTS][i] >> (2 * LANE):
-                previous = detail  # a folded IT is skipped: the next one pairs with what ran before it
+            if folded_it is not None and detail is not None:
+                # a block entered at the folded IT also loses this instruction's neighbour effects
+                it_costs, it_row = folded_it
+                it_costs[F_START_ADJUST][it_row] += costs[F_START_ADJUST][i]
+                it_costs[F_START_FLAGS][it_row] |= costs[F_START_FLAGS][i] & ~(1 << 4)
+                folded_it = None
+            if detail is not None and costs[F_COUNTS][i] >> (2 * LANE):
+                folded_it = (costs, i)  # a folded IT is skipped: the next one pairs with what ran before it
+            else:
+                previous = detail
             costs[F_FP][i] = int(mnemonic.startswith("v"))
             costs[F_UNMASK][i] = int(_may_unmask(mnemonic, operands))
             costs[F_ISB][i] = int(mnemonic == "isb")
@@ -152,9 +161,10 @@ class Decoder:
                 continue
             base = self.state.windows[index][0]
             if self.state.tables(index)[KIND][(address - length - base) >> 1] in (KIND_START, KIND_SELF_LOOP):
-                if length == 4 or thumb_length(int.from_bytes(self._read(address - 2, 2), "little")) == 2:
-                    code = self._read(address - length, length)
-                    return next(_capstone_detail.disasm(code, address - length, 1), None)
+                code = self._read(address - length, length)
+                insn = next(_capstone_detail.disasm(code, address - length, 1), None)
+                if insn is not None and insn.size == length:
+                    return insn
         return None
 
     def _note_special(self, address: int, mnemonic: str, operands: str) -> None:
