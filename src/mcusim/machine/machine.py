@@ -122,7 +122,7 @@ class Machine:
         self._exact_pc_blocks: dict[tuple[int, int], int | None] = {}  # block -> its code hook (None: to add)
         self.uc.hook_add(UC_HOOK_INTR, self._on_interrupt)
         self.uc.hook_add(UC_HOOK_MEM_INVALID, self._on_invalid_access)
-        self.decoder.decode_ranges(code_ranges(image.segments, image.mapping_symbols))
+        self.decoder.set_code_ranges(code_ranges(image.segments, image.mapping_symbols))
         self._reset_core(first=True)
 
     # construction ---------------------------------------------------------------------
@@ -567,7 +567,7 @@ class Machine:
             self._last_decode = (start, repeats + 1 if address == start else 1)
             if self._last_decode[1] > 3:
                 raise RuntimeError(f"mcusim cannot decode the code at 0x{start:08x} (internal error)")
-            self.decoder.decode(start, start + max(self.state[N.STOP_SIZE], 2))
+            self.decoder.decode_block(start, max(self.state[N.STOP_SIZE], 2))
         elif reason == N.STOP_ISB:
             self.decoder.forget_changed_code()
         elif reason == N.STOP_SELF_LOOP:

@@ -56,7 +56,7 @@ DATA_WAIT_TOTAL = 36  # wait cycles of data reads from slow memory
 WAIT_REGIONS = 37     # count of (start, end, wait cycles) triples from WAIT_TABLE on
 WAIT_TABLE = 48       # up to 8 regions
 HEADER_LENGTH = 72
-MAX_WINDOWS = 64
+MAX_WINDOWS = 1024
 WINDOW_TABLE = HEADER_LENGTH          # per window: base, size_bytes, offset of its tables
 # Block summary cache, direct-mapped by block address: what a block costs, ready to add.
 # Entry: address, size, cycles, instructions, counts, stalls, start adjust, start flags,
@@ -397,7 +397,7 @@ def exact_pc_hook(uc, address, size, user_data):
 class NativeState:
     """Owns the shared buffer: header fields, code windows and their decode tables."""
 
-    WINDOW_BYTES = 0x10000
+    WINDOW_BYTES = 0x1000  # small windows: re-summing one after a decode stays cheap
 
     def __init__(self, capacity_halfwords: int = 1 << 17):
         self.buffer = np.zeros(DATA_START + FIELDS * (capacity_halfwords + MAX_WINDOWS), np.int64)
@@ -406,6 +406,7 @@ class NativeState:
         self.buffer[DEADLINE] = np.iinfo(np.int64).max
         self.next_free = DATA_START
         self.windows: list[tuple[int, int, int]] = []  # (base, size_bytes, offset)
+        self._window_index: dict[int, int] = {}        # base -> index in windows
         self.on_reallocate = None  # called with the new buffer when it grows
 
     def __getitem__(self, slot: int) -> int:
@@ -419,10 +420,7 @@ class NativeState:
         return self.buffer.ctypes.data
 
     def window_for(self, address: int) -> int | None:
-        for index, (base, size, _) in enumerate(self.windows):
-            if base <= address < base + size:
-                return index
-        return None
+        return self._window_index.get(address - address % self.WINDOW_BYTES)
 
     @property
     def full(self) -> bool:
@@ -436,6 +434,7 @@ class NativeState:
         """Forget every decoded window (code spread over more than MAX_WINDOWS windows)."""
         self.clear_block_cache()
         self.windows = []
+        self._window_index = {}
         self.next_free = DATA_START
         self.buffer[WINDOW_COUNT] = 0
         self.buffer[DATA_START:] = 0
@@ -455,6 +454,7 @@ class NativeState:
         self.next_free += need
         index = len(self.windows)
         self.windows.append((base, size_bytes, offset))
+        self._window_index[base] = index
         self.buffer[WINDOW_TABLE + 3 * index: WINDOW_TABLE + 3 * index + 3] = (base, size_bytes, offset)
         self.buffer[WINDOW_COUNT] = len(self.windows)
         return index

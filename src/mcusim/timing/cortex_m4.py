@@ -61,13 +61,26 @@ FP_MAC = ("vmla", "vmls", "vnmla", "vnmls", "vfma", "vfms", "vfnma", "vfnms")
 class CortexM4Timing:
     def __init__(self, table: dict):
         self.t = table
+        self._recent: dict[int, tuple] = {}  # address -> (name, reads, writes): the last few instructions
 
-    def _registers(self, insn):
+    def _describe(self, insn) -> tuple[str, set[str], set[str]]:
+        """(operation, registers read, registers written), remembered for the next instruction."""
+        known = self._recent.get(insn.address)
+        if known is not None and known[3] == insn.mnemonic:
+            return known[:3]
         try:
             read, written = insn.regs_access()
+            reads, writes = {insn.reg_name(r) for r in read}, {insn.reg_name(r) for r in written}
         except Exception:
-            return set(), set()
-        return {insn.reg_name(r) for r in read}, {insn.reg_name(r) for r in written}
+            reads, writes = set(), set()
+        if len(self._recent) > 8:
+            self._recent.clear()
+        self._recent[insn.address] = (base_mnemonic(insn), reads, writes, insn.mnemonic)
+        return self._recent[insn.address][:3]
+
+    def _registers(self, insn):
+        _, reads, writes = self._describe(insn)
+        return reads, set(writes)
 
     @staticmethod
     def _address_registers(insn, name: str) -> set[str]:
@@ -89,8 +102,7 @@ class CortexM4Timing:
         """Cost of capstone instruction `insn` (detail mode) after `previous`: the instruction that
         ran just before it (the decoder passes the one before a folded IT), or None."""
         t = self.t
-        name = base_mnemonic(insn)
-        reads, writes = self._registers(insn)
+        name, reads, writes = self._describe(insn)
         writes_pc = "pc" in writes
         conditional = self._conditional(insn, name)
         extra_lsu = extra_cpi = 0
@@ -166,9 +178,8 @@ class CortexM4Timing:
         cycle (except a multiply-accumulate's addend, read late)."""
         if previous is None:
             return 0
-        previous_name = base_mnemonic(previous)
-        _, previous_writes = self._registers(previous)
-        previous_writes.discard("pc")  # a branch computes no address (a literal load's base is PC)
+        previous_name, _, previous_writes = self._describe(previous)
+        previous_writes = previous_writes - {"pc"}  # a branch computes no address (a literal load's base is PC)
         if name in MEMORY or name.startswith(FP_MEMORY):
             previous_is_memory = previous_name in MEMORY or previous_name.startswith(FP_MEMORY)
             if not previous_is_memory and previous_writes & self._address_registers(insn, name):
@@ -209,13 +220,12 @@ class CortexM4Timing:
     def _pipelines_after(self, previous, insn) -> bool:
         """TRM 3.3.2: a load/store right after a load (not after a store) saves a cycle unless
         it uses the loaded register for its address."""
-        previous_name = base_mnemonic(previous)
+        previous_name, _, loaded = self._describe(previous)
         if previous_name not in LOADS and not previous_name.startswith("ldrex"):
             return False
-        _, loaded = self._registers(previous)
         if "pc" in loaded:
             return False
-        return not (loaded & self._address_registers(insn, base_mnemonic(insn)))
+        return not (loaded & self._address_registers(insn, self._describe(insn)[0]))
 
     def _fp_cost(self, name: str, insn) -> int:
         t = self.t

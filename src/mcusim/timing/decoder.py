@@ -57,6 +57,27 @@ class Decoder:
         """Decode [start, end) as Thumb code and refresh the prefix sums."""
         self.decode_ranges([(start, end)])
 
+    def set_code_ranges(self, ranges: list[tuple[int, int]]) -> None:
+        """The image's Thumb code ranges (from mapping symbols), decoded one at a time as code in
+        them first runs: a large image starts at once and only the code that runs is decoded."""
+        self._ranges = sorted(ranges)
+        self._range_starts = [start for start, _ in self._ranges]
+        self._ranges_done: set[int] = set()
+
+    def decode_block(self, start: int, size: int) -> None:
+        """Decode what a block that is about to run needs: its whole code range if it has one."""
+        import bisect
+
+        ranges = getattr(self, "_ranges", [])
+        index = bisect.bisect_right(getattr(self, "_range_starts", []), start) - 1
+        if index >= 0 and start < ranges[index][1] and index not in self._ranges_done:
+            self._ranges_done.add(index)
+            range_start, range_end = ranges[index]
+            extra = [(start, start + size)] if start + size > range_end else []
+            self.decode_ranges([(range_start, range_end)] + extra)
+        else:
+            self.decode(start, start + size)
+
     def decode_ranges(self, ranges: list[tuple[int, int]]) -> None:
         dirty = set()
         for start, end in ranges:
@@ -90,19 +111,24 @@ class Decoder:
         address = start
         previous = self._decoded_before(start) if self.timing is not None else None
         folded_it = None
+        details = _disassemble(code, start, end) if self.timing is not None else {}
+        window_index, kind = None, None
         while address < end and address - start + 2 <= len(code):
             offset = address - start
             length = thumb_length(int.from_bytes(code[offset: offset + 2], "little"))
             length = min(length, len(code) - offset)
             detail = None
             if self.timing is not None:
-                detail = next(_capstone_detail.disasm(code[offset: offset + length], address, 1), None)
+                detail = details.get(address)
+                if detail is not None and detail.size != length:
+                    detail = None
                 insn = (detail.address, detail.size, detail.mnemonic, detail.op_str) if detail else None
             else:
                 insn = next(_capstone.disasm_lite(code[offset: offset + length], address, 1), None)
             index = self.ensure_window(address)
+            if index != window_index:
+                window_index, kind = index, self.state.tables(index)[KIND]
             base = self.state.windows[index][0]
-            kind = self.state.tables(index)[KIND]
             costs = self._costs[index]
             i = (address - base) >> 1
             mnemonic, operands = (insn[2], insn[3]) if insn else ("", "")
@@ -193,6 +219,28 @@ class Decoder:
         if changed:
             self.state.clear_block_cache()
         return changed
+
+
+def _disassemble(code: bytes, start: int, end: int) -> dict:
+    """Capstone (detail) instructions of code[start:end] by address, in one pass per run of
+    decodable code (Capstone stops at an encoding it does not know: skip it and go on)."""
+    found = {}
+    offset = 0
+    while start + offset < end and offset + 2 <= len(code):
+        last = None
+        for insn in _capstone_detail.disasm(code[offset:], start + offset):
+            if insn.address >= end:
+                break
+            found[insn.address] = insn
+            last = insn
+        if last is None or last.address + last.size >= end:
+            offset += 0 if last is not None else thumb_length(int.from_bytes(code[offset: offset + 2], "little"))
+            if last is not None:
+                break
+        else:
+            offset = last.address + last.size - start
+            offset += thumb_length(int.from_bytes(code[offset: offset + 2], "little")) if offset + 2 <= len(code) else 2
+    return found
 
 
 def _is_memory(insn) -> bool:
