@@ -91,3 +91,13 @@ def test_symbols_and_source_lines_come_from_the_elf(firmware_build):
     main = image.symbol("main")
     assert main is not None and image.symbolize(main + 2) == "main+0x2"
     assert image.source_line(main).startswith("programs/hello/main.c:")
+
+
+def test_code_is_decoded_as_it_first_runs(firmware_build):
+    sim = mcusim.Simulator(firmware_build / "mcu-m" / "hello.elf", "mcu-m")
+    assert sim.machine.state.windows == []  # nothing decoded before the run
+    result = sim.run()
+    assert result.exit_code == 0
+    ranges = sim.machine.decoder._ranges
+    decoded = sim.machine.decoder._ranges_done
+    assert 0 < len(decoded) < len(ranges)  # only the code ranges that ran
