@@ -78,8 +78,8 @@ def main() -> None:
     boards = args.board or ["mps2-an386", "mcu-m", "mcu-d"]
     programs = args.program or ["bench", "bench-dsp", "bench-table", "bench-float"]
     subprocess.run(["make", "-C", str(ROOT / "firmware"), "-s", f"PROGRAMS={' '.join(programs)}"], check=True)
-    print(f"| board | program | instructions | mcusim s | plain Unicorn s | QEMU s | mcusim / Unicorn | "
-          f"mcusim / QEMU | mcusim MIPS |")
+    print("| board | program | instructions | mcusim s | plain Unicorn s | QEMU s | mcusim / Unicorn | "
+          "mcusim / QEMU | mcusim MIPS |")
     print("|---|---|---|---|---|---|---|---|---|")
     for board, program in [(b, p) for b in boards for p in programs]:
         elf = ROOT / "firmware" / "build" / board / f"{program}.elf"

@@ -10,7 +10,6 @@ import errno
 import os
 import shlex
 import subprocess
-import sys
 import time
 from pathlib import Path
 
