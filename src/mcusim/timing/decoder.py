@@ -5,6 +5,8 @@ block's cost into one subtraction in the native hook.
 """
 from __future__ import annotations
 
+import bisect
+
 import numpy as np
 from capstone import CS_ARCH_ARM, CS_MODE_MCLASS, CS_MODE_THUMB, Cs
 
@@ -12,6 +14,7 @@ from ..machine.native import (F_COUNTS, F_CYCLES, F_DIVIDE, F_FP, F_INSTRUCTIONS
                               F_START_ADJUST, F_START_FLAGS, F_UNMASK, FIELDS, KIND, KIND_CONTINUATION,
                               KIND_SELF_LOOP, KIND_START, LANE, SUMMED_FIELDS)
 from ..machine.registers import UNICORN_REGISTERS
+from .cortex_m4 import FP_MEMORY, MEMORY, base_mnemonic
 
 _capstone = Cs(CS_ARCH_ARM, CS_MODE_THUMB | CS_MODE_MCLASS)
 _capstone_detail = Cs(CS_ARCH_ARM, CS_MODE_THUMB | CS_MODE_MCLASS)
@@ -40,6 +43,9 @@ class Decoder:
         self.on_new_sevs = None
         self._costs: dict[int, list] = {}
         self._snapshots: dict[int, list[tuple[int, bytes]]] = {}  # writable windows: decoded bytes
+        self._ranges: list[tuple[int, int]] = []   # the image's code ranges, decoded as they first run
+        self._range_starts: list[int] = []
+        self._ranges_done: set[int] = set()
 
     def ensure_window(self, address: int) -> int:
         index = self.state.window_for(address)
@@ -62,14 +68,12 @@ class Decoder:
         them first runs: a large image starts at once and only the code that runs is decoded."""
         self._ranges = sorted(ranges)
         self._range_starts = [start for start, _ in self._ranges]
-        self._ranges_done: set[int] = set()
+        self._ranges_done = set()
 
     def decode_block(self, start: int, size: int) -> None:
         """Decode what a block that is about to run needs: its whole code range if it has one."""
-        import bisect
-
-        ranges = getattr(self, "_ranges", [])
-        index = bisect.bisect_right(getattr(self, "_range_starts", []), start) - 1
+        ranges = self._ranges
+        index = bisect.bisect_right(self._range_starts, start) - 1
         if index >= 0 and start < ranges[index][1] and index not in self._ranges_done:
             self._ranges_done.add(index)
             range_start, range_end = ranges[index]
@@ -244,8 +248,6 @@ def _disassemble(code: bytes, start: int, end: int) -> dict:
 
 
 def _is_memory(insn) -> bool:
-    from .cortex_m4 import FP_MEMORY, MEMORY, base_mnemonic
-
     name = base_mnemonic(insn)
     return name in MEMORY or name.startswith(FP_MEMORY)
 
