@@ -40,6 +40,10 @@ def test_endless_self_branch_ends_without_emulating_every_cycle(tmp_path):
     assert result.exit_code == 124
     assert "no interrupt source" in result.exit_detail
     assert result.host_seconds < 30  # skipped, not emulated
+    # each turn of `b .` is a branch taken to itself: 1 + P = 2 cycles (cores/cortex-m4.toml)
+    assert abs(result.cycles - 2 * result.instructions) < 10
+    dwt = result.dwt
+    assert result.instructions == dwt["cyccnt"] - dwt["cpicnt"] - dwt["lsucnt"] + dwt["foldcnt"]
 
 
 def test_unhandled_bus_fault_reports_and_exits_125(tmp_path):

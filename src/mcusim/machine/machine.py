@@ -674,9 +674,16 @@ class Machine:
             return
         event = self._next_event()
         target = self.max_cycles if event is None else min(event, self.max_cycles)
-        loops = max(1, target - self.state[N.CYCLES])  # one cycle per `b .` until the cycle model lands
-        self._advance(loops)
-        self.state[N.INSTRUCTIONS] = self.state[N.INSTRUCTIONS] + loops
+        # each turn costs the branch (decode tables) plus, under a core model, its taken refill
+        branch_cycles = self.state.sums_between(address, address + 2)[N.F_CYCLES] or 1
+        refill = self.state[N.REFILL_BRANCH]
+        if address & 2 and self.state.value_at(address + 2, N.KIND) == N.KIND_CONTINUATION:
+            refill += self.state[N.REFILL_WIDE_ODD]  # `b.w .` at an odd halfword: a wide target
+        turns = max(1, -(-(target - self.state[N.CYCLES]) // (branch_cycles + refill)))
+        self._advance(turns * (branch_cycles + refill))
+        self.state[N.INSTRUCTIONS] = self.state[N.INSTRUCTIONS] + turns
+        self.state[N.CPI_TOTAL] = self.state[N.CPI_TOTAL] + turns * (branch_cycles - 1 + refill)
+        self.state[N.REFILL_TOTAL] = self.state[N.REFILL_TOTAL] + turns * refill
         if event is None and self.state[N.CYCLES] >= self.max_cycles:
             self._finish("max-cycles", EXIT_MAX_CYCLES,
                          f"reached the cycle limit ({self.max_cycles:,} cycles) while looping forever at "
