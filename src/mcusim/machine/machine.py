@@ -40,8 +40,9 @@ UNTIL = 0xFFFFFFFF  # never executed: EXC_RETURN values arrive as interrupts ins
 EXIT_MAX_CYCLES = 124
 EXIT_FAULT = 125
 
-WFI_ENCODINGS = {b"\x30\xbf": "wfi", b"\x20\xbf": "wfe", b"\xaf\xf3\x03\x80": "wfi", b"\xaf\xf3\x02\x80": "wfe"}
-HINT_ENCODINGS = {b"\x20\xbf": "wfe", b"\xaf\xf3\x02\x80": "wfe", b"\x10\xbf": "yield", b"\xaf\xf3\x01\x80": "yield"}
+# Hint instructions that end a Unicorn run, 16- and 32-bit encodings (ARMv7-M ARM A7.7).
+HINT_ENCODINGS = {b"\x30\xbf": "wfi", b"\xaf\xf3\x03\x80": "wfi", b"\x20\xbf": "wfe", b"\xaf\xf3\x02\x80": "wfe",
+                  b"\x10\xbf": "yield", b"\xaf\xf3\x01\x80": "yield"}
 
 
 @dataclass
@@ -576,12 +577,9 @@ class Machine:
             self._handle_fpu_disabled(self.state[N.STOP_ADDRESS], self.state[N.STOP_SIZE])
         elif reason == N.STOP_NONE:
             self._settle()
-            pc = uc.reg_read(A.UC_ARM_REG_PC)
-            for length in (2, 4):
-                kind = WFI_ENCODINGS.get(self.read_memory(pc - length, length))
-                if kind:
-                    self._sleep(kind)
-                    break
+            hint = self._hint_before(uc.reg_read(A.UC_ARM_REG_PC))
+            if hint in ("wfi", "wfe"):
+                self._sleep(hint)
 
     def _handle_interrupt(self, intno: int) -> None:
         uc = self.uc
@@ -641,16 +639,20 @@ class Machine:
             raise error
         self.exceptions.take_pending(fault_return_address=pc)
 
-    def _after_hint(self, pc: int) -> bool:
-        """Unicorn ends a run at WFE and YIELD with an invalid-instruction error, PC past them."""
+    def _hint_before(self, pc: int) -> str | None:
+        """The hint instruction that ends just before `pc`, if any."""
         for length in (2, 4):
             hint = HINT_ENCODINGS.get(self.read_memory(pc - length, length))
-            if hint == "wfe":
-                self._sleep("wfe")
-                return True
-            if hint == "yield":
-                return True
-        return False
+            if hint:
+                return hint
+        return None
+
+    def _after_hint(self, pc: int) -> bool:
+        """Unicorn ends a run at WFE and YIELD with an invalid-instruction error, PC past them."""
+        hint = self._hint_before(pc)
+        if hint == "wfe":
+            self._sleep("wfe")
+        return hint in ("wfe", "yield")
 
     def _handle_fpu_disabled(self, block: int, size: int) -> None:
         """The block uses the FPU while CPACR denies it: run up to the first FP instruction
