@@ -22,14 +22,18 @@ def timing():
     return CortexM4Timing(core_timing_table(load_core("cortex-m4")))
 
 
-def costs(timing, name):
+def costs(timing, name, code=CODE, sequences=SEQUENCES):
+    """Each instruction's cost after the one that ran before it (a folded IT is skipped as a
+    neighbour, as the decoder does)."""
     cs = Cs(CS_ARCH_ARM, CS_MODE_THUMB | CS_MODE_MCLASS)
     cs.detail = True
-    start, end = SEQUENCES[name]
+    start, end = sequences[name]
     previous, result = None, []
-    for insn in cs.disasm(CODE[start:end], start):
-        result.append(timing.cost(insn, previous))
-        previous = insn
+    for insn in cs.disasm(code[start:end], start):
+        cost = timing.cost(insn, previous)
+        result.append(cost)
+        if not cost.folded:
+            previous = insn
     return result
 
 
@@ -86,16 +90,7 @@ MORE_SEQUENCES = {"r1": (0x00, 0x04), "r2": (0x04, 0x0A), "r3": (0x0A, 0x10), "r
 
 
 def more_costs(timing, name):
-    cs = Cs(CS_ARCH_ARM, CS_MODE_THUMB | CS_MODE_MCLASS)
-    cs.detail = True
-    start, end = MORE_SEQUENCES[name]
-    previous, result = None, []
-    for insn in cs.disasm(MORE[start:end], start):
-        cost = timing.cost(insn, previous)
-        result.append(cost)
-        if not cost.folded:  # as the decoder does: a folded IT is not the next one's neighbour
-            previous = insn
-    return result
+    return costs(timing, name, MORE, MORE_SEQUENCES)
 
 
 @pytest.mark.parametrize("name,expected", [
