@@ -127,4 +127,17 @@ static inline __attribute__((noreturn)) void mcusim_exit(int code)
         __asm volatile ("wfi");
 }
 
+/* A HardFault handler that passes the stacked exception frame (r0-r3, r12, lr, pc, xpsr)
+ * to `c_handler(uint32_t *frame)`: EXC_RETURN bit 2 tells which stack holds it
+ * (ARMv7-M ARM B1.5.8). Use once per program: MCUSIM_HARDFAULT_WITH_FRAME(my_handler) */
+#define MCUSIM_HARDFAULT_WITH_FRAME(c_handler)                    \
+    __attribute__((naked)) void HardFault_Handler(void)           \
+    {                                                             \
+        __asm volatile("tst lr, #4\n"                            \
+                       "ite eq\n"                                \
+                       "mrseq r0, msp\n"                         \
+                       "mrsne r0, psp\n"                         \
+                       "b " #c_handler "\n");                    \
+    }
+
 #endif /* MCUSIM_H */

@@ -16,15 +16,7 @@
 
 static volatile uint32_t g_probing, g_probe_faults;
 
-__attribute__((naked)) void HardFault_Handler(void)
-{
-    __asm volatile(
-        "tst lr, #4\n"
-        "ite eq\n"
-        "mrseq r0, msp\n"
-        "mrsne r0, psp\n"
-        "b hardfault_handler_c\n");
-}
+MCUSIM_HARDFAULT_WITH_FRAME(hardfault_handler_c)
 
 __attribute__((used)) void hardfault_handler_c(uint32_t *frame)
 {
