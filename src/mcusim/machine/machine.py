@@ -86,7 +86,6 @@ class Machine:
         self.exit: ExitStatus | None = None
         self.fault_report: str | None = None
         self.boot_note: str | None = None
-        self.resets = 0
         self._interrupt: int | None = None
         self._divide_by_zero: int | None = None
         self._invalid_access: tuple[int, int, int] | None = None
@@ -249,7 +248,6 @@ class Machine:
         uc.reg_write(A.UC_ARM_REG_PSP, 0)
         uc.reg_write(A.UC_ARM_REG_LR, 0xFFFFFFFF)
         uc.reg_write(A.UC_ARM_REG_PC, pc & ~1)
-        self.initial_sp = sp
         self.state[N.FPU_ENABLED] = 0
         self.state[N.ENDS_IN_BRANCH] = 0
         self.state[N.PREVIOUS_END] = -1
@@ -518,7 +516,6 @@ class Machine:
                 self._after_stop(error)
                 self.state[N.BLOCK_SIZE] = 0
                 if self._reset_request:
-                    self.resets += 1
                     self.warn(f"core reset ({self._reset_request})")
                     self._reset_request = None
                     self._reset_core()
