@@ -19,6 +19,15 @@
 extern uint32_t SystemCoreClock;
 void SystemInit(void);
 
+/* Flash accelerators, for programs that time code against them (flash-timing).
+ * Set exactly the ones in `features` (others off); returns 0, or -1 when the board
+ * lacks one of them (nothing changed). Boards without a configurable flash
+ * interface return -1 for everything but 0 (the weak default in common/). */
+#define BOARD_FLASH_PREFETCH (1u << 0)
+#define BOARD_FLASH_ICACHE   (1u << 1)
+#define BOARD_FLASH_DCACHE   (1u << 2)
+int board_flash_features(uint32_t features);
+
 /* Console UART, 115200 8N1, polled. */
 void console_init(void);
 void console_putc(char c);

@@ -19,6 +19,7 @@ EXPECTED = {
     "bench-dsp": "",
     "bench-table": "",
     "bench-float": "",
+    "flash-timing": "flash alu ram none: ",
 }
 
 

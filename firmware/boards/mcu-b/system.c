@@ -25,6 +25,14 @@
 #define FEATURE_BURSTAVAIL (1u << 6)
 
 #define CACHECTRL_BASE     0x40018000u
+#define CACHECTRL_CACHECFG (CACHECTRL_BASE + 0x00u)
+#define CACHECFG_ENABLE         (1u << 0)
+#define CACHECFG_CONFIG_MASK    (0xFu << 4)
+#define CACHECFG_CONFIG_1WAY_1024 (8u << 4)          /* direct-mapped, 1024 x 16 bytes */
+#define CACHECFG_ICACHE_ENABLE  (1u << 8)
+#define CACHECFG_DCACHE_ENABLE  (1u << 9)
+#define CACHECFG_CACHE_CLKGATE  (1u << 10)
+#define CACHECFG_DATA_CLKGATE   (1u << 20)
 #define CACHECTRL_FLASHCFG (CACHECTRL_BASE + 0x04u)
 #define FLASHCFG_TIMING_MASK 0x0F7Fu               /* LPM_RD_WAIT, SEDELAY, RD_WAIT */
 #define FLASHCFG_RD_WAIT(n)     ((n) << 0)
@@ -45,6 +53,10 @@ void SystemInit(void)
                                 | FLASHCFG_RD_WAIT(1) | FLASHCFG_SEDELAY(5)
                                 | FLASHCFG_LPM_RD_WAIT(7);
 
+    /* Flash cache as AmbiqSuite's am_hal_cachectrl_config(&am_hal_cachectrl_defaults) and
+     * am_hal_cachectrl_enable() set it: 16 KB direct-mapped, instructions and data. */
+    board_flash_features(BOARD_FLASH_ICACHE | BOARD_FLASH_DCACHE);
+
     /* Burst feature: request, wait for the acknowledge, check available. */
     REG32(MCUCTRL_FEATUREENABLE) |= FEATURE_BURSTREQ;
     if (mcusim_poll(MCUCTRL_FEATUREENABLE, FEATURE_BURSTACK, FEATURE_BURSTACK))
@@ -58,4 +70,22 @@ void SystemInit(void)
         return;
     if (REG32(CLKGEN_FREQCTRL) & FREQCTRL_BURSTACK)
         SystemCoreClock = 96000000u;
+}
+
+/* One cache for instructions and data (CACHECFG ICACHE_ENABLE, DCACHE_ENABLE); no prefetch switch. */
+int board_flash_features(uint32_t features)
+{
+    if (features & BOARD_FLASH_PREFETCH)
+        return -1;
+    uint32_t cfg = REG32(CACHECTRL_CACHECFG) & ~(CACHECFG_ENABLE | CACHECFG_CONFIG_MASK | CACHECFG_ICACHE_ENABLE
+                                                 | CACHECFG_DCACHE_ENABLE);
+    REG32(CACHECTRL_CACHECFG) = cfg;
+    if (!(features & (BOARD_FLASH_ICACHE | BOARD_FLASH_DCACHE)))
+        return 0;
+    cfg |= CACHECFG_CONFIG_1WAY_1024 | CACHECFG_CACHE_CLKGATE | CACHECFG_DATA_CLKGATE;
+    if (features & BOARD_FLASH_ICACHE) cfg |= CACHECFG_ICACHE_ENABLE;
+    if (features & BOARD_FLASH_DCACHE) cfg |= CACHECFG_DCACHE_ENABLE;
+    REG32(CACHECTRL_CACHECFG) = cfg;
+    REG32(CACHECTRL_CACHECFG) = cfg | CACHECFG_ENABLE;
+    return 0;
 }

@@ -40,6 +40,8 @@
 #define ACR_PRFTEN     (1u << 8)
 #define ACR_ICEN       (1u << 9)
 #define ACR_DCEN       (1u << 10)
+#define ACR_ICRST      (1u << 11)
+#define ACR_DCRST      (1u << 12)
 
 uint32_t SystemCoreClock = 4000000u;          /* MSI range 6 after reset */
 
@@ -79,4 +81,18 @@ void SystemInit(void)
         return;
 
     SystemCoreClock = 80000000u;
+}
+
+/* RM0351 3.3.4/3.3.5: the caches are reset only while disabled, then enabled. */
+int board_flash_features(uint32_t features)
+{
+    uint32_t acr = REG32(FLASH_ACR) & ~(ACR_PRFTEN | ACR_ICEN | ACR_DCEN);
+    REG32(FLASH_ACR) = acr;
+    REG32(FLASH_ACR) = acr | ACR_ICRST | ACR_DCRST;
+    REG32(FLASH_ACR) = acr;
+    if (features & BOARD_FLASH_PREFETCH) acr |= ACR_PRFTEN;
+    if (features & BOARD_FLASH_ICACHE)   acr |= ACR_ICEN;
+    if (features & BOARD_FLASH_DCACHE)   acr |= ACR_DCEN;
+    REG32(FLASH_ACR) = acr;
+    return 0;
 }

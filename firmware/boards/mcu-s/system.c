@@ -27,3 +27,15 @@ void SystemInit(void)
 
     REG32(NVMC_ICACHECNF) |= ICACHECNF_CACHEEN;
 }
+
+/* The NVMC cache serves instruction fetches only (PS 4.3 NVMC); there is no prefetch switch. */
+int board_flash_features(uint32_t features)
+{
+    if (features & ~BOARD_FLASH_ICACHE)
+        return -1;
+    if (features & BOARD_FLASH_ICACHE)
+        REG32(NVMC_ICACHECNF) |= ICACHECNF_CACHEEN;
+    else
+        REG32(NVMC_ICACHECNF) &= ~ICACHECNF_CACHEEN;
+    return 0;
+}

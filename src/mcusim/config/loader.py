@@ -5,7 +5,7 @@ import tomllib
 from dataclasses import replace
 from pathlib import Path
 
-from .specs import BoardSpec, CoreSpec, MemoryRegion, PeripheralSpec
+from .specs import BoardSpec, CacheSpec, CoreSpec, FlashTimingSpec, MemoryRegion, PeripheralSpec
 
 
 class ConfigError(ValueError):
@@ -117,7 +117,6 @@ def load_board(name: str) -> BoardSpec:
             MemoryRegion(
                 name=m["name"], base=int(m["base"]), size_bytes=int(m["size_bytes"]),
                 kind=m.get("kind", "ram"), alias_of=m.get("alias_of"),
-                data_read_wait_cycles=int(m.get("data_read_wait_cycles", 0)),
             )
             for m in data.get("memory", [])
         )
@@ -147,6 +146,7 @@ def load_board(name: str) -> BoardSpec:
             peripheral_space=tuple((int(s["base"]), int(s["size_bytes"])) for s in data.get("peripheral_space", [])),
             clocks={k: int(v) for k, v in data.get("clocks", {}).items()},
             cpuid=int(soc.get("cpuid", 0)),
+            flash_timing=_flash_timing(data.get("flash_timing")),
             source_file=str(path),
         )
     except KeyError as exc:
@@ -155,6 +155,25 @@ def load_board(name: str) -> BoardSpec:
         spec = replace(spec, cpuid=spec.core.cpuid)
     _check(spec)
     return spec
+
+
+def _cache(data: dict | None) -> CacheSpec | None:
+    if data is None:
+        return None
+    return CacheSpec(sets=int(data["sets"]), ways=int(data["ways"]), enabled=bool(data.get("enabled", False)),
+                     shared_with_icache=bool(data.get("shared_with_icache", False)))
+
+
+def _flash_timing(data: dict | None) -> FlashTimingSpec | None:
+    if data is None:
+        return None
+    limits = {str(rng): tuple((int(hz), int(ws)) for hz, ws in rows)
+              for rng, rows in data.get("wait_state_limits", {}).items()}
+    return FlashTimingSpec(
+        region=data["region"], line_bytes=int(data["line_bytes"]),
+        fetch_wait_cycles=int(data.get("fetch_wait_cycles", 0)), data_wait_cycles=int(data.get("data_wait_cycles", 0)),
+        prefetch=bool(data.get("prefetch", False)), icache=_cache(data.get("icache")), dcache=_cache(data.get("dcache")),
+        flash_clock_hz=int(data.get("flash_clock_hz", 0)), wait_state_limits=limits)
 
 
 def _check(spec: BoardSpec) -> None:
@@ -168,5 +187,14 @@ def _check(spec: BoardSpec) -> None:
     for a, b in zip(ordered, ordered[1:]):
         if a.end > b.base:
             raise ConfigError(f"board {spec.name}: regions {a.name} and {b.name} overlap")
+    flash = spec.flash_timing
+    if flash is not None:
+        if flash.region not in names:
+            raise ConfigError(f"board {spec.name}: flash_timing names unknown region {flash.region}")
+        if flash.line_bytes < 2 or flash.line_bytes & (flash.line_bytes - 1):
+            raise ConfigError(f"board {spec.name}: flash_timing line_bytes must be a power of two >= 2")
+        for cache in (flash.icache, flash.dcache):
+            if cache is not None and (cache.sets < 1 or cache.ways < 1):
+                raise ConfigError(f"board {spec.name}: a flash cache needs sets >= 1 and ways >= 1")
     if spec.console_uart and spec.peripheral(spec.console_uart) is None:
         raise ConfigError(f"board {spec.name}: console UART {spec.console_uart} is not among its peripherals")

@@ -13,7 +13,6 @@ class MemoryRegion:
     size_bytes: int
     kind: str  # "flash" (read-only to the core) or "ram"
     alias_of: str | None = None
-    data_read_wait_cycles: int = 0  # extra cycles of every data read (not instruction fetch) here
 
     @property
     def end(self) -> int:
@@ -21,6 +20,33 @@ class MemoryRegion:
 
     def contains(self, address: int, length: int = 1) -> bool:
         return self.base <= address and address + length <= self.end
+
+
+@dataclass(frozen=True)
+class CacheSpec:
+    """A cache between the core and the flash: sets x ways lines of the flash's line size."""
+
+    sets: int
+    ways: int
+    enabled: bool = False             # at reset
+    shared_with_icache: bool = False  # a data cache that is the instruction cache (one unified cache)
+
+
+@dataclass(frozen=True)
+class FlashTimingSpec:
+    """The flash interface's timing at reset (docs/timing.md); firmware changes it through its
+    controller's registers."""
+
+    region: str
+    line_bytes: int                  # one flash read
+    fetch_wait_cycles: int = 0       # wait cycles of an instruction fetch that reads the flash
+    data_wait_cycles: int = 0        # wait cycles of a data read from the flash
+    prefetch: bool = False
+    icache: CacheSpec | None = None
+    dcache: CacheSpec | None = None
+    flash_clock_hz: int = 0          # wait states count cycles of this clock (0: the core clock)
+    # [(highest core clock, fewest wait states)] the manual allows, per voltage range
+    wait_state_limits: dict[str, tuple[tuple[int, int], ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -70,6 +96,7 @@ class BoardSpec:
     peripherals: tuple[PeripheralSpec, ...]
     peripheral_space: tuple[tuple[int, int], ...]
     clocks: dict[str, int] = field(default_factory=dict)  # board oscillators, e.g. hse_hz
+    flash_timing: FlashTimingSpec | None = None
     cpuid: int = 0  # SCB CPUID as this part reports it
     source_file: str = ""
 

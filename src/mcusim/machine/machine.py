@@ -29,6 +29,7 @@ from . import native as N
 from .access_locator import AccessLocator
 from .exceptions import (BUSFAULT, DIVBYZERO, HARDFAULT, IBUSERR, INVSTATE, NOCP, PRECISERR, SVCALL, UNDEFINSTR,
                          USAGEFAULT, ExceptionUnit, Lockup, exception_name)
+from .flash_timing import FlashTiming
 from .memory import MemoryMap
 from .registers import UNICORN_REGISTERS as _REGISTER_IDS
 from .semihosting import Semihosting, SemihostingExit
@@ -116,9 +117,11 @@ class Machine:
         self.mmio_is_write = False
         self.exceptions = ExceptionUnit(self, board.irq_count, board.nvic_priority_bits)
         self.semihosting = Semihosting(self, semihosting_root, cmdline)
+        self.flash_timing = self._flash_timing(core)
+        self._flash_read_hooks: list[int] = []
         self._build_peripherals()
         self._hook_handle = N.register_block_hook(self.uc, self.state)
-        self._data_wait_hooks = self._register_data_waits()
+        self._register_flash_reads()
         self._exact_pc_blocks: dict[tuple[int, int], int | None] = {}  # block -> its code hook (None: to add)
         self.uc.hook_add(UC_HOOK_INTR, self._on_interrupt)
         self.uc.hook_add(UC_HOOK_MEM_INVALID, self._on_invalid_access)
@@ -171,27 +174,30 @@ class Machine:
         self.state[N.REFILL_WIDE_ODD] = table["branch_refill_unaligned_wide"] - table["branch_refill"]
         return CortexM4Timing(table)
 
-    def _register_data_waits(self) -> list[int]:
-        """Native read hooks on the memory whose data reads wait (only there: a memory hook
+    def _flash_timing(self, core) -> FlashTiming | None:
+        """The flash interface model, on boards that describe one and cores with a timing model."""
+        spec = self.board.flash_timing
+        if spec is None or core.timing_model == "one_cycle_per_instruction":
+            return None
+        flash = FlashTiming(spec, self.board, self.state, warn=self.warn_once)
+        flash.on_change = self._register_flash_reads
+        return flash
+
+    def _register_flash_reads(self) -> None:
+        """Native read hooks on the flash while its data reads wait (only then: a memory hook
         moves every access in its range to Unicorn's slow path)."""
-        regions = [r for r in self.board.memory if self.board.storage_region(r).data_read_wait_cycles]
-        if len(regions) > 8:
-            raise ValueError(f"board {self.board.name}: more than 8 regions with data wait states")
-        self.state[N.WAIT_REGIONS] = len(regions)
-        handles = []
-        for i, region in enumerate(regions):
-            wait = self.board.storage_region(region).data_read_wait_cycles
-            self.state.buffer[N.WAIT_TABLE + 3 * i: N.WAIT_TABLE + 3 * i + 3] = (region.base, region.end, wait)
-            handles.append(N.register_data_wait_hook(self.uc, self.state, region.base, region.end - 1))
-        return handles
+        for handle in self._flash_read_hooks:
+            N.unregister_hook(self.uc, handle)
+        self._flash_read_hooks = []
+        if self.flash_timing is not None and self.flash_timing.data_reads_wait:
+            for start, end in self.flash_timing.ranges:
+                self._flash_read_hooks.append(N.register_flash_read_hook(self.uc, self.state, start, end - 1))
 
     def _reregister_hook(self, _buffer) -> None:
         """The shared buffer moved: every native hook gets the new address."""
         N.unregister_hook(self.uc, self._hook_handle)
         self._hook_handle = N.register_block_hook(self.uc, self.state)
-        for handle in self._data_wait_hooks:
-            N.unregister_hook(self.uc, handle)
-        self._data_wait_hooks = self._register_data_waits()
+        self._register_flash_reads()
         for block, handle in self._exact_pc_blocks.items():
             if handle is not None:
                 N.unregister_hook(self.uc, handle)
@@ -253,9 +259,13 @@ class Machine:
         self.state[N.PREVIOUS_END] = -1
         if first:
             self.clock_hz = self.pinned_clock_hz or board.reset_clock_hz
+            if self.flash_timing is not None:
+                self.flash_timing.clock_changed(self.clock_hz)
             self.time_base = 0.0
             self.clock_anchor_cycle = 0
         else:
+            if self.flash_timing is not None:
+                self.flash_timing.reset()
             for device in self._all_devices():
                 device.storage.clear()
                 for reg, value in device.reset_values.items():
@@ -322,6 +332,8 @@ class Machine:
         self.clock_anchor_cycle = now
         self.clock_hz = hz
         self.clock_changes.append(ClockChange(now, hz, source))
+        if self.flash_timing is not None:
+            self.flash_timing.clock_changed(hz)
 
     def simulated_seconds(self) -> float:
         return self.time_base + (self.state[N.CYCLES] - self.clock_anchor_cycle) / self.clock_hz
@@ -749,11 +761,11 @@ class Machine:
         return self.state[N.INSTRUCTIONS]
 
     def stalls(self) -> dict[str, int]:
-        """Cycles lost to each kind of stall; the rest of `cycles` is issue time (see docs/timing.md).
-        Instruction-fetch waits and bus contention stay 0 until the memory timing model lands."""
-        return {"fetch_wait": 0, "data_wait": self.state[N.DATA_WAIT_TOTAL], "branch_refill": self.state[N.REFILL_TOTAL],
-                "interlock": self.state[N.INTERLOCK_TOTAL], "divide": self.state[N.DIVIDE_TOTAL],
-                "exception": self.exception_cycles, "sleep": self.sleep_cycles, "contention": 0}
+        """Cycles lost to each kind of stall; the rest of `cycles` is issue time (see docs/timing.md)."""
+        return {"fetch_wait": self.state[N.FL_FETCH_TOTAL], "data_wait": self.state[N.DATA_WAIT_TOTAL],
+                "branch_refill": self.state[N.REFILL_TOTAL], "interlock": self.state[N.INTERLOCK_TOTAL],
+                "divide": self.state[N.DIVIDE_TOTAL], "exception": self.exception_cycles,
+                "sleep": self.sleep_cycles, "contention": self.state[N.FL_CONTENTION_TOTAL]}
 
     def dwt_totals(self) -> dict[str, int]:
         return {"cyccnt": self.cycles, "cpicnt": self.state[N.CPI_TOTAL], "exccnt": self.exception_cycles,

@@ -17,6 +17,50 @@ import numpy as np
 from numba import carray, types
 from unicorn.unicorn_py3.unicorn import uclib
 
+
+# Flash timing slots [FL_FIRST_SLOT, FL_LAST_SLOT) of the header: the state of the flash interface
+# model (flash_timing.py configures it; docs/timing.md "Memory timing").
+FL_FIRST_SLOT = 72
+FL_ACTIVE = 72            # 1 while instruction fetch from flash can stall (the block hook runs the model)
+FL_RANGE_COUNT = 73       # address ranges that read the flash: (start, end, flash offset of start)
+FL_RANGE_TABLE = 74       # up to FL_MAX_RANGES triples
+FL_MAX_RANGES = 4
+FL_LINE_SHIFT = 86        # log2 of the flash line (one read)
+FL_FETCH_WAIT = 87        # cycles an instruction fetch from flash waits
+FL_DATA_WAIT = 88         # cycles a data read from flash waits
+FL_PREFETCH = 89          # 1: the next sequential line is read ahead
+FL_IC_ON = 90             # instruction cache: enabled, sets, ways
+FL_IC_SETS = 91
+FL_IC_WAYS = 92
+FL_DC_ON = 93             # data cache: enabled, sets, ways
+FL_DC_SETS = 94
+FL_DC_WAYS = 95
+FL_DC_SHARED = 96         # 1: data reads use the instruction cache's lines (one unified cache)
+FL_BUFFER_LINE = 97       # the line the fetch buffer holds (-1: none)
+FL_PREFETCH_LINE = 98     # the line being prefetched (-1: none) ...
+FL_PREFETCH_READY = 99    # ... the cycle it arrives ...
+FL_PREFETCH_DELAY = 100   # ... and how long data reads held it up
+FL_FETCH_TOTAL = 101      # cycles of instruction-fetch waits
+FL_CONTENTION_TOTAL = 102  # cycles instruction fetches lost to data reads of the same flash
+FL_IC_HITS = 103
+FL_IC_MISSES = 104
+FL_DC_HITS = 105
+FL_DC_MISSES = 106
+FL_USE_CLOCK = 107        # counts cache accesses (least-recently-used replacement)
+FL_BLOCK_START = 108      # cycle count when the executing block began
+FL_BLOCK_LINES = 109      # per-line records of the executing block (see FL_LINE_RECORDS)
+FL_TAGS = 110             # offset of the cache tag arrays in the buffer
+FL_LINE_RECORDS = 111     # offset of the per-line records in the buffer
+FL_EPOCH = 112            # counts changes of the instruction cache's contents (a block whose lines all
+#                         hit stays all hits while it is unchanged: the block hook's fast path)
+FL_LAST_SLOT = 113
+
+FL_MAX_CACHE_LINES = 2048  # per cache: sets x ways
+FL_CACHE_SLOTS = 2 * FL_MAX_CACHE_LINES  # per line: tag + 1 (0 = empty), last use
+FL_MAX_BLOCK_LINES = 512  # a translated block stays inside one 1 KB page: 512 lines of 2 bytes at most
+FL_RECORD = 4             # per line the executing block fetched: address, stall, contention, missed line + 1 or 0
+FL_AREA_SLOTS = 2 * FL_CACHE_SLOTS + FL_RECORD * FL_MAX_BLOCK_LINES  # after the block cache
+
 # Header slots.
 CYCLES = 0
 INSTRUCTIONS = 1
@@ -53,19 +97,26 @@ SCRATCH = 33          # uc_reg_read writes here
 PREVIOUS_END = 34     # end address of the block that ran last (kept across Python stops)
 INTERLOCK_TOTAL = 35  # address-interlock stall cycles
 DATA_WAIT_TOTAL = 36  # wait cycles of data reads from slow memory
-WAIT_REGIONS = 37     # count of (start, end, wait cycles) triples from WAIT_TABLE on
-WAIT_TABLE = 48       # up to 8 regions
-HEADER_LENGTH = 72
+# Slots [FL_FIRST_SLOT, FL_LAST_SLOT) belong to the flash timing model (flash_timing.py).
+HEADER_LENGTH = FL_LAST_SLOT
 MAX_WINDOWS = 1024
 WINDOW_TABLE = HEADER_LENGTH          # per window: base, size_bytes, offset of its tables
 # Block summary cache, direct-mapped by block address: what a block costs, ready to add.
 # Entry: address, size, cycles, instructions, counts, stalls, start adjust, start flags,
 # F_REFILL of its last instruction, wide first instruction, FP, unmask and ISB counts,
-# starts with a self-loop. Cleared whenever decoding changes the tables.
+# starts with a self-loop; then what the flash fetch fast path needs (see _fetch_hits).
+# Cleared whenever decoding changes the tables.
 CACHE_ENTRIES = 4096
-CACHE_ENTRY = 14
+E_FETCH_EPOCH = 14     # FL_EPOCH + 1 when every line of the block was found in the instruction cache
+E_FETCH_FIRST = 15     # its first flash line, line count, cycles before its last line starts,
+E_FETCH_LINES = 16     # and the cache tag slots of its lines
+E_FETCH_BEFORE_LAST = 17
+E_FETCH_SLOTS = 18
+FAST_FETCH_LINES = 4   # blocks of more lines always take the full model
+CACHE_ENTRY = E_FETCH_SLOTS + FAST_FETCH_LINES
 BLOCK_CACHE = WINDOW_TABLE + 3 * MAX_WINDOWS
-DATA_START = BLOCK_CACHE + CACHE_ENTRIES * CACHE_ENTRY
+FLASH_AREA = BLOCK_CACHE + CACHE_ENTRIES * CACHE_ENTRY  # flash cache tags and per-line records
+DATA_START = FLASH_AREA + FL_AREA_SLOTS
 
 # STOP_REASON values.
 STOP_NONE = 0
@@ -253,9 +304,190 @@ def _summarize(st, address, size, entry):
         st[entry + 11] = _range_sum(st, address, end, F_UNMASK)
         st[entry + 12] = _range_sum(st, address, end, F_ISB)
     st[entry + 13] = 1 if first_kind == KIND_SELF_LOOP else 0
+    st[entry + E_FETCH_EPOCH] = 0
     st[entry] = address
     st[entry + 1] = size
     return True
+
+
+@numba.njit(cache=True)
+def flash_offset(st, address):
+    """The flash offset `address` reads, or -1 outside the flash ranges."""
+    for i in range(st[FL_RANGE_COUNT]):
+        entry = FL_RANGE_TABLE + 3 * i
+        if st[entry] <= address < st[entry + 1]:
+            return address - st[entry] + st[entry + 2]
+    return -1
+
+
+@numba.njit(cache=True)
+def _flash_cache_slot(st, data_side):
+    return st[FL_TAGS] + (FL_CACHE_SLOTS if data_side and st[FL_DC_SHARED] == 0 else 0)
+
+
+@numba.njit(cache=True)
+def flash_cache_access(st, data_side, line):
+    """Look `line` up in a set-associative LRU cache; on a miss it replaces the set's oldest line."""
+    sets = st[FL_DC_SETS] if data_side and st[FL_DC_SHARED] == 0 else st[FL_IC_SETS]
+    ways = st[FL_DC_WAYS] if data_side and st[FL_DC_SHARED] == 0 else st[FL_IC_WAYS]
+    first = _flash_cache_slot(st, data_side) + 2 * ways * (line % sets)
+    st[FL_USE_CLOCK] += 1
+    oldest = first
+    for way in range(ways):
+        slot = first + 2 * way
+        if st[slot] == line + 1:
+            st[slot + 1] = st[FL_USE_CLOCK]
+            return True
+        if st[slot + 1] < st[oldest + 1]:
+            oldest = slot
+    st[oldest] = line + 1
+    st[oldest + 1] = st[FL_USE_CLOCK]
+    if not data_side or st[FL_DC_SHARED] != 0:
+        st[FL_EPOCH] += 1  # the instruction cache changed
+    return False
+
+
+@numba.njit(cache=True)
+def flash_cache_find(st, line):
+    """The tag slot holding `line` in the instruction cache, or -1."""
+    sets = st[FL_IC_SETS]
+    ways = st[FL_IC_WAYS]
+    first = st[FL_TAGS] + 2 * ways * (line % sets)
+    for way in range(ways):
+        if st[first + 2 * way] == line + 1:
+            return first + 2 * way
+    return -1
+
+
+@numba.njit(cache=True)
+def flash_cache_forget(st, data_side, line):
+    sets = st[FL_DC_SETS] if data_side and st[FL_DC_SHARED] == 0 else st[FL_IC_SETS]
+    ways = st[FL_DC_WAYS] if data_side and st[FL_DC_SHARED] == 0 else st[FL_IC_WAYS]
+    first = _flash_cache_slot(st, data_side) + 2 * ways * (line % sets)
+    for way in range(ways):
+        if st[first + 2 * way] == line + 1:
+            st[first + 2 * way] = 0
+            st[first + 2 * way + 1] = 0
+            st[FL_EPOCH] += 1
+
+
+@numba.njit(cache=True)
+def flash_fetch_line(st, line, now):
+    """Fetch `line` for the instruction needed at cycle `now`: returns (stall, contention, missed)."""
+    if line == st[FL_BUFFER_LINE]:
+        return 0, 0, False
+    stall = 0
+    contention = 0
+    missed = False
+    if st[FL_IC_ON] != 0 and flash_cache_access(st, False, line):
+        st[FL_IC_HITS] += 1
+    else:
+        if st[FL_IC_ON] != 0:
+            st[FL_IC_MISSES] += 1
+            missed = True
+        if st[FL_PREFETCH] != 0 and line == st[FL_PREFETCH_LINE]:
+            stall = max(0, st[FL_PREFETCH_READY] + st[FL_PREFETCH_DELAY] - now)
+            contention = stall - max(0, st[FL_PREFETCH_READY] - now)
+        else:
+            stall = st[FL_FETCH_WAIT]
+    st[FL_BUFFER_LINE] = line
+    if st[FL_PREFETCH] != 0:
+        st[FL_PREFETCH_LINE] = line + 1
+        st[FL_PREFETCH_READY] = now + stall + st[FL_FETCH_WAIT] + 1
+        st[FL_PREFETCH_DELAY] = 0
+    return stall, contention, missed
+
+
+@numba.njit(cache=True)
+def flash_data_read(st, address):
+    """Wait cycles of a data read at `address` (0 outside the flash or on a data cache hit)."""
+    offset = flash_offset(st, address)
+    if offset < 0:
+        return 0
+    line = offset >> st[FL_LINE_SHIFT]
+    if st[FL_DC_ON] != 0:
+        if flash_cache_access(st, True, line):
+            st[FL_DC_HITS] += 1
+            return 0
+        st[FL_DC_MISSES] += 1
+    wait = st[FL_DATA_WAIT]
+    if st[FL_PREFETCH] != 0 and st[FL_PREFETCH_READY] > st[FL_BLOCK_START]:
+        st[FL_PREFETCH_DELAY] += wait + 1  # the flash serves this read before the prefetch in flight
+    return wait
+
+
+@numba.njit(cache=True)
+def _fetch_block(st, address, size, offset, start):
+    """Instruction-fetch waits of a block in flash: each flash line it touches, in order, is
+    needed when execution reaches it (start + cycles of the instructions before + waits so far).
+    Lines that waited or missed the cache are recorded, so a stop inside the block can undo
+    what follows the stop."""
+    shift = st[FL_LINE_SHIFT]
+    first = offset >> shift
+    last = (offset + size - 1) >> shift
+    records = st[FL_LINE_RECORDS]
+    count = 0
+    waited = 0
+    contended = 0
+    for line in range(first, last + 1):
+        line_address = address if line == first else address + (line << shift) - offset
+        before = 0 if line == first else _range_sum(st, address, line_address, F_CYCLES)
+        stall, contention, missed = flash_fetch_line(st, line, start + before + waited)
+        if stall != 0 or missed:
+            record = records + FL_RECORD * count
+            st[record] = line_address
+            st[record + 1] = stall
+            st[record + 2] = contention
+            st[record + 3] = line + 1 if missed else 0
+            count += 1
+        waited += stall
+        contended += contention
+    st[FL_BLOCK_LINES] = count
+    st[CYCLES] += waited
+    st[CPI_TOTAL] += waited  # DWT CPICNT counts instruction fetch stalls (ARMv7-M ARM C1.8.8)
+    st[FL_FETCH_TOTAL] += waited - contended
+    st[FL_CONTENTION_TOTAL] += contended
+    return count == 0 and st[FL_IC_ON] != 0
+
+
+@numba.njit(cache=True)
+def _remember_hits(st, entry, address, size, offset):
+    """Every line of the block was in the instruction cache (or the fetch buffer): note where,
+    so until the cache's contents change the block's fetch costs only these look-ups."""
+    shift = st[FL_LINE_SHIFT]
+    first = offset >> shift
+    lines = ((offset + size - 1) >> shift) - first + 1
+    if lines > FAST_FETCH_LINES:
+        return
+    for i in range(lines):
+        slot = flash_cache_find(st, first + i)
+        if slot < 0:
+            return
+        st[entry + E_FETCH_SLOTS + i] = slot
+    last_address = address if lines == 1 else address + ((first + lines - 1) << shift) - offset
+    st[entry + E_FETCH_FIRST] = first
+    st[entry + E_FETCH_LINES] = lines
+    st[entry + E_FETCH_BEFORE_LAST] = _range_sum(st, address, last_address, F_CYCLES) if lines > 1 else 0
+    st[entry + E_FETCH_EPOCH] = st[FL_EPOCH] + 1
+
+
+@numba.njit(cache=True)
+def _fetch_hits(st, entry, start):
+    """What _fetch_block does for a block whose lines are all cached: no waits; the lines become
+    the most recently used, the fetch buffer holds the last one and prefetch moves past it."""
+    first = st[entry + E_FETCH_FIRST]
+    lines = st[entry + E_FETCH_LINES]
+    for i in range(lines):
+        if first + i != st[FL_BUFFER_LINE]:
+            st[FL_USE_CLOCK] += 1
+            st[st[entry + E_FETCH_SLOTS + i] + 1] = st[FL_USE_CLOCK]
+            st[FL_IC_HITS] += 1
+            st[FL_BUFFER_LINE] = first + i
+            if st[FL_PREFETCH] != 0:
+                st[FL_PREFETCH_LINE] = first + i + 1
+                st[FL_PREFETCH_READY] = start + (st[entry + E_FETCH_BEFORE_LAST] if i == lines - 1 and i > 0
+                                                 else 0) + st[FL_FETCH_WAIT] + 1
+                st[FL_PREFETCH_DELAY] = 0
 
 
 @numba.cfunc(BLOCK_HOOK_SIGNATURE, cache=True)
@@ -296,6 +528,8 @@ def block_hook(uc, address_u64, size_u32, user_data):
         return
     out_of_sequence = address != st[PREVIOUS_END]
     _refill_after_branch(st, address, st[entry + 9] != 0)
+    start = st[CYCLES]
+    st[FL_BLOCK_START] = start
     st[ENDS_IN_BRANCH] = st[entry + 8]
     st[PREVIOUS_END] = address + size
     st[PREVIOUS_UNMASK] = st[entry + 11]
@@ -317,6 +551,14 @@ def block_hook(uc, address_u64, size_u32, user_data):
     if out_of_sequence and (st[entry + 6] != 0 or st[entry + 7] != 0):
         _start_adjust(st, st[entry + 6], st[entry + 7], 1)
         st[BLOCK_ADJUSTED] = 1
+    st[FL_BLOCK_LINES] = 0
+    if st[FL_ACTIVE] != 0:
+        if st[entry + E_FETCH_EPOCH] == st[FL_EPOCH] + 1 and st[FL_IC_ON] != 0:
+            _fetch_hits(st, entry, start)
+        else:
+            offset = flash_offset(st, address)
+            if offset >= 0 and _fetch_block(st, address, size, offset, start):
+                _remember_hits(st, entry, address, size, offset)
 
 
 @numba.njit(cache=True)
@@ -373,18 +615,14 @@ MEMORY_HOOK_SIGNATURE = types.void(types.voidptr, types.int32, types.uint64, typ
 
 
 @numba.cfunc(MEMORY_HOOK_SIGNATURE, cache=True)
-def data_wait_hook(uc, access, address_u64, size, value, user_data):
-    """A data read from memory with wait states (registered on those ranges only)."""
+def flash_read_hook(uc, access, address_u64, size, value, user_data):
+    """A data read from flash (registered on the flash ranges only while data reads wait)."""
     header = carray(user_data, (DATA_START,), np.int64)
-    address = np.int64(address_u64)
-    for i in range(header[WAIT_REGIONS]):
-        entry = WAIT_TABLE + 3 * i
-        if header[entry] <= address < header[entry + 1]:
-            wait = header[entry + 2]
-            header[CYCLES] += wait
-            header[LSU_TOTAL] += wait
-            header[DATA_WAIT_TOTAL] += wait
-            return
+    st = carray(user_data, (header[TOTAL_LENGTH],), np.int64)
+    wait = flash_data_read(st, np.int64(address_u64))
+    st[CYCLES] += wait
+    st[LSU_TOTAL] += wait  # DWT LSUCNT counts the extra cycles of loads and stores
+    st[DATA_WAIT_TOTAL] += wait
 
 
 @numba.cfunc(BLOCK_HOOK_SIGNATURE, cache=True)
@@ -404,6 +642,9 @@ class NativeState:
         self.buffer[CODE_PC] = -1
         self.buffer[TOTAL_LENGTH] = len(self.buffer)
         self.buffer[DEADLINE] = np.iinfo(np.int64).max
+        self.buffer[FL_TAGS] = FLASH_AREA
+        self.buffer[FL_LINE_RECORDS] = FLASH_AREA + 2 * FL_CACHE_SLOTS
+        self.buffer[FL_BUFFER_LINE] = self.buffer[FL_PREFETCH_LINE] = -1
         self.next_free = DATA_START
         self.windows: list[tuple[int, int, int]] = []  # (base, size_bytes, offset)
         self._window_index: dict[int, int] = {}        # base -> index in windows
@@ -500,9 +741,16 @@ class NativeState:
         totals = {"cycles": int(b[CYCLES]), "instructions": int(b[INSTRUCTIONS]), "lsu": int(b[LSU_TOTAL]),
                   "cpi": int(b[CPI_TOTAL]), "fold": int(b[FOLD_TOTAL]), "refill": int(b[REFILL_TOTAL]),
                   "interlock": int(b[INTERLOCK_TOTAL]), "divide": int(b[DIVIDE_TOTAL]),
-                  "data_wait": int(b[DATA_WAIT_TOTAL])}
+                  "data_wait": int(b[DATA_WAIT_TOTAL]), "fetch_wait": int(b[FL_FETCH_TOTAL]),
+                  "contention": int(b[FL_CONTENTION_TOTAL])}
         if not block <= pc < block + size:
             return totals
+        for address, stall, contention, _ in self.fetch_records():
+            if address > pc:  # fetched for an instruction after pc: not yet waited for
+                totals["cycles"] -= stall
+                totals["cpi"] -= stall
+                totals["fetch_wait"] -= stall - contention
+                totals["contention"] -= contention
         tail = self.sums_between(pc, block + size)
         counts, stalls = tail[F_COUNTS], tail[F_STALLS]
         totals["cycles"] -= tail[F_CYCLES]
@@ -523,6 +771,12 @@ class NativeState:
             totals["interlock"] += interlock
         return totals
 
+    def fetch_records(self) -> list[tuple[int, int, int, int]]:
+        """The executing block's flash lines that waited or missed: (address, stall, contention, line + 1)."""
+        start = int(self.buffer[FL_LINE_RECORDS])
+        rows = self.buffer[start: start + FL_RECORD * int(self.buffer[FL_BLOCK_LINES])]
+        return [tuple(int(v) for v in rows[i: i + FL_RECORD]) for i in range(0, len(rows), FL_RECORD)]
+
     def count_at(self, pc: int) -> tuple[int, int]:
         """(cycles, instructions) at the instruction `pc` of the executing block."""
         counters = self.counters_at(pc)
@@ -532,14 +786,37 @@ class NativeState:
         """After a stop inside a block: keep only what the instructions before `pc` cost; the
         rest of the block will run as a new block that follows on in sequence."""
         b = self.buffer
-        if int(b[BLOCK_ADDRESS]) <= pc < int(b[BLOCK_ADDRESS]) + int(b[BLOCK_SIZE]):
+        inside = int(b[BLOCK_ADDRESS]) <= pc < int(b[BLOCK_ADDRESS]) + int(b[BLOCK_SIZE])
+        if inside:
             b[ENDS_IN_BRANCH] = 0
             b[PREVIOUS_END] = pc
         counters = self.counters_at(pc)
         for slot, key in ((CYCLES, "cycles"), (INSTRUCTIONS, "instructions"), (LSU_TOTAL, "lsu"),
                           (CPI_TOTAL, "cpi"), (FOLD_TOTAL, "fold"), (REFILL_TOTAL, "refill"),
-                          (INTERLOCK_TOTAL, "interlock"), (DIVIDE_TOTAL, "divide"), (DATA_WAIT_TOTAL, "data_wait")):
+                          (INTERLOCK_TOTAL, "interlock"), (DIVIDE_TOTAL, "divide"), (DATA_WAIT_TOTAL, "data_wait"),
+                          (FL_FETCH_TOTAL, "fetch_wait"), (FL_CONTENTION_TOTAL, "contention")):
             self.buffer[slot] = counters[key]
+        if inside:
+            self._forget_fetches_after(pc)
+
+    def _forget_fetches_after(self, pc: int) -> None:
+        """The rest of the block will run again: the lines it fetched ahead of `pc` were not yet
+        needed, so take them back out of the instruction cache and the fetch buffer."""
+        kept = [r for r in self.fetch_records() if r[0] <= pc]
+        for address, _, _, missed in self.fetch_records():
+            if address > pc and missed:
+                forget_cached_line(self.buffer, missed - 1)
+        offset = flash_offset(self.buffer, pc)
+        if self.buffer[FL_ACTIVE] and offset >= 0:
+            self.buffer[FL_BUFFER_LINE] = offset >> int(self.buffer[FL_LINE_SHIFT])
+            self.buffer[FL_PREFETCH_LINE] = -1
+        self.buffer[FL_BLOCK_LINES] = len(kept)
+
+
+@numba.njit(cache=True)
+def forget_cached_line(st, line):
+    if st[FL_IC_ON] != 0:
+        flash_cache_forget(st, False, line)
 
 
 def unregister_hook(uc, handle: int) -> None:
@@ -564,11 +841,11 @@ def register_block_hook(uc, state: NativeState) -> int:
     return _register(uc, UC_HOOK_BLOCK, block_hook, state, 1, 0)
 
 
-def register_data_wait_hook(uc, state: NativeState, begin: int, end: int) -> int:
-    """Charge the wait cycles of data reads in [begin, end] (inclusive)."""
+def register_flash_read_hook(uc, state: NativeState, begin: int, end: int) -> int:
+    """Time the data reads from flash in [begin, end] (inclusive)."""
     from unicorn import UC_HOOK_MEM_READ
 
-    return _register(uc, UC_HOOK_MEM_READ, data_wait_hook, state, begin, end)
+    return _register(uc, UC_HOOK_MEM_READ, flash_read_hook, state, begin, end)
 
 
 def register_divide_hook(uc, state: NativeState, address: int) -> int:

@@ -1,10 +1,12 @@
-"""STM32 flash interface: FLASH_ACR (latency, prefetch, caches) kept for the memory timing model."""
+"""STM32 flash interface: FLASH_ACR (latency, prefetch, caches) drives the flash timing model."""
 from __future__ import annotations
 
 from ..base import Peripheral
 
 
 class FlashInterface(Peripheral):
+    """FLASH_ACR kept as written (the STM32F7 ART and its L1 caches belong to the M7 model)."""
+
     def on_read(self, offset):
         if offset in (self.offset_of("ACR"), self.offset_of("SR"), self.offset_of("CR")):
             return self.get(offset)
@@ -13,9 +15,40 @@ class FlashInterface(Peripheral):
     def on_write(self, offset, value, raw_offset, size, raw_value):
         if offset == self.offset_of("ACR"):
             self.set(offset, value)
+            self.acr_changed(value)
             return True
         return False
+
+    def acr_changed(self, value: int) -> None:
+        """Subclasses pass the new setting to the timing model."""
 
     @property
     def latency_wait_states(self) -> int:
         return self.get(self.offset_of("ACR")) & 0xF
+
+
+class FlashL4(FlashInterface):
+    """STM32L4 FLASH_ACR (RM0351 3.7.1): LATENCY[2:0], PRFTEN bit 8, ICEN bit 9, DCEN bit 10,
+    ICRST bit 11, DCRST bit 12 (the resets act while the cache is off, RM0351 3.3.5)."""
+
+    LATENCY_MASK = 0x7
+    PRFTEN, ICEN, DCEN, ICRST, DCRST = 1 << 8, 1 << 9, 1 << 10, 1 << 11, 1 << 12
+
+    def reset(self) -> None:
+        self.acr_changed(self.get(self.offset_of("ACR")))
+
+    def acr_changed(self, value: int) -> None:
+        flash = self.machine.flash_timing
+        if flash is None:
+            return
+        latency = value & self.LATENCY_MASK
+        flash.configure(fetch_wait=latency, data_wait=latency, prefetch=bool(value & self.PRFTEN),
+                        icache=bool(value & self.ICEN), dcache=bool(value & self.DCEN))
+        if value & self.ICRST and not value & self.ICEN:
+            flash.reset_cache(data_side=False)
+        if value & self.DCRST and not value & self.DCEN:
+            flash.reset_cache(data_side=True)
+
+    @property
+    def latency_wait_states(self) -> int:
+        return self.get(self.offset_of("ACR")) & self.LATENCY_MASK

@@ -19,6 +19,8 @@ class PwrL4(Peripheral):
         if offset in (self.offset_of("CR1"), self.offset_of("CR2"), self.offset_of("CR3"), self.offset_of("CR4"),
                       self.offset_of("SCR")):
             self.set(offset, value)
+            if offset == self.offset_of("CR1") and self.machine.flash_timing is not None:
+                self.machine.flash_timing.set_voltage_range(self.voltage_range)
             return True
         return False
 

@@ -1,0 +1,156 @@
+"""Flash timing: wait states, a prefetch buffer and caches between the core and its flash.
+
+The model (docs/timing.md, "Memory timing"): flash is read one line (`line_bytes`) at a time;
+a read the core waits for costs `wait` cycles beyond the zero-wait fetch the core model
+assumes. On the instruction side the fetch buffer holds the last line read; a line found in
+the instruction cache costs nothing; with prefetch on, the next sequential line is read as
+soon as a line arrives, so sequential code waits only for what execution did not cover. On
+the data side a read that misses the data cache (or finds none) costs `data wait` cycles, and
+while an instruction prefetch is in flight it delays that prefetch (data has priority on the
+flash, e.g. RM0351 3.3.5): the delay is counted as contention.
+
+The state lives in the native buffer (native.py, slots FL_*, and two cache tag arrays): the
+block hook runs `flash_fetch_line` for each flash line a block touches, a memory hook runs
+`flash_data_read` on data reads from flash. This class writes the settings there; peripheral
+models (FLASH_ACR, NVMC, CACHECTRL) change them through `configure`.
+"""
+from __future__ import annotations
+
+from . import native as N
+
+
+class FlashTiming:
+    """The board's flash interface as the firmware configured it; writes the native slots.
+
+    Settings count wait states as the controller's register does; when the flash runs on its
+    own clock (`flash_clock_hz`), a core clock above it makes each flash cycle several core
+    cycles. `on_change` is called when data reads start or stop waiting (the machine adds or
+    removes its memory hooks)."""
+
+    def __init__(self, spec, board, state, warn=None):
+        self.spec = spec
+        self.state = state
+        self.warn = warn or (lambda key, message: None)
+        self.on_change = None
+        self.clock_hz = board.reset_clock_hz
+        self.voltage_range = "1"
+        storage = board.storage_region(next(r for r in board.memory if r.name == spec.region))
+        self.ranges = [(r.base, r.end) for r in board.memory if r is storage or r.alias_of == storage.name]
+        if len(self.ranges) > N.FL_MAX_RANGES:
+            raise ValueError(f"board {board.name}: flash {spec.region} has more than {N.FL_MAX_RANGES} address ranges")
+        for cache in (spec.icache, spec.dcache):
+            if cache is not None and cache.sets * cache.ways > N.FL_MAX_CACHE_LINES:
+                raise ValueError(f"board {board.name}: a flash cache of more than {N.FL_MAX_CACHE_LINES} lines")
+        self.reset()
+
+    def reset(self) -> None:
+        spec = self.spec
+        self.settings = {"fetch_wait": spec.fetch_wait_cycles, "data_wait": spec.data_wait_cycles,
+                         "prefetch": spec.prefetch, "icache": spec.icache is not None and spec.icache.enabled,
+                         "dcache": spec.dcache is not None and spec.dcache.enabled}
+        self.write_static()
+        self.reset_cache(False)
+        self.reset_cache(True)
+
+    def write_static(self) -> None:
+        """Geometry and address ranges (again after the native buffer moves)."""
+        st, spec = self.state, self.spec
+        st[N.FL_RANGE_COUNT] = len(self.ranges)
+        for i, (start, end) in enumerate(self.ranges):
+            st.buffer[N.FL_RANGE_TABLE + 3 * i: N.FL_RANGE_TABLE + 3 * i + 3] = (start, end, 0)
+        st[N.FL_LINE_SHIFT] = spec.line_bytes.bit_length() - 1
+        if spec.icache is not None:
+            st[N.FL_IC_SETS], st[N.FL_IC_WAYS] = spec.icache.sets, spec.icache.ways
+        if spec.dcache is not None:
+            st[N.FL_DC_SETS], st[N.FL_DC_WAYS] = spec.dcache.sets, spec.dcache.ways
+        st[N.FL_DC_SHARED] = 1 if spec.dcache is not None and spec.dcache.shared_with_icache else 0
+        self._apply()
+
+    def configure(self, **settings) -> None:
+        """Set fetch_wait, data_wait (wait states), prefetch, icache, dcache (on/off) as firmware did."""
+        unknown = set(settings) - set(self.settings)
+        if unknown:
+            raise TypeError(f"unknown flash settings {sorted(unknown)}")
+        if settings.get("icache") and self.spec.icache is None or settings.get("dcache") and self.spec.dcache is None:
+            raise ValueError("this flash has no such cache")
+        self.settings.update(settings)
+        self._apply()
+
+    def set_cache_geometry(self, sets: int, ways: int) -> None:
+        """Reshape the instruction (or unified) cache, as a cache controller can; it starts empty."""
+        if sets * ways > N.FL_MAX_CACHE_LINES:
+            raise ValueError(f"a flash cache of more than {N.FL_MAX_CACHE_LINES} lines")
+        st = self.state
+        if (st[N.FL_IC_SETS], st[N.FL_IC_WAYS]) == (sets, ways):
+            return
+        st[N.FL_IC_SETS], st[N.FL_IC_WAYS] = sets, ways
+        if st[N.FL_DC_SHARED]:
+            st[N.FL_DC_SETS], st[N.FL_DC_WAYS] = sets, ways
+        self.reset_cache(False)  # (moves N.FL_EPOCH on)
+
+    def set_voltage_range(self, voltage_range: int) -> None:
+        self.voltage_range = str(voltage_range)
+        self._check_wait_states()
+
+    def clock_changed(self, hz: int) -> None:
+        self.clock_hz = hz
+        self._apply()
+
+    def core_cycles(self, wait_states: int) -> int:
+        """Core cycles a read waits, for `wait_states` of the flash clock."""
+        flash_hz = self.spec.flash_clock_hz
+        if not flash_hz or self.clock_hz <= flash_hz:
+            return wait_states
+        return -(-(wait_states + 1) * self.clock_hz // flash_hz) - 1
+
+    def _apply(self) -> None:
+        st, s = self.state, self.settings
+        was_waiting = st[N.FL_DATA_WAIT] > 0
+        st[N.FL_FETCH_WAIT] = self.core_cycles(s["fetch_wait"])
+        st[N.FL_DATA_WAIT] = self.core_cycles(s["data_wait"])
+        st[N.FL_PREFETCH] = int(bool(s["prefetch"]))
+        st[N.FL_IC_ON] = int(bool(s["icache"]))
+        st[N.FL_DC_ON] = int(bool(s["dcache"]))
+        st[N.FL_ACTIVE] = int(st[N.FL_FETCH_WAIT] > 0)
+        if not s["prefetch"]:
+            st[N.FL_PREFETCH_LINE] = -1
+        self._check_wait_states()
+        if self.on_change is not None and was_waiting != (st[N.FL_DATA_WAIT] > 0):
+            self.on_change()
+
+    def _check_wait_states(self) -> None:
+        """Warn when the firmware runs the core faster than its wait states allow (the part
+        would read wrong data; the simulator keeps going with the wait states it was given)."""
+        limits = self.spec.wait_state_limits.get(self.voltage_range)
+        if not limits:
+            return
+        needed = next((ws for hz, ws in limits if self.clock_hz <= hz), None)
+        have = self.settings["fetch_wait"]
+        if needed is None:
+            self.warn(f"flash-clock:{self.clock_hz}:{self.voltage_range}",
+                      f"core clock {self.clock_hz / 1e6:g} MHz is above every flash wait-state setting for "
+                      f"voltage range {self.voltage_range}")
+        elif have < needed:
+            self.warn(f"flash-latency:{self.clock_hz}:{have}",
+                      f"flash has {have} wait states at {self.clock_hz / 1e6:g} MHz (voltage range "
+                      f"{self.voltage_range}); the manual requires at least {needed}")
+
+    def reset_cache(self, data_side: bool) -> None:
+        """Invalidate a cache (e.g. FLASH_ACR ICRST/DCRST); data_side selects the data cache."""
+        st = self.state
+        start = st[N.FL_TAGS] + (N.FL_CACHE_SLOTS if data_side and not st[N.FL_DC_SHARED] else 0)
+        st.buffer[start: start + N.FL_CACHE_SLOTS] = 0
+        st[N.FL_EPOCH] += 1
+        if not data_side:
+            st[N.FL_BUFFER_LINE] = -1
+            st[N.FL_PREFETCH_LINE] = -1
+
+    @property
+    def data_reads_wait(self) -> bool:
+        return self.state[N.FL_DATA_WAIT] > 0
+
+    def totals(self) -> dict[str, int]:
+        st = self.state
+        return {"fetch_wait": st[N.FL_FETCH_TOTAL], "contention": st[N.FL_CONTENTION_TOTAL],
+                "icache_hits": st[N.FL_IC_HITS], "icache_misses": st[N.FL_IC_MISSES],
+                "dcache_hits": st[N.FL_DC_HITS], "dcache_misses": st[N.FL_DC_MISSES]}
