@@ -56,6 +56,17 @@ def test_mcu_m_four_wait_states_and_the_art(runs):
     assert t["alu", "flash", "prefetch+icache+dcache"] == core_alu
 
 
+def test_mcu_m_a_data_read_from_flash_delays_the_instruction_prefetch(runs):
+    """D-Code has priority over I-Code at the flash (RM0351 3.3.5): with prefetch on, a load from
+    flash costs its own 4 wait cycles and delays the prefetch of the code after it (contention);
+    with the code in the instruction cache only the 4 wait cycles remain."""
+    _, t, result = runs["mcu-m"]
+    assert t["mid", "flash", "icache+dcache"] == t["mid", "ram", "none"] - 4 == 18
+    assert t["mid", "flash", "icache"] - t["mid", "flash", "icache+dcache"] == 4
+    assert t["mid", "flash", "prefetch"] - t["mid", "flash", "prefetch+dcache"] > 4
+    assert result.stalls["contention"] > 0
+
+
 def test_mcu_s_cache_and_the_papers_flash_load(runs):
     """nRF52840: the NVMC cache removes fetch waits; data reads are not cached and keep the
     3 wait cycles behind the paper's 5-cycle flash load."""

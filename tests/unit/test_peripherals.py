@@ -15,6 +15,7 @@ class FakeMachine:
         self.pended = []
         self.exceptions = self
         self.unmodelled = []
+        self.flash_timing = None
 
     def set_clock(self, hz, source):
         self.clock_hz = hz
@@ -137,3 +138,54 @@ def test_byte_write_keeps_the_other_bytes_of_a_modelled_register():
     tick.write(0x4, 4, 0x123456)
     tick.write(0x4, 1, 0x78)  # low byte only
     assert tick.read(0x4, 4) == 0x123478
+
+
+def flash_machine(board):
+    from mcusim.machine.flash_timing import FlashTiming
+    from mcusim.machine.native import NativeState
+
+    machine = FakeMachine(board)
+    machine.state = NativeState(capacity_halfwords=64)
+    machine.flash_timing = FlashTiming(machine.board.flash_timing, machine.board, machine.state)
+    machine.warn_once = lambda key, text: None
+    return machine
+
+
+def test_stm32l4_flash_acr_drives_the_flash_timing():
+    machine = flash_machine("mcu-m")
+    flash = device(machine, "FLASH")
+    assert machine.flash_timing.settings == {"fetch_wait": 0, "data_wait": 0, "prefetch": False,
+                                             "icache": True, "dcache": True}  # ACR reset 0x600
+    write(flash, "ACR", 4 | 1 << 8)  # LATENCY 4, PRFTEN, caches off
+    assert machine.flash_timing.settings == {"fetch_wait": 4, "data_wait": 4, "prefetch": True,
+                                             "icache": False, "dcache": False}
+
+
+def test_nrf52_nvmc_cache_and_its_profiling_counters():
+    from mcusim.machine import native as N
+
+    machine = flash_machine("mcu-s")
+    nvmc = device(machine, "NVMC")
+    write(nvmc, "ICACHECNF", 1)
+    assert machine.flash_timing.settings["icache"]
+    machine.state[N.FL_IC_HITS] = 7
+    assert read(nvmc, "IHIT") == 0  # counts only with CACHEPROFEN
+    write(nvmc, "ICACHECNF", 1 | 1 << 8)
+    assert read(nvmc, "IHIT") == 7
+    write(nvmc, "IHIT", 0)
+    machine.state[N.FL_IC_HITS] = 9
+    assert read(nvmc, "IHIT") == 2
+
+
+def test_apollo3_cachectrl_sets_geometry_wait_states_and_caches():
+    from mcusim.machine import native as N
+
+    machine = flash_machine("mcu-b")
+    ctrl = device(machine, "CACHECTRL")
+    assert machine.flash_timing.settings["fetch_wait"] == 3  # FLASHCFG reset RD_WAIT 3
+    write(ctrl, "FLASHCFG", 0x0751)  # RD_WAIT 1
+    write(ctrl, "CACHECFG", 8 << 4 | 1 << 8 | 1 << 9 | 1)  # 1-way 1024 entries, I and D, enabled
+    assert machine.flash_timing.settings == {"fetch_wait": 1, "data_wait": 1, "prefetch": False,
+                                             "icache": True, "dcache": True}
+    assert (machine.state[N.FL_IC_SETS], machine.state[N.FL_IC_WAYS]) == (1024, 1)
+    assert read(ctrl, "CTRL") & 1 << 2  # CACHE_READY

@@ -9,6 +9,8 @@
  * Loops (hand-written, 8-byte aligned, 32 bytes of code per iteration):
  *   alu:  14 x adds, subs, bne          (no data access)
  *   load: 12 x adds, ldr from flash (a constant), subs, bne
+ *   mid:  6 x adds, ldr from flash, cmp, beq (never taken: the next block follows on), 5 x adds,
+ *         subs, bne -- the load competes with the prefetch of the code after it
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -37,13 +39,26 @@ const uint32_t flash_constant = 0x5A5A5A5Au;  /* .rodata: in flash */
     "    ldr r3, [r1]\n"                                                           \
     "    subs r0, #1\n"                                                            \
     "    bne 1b\n"                                                                 \
-    "    bx lr\n"
+    "    bx lr\n"                                                                  \
+    "    .balign 8\n"                                                              \
+    "    .global " prefix "_mid\n"                                                 \
+    "    .type " prefix "_mid, %function\n"                                        \
+    "    .thumb_func\n"                                                            \
+    prefix "_mid:\n"                                                               \
+    "1:  .rept 6\n    adds r2, #1\n    .endr\n"                                    \
+    "    ldr r3, [r1]\n"                                                           \
+    "    cmp r3, #0\n"                                                             \
+    "    beq 2f\n"                                                                 \
+    "    .rept 5\n    adds r2, #1\n    .endr\n"                                    \
+    "    subs r0, #1\n"                                                            \
+    "    bne 1b\n"                                                                 \
+    "2:  bx lr\n"
 
 __asm__(".syntax unified\n .thumb\n .section .text.flash_loops,\"ax\",%progbits\n" LOOPS("flash")
         " .section .ramfunc.loops,\"ax\",%progbits\n" LOOPS("ram") " .text\n");
 
 typedef void loop_fn(uint32_t iterations, const uint32_t *address);
-extern loop_fn flash_alu, flash_load, ram_alu, ram_load;
+extern loop_fn flash_alu, flash_load, flash_mid, ram_alu, ram_load, ram_mid;
 
 static __attribute__((noinline)) uint32_t timed(loop_fn *loop, uint32_t iterations)
 {
@@ -87,9 +102,11 @@ int main(void)
         setting_name(features, name, sizeof name);
         printf("flash alu flash %s: %ld\n", name, per_iteration(flash_alu));
         printf("flash load flash %s: %ld\n", name, per_iteration(flash_load));
+        printf("flash mid flash %s: %ld\n", name, per_iteration(flash_mid));
         if (features == 0) {
             printf("flash alu ram %s: %ld\n", name, per_iteration(ram_alu));
             printf("flash load ram %s: %ld\n", name, per_iteration(ram_load));
+            printf("flash mid ram %s: %ld\n", name, per_iteration(ram_mid));
         }
     }
     return 0;

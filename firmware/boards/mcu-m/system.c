@@ -83,7 +83,7 @@ void SystemInit(void)
     SystemCoreClock = 80000000u;
 }
 
-/* RM0351 3.3.4/3.3.5: the caches are reset only while disabled, then enabled. */
+/* RM0351 3.7.1: a cache reset (ICRST/DCRST) acts only while that cache is disabled. */
 int board_flash_features(uint32_t features)
 {
     uint32_t acr = REG32(FLASH_ACR) & ~(ACR_PRFTEN | ACR_ICEN | ACR_DCEN);

@@ -7,7 +7,7 @@ the instruction cache costs nothing; with prefetch on, the next sequential line 
 soon as a line arrives, so sequential code waits only for what execution did not cover. On
 the data side a read that misses the data cache (or finds none) costs `data wait` cycles, and
 while an instruction prefetch is in flight it delays that prefetch (data has priority on the
-flash, e.g. RM0351 3.3.5): the delay is counted as contention.
+flash, RM0351 3.3): the delay is counted as contention.
 
 The state lives in the native buffer (native.py, slots FL_*, and two cache tag arrays): the
 block hook runs `flash_fetch_line` for each flash line a block touches, a memory hook runs

@@ -29,7 +29,7 @@ class FlashInterface(Peripheral):
 
 class FlashL4(FlashInterface):
     """STM32L4 FLASH_ACR (RM0351 3.7.1): LATENCY[2:0], PRFTEN bit 8, ICEN bit 9, DCEN bit 10,
-    ICRST bit 11, DCRST bit 12 (the resets act while the cache is off, RM0351 3.3.5)."""
+    ICRST bit 11, DCRST bit 12 (a reset acts only while its cache is off, RM0351 3.7.1)."""
 
     LATENCY_MASK = 0x7
     PRFTEN, ICEN, DCEN, ICRST, DCRST = 1 << 8, 1 << 9, 1 << 10, 1 << 11, 1 << 12
