@@ -96,6 +96,7 @@ def load_core(name: str) -> CoreSpec:
             exception_entry_cycles=int(exc["entry_cycles"]),
             exception_return_cycles=int(exc["return_cycles"]),
             exception_tail_chain_cycles=int(exc["tail_chain_cycles"]),
+            exception_fp_context_cycles=int(exc.get("fp_context_cycles", 0)),
         )
     except KeyError as exc:
         raise ConfigError(f"{path}: missing key {exc}") from exc

@@ -76,6 +76,7 @@ class CoreSpec:
     exception_entry_cycles: int
     exception_return_cycles: int
     exception_tail_chain_cycles: int
+    exception_fp_context_cycles: int = 0  # storing or restoring S0-S15 and FPSCR
 
 
 @dataclass(frozen=True)

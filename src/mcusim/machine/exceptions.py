@@ -13,6 +13,7 @@ from unicorn import arm_const as A
 RESET, NMI, HARDFAULT, MEMMANAGE, BUSFAULT, USAGEFAULT = 1, 2, 3, 4, 5, 6
 SVCALL, DEBUGMONITOR, PENDSV, SYSTICK = 11, 12, 14, 15
 FIRST_IRQ = 16
+FPCCR_ASPEN, FPCCR_LSPEN = 1 << 31, 1 << 30  # ARMv7-M ARM B3.2.20
 
 NAMES = {NMI: "NMI", HARDFAULT: "HardFault", MEMMANAGE: "MemManage", BUSFAULT: "BusFault",
          USAGEFAULT: "UsageFault", SVCALL: "SVCall", DEBUGMONITOR: "DebugMonitor", PENDSV: "PendSV",
@@ -186,8 +187,9 @@ class ExceptionUnit:
         """Take exception `number`; `return_address` is what the frame stacks as PC."""
         uc = self.uc
         handler = self.vector(number)
+        fp_frame = False
         if tail_chain_lr is None:
-            self._push_frame(return_address, number)
+            fp_frame = self._push_frame(return_address, number)
         else:
             uc.reg_write(A.UC_ARM_REG_LR, tail_chain_lr)
             uc.reg_write(A.UC_ARM_REG_IPSR, number)
@@ -196,16 +198,21 @@ class ExceptionUnit:
         control = uc.reg_read(A.UC_ARM_REG_CONTROL)
         uc.reg_write(A.UC_ARM_REG_CONTROL, control & ~0b110)  # handler mode uses MSP; FPCA clear
         uc.reg_write(A.UC_ARM_REG_PC, handler)
-        self.machine.on_exception_entry(number, tail_chain_lr is not None)
+        self.machine.on_exception_entry(number, tail_chain_lr is not None, fp_frame=fp_frame,
+                                        lazy_fp=bool(self.fpccr & FPCCR_LSPEN))
 
-    def _push_frame(self, return_address: int, number: int) -> None:
-        """Stack the context and enter Handler mode (IPSR = number)."""
+    def _push_frame(self, return_address: int, number: int) -> bool:
+        """Stack the context and enter Handler mode (IPSR = number); True for an FP frame.
+
+        The FP registers are stored at once even when FPCCR.LSPEN asks for lazy stacking:
+        until the handler's first FP instruction they hold the same values, so only the timing
+        differs (the machine charges it)."""
         uc = self.uc
         in_thread = uc.reg_read(A.UC_ARM_REG_IPSR) == 0
         control = uc.reg_read(A.UC_ARM_REG_CONTROL)
         use_psp = in_thread and control & 0b10
         # FPCCR.ASPEN clear: the core does not mark FP context (CONTROL.FPCA) by itself
-        fp_frame = bool(control & 0b100) and self.machine.fpu_present and bool(self.fpccr & (1 << 31))
+        fp_frame = bool(control & 0b100) and self.machine.fpu_present and bool(self.fpccr & FPCCR_ASPEN)
         xpsr = uc.reg_read(A.UC_ARM_REG_XPSR)
         # Handler mode first: Unicorn hides the banked stack pointers from unprivileged Thread mode.
         uc.reg_write(A.UC_ARM_REG_IPSR, number)
@@ -233,6 +240,7 @@ class ExceptionUnit:
             if use_psp:
                 exc_return |= 0b0100
         uc.reg_write(A.UC_ARM_REG_LR, exc_return)
+        return fp_frame
 
     def exception_return(self, exc_return: int) -> None:
         """Handle a branch to EXC_RETURN (bit 0 already cleared by Unicorn)."""
@@ -262,7 +270,7 @@ class ExceptionUnit:
             self.enter(next_number, 0, tail_chain_lr=exc_return)
             return
         self._pop_frame(exc_return)
-        self.machine.on_exception_return(returning, tail_chain=False)
+        self.machine.on_exception_return(returning, tail_chain=False, fp_frame=not exc_return & 0x10)
         self.event_register = True
 
     def _pop_frame(self, exc_return: int) -> None:

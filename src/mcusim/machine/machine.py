@@ -118,6 +118,7 @@ class Machine:
         self.exceptions = ExceptionUnit(self, board.irq_count, board.nvic_priority_bits)
         self.semihosting = Semihosting(self, semihosting_root, cmdline)
         self.flash_timing = self._flash_timing(core)
+        self.state[N.LAZY_FP_CYCLES] = core.exception_fp_context_cycles
         self._flash_read_hooks: list[int] = []
         self._build_peripherals()
         self._hook_handle = N.register_block_hook(self.uc, self.state)
@@ -255,6 +256,7 @@ class Machine:
         uc.reg_write(A.UC_ARM_REG_LR, 0xFFFFFFFF)
         uc.reg_write(A.UC_ARM_REG_PC, pc & ~1)
         self.state[N.FPU_ENABLED] = 0
+        self.state[N.LAZY_FP_PENDING] = 0
         self.state[N.ENDS_IN_BRANCH] = 0
         self.state[N.PREVIOUS_END] = -1
         if first:
@@ -444,20 +446,28 @@ class Machine:
         self._internal_error = exc
         self.request_stop()
 
-    def on_exception_entry(self, number: int, tail_chain: bool) -> None:
+    def on_exception_entry(self, number: int, tail_chain: bool, fp_frame: bool = False, lazy_fp: bool = False) -> None:
         self.state[N.ENDS_IN_BRANCH] = 0  # the handler's first block follows no branch
         self.state[N.PREVIOUS_END] = -1
         core = self.board.core
         extra = core.exception_tail_chain_cycles if tail_chain else core.exception_entry_cycles
+        if fp_frame and lazy_fp:
+            self.state[N.LAZY_FP_PENDING] = 1  # stored by the handler's first FP instruction, if any
+        elif fp_frame:
+            extra += core.exception_fp_context_cycles
         self._advance(extra)
         self.exception_cycles += extra
         self.exceptions_taken += 1
 
-    def on_exception_return(self, number: int, tail_chain: bool) -> None:
+    def on_exception_return(self, number: int, tail_chain: bool, fp_frame: bool = False) -> None:
         self.state[N.ENDS_IN_BRANCH] = 0  # the return cost includes the refill
         self.state[N.PREVIOUS_END] = -1
         if not tail_chain:
             extra = self.board.core.exception_return_cycles
+            if fp_frame and self.state[N.LAZY_FP_PENDING]:
+                self.state[N.LAZY_FP_PENDING] = 0  # never stored: nothing to load back
+            elif fp_frame:
+                extra += self.board.core.exception_fp_context_cycles
             self._advance(extra)
             self.exception_cycles += extra
             if not self.exceptions.active and self.scb.scr & SCR_SLEEPONEXIT:
@@ -764,7 +774,8 @@ class Machine:
         """Cycles lost to each kind of stall; the rest of `cycles` is issue time (see docs/timing.md)."""
         return {"fetch_wait": self.state[N.FL_FETCH_TOTAL], "data_wait": self.state[N.DATA_WAIT_TOTAL],
                 "branch_refill": self.state[N.REFILL_TOTAL], "interlock": self.state[N.INTERLOCK_TOTAL],
-                "divide": self.state[N.DIVIDE_TOTAL], "exception": self.exception_cycles,
+                "divide": self.state[N.DIVIDE_TOTAL],
+                "exception": self.exception_cycles + self.state[N.LAZY_FP_TOTAL],
                 "sleep": self.sleep_cycles, "contention": self.state[N.FL_CONTENTION_TOTAL]}
 
     def dwt_totals(self) -> dict[str, int]:

@@ -97,6 +97,10 @@ SCRATCH = 33          # uc_reg_read writes here
 PREVIOUS_END = 34     # end address of the block that ran last (kept across Python stops)
 INTERLOCK_TOTAL = 35  # address-interlock stall cycles
 DATA_WAIT_TOTAL = 36  # wait cycles of data reads from slow memory
+LAZY_FP_PENDING = 40  # 1: an exception reserved FP context space lazily (FPCCR.LSPACT); the next
+#                       FP instruction stores it, costing LAZY_FP_CYCLES (core data)
+LAZY_FP_CYCLES = 41
+LAZY_FP_TOTAL = 42    # cycles spent on lazy FP context stores
 # Slots [FL_FIRST_SLOT, FL_LAST_SLOT) belong to the flash timing model (flash_timing.py).
 HEADER_LENGTH = FL_LAST_SLOT
 MAX_WINDOWS = 1024
@@ -451,6 +455,16 @@ def _fetch_block(st, address, size, offset, start):
 
 
 @numba.njit(cache=True)
+def _lazy_fp_store(st):
+    """The first FP instruction after a lazily stacked exception entry stores the FP context
+    (ARMv7-M ARM B1.5.7): charged when its block starts; the DWT counts it as LSU cycles."""
+    st[LAZY_FP_PENDING] = 0
+    st[CYCLES] += st[LAZY_FP_CYCLES]
+    st[LSU_TOTAL] += st[LAZY_FP_CYCLES]
+    st[LAZY_FP_TOTAL] += st[LAZY_FP_CYCLES]
+
+
+@numba.njit(cache=True)
 def _remember_hits(st, entry, address, size, offset):
     """Every line of the block was in the instruction cache (or the fetch buffer): note where,
     so until the cache's contents change the block's fetch costs only these look-ups."""
@@ -521,6 +535,8 @@ def block_hook(uc, address_u64, size_u32, user_data):
         st[STOP_SIZE] = size
         _uc_emu_stop(uc)
         return
+    if st[LAZY_FP_PENDING] != 0 and st[entry + 10] > 0:
+        _lazy_fp_store(st)
     if st[entry + 13] != 0:
         st[STOP_REASON] = STOP_SELF_LOOP
         st[STOP_ADDRESS] = address

@@ -1,0 +1,72 @@
+@ Exception round trips (SVC) timed with CYCCNT, with and without FP context, lazy stacking on
+@ and off: results in r7-r11 at the semihosting exit (tests/integration/test_exception_timing.py).
+    .syntax unified
+    .thumb
+    .text
+    .word 0x20008000           @ mps2-an386: initial SP in SRAM
+    .word reset + 1
+    .rept 9
+    .word 0
+    .endr
+    .word svc_handler + 1      @ 11: SVCall
+    .rept 4
+    .word 0
+    .endr
+    .thumb_func
+svc_handler:
+    cbz r0, 1f
+    vmov s1, r0
+1:  bx lr
+    .thumb_func
+reset:
+    ldr r0, =0xE000ED88        @ CPACR: CP10, CP11 full access
+    ldr r1, [r0]
+    orr r1, r1, #(0xF << 20)
+    str r1, [r0]
+    dsb
+    isb
+    ldr r0, =0xE000EDFC        @ DEMCR.TRCENA
+    ldr r1, [r0]
+    orr r1, r1, #(1 << 24)
+    str r1, [r0]
+    ldr r0, =0xE0001000        @ DWT_CTRL.CYCCNTENA
+    ldr r1, [r0]
+    orr r1, r1, #1
+    str r1, [r0]
+    ldr r4, =0xE0001004
+    movs r0, #0                @ r7: no FP context, handler without FP
+    ldr r5, [r4]
+    svc 0
+    ldr r6, [r4]
+    subs r7, r6, r5
+    movs r0, #1                @ r11: no FP context, handler with FP
+    ldr r5, [r4]
+    svc 0
+    ldr r6, [r4]
+    sub r11, r6, r5
+    vmov s0, r0                @ Thread mode now has FP context (CONTROL.FPCA)
+    movs r0, #0                @ r8: lazy stacking, handler without FP
+    ldr r5, [r4]
+    svc 0
+    ldr r6, [r4]
+    sub r8, r6, r5
+    movs r0, #1                @ r9: lazy stacking, handler with FP
+    ldr r5, [r4]
+    svc 0
+    ldr r6, [r4]
+    sub r9, r6, r5
+    ldr r1, =0xE000EF34        @ FPCCR.LSPEN off: the FP context is stored at entry
+    ldr r2, [r1]
+    bic r2, r2, #(1 << 30)
+    str r2, [r1]
+    vmov s0, r0
+    movs r0, #0                @ r10: FP context stored at once, handler without FP
+    ldr r5, [r4]
+    svc 0
+    ldr r6, [r4]
+    sub r10, r6, r5
+    movs r0, #0x18             @ SYS_EXIT, ADP_Stopped_ApplicationExit
+    ldr r1, =0x20026
+    bkpt 0xab
+    b .
+    .ltorg
