@@ -94,6 +94,16 @@ static inline uint32_t mcusim_cyccnt(void)
     return REG32(DWT_CYCCNT);
 }
 
+/* Enable CYCCNT and check that it moves: 1 if it counts, 0 if there is no
+ * counter or it stays put (QEMU's DWT reads as zero). */
+static inline int mcusim_cyccnt_counts(void)
+{
+    uint32_t before = mcusim_cyccnt_enable() == 0 ? mcusim_cyccnt() : 0;
+    for (volatile int i = 0; i < 10; i++)
+        ;
+    return mcusim_cyccnt() != before;
+}
+
 /* Write one character to ITM stimulus port 0, like CMSIS ITM_SendChar:
  * only when ITMENA and TER bit 0 are set, waiting for FIFOREADY. */
 static inline void mcusim_itm_putc(char c)
