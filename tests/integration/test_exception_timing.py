@@ -28,6 +28,10 @@ def test_fp_context_costs_only_when_stored(tmp_path):
     assert reg["R8"] == plain                                 # lazy, the handler uses no FP: nothing stored
     assert reg["R9"] == plain_fp_handler + 2 * fp_context     # lazy, stored by the handler's VMOV, loaded back
     assert reg["R10"] == plain + 2 * fp_context               # LSPEN off: stored at entry, loaded back
+    # the store is charged at the FP instruction: a CYCCNT read just before it leaves it out
+    words = sim.machine.uc.mem_read(0x20000004, 8)
+    vmov_alone, vmov_storing = int.from_bytes(words[:4], "little"), int.from_bytes(words[4:], "little")
+    assert vmov_storing == vmov_alone + fp_context
     dwt = result.dwt
     assert result.instructions == (dwt["cyccnt"] - dwt["cpicnt"] - dwt["exccnt"] - dwt["sleepcnt"]
                                    - dwt["lsucnt"] + dwt["foldcnt"])

@@ -93,11 +93,24 @@ def test_too_few_wait_states_for_the_clock_warn():
     assert any("above every flash wait-state setting" in w for w in warnings)
 
 
-def test_firmware_left_at_reset_latency_at_80_mhz_is_warned_about(tmp_path):
+def test_raising_the_clock_without_wait_states_is_warned_about_but_not_at_reset(tmp_path):
+    path = tmp_path / "count.elf"
+    path.write_bytes(program("count"))
+    sim = mcusim.Simulator(path, "mcu-m", max_cycles=10_000)
+    assert sim.machine.warnings == []            # 4 MHz, LATENCY 0: fine
+    sim.machine.set_clock(80_000_000, "test")    # as if firmware switched to the PLL first
+    assert any("0 wait states at 80 MHz" in w for w in sim.machine.warnings)
+    sim.machine.warnings.clear()
+    sim.machine.flash_timing.configure(fetch_wait=4, data_wait=4)
+    sim.machine._reset_core()                    # back to 4 MHz and LATENCY 0: no false alarm
+    assert sim.machine.warnings == []
+
+
+def test_a_pinned_clock_is_not_checked_against_the_firmware_wait_states(tmp_path):
     path = tmp_path / "count.elf"
     path.write_bytes(program("count"))
     result = mcusim.run(path, "mcu-m", clock_hz=80_000_000, max_cycles=10_000)
-    assert any("0 wait states at 80 MHz" in w for w in result.warnings)
+    assert not any("wait states" in w for w in result.warnings)
 
 
 def test_board_flash_timing_is_checked(tmp_path):

@@ -27,13 +27,13 @@ class FlashTiming:
     cycles. `on_change` is called when data reads start or stop waiting (the machine adds or
     removes its memory hooks)."""
 
-    def __init__(self, spec, board, state, warn=None):
+    def __init__(self, spec, board, state, warn=None, check_wait_states: bool = True):
         self.spec = spec
         self.state = state
         self.warn = warn or (lambda key, message: None)
+        self.check_wait_states = check_wait_states
         self.on_change = None
         self.clock_hz = board.reset_clock_hz
-        self.voltage_range = "1"
         storage = board.storage_region(next(r for r in board.memory if r.name == spec.region))
         self.ranges = [(r.base, r.end) for r in board.memory if r is storage or r.alias_of == storage.name]
         if len(self.ranges) > N.FL_MAX_RANGES:
@@ -44,16 +44,18 @@ class FlashTiming:
         self.reset()
 
     def reset(self) -> None:
+        """Reset state; the controller's reset value is applied by its peripheral model next."""
         spec = self.spec
+        self.voltage_range = "1"
         self.settings = {"fetch_wait": spec.fetch_wait_cycles, "data_wait": spec.data_wait_cycles,
                          "prefetch": spec.prefetch, "icache": spec.icache is not None and spec.icache.enabled,
                          "dcache": spec.dcache is not None and spec.dcache.enabled}
-        self.write_static()
+        self.write_static(check=False)
         self.reset_cache(False)
         self.reset_cache(True)
 
-    def write_static(self) -> None:
-        """Geometry and address ranges (again after the native buffer moves)."""
+    def write_static(self, check: bool = True) -> None:
+        """Geometry and address ranges."""
         st, spec = self.state, self.spec
         st[N.FL_RANGE_COUNT] = len(self.ranges)
         for i, (start, end) in enumerate(self.ranges):
@@ -64,7 +66,7 @@ class FlashTiming:
         if spec.dcache is not None:
             st[N.FL_DC_SETS], st[N.FL_DC_WAYS] = spec.dcache.sets, spec.dcache.ways
         st[N.FL_DC_SHARED] = 1 if spec.dcache is not None and spec.dcache.shared_with_icache else 0
-        self._apply()
+        self._apply(check)
 
     def configure(self, **settings) -> None:
         """Set fetch_wait, data_wait (wait states), prefetch, icache, dcache (on/off) as firmware did."""
@@ -103,7 +105,7 @@ class FlashTiming:
             return wait_states
         return -(-(wait_states + 1) * self.clock_hz // flash_hz) - 1
 
-    def _apply(self) -> None:
+    def _apply(self, check: bool = True) -> None:
         st, s = self.state, self.settings
         was_waiting = st[N.FL_DATA_WAIT] > 0
         st[N.FL_FETCH_WAIT] = self.core_cycles(s["fetch_wait"])
@@ -114,7 +116,8 @@ class FlashTiming:
         st[N.FL_ACTIVE] = int(st[N.FL_FETCH_WAIT] > 0)
         if not s["prefetch"]:
             st[N.FL_PREFETCH_LINE] = -1
-        self._check_wait_states()
+        if check:
+            self._check_wait_states()
         if self.on_change is not None and was_waiting != (st[N.FL_DATA_WAIT] > 0):
             self.on_change()
 
@@ -122,7 +125,7 @@ class FlashTiming:
         """Warn when the firmware runs the core faster than its wait states allow (the part
         would read wrong data; the simulator keeps going with the wait states it was given)."""
         limits = self.spec.wait_state_limits.get(self.voltage_range)
-        if not limits:
+        if not limits or not self.check_wait_states:
             return
         needed = next((ws for hz, ws in limits if self.clock_hz <= hz), None)
         have = self.settings["fetch_wait"]

@@ -180,7 +180,9 @@ class Machine:
         spec = self.board.flash_timing
         if spec is None or core.timing_model == "one_cycle_per_instruction":
             return None
-        flash = FlashTiming(spec, self.board, self.state, warn=self.warn_once)
+        # a pinned clock is a what-if: the firmware's wait states were chosen for its own clock
+        flash = FlashTiming(spec, self.board, self.state, warn=self.warn_once,
+                            check_wait_states=self.pinned_clock_hz is None)
         flash.on_change = self._register_flash_reads
         return flash
 
@@ -266,6 +268,7 @@ class Machine:
             self.time_base = 0.0
             self.clock_anchor_cycle = 0
         else:
+            self.set_clock(board.reset_clock_hz, "reset")  # first: devices check their settings against it
             if self.flash_timing is not None:
                 self.flash_timing.reset()
             for device in self._all_devices():
@@ -273,7 +276,6 @@ class Machine:
                 for reg, value in device.reset_values.items():
                     device.storage[device.registers[reg]] = value
                 device.reset()
-            self.set_clock(board.reset_clock_hz, "reset")
 
     def _all_devices(self):
         for bus in self.buses:

@@ -101,6 +101,7 @@ LAZY_FP_PENDING = 40  # 1: an exception reserved FP context space lazily (FPCCR.
 #                       FP instruction stores it, costing LAZY_FP_CYCLES (core data)
 LAZY_FP_CYCLES = 41
 LAZY_FP_TOTAL = 42    # cycles spent on lazy FP context stores
+LAZY_FP_AT = 43       # address of the FP instruction of the executing block that stored it (else -1)
 # Slots [FL_FIRST_SLOT, FL_LAST_SLOT) belong to the flash timing model (flash_timing.py).
 HEADER_LENGTH = FL_LAST_SLOT
 MAX_WINDOWS = 1024
@@ -455,9 +456,15 @@ def _fetch_block(st, address, size, offset, start):
 
 
 @numba.njit(cache=True)
-def _lazy_fp_store(st):
+def _lazy_fp_store(st, address, size):
     """The first FP instruction after a lazily stacked exception entry stores the FP context
-    (ARMv7-M ARM B1.5.7): charged when its block starts; the DWT counts it as LSU cycles."""
+    (ARMv7-M ARM B1.5.7): charged when its block starts, and placed at that instruction
+    (LAZY_FP_AT) so a count taken earlier in the block leaves it out; the DWT counts it as
+    LSU cycles. An FP instruction an IT block skips is taken as executed."""
+    at = address
+    while at < address + size and _range_sum(st, at, at + 2, F_FP) <= 0:
+        at += 2
+    st[LAZY_FP_AT] = at
     st[LAZY_FP_PENDING] = 0
     st[CYCLES] += st[LAZY_FP_CYCLES]
     st[LSU_TOTAL] += st[LAZY_FP_CYCLES]
@@ -535,8 +542,9 @@ def block_hook(uc, address_u64, size_u32, user_data):
         st[STOP_SIZE] = size
         _uc_emu_stop(uc)
         return
+    st[LAZY_FP_AT] = -1
     if st[LAZY_FP_PENDING] != 0 and st[entry + 10] > 0:
-        _lazy_fp_store(st)
+        _lazy_fp_store(st, address, size)
     if st[entry + 13] != 0:
         st[STOP_REASON] = STOP_SELF_LOOP
         st[STOP_ADDRESS] = address
@@ -661,6 +669,7 @@ class NativeState:
         self.buffer[FL_TAGS] = FLASH_AREA
         self.buffer[FL_LINE_RECORDS] = FLASH_AREA + 2 * FL_CACHE_SLOTS
         self.buffer[FL_BUFFER_LINE] = self.buffer[FL_PREFETCH_LINE] = -1
+        self.buffer[LAZY_FP_AT] = -1
         self.next_free = DATA_START
         self.windows: list[tuple[int, int, int]] = []  # (base, size_bytes, offset)
         self._window_index: dict[int, int] = {}        # base -> index in windows
@@ -758,9 +767,13 @@ class NativeState:
                   "cpi": int(b[CPI_TOTAL]), "fold": int(b[FOLD_TOTAL]), "refill": int(b[REFILL_TOTAL]),
                   "interlock": int(b[INTERLOCK_TOTAL]), "divide": int(b[DIVIDE_TOTAL]),
                   "data_wait": int(b[DATA_WAIT_TOTAL]), "fetch_wait": int(b[FL_FETCH_TOTAL]),
-                  "contention": int(b[FL_CONTENTION_TOTAL])}
+                  "contention": int(b[FL_CONTENTION_TOTAL]), "lazy_fp": int(b[LAZY_FP_TOTAL])}
         if not block <= pc < block + size:
             return totals
+        if pc <= b[LAZY_FP_AT]:  # the FP instruction that stores the lazy FP context has not run
+            totals["cycles"] -= int(b[LAZY_FP_CYCLES])
+            totals["lsu"] -= int(b[LAZY_FP_CYCLES])
+            totals["lazy_fp"] -= int(b[LAZY_FP_CYCLES])
         for address, stall, contention, _ in self.fetch_records():
             if address > pc:  # fetched for an instruction after pc: not yet waited for
                 totals["cycles"] -= stall
@@ -810,23 +823,35 @@ class NativeState:
         for slot, key in ((CYCLES, "cycles"), (INSTRUCTIONS, "instructions"), (LSU_TOTAL, "lsu"),
                           (CPI_TOTAL, "cpi"), (FOLD_TOTAL, "fold"), (REFILL_TOTAL, "refill"),
                           (INTERLOCK_TOTAL, "interlock"), (DIVIDE_TOTAL, "divide"), (DATA_WAIT_TOTAL, "data_wait"),
-                          (FL_FETCH_TOTAL, "fetch_wait"), (FL_CONTENTION_TOTAL, "contention")):
+                          (FL_FETCH_TOTAL, "fetch_wait"), (FL_CONTENTION_TOTAL, "contention"),
+                          (LAZY_FP_TOTAL, "lazy_fp")):
             self.buffer[slot] = counters[key]
         if inside:
+            if pc <= b[LAZY_FP_AT]:
+                b[LAZY_FP_PENDING] = 1
+            b[LAZY_FP_AT] = -1
             self._forget_fetches_after(pc)
 
     def _forget_fetches_after(self, pc: int) -> None:
         """The rest of the block will run again: the lines it fetched ahead of `pc` were not yet
         needed, so take them back out of the instruction cache and the fetch buffer."""
+        b = self.buffer
         kept = [r for r in self.fetch_records() if r[0] <= pc]
+        misses_after = 0
         for address, _, _, missed in self.fetch_records():
             if address > pc and missed:
-                forget_cached_line(self.buffer, missed - 1)
-        offset = flash_offset(self.buffer, pc)
-        if self.buffer[FL_ACTIVE] and offset >= 0:
-            self.buffer[FL_BUFFER_LINE] = offset >> int(self.buffer[FL_LINE_SHIFT])
-            self.buffer[FL_PREFETCH_LINE] = -1
-        self.buffer[FL_BLOCK_LINES] = len(kept)
+                forget_cached_line(b, missed - 1)
+                misses_after += 1
+        offset = flash_offset(b, pc)
+        if b[FL_ACTIVE] and offset >= 0:
+            shift = int(b[FL_LINE_SHIFT])
+            if b[FL_IC_ON]:  # every line after pc's was counted as a hit or a miss: it will be again
+                last_line = flash_offset(b, int(b[BLOCK_ADDRESS] + b[BLOCK_SIZE]) - 1) >> shift
+                b[FL_IC_MISSES] -= misses_after
+                b[FL_IC_HITS] -= max(0, last_line - (offset >> shift) - misses_after)
+            b[FL_BUFFER_LINE] = offset >> shift
+            b[FL_PREFETCH_LINE] = -1
+        b[FL_BLOCK_LINES] = len(kept)
 
 
 @numba.njit(cache=True)

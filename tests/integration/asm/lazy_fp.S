@@ -1,5 +1,7 @@
 @ Exception round trips (SVC) timed with CYCCNT, with and without FP context, lazy stacking on
-@ and off: results in r7-r11 at the semihosting exit (tests/integration/test_exception_timing.py).
+@ and off: results in r7-r11 at the semihosting exit, and the cycles of the handler's FP
+@ instruction at 0x20000004 (no FP context) and 0x20000008 (lazy store)
+@ (tests/integration/test_exception_timing.py).
     .syntax unified
     .thumb
     .text
@@ -13,10 +15,16 @@
     .word 0
     .endr
     .thumb_func
-svc_handler:
+svc_handler:                   @ r0 = 0: no FP; r0 = 1 or 2: time an FP instruction into word r0
     cbz r0, 1f
+    ldr r2, [r4]               @ CYCCNT just before the FP instruction, in the same block
     vmov s1, r0
+    ldr r3, [r4]
+    subs r3, r3, r2
+    ldr r2, =0x20000000
+    str r3, [r2, r0, lsl #2]
 1:  bx lr
+    .ltorg
     .thumb_func
 reset:
     ldr r0, =0xE000ED88        @ CPACR: CP10, CP11 full access
@@ -50,7 +58,7 @@ reset:
     svc 0
     ldr r6, [r4]
     sub r8, r6, r5
-    movs r0, #1                @ r9: lazy stacking, handler with FP
+    movs r0, #2                @ r9: lazy stacking, handler with FP
     ldr r5, [r4]
     svc 0
     ldr r6, [r4]

@@ -47,7 +47,7 @@ class CacheCtrl(RegisterFile):
         if config & self.ENABLE and geometry is None:
             self.machine.warn_once("apollo3-cache-config", f"CACHECTRL.CACHECFG CONFIG {(config >> 4) & 0xF} is "
                                    "not a documented geometry; the cache is left off")
-        if enabled:
+        if enabled:  # a new geometry starts empty; the same one keeps its lines (CTRL.INVALIDATE empties it)
             flash.set_cache_geometry(*geometry)
         flash.configure(fetch_wait=wait, data_wait=wait, icache=enabled and bool(config & self.ICACHE_ENABLE),
                         dcache=enabled and bool(config & self.DCACHE_ENABLE))

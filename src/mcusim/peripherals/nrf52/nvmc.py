@@ -11,7 +11,7 @@ class Nvmc(RegisterFile):
     CACHEEN, CACHEPROFEN = 1 << 0, 1 << 8
 
     def reset(self) -> None:
-        self._counter_base = {"IHIT": 0, "IMISS": 0}
+        self._counter_base = {"IHIT": self._raw("IHIT"), "IMISS": self._raw("IMISS")}  # they reset to 0
         self._configure(self.get(self.offset_of("ICACHECNF")))
 
     def on_read(self, offset):

@@ -7,6 +7,10 @@ from ..base import Peripheral
 class PwrL4(Peripheral):
     """STM32L4 PWR (RM0351 5.4): VOS changes complete at once, so SR2.VOSF reads 0."""
 
+    def reset(self) -> None:
+        if self.machine.flash_timing is not None:
+            self.machine.flash_timing.set_voltage_range(self.voltage_range)
+
     def on_read(self, offset):
         if offset == self.offset_of("SR2"):
             return 0
