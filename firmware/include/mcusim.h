@@ -94,6 +94,26 @@ static inline uint32_t mcusim_cyccnt(void)
     return REG32(DWT_CYCCNT);
 }
 
+/* A hand-written loop: runs `iterations` times with `arg` in r1 (AAPCS). */
+typedef void mcusim_loop_fn(uint32_t iterations, const void *arg);
+
+static __attribute__((noinline)) uint32_t mcusim_time_loop(mcusim_loop_fn *loop, uint32_t iterations,
+                                                           const void *arg)
+{
+    uint32_t t0 = REG32(DWT_CYCCNT);
+    loop(iterations, arg);
+    return REG32(DWT_CYCCNT) - t0;
+}
+
+/* CYCCNT cycles of 100 iterations of `loop`: 200 iterations minus 100, after a
+ * warm-up call, so the call, the first iteration and cold caches cancel out. */
+static inline long mcusim_cycles_per_100(mcusim_loop_fn *loop, const void *arg)
+{
+    mcusim_time_loop(loop, 100, arg);
+    uint32_t hundred = mcusim_time_loop(loop, 100, arg);
+    return (long)mcusim_time_loop(loop, 200, arg) - (long)hundred;
+}
+
 /* Enable CYCCNT and check that it moves: 1 if it counts, 0 if there is no
  * counter or it stays put (QEMU's DWT reads as zero). */
 static inline int mcusim_cyccnt_counts(void)

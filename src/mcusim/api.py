@@ -42,6 +42,11 @@ class RunResult:
     itm: dict = field(default_factory=dict)
     exceptions_taken: int = 0
     stalls: dict = field(default_factory=dict)
+    dual_issued: int = 0           # instructions issued alongside an older one (dual-issue cores)
+    branches_predicted: int = 0    # branches the predictor resolved (cores with one) ...
+    branch_mispredicts: int = 0    # ... and the ones it got wrong
+    icache: dict = field(default_factory=dict)  # {"hits", "misses"} where a cache model runs
+    dcache: dict = field(default_factory=dict)
     max_cycles: int = DEFAULT_MAX_CYCLES
     semihosting_root: str | None = None
 
@@ -49,6 +54,16 @@ class RunResult:
     def cpi(self) -> float:
         """Cycles per instruction."""
         return self.cycles / self.instructions if self.instructions else 0.0
+
+    @property
+    def ipc(self) -> float:
+        """Instructions per cycle."""
+        return self.instructions / self.cycles if self.cycles else 0.0
+
+    @property
+    def dual_issue_fraction(self) -> float:
+        """Share of the instructions that issued in the same cycle as the one before."""
+        return self.dual_issued / self.instructions if self.instructions else 0.0
 
     @property
     def issue_cycles(self) -> int:
@@ -81,6 +96,12 @@ class RunResult:
             "host_seconds": self.host_seconds,
             "mips": self.mips,
             "cpi": self.cpi,
+            "ipc": self.ipc,
+            "dual_issue_fraction": self.dual_issue_fraction,
+            "branch_mispredicts": self.branch_mispredicts,
+            "branches_predicted": self.branches_predicted,
+            "icache": self.icache,
+            "dcache": self.dcache,
             "issue_cycles": self.issue_cycles,
             "stalls": self.stalls,
             "exceptions_taken": self.exceptions_taken,
@@ -152,6 +173,7 @@ class Simulator:
             itm={str(k): v.decode(errors="replace") for k, v in m.outputs.itm.items()},
             exceptions_taken=m.exceptions_taken,
             stalls=m.stalls(),
+            **m.pipeline_statistics(),
             max_cycles=m.max_cycles,
             semihosting_root=str(m.semihosting.root) if m.semihosting.root else None,
         )

@@ -127,6 +127,16 @@ def _summary(result, out) -> None:
             f"{name.replace('_', ' ')} {cycles:,}" for name, cycles in result.stalls.items() if cycles) or "none"),
         f"exit: {result.exit_detail or result.exit_reason} -> exit code {result.exit_code}",
     ]
+    extras = []
+    if result.dual_issued:
+        extras.append(f"IPC {result.ipc:.2f}, {100 * result.dual_issue_fraction:.0f}% dual-issued")
+    if result.branches_predicted:
+        extras.append(f"{result.branch_mispredicts:,} of {result.branches_predicted:,} branches mispredicted")
+    for name, counts in (("I-cache", result.icache), ("D-cache", result.dcache)):
+        if counts and counts["hits"] + counts["misses"]:
+            extras.append(f"{name} {counts['hits']:,} hits, {counts['misses']:,} misses")
+    if extras:
+        lines.insert(3, "; ".join(extras))
     if result.boot_note:
         lines.insert(1, f"boot: {result.boot_note}")
     if out:

@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[2]
 FIRMWARE = ROOT / "firmware"
 BOARDS = ["mcu-s", "mcu-m", "mcu-b", "mcu-d", "mps2-an386", "mps2-an500"]
 PROGRAMS = ["hello", "uart-hello", "exceptions", "dwt", "bench", "isa", "bench-dsp", "bench-table",
-            "bench-float", "flash-timing"]
+            "bench-float", "flash-timing", "pipeline"]
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 

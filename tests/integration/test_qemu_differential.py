@@ -1,7 +1,7 @@
 """The same ELFs on QEMU (mps2-an386, mps2-an500) and on mcusim: same output, same exit status.
 
-QEMU 7.2 models no DWT cycle counter (its DWT reads as zero), so `dwt`, `isa` and
-`flash-timing` are the programs whose results legitimately differ: there QEMU must report the missing counter and
+QEMU 7.2 models no DWT cycle counter (its DWT reads as zero), so `dwt` and the timing
+programs (`isa`, `flash-timing`, `pipeline`) are the ones whose results legitimately differ: there QEMU must report the missing counter and
 mcusim must count.
 """
 import subprocess
@@ -11,6 +11,8 @@ import pytest
 import mcusim
 from conftest import PROGRAMS
 
+TIMING_PROGRAMS = ("isa", "flash-timing", "pipeline")
+
 
 def run_qemu(qemu: str, board: str, elf) -> tuple[str, int]:
     done = subprocess.run([qemu, "-M", board, "-nographic", "-semihosting-config", "enable=on,target=native",
@@ -19,7 +21,7 @@ def run_qemu(qemu: str, board: str, elf) -> tuple[str, int]:
 
 
 @pytest.mark.parametrize("board", ["mps2-an386", "mps2-an500"])
-@pytest.mark.parametrize("program", [p for p in PROGRAMS if p not in ("dwt", "isa", "flash-timing")])
+@pytest.mark.parametrize("program", [p for p in PROGRAMS if p not in ("dwt",) + TIMING_PROGRAMS])
 def test_same_output_and_exit_status_as_qemu(firmware_build, qemu, board, program):
     elf = firmware_build / board / f"{program}.elf"
     qemu_out, qemu_code = run_qemu(qemu, board, elf)
@@ -39,7 +41,7 @@ def test_dwt_differs_only_because_qemu_has_no_cycle_counter(firmware_build, qemu
 
 
 @pytest.mark.parametrize("board", ["mps2-an386", "mps2-an500"])
-@pytest.mark.parametrize("program", ["isa", "flash-timing"])
+@pytest.mark.parametrize("program", TIMING_PROGRAMS)
 def test_timing_programs_need_the_cycle_counter_qemu_lacks(firmware_build, qemu, board, program):
     qemu_out, qemu_code = run_qemu(qemu, board, firmware_build / board / f"{program}.elf")
     assert (qemu_out, qemu_code) == (f"{program}: CYCCNT does not count\n", 2)

@@ -3,8 +3,8 @@
  * board offers, and from RAM. One line each:
  *   "flash <loop> <where> <setting>: <cycles per iteration>"
  * where <setting> is "none" or a '+'-joined list of prefetch, icache, dcache. The cycles
- * per iteration are (CYCCNT of 200 iterations - CYCCNT of 100) / 100, after a warm-up call,
- * so call overhead and cold misses cancel. Exit 0, or 2 without a cycle counter.
+ * per iteration are mcusim_cycles_per_100() / 100 (include/mcusim.h): call overhead and cold
+ * misses cancel. Exit 0, or 2 without a cycle counter.
  *
  * Loops (hand-written, 8-byte aligned, 32 bytes of code per iteration):
  *   alu:  14 x adds, subs, bne          (no data access)
@@ -57,21 +57,11 @@ const uint32_t flash_constant = 0x5A5A5A5Au;  /* .rodata: in flash */
 __asm__(".syntax unified\n .thumb\n .section .text.flash_loops,\"ax\",%progbits\n" LOOPS("flash")
         " .section .ramfunc.loops,\"ax\",%progbits\n" LOOPS("ram") " .text\n");
 
-typedef void loop_fn(uint32_t iterations, const uint32_t *address);
-extern loop_fn flash_alu, flash_load, flash_mid, ram_alu, ram_load, ram_mid;
+extern mcusim_loop_fn flash_alu, flash_load, flash_mid, ram_alu, ram_load, ram_mid;
 
-static __attribute__((noinline)) uint32_t timed(loop_fn *loop, uint32_t iterations)
+static long per_iteration(mcusim_loop_fn *loop)
 {
-    uint32_t t0 = mcusim_cyccnt();
-    loop(iterations, &flash_constant);
-    return mcusim_cyccnt() - t0;
-}
-
-static long per_iteration(loop_fn *loop)
-{
-    timed(loop, 100);  /* warm-up */
-    uint32_t hundred = timed(loop, 100);
-    return ((long)timed(loop, 200) - (long)hundred) / 100;
+    return mcusim_cycles_per_100(loop, &flash_constant) / 100;
 }
 
 static void setting_name(uint32_t features, char *out, size_t size)

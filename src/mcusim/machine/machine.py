@@ -161,10 +161,11 @@ class Machine:
 
     def _core_timing(self, core):
         """The core's timing model (None: a fixed cost per instruction) and its refill data."""
-        if core.timing_model != "cortex-m4":
+        if core.timing_model not in ("cortex-m4", "cortex-m7"):
             return None
         from ..config.loader import core_timing_table
         from ..timing.cortex_m4 import CortexM4Timing
+        from ..timing.cortex_m7 import CortexM7Timing
 
         table = core_timing_table(core)
         for slot, key in ((N.DIVIDE_ZERO, "divide_zero"), (N.DIVIDE_SHORT, "divide_short"),
@@ -173,6 +174,13 @@ class Machine:
             self.state[slot] = table[key]
         self.state[N.REFILL_BRANCH] = table["branch_refill"]
         self.state[N.REFILL_WIDE_ODD] = table["branch_refill_unaligned_wide"] - table["branch_refill"]
+        if core.timing_model == "cortex-m7":
+            entries = table["branch_predictor_entries"]
+            if not 0 < entries <= N.MAX_PREDICTOR_ENTRIES:
+                raise ValueError(f"core {core.name}: branch_predictor_entries must be 1..{N.MAX_PREDICTOR_ENTRIES}")
+            self.state[N.PREDICTOR_ENTRIES] = entries
+            self.state[N.MISPREDICT_PENALTY] = table["branch_mispredict"]
+            return CortexM7Timing(table)
         return CortexM4Timing(table)
 
     def _flash_timing(self, core) -> FlashTiming | None:
@@ -779,6 +787,20 @@ class Machine:
                 "divide": self.state[N.DIVIDE_TOTAL],
                 "exception": self.exception_cycles + self.state[N.LAZY_FP_TOTAL],
                 "sleep": self.sleep_cycles, "contention": self.state[N.FL_CONTENTION_TOTAL]}
+
+    def pipeline_statistics(self) -> dict:
+        """Dual issue, branch prediction and cache counts, where the models have them."""
+        dual_issue = self.board.core.timing_model == "cortex-m7"
+        found = {"dual_issued": self.state[N.FOLD_TOTAL] if dual_issue else 0,
+                 "branches_predicted": self.state[N.PREDICTED], "branch_mispredicts": self.state[N.MISPREDICTS],
+                 "icache": {}, "dcache": {}}
+        if self.flash_timing is not None:
+            totals = self.flash_timing.totals()
+            if self.flash_timing.spec.icache is not None:
+                found["icache"] = {"hits": totals["icache_hits"], "misses": totals["icache_misses"]}
+            if self.flash_timing.spec.dcache is not None:
+                found["dcache"] = {"hits": totals["dcache_hits"], "misses": totals["dcache_misses"]}
+        return found
 
     def dwt_totals(self) -> dict[str, int]:
         return {"cyccnt": self.cycles, "cpicnt": self.state[N.CPI_TOTAL], "exccnt": self.exception_cycles,

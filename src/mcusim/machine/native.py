@@ -102,6 +102,11 @@ LAZY_FP_PENDING = 40  # 1: an exception reserved FP context space lazily (FPCCR.
 LAZY_FP_CYCLES = 41
 LAZY_FP_TOTAL = 42    # cycles spent on lazy FP context stores
 LAZY_FP_AT = 43       # address of the FP instruction of the executing block that stored it (else -1)
+PREDICTOR_ENTRIES = 44  # branch target address cache entries (0: no predictor, the refill rule P)
+MISPREDICT_PENALTY = 45
+MISPREDICTS = 46      # branches the predictor got wrong ...
+PREDICTED = 47        # ... of those it predicted
+PREVIOUS_BRANCH_AT = 48  # address of the last instruction of the block that ran last
 # Slots [FL_FIRST_SLOT, FL_LAST_SLOT) belong to the flash timing model (flash_timing.py).
 HEADER_LENGTH = FL_LAST_SLOT
 MAX_WINDOWS = 1024
@@ -118,10 +123,13 @@ E_FETCH_LINES = 16     # and the cache tag slots of its lines
 E_FETCH_BEFORE_LAST = 17
 E_FETCH_SLOTS = 18
 FAST_FETCH_LINES = 4   # blocks of more lines always take the full model
-CACHE_ENTRY = E_FETCH_SLOTS + FAST_FETCH_LINES
+E_LAST_INSN = E_FETCH_SLOTS + FAST_FETCH_LINES  # address of the block's last instruction
+CACHE_ENTRY = E_LAST_INSN + 1
 BLOCK_CACHE = WINDOW_TABLE + 3 * MAX_WINDOWS
 FLASH_AREA = BLOCK_CACHE + CACHE_ENTRIES * CACHE_ENTRY  # flash cache tags and per-line records
-DATA_START = FLASH_AREA + FL_AREA_SLOTS
+BTAC_AREA = FLASH_AREA + FL_AREA_SLOTS  # per predictor entry: branch address + 1 (0 = empty), target, counter
+MAX_PREDICTOR_ENTRIES = 1024
+DATA_START = BTAC_AREA + 3 * MAX_PREDICTOR_ENTRIES
 
 # STOP_REASON values.
 STOP_NONE = 0
@@ -229,11 +237,44 @@ def _ends_in_branch(st, end):
 
 
 @numba.njit(cache=True)
+def _predict(st, branch_at, taken, target):
+    """A branch target address cache (docs/timing.md, Cortex-M7): direct-mapped by branch
+    address, each entry a target and a 2-bit counter. Predicted taken (to the stored target)
+    when the entry is there and its counter is 2 or 3, otherwise not taken. A wrong prediction
+    costs MISPREDICT_PENALTY cycles (CPICNT, the branch_refill stall)."""
+    slot = BTAC_AREA + 3 * ((branch_at >> 1) % st[PREDICTOR_ENTRIES])
+    hit = st[slot] == branch_at + 1
+    predicted_taken = hit and st[slot + 2] >= 2
+    if taken:
+        correct = predicted_taken and st[slot + 1] == target
+        if hit:
+            st[slot + 2] = min(3, st[slot + 2] + 1)
+        else:
+            st[slot] = branch_at + 1
+            st[slot + 2] = 2
+        st[slot + 1] = target
+    else:
+        correct = not predicted_taken
+        if hit:
+            st[slot + 2] = max(0, st[slot + 2] - 1)
+    st[PREDICTED] += 1
+    if not correct:
+        penalty = st[MISPREDICT_PENALTY]
+        st[MISPREDICTS] += 1
+        st[CYCLES] += penalty
+        st[CPI_TOTAL] += penalty
+        st[REFILL_TOTAL] += penalty
+
+
+@numba.njit(cache=True)
 def _refill_after_branch(st, address, wide_target):
     """The previous block ended with a branch that was taken: an unconditional one (2), or a
     conditional one (1) whose next block is not its fall-through."""
     branch = st[ENDS_IN_BRANCH]
     kind = branch & 3
+    if kind != 0 and st[PREDICTOR_ENTRIES] > 0:
+        _predict(st, st[PREVIOUS_BRANCH_AT], kind == 2 or address != st[PREVIOUS_END], address)
+        return
     if kind == 0 or kind == 1 and address == st[PREVIOUS_END]:
         return  # (Python clears ENDS_IN_BRANCH when it moves the PC itself: exception entry/return)
     refill = branch >> 2
@@ -249,8 +290,17 @@ def _refill_after_branch(st, address, wide_target):
 @numba.njit(cache=True)
 def _start_adjust(st, adjust, flags, sign):
     """Apply (sign 1) or undo (-1) what entering a block out of sequence changes: its first
-    instruction has no neighbour to pipeline, interlock or fold with."""
+    instruction has no neighbour to pipeline, interlock or fold with. On a dual-issue core
+    (flags bit 6) the first instructions start from an empty pipeline: the cycles move between
+    CPICNT and FOLDCNT (dual issues lost: bits 7-10, biased by 8)."""
     interlock = flags & 15
+    if (flags >> 6) & 1:
+        lost = ((flags >> 7) & 15) - 8
+        st[CYCLES] += sign * adjust
+        st[FOLD_TOTAL] -= sign * lost
+        st[CPI_TOTAL] += sign * (adjust - lost)
+        st[INTERLOCK_TOTAL] -= sign * interlock
+        return
     fold = (flags >> 4) & 1
     pipelining = adjust + interlock - fold  # cycles a lost load pipelining adds (LSU)
     st[CYCLES] += sign * adjust
@@ -279,6 +329,7 @@ def _summarize(st, address, size, entry):
         if first_kind != KIND_START and first_kind != KIND_SELF_LOOP or last_kind == KIND_UNKNOWN:
             return False
         last_start = row_last - 2 * FIELDS if last_kind == KIND_CONTINUATION else row_last - FIELDS
+        st[entry + E_LAST_INSN] = base + 2 * ((last_start - offset) // FIELDS)
         st[entry + 2] = st[row_last + F_CYCLES] - st[row_first + F_CYCLES]
         st[entry + 3] = st[row_last + F_INSTRUCTIONS] - st[row_first + F_INSTRUCTIONS]
         st[entry + 4] = st[row_last + F_COUNTS] - st[row_first + F_COUNTS]
@@ -304,6 +355,7 @@ def _summarize(st, address, size, entry):
         st[entry + 6] = _value_at(st, address, F_START_ADJUST)
         st[entry + 7] = _value_at(st, address, F_START_FLAGS)
         st[entry + 8] = _ends_in_branch(st, end)
+        st[entry + E_LAST_INSN] = end - 4 if _kind_at(st, end - 2) == KIND_CONTINUATION else end - 2
         st[entry + 9] = 1 if _kind_at(st, address + 2) == KIND_CONTINUATION else 0
         st[entry + 10] = fp
         st[entry + 11] = _range_sum(st, address, end, F_UNMASK)
@@ -555,6 +607,7 @@ def block_hook(uc, address_u64, size_u32, user_data):
     start = st[CYCLES]
     st[FL_BLOCK_START] = start
     st[ENDS_IN_BRANCH] = st[entry + 8]
+    st[PREVIOUS_BRANCH_AT] = st[entry + E_LAST_INSN]
     st[PREVIOUS_END] = address + size
     st[PREVIOUS_UNMASK] = st[entry + 11]
     st[PREVIOUS_ISB] = st[entry + 12]
@@ -793,6 +846,13 @@ class NativeState:
         if pc == block and b[BLOCK_ADJUSTED]:  # the first instruction has not run: nor its adjustment
             adjust, flags = self.value_at(block, F_START_ADJUST), self.value_at(block, F_START_FLAGS)
             interlock, fold = flags & 15, (flags >> 4) & 1
+            if (flags >> 6) & 1:  # dual issue (see _start_adjust)
+                lost = ((flags >> 7) & 15) - 8
+                totals["cycles"] -= adjust
+                totals["fold"] += lost
+                totals["cpi"] -= adjust - lost
+                totals["interlock"] += interlock
+                return totals
             totals["cycles"] -= adjust
             totals["lsu"] -= adjust + interlock - fold - (interlock if (flags >> 5) & 1 else 0)
             totals["cpi"] += 0 if (flags >> 5) & 1 else interlock

@@ -117,6 +117,7 @@ class Decoder:
         folded_it = None
         details = _disassemble(code, start, end) if self.timing is not None else {}
         window_index, kind = None, None
+        run = []  # (instruction, its cost rows) in order, for start adjustments over several instructions
         while address < end and address - start + 2 <= len(code):
             offset = address - start
             length = thumb_length(int.from_bytes(code[offset: offset + 2], "little"))
@@ -160,10 +161,12 @@ class Decoder:
                 it_costs[F_START_ADJUST][it_row] += costs[F_START_ADJUST][i]
                 it_costs[F_START_FLAGS][it_row] |= costs[F_START_FLAGS][i] & ~(1 << 4)
                 folded_it = None
-            if detail is not None and costs[F_COUNTS][i] >> (2 * LANE):
+            if detail is not None and cost.start_fold:
                 folded_it = (costs, i)  # a folded IT is skipped: the next one pairs with what ran before it
             else:
                 previous = detail
+            if detail is not None:
+                run.append((detail, costs, i))
             costs[F_FP][i] = int(mnemonic.startswith("v"))
             costs[F_UNMASK][i] = int(_may_unmask(mnemonic, operands))
             costs[F_ISB][i] = int(mnemonic == "isb")
@@ -177,6 +180,11 @@ class Decoder:
                     self._costs[next_index][field][j] = 0
                 dirty.add(next_index)
             address += length
+        if run and hasattr(self.timing, "start_adjustments"):
+            adjustments = self.timing.start_adjustments([insn for insn, _, _ in run])
+            for (_, costs, i), (cycles, interlock, lost) in zip(run, adjustments):
+                costs[F_START_ADJUST][i] = cycles
+                costs[F_START_FLAGS][i] = interlock | 1 << 6 | (lost + 8) << 7
         for index in dirty:
             if self.is_writable(self.state.windows[index][0]):
                 self._snapshots.setdefault(index, []).append((start, code[: end - start]))

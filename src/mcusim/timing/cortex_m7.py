@@ -1,0 +1,273 @@
+"""Cortex-M7 core timing: an in-order, dual-issue schedule of the decoded instruction stream.
+
+Each instruction is scheduled after the one before it in memory (the decoder walks code in
+order): it issues in the same cycle as its predecessor when the pairing rules allow and its
+operands are ready, otherwise in a later cycle. Its cost is the distance in cycles from the
+previous instruction's issue (0 when dual-issued, counted as folded for the DWT). A block
+entered out of sequence starts from an empty pipeline: `start_adjustments` gives, for every
+instruction, what a schedule starting there costs compared with the in-sequence one.
+Taken branches are timed by the native branch predictor. Every number comes from
+cores/cortex-m7.toml, where its source is given (and marked where it is an estimate).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from capstone import arm as cs_arm
+
+from .cortex_m4 import (BRANCHES, DSP_PREFIXES, FP_MAC, FP_MEMORY, LOADS, MEMORY, MULTIPLES, MULTIPLY,
+                        REFILL_ALWAYS, REFILL_IF_TAKEN, STORES, Cost, base_mnemonic)
+
+FLAGS = "apsr"      # one name for the condition flags (capstone says cpsr or apsr)
+SINGLE_ISSUE = MULTIPLES + ("ldrd", "strd", "strex", "strexb", "strexh", "tbb", "tbh", "vmrs", "vmsr", "mrs", "msr",
+                            "svc", "bkpt", "dmb", "dsb", "isb", "nop", "yield", "wfi", "wfe", "sev", "clrex",
+                            "udf", "cpsie", "cpsid", "sdiv", "udiv")
+FIRST_SLOT_ONLY = ("ldrex", "ldrexb", "ldrexh", "bfc", "bfi", "clz", "sxtb", "sxth", "uxtb", "uxth", "ssat", "usat",
+                   "rev", "rev16", "revsh", "rbit", "sbfx", "ubfx", "usad8", "usada8")
+NARROW_LOADS = ("ldrb", "ldrh", "ldrsb", "ldrsh", "ldrbt", "ldrht", "ldrsbt", "ldrsht", "ldrexb", "ldrexh")
+
+
+@dataclass
+class _Insn:
+    """What scheduling needs to know of one instruction."""
+
+    name: str
+    reads: set[str]
+    writes: set[str]
+    early: set[str] = field(default_factory=set)   # read a cycle early (address, shifted operand)
+    late: dict[str, int] = field(default_factory=dict)  # read late: register -> cycles
+    latency: int = 1
+    occupancy: int = 1         # cycles before the next instruction can issue (LDM, divide...)
+    single: bool = False       # issues alone
+    first_only: bool = False   # only as the older instruction of a pair
+    memory: bool = False
+    load: bool = False
+    store: bool = False
+    mac: bool = False
+    branch: bool = False
+    fp: bool = False
+    shifted: bool = False
+
+
+@dataclass
+class _Pipeline:
+    """Scheduling state after the last instruction issued."""
+
+    cycle: int = 0                  # issue cycle of the last instruction
+    issued: list = field(default_factory=list)  # the instructions issued in `cycle`
+    free: int = 1                   # first cycle the next instruction may issue alone
+    ready: dict = field(default_factory=dict)   # register -> first cycle a normal read sees it
+
+    def copy(self) -> "_Pipeline":
+        return _Pipeline(self.cycle, list(self.issued), self.free, dict(self.ready))
+
+
+class CortexM7Timing:
+    def __init__(self, table: dict):
+        self.t = table
+        self._pipeline = _Pipeline()
+        self._last_address: int | None = None
+
+    # classification ---------------------------------------------------------------
+    def describe(self, insn) -> _Insn:
+        t = self.t
+        name = base_mnemonic(insn)
+        try:
+            read, written = insn.regs_access()
+            reads = {self._reg(insn, r) for r in read}
+            writes = {self._reg(insn, r) for r in written}
+        except Exception:
+            reads, writes = set(), set()
+        info = _Insn(name, reads, writes)
+        info.single = name in SINGLE_ISSUE or name.startswith(("vldm", "vstm", "vpush", "vpop"))
+        info.first_only = name in FIRST_SLOT_ONLY or name.startswith(DSP_PREFIXES)
+        info.fp = name.startswith("v")
+        info.branch = name in BRANCHES or "pc" in writes
+        memory_operand = next((op for op in insn.operands if op.type == cs_arm.ARM_OP_MEM), None)
+        info.memory = name in MEMORY or name.startswith(FP_MEMORY)
+        if memory_operand is not None:
+            info.early = {self._reg(insn, memory_operand.mem.base)} if memory_operand.mem.base else set()
+            if memory_operand.mem.index:
+                info.early.add(self._reg(insn, memory_operand.mem.index))
+        elif name in ("push", "pop", "vpush", "vpop"):
+            info.early = {"sp"}
+        info.shifted = any(op.type == cs_arm.ARM_OP_REG and op.shift.type not in (0, cs_arm.ARM_SFT_INVALID)
+                           and op.shift.value != 0 for op in insn.operands) and not info.memory
+        if info.shifted:
+            shifted_regs = {self._reg(insn, op.reg) for op in insn.operands
+                            if op.type == cs_arm.ARM_OP_REG and op.shift.type not in (0, cs_arm.ARM_SFT_INVALID)}
+            info.early |= shifted_regs & reads
+        info.latency = t["alu_latency"]
+        if name in LOADS or name.startswith("ldrex") or name == "ldrd":
+            info.load = True
+            info.latency = t["load_narrow_latency"] if name in NARROW_LOADS else t["load_latency"]
+        elif name in STORES or name.startswith("strex") or name == "strd":
+            info.store = True
+            data = [self._reg(insn, op.reg) for op in insn.operands if op.type == cs_arm.ARM_OP_REG]
+            info.late = {r: t["store_data_late"] for r in data[:2 if name == "strd" else 1]}
+        elif name in MULTIPLES:
+            registers = [op for op in insn.operands if op.type == cs_arm.ARM_OP_REG]
+            count = len(registers) - (0 if name in ("push", "pop") else 1)
+            per_cycle = t["multiple_registers_per_cycle"]
+            info.occupancy = max(1, -(-count // per_cycle))
+            info.load = name.startswith("ldm") or name == "pop"
+            info.store = not info.load
+            info.latency = t["load_latency"] + info.occupancy - 1 if info.load else 1
+        elif name in ("sdiv", "udiv"):
+            info.occupancy = t["divide_min"]
+            info.latency = t["divide_min"]
+        elif name in MULTIPLY or name.startswith(("smla", "smul", "smua", "smus", "smls", "smmu", "smml", "umaal")):
+            info.mac = True
+            info.latency = t["multiply_latency"]
+            if name in ("mla", "mls") or name.startswith(("smla", "smls", "smmla", "smmls", "umaal")):
+                accumulators = self._accumulators(insn, name)
+                info.late = {r: t["accumulator_advance"] for r in accumulators}
+        elif info.fp:
+            self._describe_fp(insn, name, info)
+        if name in ("tbb", "tbh"):
+            info.load = True
+        if info.branch and FLAGS in reads:  # TRM 1.2.3: flag forwarding resolves branches early
+            info.late[FLAGS] = t["flags_to_branch_advance"]
+        return info
+
+    @staticmethod
+    def _reg(insn, reg) -> str:
+        name = insn.reg_name(reg)
+        return FLAGS if name in ("cpsr", "apsr", "apsr_nzcv", "itstate") else name
+
+    def _accumulators(self, insn, name: str) -> set[str]:
+        regs = [self._reg(insn, op.reg) for op in insn.operands if op.type == cs_arm.ARM_OP_REG]
+        if name.startswith(("smlal", "umlal", "smlsld", "umaal")):
+            return set(regs[:2])   # RdLo, RdHi accumulate
+        return {regs[-1]} if regs else set()  # MLA Rd, Rn, Rm, Ra
+
+    def _describe_fp(self, insn, name: str, info: _Insn) -> None:
+        t = self.t
+        regs = [self._reg(insn, op.reg) for op in insn.operands if op.type == cs_arm.ARM_OP_REG]
+        double = ".f64" in insn.mnemonic or any(r.startswith("d") for r in regs)
+        if double:
+            info.first_only = True  # LLVM ARMScheduleM7.td: double-precision FP issues in the older slot
+        if name in ("vdiv", "vsqrt"):
+            info.latency = t["fp_divide_latency"]
+        elif name in FP_MAC:
+            fused = name.startswith(("vfma", "vfms", "vfnma", "vfnms"))
+            info.latency = t["fp_fused_latency"] if fused else t["fp_mac_latency"]
+            if regs:
+                info.late = {regs[0]: t["fp_fused_advance"] if fused else t["fp_mac_advance"]}
+        elif name.startswith(("vldr", "vldm", "vpop")):
+            info.load = True
+            info.latency = t["fp_load_latency"]
+            if name.startswith(("vldm", "vpop")):
+                info.occupancy = max(1, -(-(len(regs) - (0 if name == "vpop" else 1)) // 2))
+            if name == "vldr" and double:
+                info.single = True
+        elif name.startswith(("vstr", "vstm", "vpush")):
+            info.store = True
+            if name.startswith(("vstm", "vpush")):
+                info.occupancy = max(1, -(-(len(regs) - (0 if name == "vpush" else 1)) // 2))
+            if name == "vstr" and double:
+                info.single = True
+        elif name == "vmov" and any(r.startswith("r") or r in ("sb", "sl", "fp", "ip", "lr") for r in regs):
+            info.latency = t["fp_move_latency"]
+            core = [r for r in regs if not r.startswith(("s", "d"))]
+            info.single = len(core) >= 2
+        elif name in ("vmrs", "vmsr"):
+            info.latency = t["fp_move_latency"]
+        else:
+            info.latency = t["fp_latency"]
+
+    # scheduling ---------------------------------------------------------------------
+    def _pairs(self, p: _Pipeline, info: _Insn) -> bool:
+        """Can `info` issue in the cycle of the instruction just issued (TRM dual issue; the
+        pairing rules of cores/cortex-m7.toml)?"""
+        if len(p.issued) != 1 or info.single or info.first_only:
+            return False
+        older = p.issued[0]
+        if older.single or p.free > p.cycle + 1 or older.occupancy > 1:
+            return False
+        return not (older.store and info.store or older.mac and info.mac or older.branch and info.branch
+                    or older.fp and info.fp or older.shifted and info.shifted)
+
+    def _operands_ready(self, p: _Pipeline, info: _Insn) -> int:
+        """First cycle the operands of `info` allow it to issue."""
+        earliest = 0
+        early = self.t["early_operand"]
+        for register in info.reads:
+            ready = p.ready.get(register)
+            if ready is None:
+                continue
+            if register in info.early:
+                ready += early
+            ready -= info.late.get(register, 0)
+            earliest = max(earliest, ready)
+        return earliest
+
+    def _issue(self, p: _Pipeline, info: _Insn) -> tuple[int, int]:
+        """Issue `info` after the pipeline state `p` (updated); returns (cycles since the
+        previous issue, of which waiting for operands)."""
+        operands = self._operands_ready(p, info)
+        if self._pairs(p, info) and operands <= p.cycle:
+            p.issued.append(info)
+            when = p.cycle
+            waited = 0
+        else:
+            alone = max(p.cycle + 1, p.free)
+            when = max(alone, operands)
+            waited = when - alone
+            p.issued = [info]
+        delta = when - p.cycle
+        p.cycle = when
+        p.free = max(p.free, when + info.occupancy)
+        for register in info.writes:
+            if register != "pc":
+                p.ready[register] = when + info.latency
+        return delta, waited
+
+    def cost(self, insn, previous) -> Cost:
+        """Cost of `insn` scheduled right after `previous` (the instruction before it in memory
+        that the decoder costed last, or None: then from an empty pipeline)."""
+        if previous is None or previous.address != self._last_address:
+            self._pipeline = _Pipeline()
+        info = self.describe(insn)
+        delta, waited = self._issue(self._pipeline, info)
+        self._last_address = insn.address
+        return self._as_cost(insn, info, delta, waited)
+
+    def _as_cost(self, insn, info: _Insn, delta: int, waited: int) -> Cost:
+        folded = 1 if delta == 0 else 0
+        extra = max(0, delta - 1)  # DWT CPICNT (a dual-issue core's waits are not split further)
+        refill = 0
+        if info.branch:
+            conditional = info.name in ("cbz", "cbnz") or insn.cc not in (cs_arm.ARM_CC_AL, cs_arm.ARM_CC_INVALID)
+            refill = REFILL_IF_TAKEN if conditional else REFILL_ALWAYS
+        return Cost(delta, 0, 0, extra, folded, stall_interlock=min(waited, extra), refill=refill)
+
+    def start_adjustments(self, instructions: list) -> list[tuple[int, int, int]]:
+        """For each instruction of a decoded run (capstone instructions in memory order, each
+        costed by `cost` after the one before it), what entering a block there changes:
+        (cycles, interlock cycles taken back, dual issues lost), from a schedule of the block's
+        first instructions (up to `start_window`, and not past a branch) on an empty pipeline."""
+        infos = [self.describe(insn) for insn in instructions]
+        window = self.t["start_window"]
+        sequence = _Pipeline()
+        in_sequence = []
+        for info in infos:
+            in_sequence.append(self._issue(sequence, info))
+        adjustments = []
+        for i in range(len(infos)):
+            fresh = _Pipeline()
+            fresh_cycles = fresh_waited = fresh_pairs = 0
+            sequence_cycles = sequence_waited = sequence_pairs = 0
+            for j in range(i, min(len(infos), i + window)):
+                delta, waited = self._issue(fresh, infos[j])
+                fresh_cycles += delta
+                fresh_waited += waited
+                fresh_pairs += delta == 0
+                sequence_cycles += in_sequence[j][0]
+                sequence_waited += in_sequence[j][1]
+                sequence_pairs += in_sequence[j][0] == 0
+                if infos[j].branch:
+                    break
+            adjustments.append((fresh_cycles - sequence_cycles, min(15, max(0, sequence_waited - fresh_waited)),
+                                max(-8, min(7, sequence_pairs - fresh_pairs))))
+        return adjustments
