@@ -28,7 +28,7 @@ def lines_of(elf, symbol, line_bytes, size=32):
 @pytest.fixture(scope="module")
 def runs(firmware_build):
     found = {}
-    for board in ("mcu-m", "mcu-s", "mcu-b"):
+    for board in ("mcu-m", "mcu-s", "mcu-b", "mcu-d"):
         elf = firmware_build / board / "flash-timing.elf"
         result = mcusim.run(elf, board)
         assert result.exit_code == 0, result.stdout
@@ -88,6 +88,20 @@ def test_mcu_b_burst_mode_doubles_the_flash_wait(runs):
     assert t["load", "flash", "none"] == core + 3 * lines_of(elf, "flash_load", 16) + 3
     assert t["alu", "flash", "icache"] == core
     assert t["load", "flash", "icache+dcache"] == core
+
+
+def test_mcu_d_seven_wait_states_and_the_l1_caches(runs):
+    """STM32F746 at 216 MHz with LATENCY 7 over AXIM: a 256-bit line read waits 7 cycles, and a
+    branch back reads its target's line again; the Cortex-M7's L1 instruction and data caches
+    (SCB CCR.IC, CCR.DC) remove the waits once warm."""
+    elf, t, _ = runs["mcu-d"]
+    assert set(setting for _, _, setting in t) == {"none", "icache", "dcache", "icache+dcache"}
+    core_alu, core_load = t["alu", "ram", "none"], t["load", "ram", "none"] - 7
+    assert t["alu", "flash", "none"] == core_alu + 7 * lines_of(elf, "flash_alu", 32)
+    assert t["load", "flash", "none"] == core_load + 7 * lines_of(elf, "flash_load", 32) + 7
+    assert t["alu", "flash", "icache"] == core_alu
+    assert t["load", "flash", "dcache"] == core_load + 7 * lines_of(elf, "flash_load", 32)
+    assert t["load", "flash", "icache+dcache"] == core_load
 
 
 def test_stalls_and_dwt_add_up_with_flash_waits(runs):

@@ -48,6 +48,16 @@
 #define ACR_PRFTEN     (1u << 8)
 #define ACR_ARTEN      (1u << 9)
 
+/* Cortex-M7 L1 caches (ARMv7-M ARM B3.2.8 CCR, B2.2.7 maintenance, B4.8 CCSIDR). */
+#define SCB_CCR        0xE000ED14u
+#define CCR_DC         (1u << 16)
+#define CCR_IC         (1u << 17)
+#define SCB_CCSIDR     0xE000ED80u
+#define SCB_CSSELR     0xE000ED84u
+#define SCB_ICIALLU    0xE000EF50u
+#define SCB_DCISW      0xE000EF60u
+#define SCB_DCCISW     0xE000EF74u
+
 uint32_t SystemCoreClock = 16000000u;         /* HSI after reset */
 
 void SystemInit(void)
@@ -93,4 +103,46 @@ void SystemInit(void)
         return;
 
     SystemCoreClock = 216000000u;
+
+    /* L1 caches on, as STM32Cube's CPU_CACHE_Enable() and Mbed OS do (CMSIS
+     * SCB_EnableICache/SCB_EnableDCache sequences). */
+    board_flash_features(BOARD_FLASH_ICACHE | BOARD_FLASH_DCACHE);
+}
+
+/* Every line of the data cache by set and way: `op` is DCISW (invalidate) or DCCISW. */
+static void dcache_all_lines(uint32_t op)
+{
+    REG32(SCB_CSSELR) = 0;  /* level 1 data cache */
+    mcusim_dsb();
+    uint32_t ccsidr = REG32(SCB_CCSIDR);
+    uint32_t sets = ((ccsidr >> 13) & 0x7FFFu) + 1, ways = ((ccsidr >> 3) & 0x3FFu) + 1;
+    for (uint32_t set = 0; set < sets; set++)
+        for (uint32_t way = 0; way < ways; way++)
+            REG32(op) = (set << 5) | (way << 30);
+    mcusim_dsb();
+}
+
+/* The L1 instruction and data caches (the ITCM-path ART and prefetch are SystemInit's). */
+int board_flash_features(uint32_t features)
+{
+    if (features & BOARD_FLASH_PREFETCH)
+        return -1;
+    uint32_t ccr = REG32(SCB_CCR);
+    if (ccr & CCR_DC) {  /* clean and invalidate before switching the data cache off */
+        REG32(SCB_CCR) = ccr & ~CCR_DC;
+        dcache_all_lines(SCB_DCCISW);
+    }
+    REG32(SCB_CCR) = ccr & ~(CCR_IC | CCR_DC);
+    mcusim_dsb();
+    mcusim_isb();
+    REG32(SCB_ICIALLU) = 0;
+    dcache_all_lines(SCB_DCISW);
+    mcusim_isb();
+    ccr &= ~(CCR_IC | CCR_DC);
+    if (features & BOARD_FLASH_ICACHE) ccr |= CCR_IC;
+    if (features & BOARD_FLASH_DCACHE) ccr |= CCR_DC;
+    REG32(SCB_CCR) = ccr;
+    mcusim_dsb();
+    mcusim_isb();
+    return 0;
 }

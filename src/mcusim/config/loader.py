@@ -174,7 +174,9 @@ def _flash_timing(data: dict | None) -> FlashTimingSpec | None:
         region=data["region"], line_bytes=int(data["line_bytes"]),
         fetch_wait_cycles=int(data.get("fetch_wait_cycles", 0)), data_wait_cycles=int(data.get("data_wait_cycles", 0)),
         prefetch=bool(data.get("prefetch", False)), icache=_cache(data.get("icache")), dcache=_cache(data.get("dcache")),
-        flash_clock_hz=int(data.get("flash_clock_hz", 0)), wait_state_limits=limits)
+        flash_clock_hz=int(data.get("flash_clock_hz", 0)), wait_state_limits=limits,
+        ranges=tuple(data.get("ranges", ())), core_caches=bool(data.get("core_caches", False)),
+        line_buffer=bool(data.get("line_buffer", True)))
 
 
 def _check(spec: BoardSpec) -> None:
@@ -192,6 +194,10 @@ def _check(spec: BoardSpec) -> None:
     if flash is not None:
         if flash.region not in names:
             raise ConfigError(f"board {spec.name}: flash_timing names unknown region {flash.region}")
+        for name in flash.ranges:
+            region = next((r for r in spec.memory if r.name == name), None)
+            if region is None or spec.storage_region(region).name != flash.region:
+                raise ConfigError(f"board {spec.name}: flash_timing range {name} is not {flash.region} or an alias of it")
         if flash.line_bytes < 2 or flash.line_bytes & (flash.line_bytes - 1):
             raise ConfigError(f"board {spec.name}: flash_timing line_bytes must be a power of two >= 2")
         for cache in (flash.icache, flash.dcache):

@@ -45,6 +45,9 @@ class FlashTimingSpec:
     icache: CacheSpec | None = None
     dcache: CacheSpec | None = None
     flash_clock_hz: int = 0          # wait states count cycles of this clock (0: the core clock)
+    ranges: tuple[str, ...] = ()     # regions read through this interface (default: the region and its aliases)
+    core_caches: bool = False        # the caches are the core's L1 (SCB CCR.IC/DC, cache maintenance)
+    line_buffer: bool = True         # the line last read serves a branch back into it
     # [(highest core clock, fewest wait states)] the manual allows, per voltage range
     wait_state_limits: dict[str, tuple[tuple[int, int], ...]] = field(default_factory=dict)
 

@@ -35,7 +35,8 @@ class FlashTiming:
         self.on_change = None
         self.clock_hz = board.reset_clock_hz
         storage = board.storage_region(next(r for r in board.memory if r.name == spec.region))
-        self.ranges = [(r.base, r.end) for r in board.memory if r is storage or r.alias_of == storage.name]
+        through = spec.ranges or [r.name for r in board.memory if r is storage or r.alias_of == storage.name]
+        self.ranges = [(r.base, r.end) for r in board.memory if r.name in through]
         if len(self.ranges) > N.FL_MAX_RANGES:
             raise ValueError(f"board {board.name}: flash {spec.region} has more than {N.FL_MAX_RANGES} address ranges")
         for cache in (spec.icache, spec.dcache):
@@ -61,6 +62,7 @@ class FlashTiming:
         for i, (start, end) in enumerate(self.ranges):
             st.buffer[N.FL_RANGE_TABLE + 3 * i: N.FL_RANGE_TABLE + 3 * i + 3] = (start, end, 0)
         st[N.FL_LINE_SHIFT] = spec.line_bytes.bit_length() - 1
+        st[N.FL_NO_LINE_BUFFER] = 0 if spec.line_buffer else 1
         if spec.icache is not None:
             st[N.FL_IC_SETS], st[N.FL_IC_WAYS] = spec.icache.sets, spec.icache.ways
         if spec.dcache is not None:
@@ -147,6 +149,17 @@ class FlashTiming:
         if not data_side:
             st[N.FL_BUFFER_LINE] = -1
             st[N.FL_PREFETCH_LINE] = -1
+
+    def invalidate_line(self, data_side: bool, set_index: int, way: int) -> None:
+        """Empty one line of a cache by set and way (e.g. SCB DCISW)."""
+        st = self.state
+        sets, ways = (st[N.FL_DC_SETS], st[N.FL_DC_WAYS]) if data_side else (st[N.FL_IC_SETS], st[N.FL_IC_WAYS])
+        if set_index >= sets or way >= ways:
+            return
+        slot = st[N.FL_TAGS] + (N.FL_CACHE_SLOTS if data_side and not st[N.FL_DC_SHARED] else 0)
+        slot += 2 * (ways * set_index + way)
+        st.buffer[slot: slot + 2] = 0
+        st[N.FL_EPOCH] += 1
 
     @property
     def data_reads_wait(self) -> bool:

@@ -405,10 +405,41 @@ class Machine:
         return region is not None and self.board.storage_region(region).kind == "ram"
 
     def board_cache_id(self, offset: int, csselr: int) -> int:
-        return 0
+        """CLIDR, CTR and CCSIDR (ARMv7-M ARM B4.8) of a core with L1 caches, from their geometry."""
+        flash = self.flash_timing
+        if flash is None or not flash.spec.core_caches:
+            return 0
+        if offset == 0x78:   # CLIDR: separate L1 I and D caches (Ctype1 = 3), LoUU = LoC = 1
+            return 0x09000003
+        line_words = flash.spec.line_bytes // 4
+        log_words = line_words.bit_length() - 1
+        if offset == 0x7C:   # CTR: format ARMv7, CWG = DminLine = IminLine = log2(line words), L1Ip PIPT
+            return 0x80000000 | log_words << 24 | log_words << 16 | 0b11 << 14 | log_words
+        cache = flash.spec.icache if csselr & 1 else flash.spec.dcache
+        if cache is None:
+            return 0
+        # CCSIDR: write-through, write-back, read- and write-allocate supported; sets, ways, line size
+        return 0xF0000000 | (cache.sets - 1) << 13 | (cache.ways - 1) << 3 | (log_words - 2)
+
+    def l1_caches_changed(self, ccr: int) -> None:
+        """SCB CCR.IC (bit 17) and CCR.DC (bit 16) switch a Cortex-M7's L1 caches (ARMv7-M ARM B3.2.8)."""
+        flash = self.flash_timing
+        if flash is not None and flash.spec.core_caches:
+            flash.configure(icache=bool(ccr & 1 << 17), dcache=bool(ccr & 1 << 16))
 
     def cache_maintenance(self, offset: int, value: int) -> None:
-        pass  # no caches are modelled yet: maintenance operations have nothing to do
+        """Cache maintenance writes (ARMv7-M ARM B2.2.7, at 0xE000EF50 + offset - 0x50): ICIALLU
+        empties the instruction cache, DCISW and DCCISW one data cache line by set and way (set
+        from bit 5, way in bits 31:30 for a 4-way cache); the others change nothing timed here."""
+        flash = self.flash_timing
+        if flash is None or not flash.spec.core_caches:
+            return
+        if offset == 0x50:    # ICIALLU
+            flash.reset_cache(data_side=False)
+        elif offset in (0x60, 0x74):  # DCISW, DCCISW
+            ways = flash.spec.dcache.ways if flash.spec.dcache else 1
+            way_shift = 32 - max(1, (ways - 1).bit_length())
+            flash.invalidate_line(True, (value >> 5) & 0x1FF, value >> way_shift if ways > 1 else 0)
 
     def console_write(self, data: bytes, source: str, stderr: bool = False) -> None:
         self.outputs.stdout += data

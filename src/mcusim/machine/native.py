@@ -53,7 +53,8 @@ FL_TAGS = 110             # offset of the cache tag arrays in the buffer
 FL_LINE_RECORDS = 111     # offset of the per-line records in the buffer
 FL_EPOCH = 112            # counts changes of the instruction cache's contents (a block whose lines all
 #                         hit stays all hits while it is unchanged: the block hook's fast path)
-FL_LAST_SLOT = 113
+FL_NO_LINE_BUFFER = 113  # 1: a branch target is read again even if it is in the line last read
+FL_LAST_SLOT = 114
 
 FL_MAX_CACHE_LINES = 2048  # per cache: sets x ways
 FL_CACHE_SLOTS = 2 * FL_MAX_CACHE_LINES  # per line: tag + 1 (0 = empty), last use
@@ -630,6 +631,8 @@ def block_hook(uc, address_u64, size_u32, user_data):
         st[BLOCK_ADJUSTED] = 1
     st[FL_BLOCK_LINES] = 0
     if st[FL_ACTIVE] != 0:
+        if out_of_sequence and st[FL_NO_LINE_BUFFER] != 0:
+            st[FL_BUFFER_LINE] = -1
         if st[entry + E_FETCH_EPOCH] == st[FL_EPOCH] + 1 and st[FL_IC_ON] != 0:
             _fetch_hits(st, entry, start)
         else:

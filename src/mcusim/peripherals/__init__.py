@@ -6,7 +6,7 @@ from .base import Peripheral, PlainStorage, StoragePeripheral
 from .nrf52.clock import Clock as NrfClock
 from .nrf52.nvmc import Nvmc
 from .nrf52.uarte import Uarte
-from .stm32.flash import FlashInterface, FlashL4
+from .stm32.flash import FlashF7, FlashInterface, FlashL4
 from .stm32.pwr import PwrF7, PwrL4
 from .stm32.rcc import RccF7, RccL4
 from .stm32.usart import Usart
@@ -18,6 +18,7 @@ MODELS: dict[str, type[Peripheral]] = {
     "stm32f7.rcc": RccF7,
     "stm32.flash": FlashInterface,
     "stm32l4.flash": FlashL4,
+    "stm32f7.flash": FlashF7,
     "stm32l4.pwr": PwrL4,
     "stm32f7.pwr": PwrF7,
     "stm32.usart": Usart,

@@ -118,6 +118,7 @@ class Scb(Peripheral):
         if offset == CCR:
             exc.ccr = value & 0x3031B | 0x200
             m.divide_trap_changed()
+            m.l1_caches_changed(exc.ccr)
             return True
         if SHPR1 <= offset <= SHPR3:
             first = 4 + (offset - SHPR1)

@@ -52,3 +52,17 @@ class FlashL4(FlashInterface):
     @property
     def latency_wait_states(self) -> int:
         return self.get(self.offset_of("ACR")) & self.LATENCY_MASK
+
+
+class FlashF7(FlashInterface):
+    """STM32F7 FLASH_ACR (RM0385 3.7.1): LATENCY[3:0] sets the wait states of flash reads over
+    AXIM (0x08000000); PRFTEN (bit 8) and ARTEN (bit 9) act on the ITCM path (0x00200000),
+    which the model does not time yet (docs/timing.md)."""
+
+    def reset(self) -> None:
+        self.acr_changed(self.get(self.offset_of("ACR")))
+
+    def acr_changed(self, value: int) -> None:
+        if self.machine.flash_timing is not None:
+            latency = value & 0xF
+            self.machine.flash_timing.configure(fetch_wait=latency, data_wait=latency)
