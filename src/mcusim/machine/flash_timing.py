@@ -159,7 +159,8 @@ class FlashTiming:
         slot = st[N.FL_TAGS] + (N.FL_CACHE_SLOTS if data_side and not st[N.FL_DC_SHARED] else 0)
         slot += 2 * (ways * set_index + way)
         st.buffer[slot: slot + 2] = 0
-        st[N.FL_EPOCH] += 1
+        if not data_side or st[N.FL_DC_SHARED]:
+            st[N.FL_EPOCH] += 1  # the instruction cache changed
 
     @property
     def data_reads_wait(self) -> bool:

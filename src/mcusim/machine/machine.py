@@ -106,6 +106,8 @@ class Machine:
         self.state.on_reallocate = self._reregister_hook
         self.decoder = Decoder(self.state, self.read_memory, core.default_instruction_cycles,
                                is_writable=self._is_writable, timing=self._core_timing(core))
+        if hasattr(self.decoder.timing, "fresh_schedule"):
+            self.state.start_prefix = self.decoder.start_prefix
         self.locator = AccessLocator(self.uc, self.read_memory)
         self._divide_hooks: list[int] = []
         self.decoder.on_new_divides = self._new_divides
@@ -430,7 +432,8 @@ class Machine:
     def cache_maintenance(self, offset: int, value: int) -> None:
         """Cache maintenance writes (ARMv7-M ARM B2.2.7, at 0xE000EF50 + offset - 0x50): ICIALLU
         empties the instruction cache, DCISW and DCCISW one data cache line by set and way (set
-        from bit 5, way in bits 31:30 for a 4-way cache); the others change nothing timed here."""
+        from bit log2(line bytes), way in the top bits); the others (by address, clean only)
+        change nothing timed here: the data cache holds only flash lines, which never change."""
         flash = self.flash_timing
         if flash is None or not flash.spec.core_caches:
             return
@@ -439,7 +442,8 @@ class Machine:
         elif offset in (0x60, 0x74):  # DCISW, DCCISW
             ways = flash.spec.dcache.ways if flash.spec.dcache else 1
             way_shift = 32 - max(1, (ways - 1).bit_length())
-            flash.invalidate_line(True, (value >> 5) & 0x1FF, value >> way_shift if ways > 1 else 0)
+            set_shift = flash.spec.line_bytes.bit_length() - 1
+            flash.invalidate_line(True, (value >> set_shift) & 0x1FF, value >> way_shift if ways > 1 else 0)
 
     def console_write(self, data: bytes, source: str, stderr: bool = False) -> None:
         self.outputs.stdout += data
@@ -736,8 +740,10 @@ class Machine:
             return
         event = self._next_event()
         target = self.max_cycles if event is None else min(event, self.max_cycles)
-        # each turn costs the branch (decode tables) plus, under a core model, its taken refill
-        branch_cycles = self.state.sums_between(address, address + 2)[N.F_CYCLES] or 1
+        # each turn costs the branch (decode tables; every turn enters it out of sequence) plus,
+        # under a core model, its taken refill
+        branch_cycles = max(1, self.state.sums_between(address, address + 2)[N.F_CYCLES]
+                            + self.state.value_at(address, N.F_START_ADJUST))
         refill = self.state[N.REFILL_BRANCH]
         if address & 2 and self.state.value_at(address + 2, N.KIND) == N.KIND_CONTINUATION:
             refill += self.state[N.REFILL_WIDE_ODD]  # `b.w .` at an odd halfword: a wide target

@@ -730,6 +730,7 @@ class NativeState:
         self.windows: list[tuple[int, int, int]] = []  # (base, size_bytes, offset)
         self._window_index: dict[int, int] = {}        # base -> index in windows
         self.on_reallocate = None  # called with the new buffer when it grows
+        self.start_prefix = None   # (block, pc) -> part of a dual-issue block-start correction before pc
 
     def __getitem__(self, slot: int) -> int:
         return int(self.buffer[slot])
@@ -861,6 +862,16 @@ class NativeState:
             totals["cpi"] += 0 if (flags >> 5) & 1 else interlock
             totals["fold"] += fold
             totals["interlock"] += interlock
+        elif b[BLOCK_ADJUSTED] and self.start_prefix is not None:
+            flags = self.value_at(block, F_START_FLAGS)
+            if (flags >> 6) & 1:  # a dual-issue core: keep only the correction of the instructions before pc
+                done_cycles, done_interlock, done_lost = self.start_prefix(block, pc)
+                undo_cycles = self.value_at(block, F_START_ADJUST) - done_cycles
+                undo_lost = ((flags >> 7) & 15) - 8 - done_lost
+                totals["cycles"] -= undo_cycles
+                totals["fold"] += undo_lost
+                totals["cpi"] -= undo_cycles - undo_lost
+                totals["interlock"] += (flags & 15) - done_interlock
         return totals
 
     def fetch_records(self) -> list[tuple[int, int, int, int]]:

@@ -47,7 +47,7 @@ def base_mnemonic(insn) -> str:
         return name
     if insn.cc not in (cs_arm.ARM_CC_AL, cs_arm.ARM_CC_INVALID) and len(name) > 2:
         name = name[:-2]
-    if getattr(insn, "update_flags", False) and name.endswith("s") and name not in ("mls", "smulls"):
+    if getattr(insn, "update_flags", False) and name.endswith("s") and name not in ("mls", "smulls", "vmrs"):
         name = name[:-1]
     return name
 

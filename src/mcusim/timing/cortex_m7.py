@@ -18,7 +18,11 @@ from capstone import arm as cs_arm
 from .cortex_m4 import (BRANCHES, DSP_PREFIXES, FP_MAC, FP_MEMORY, LOADS, MEMORY, MULTIPLES, MULTIPLY,
                         REFILL_ALWAYS, REFILL_IF_TAKEN, STORES, Cost, base_mnemonic)
 
-FLAGS = "apsr"      # one name for the condition flags (capstone says cpsr or apsr)
+FLAGS = "apsr"      # the condition flags, tracked from the instruction itself (capstone's register lists omit them)
+CORE_REGISTERS = {f"r{i}" for i in range(13)} | {"sb", "sl", "fp", "ip", "sp", "lr", "pc"}
+SETS_FLAGS = ("cmp", "cmn", "tst", "teq")
+READS_CARRY = ("adc", "sbc", "rrx")
+STOPS_WINDOW = ("svc", "bkpt", "udf")  # control leaves the block (and comes back as a new one)
 SINGLE_ISSUE = MULTIPLES + ("ldrd", "strd", "strex", "strexb", "strexh", "tbb", "tbh", "vmrs", "vmsr", "mrs", "msr",
                             "svc", "bkpt", "dmb", "dsb", "isb", "nop", "yield", "wfi", "wfe", "sev", "clrex",
                             "udf", "cpsie", "cpsid", "sdiv", "udiv")
@@ -37,6 +41,7 @@ class _Insn:
     early: set[str] = field(default_factory=set)   # read a cycle early (address, shifted operand)
     late: dict[str, int] = field(default_factory=dict)  # read late: register -> cycles
     latency: int = 1
+    fast: set[str] = field(default_factory=set)  # written with the ALU latency (a written-back base)
     occupancy: int = 1         # cycles before the next instruction can issue (LDM, divide...)
     single: bool = False       # issues alone
     first_only: bool = False   # only as the older instruction of a pair
@@ -67,6 +72,12 @@ class CortexM7Timing:
         self.t = table
         self._pipeline = _Pipeline()
         self._last_address: int | None = None
+        self._run_starts: dict[int, _Pipeline] = {}  # first address of a costed run -> the state before it
+        self._starting = False
+
+    def begin_run(self) -> None:
+        """The decoder starts a run of instructions in memory order (see start_adjustments)."""
+        self._starting = True
 
     # classification ---------------------------------------------------------------
     def describe(self, insn) -> _Insn:
@@ -74,15 +85,22 @@ class CortexM7Timing:
         name = base_mnemonic(insn)
         try:
             read, written = insn.regs_access()
-            reads = {self._reg(insn, r) for r in read}
-            writes = {self._reg(insn, r) for r in written}
+            reads = {self._reg(insn, r) for r in read} - {None}
+            writes = {self._reg(insn, r) for r in written} - {None}
         except Exception:
             reads, writes = set(), set()
+        reads.discard(FLAGS)
+        writes.discard(FLAGS)
+        conditional = insn.cc not in (cs_arm.ARM_CC_AL, cs_arm.ARM_CC_INVALID)
+        if conditional and not name.startswith("it") or name in READS_CARRY:
+            reads.add(FLAGS)
+        if getattr(insn, "update_flags", False) or name in SETS_FLAGS:
+            writes.add(FLAGS)
         info = _Insn(name, reads, writes)
         info.single = name in SINGLE_ISSUE or name.startswith(("vldm", "vstm", "vpush", "vpop"))
         info.first_only = name in FIRST_SLOT_ONLY or name.startswith(DSP_PREFIXES)
         info.fp = name.startswith("v")
-        info.branch = name in BRANCHES or "pc" in writes
+        info.branch = name in BRANCHES or name in ("tbb", "tbh") or "pc" in writes
         memory_operand = next((op for op in insn.operands if op.type == cs_arm.ARM_OP_MEM), None)
         info.memory = name in MEMORY or name.startswith(FP_MEMORY)
         if memory_operand is not None:
@@ -91,6 +109,15 @@ class CortexM7Timing:
                 info.early.add(self._reg(insn, memory_operand.mem.index))
         elif name in ("push", "pop", "vpush", "vpop"):
             info.early = {"sp"}
+            info.fast = {"sp"}
+        elif name.startswith(("ldm", "stm", "vldm", "vstm")):
+            base = next((op for op in insn.operands if op.type == cs_arm.ARM_OP_REG), None)
+            if base is not None:
+                info.early = {self._reg(insn, base.reg)}
+                if getattr(insn, "writeback", False):
+                    info.fast = set(info.early)
+        if getattr(insn, "writeback", False):  # the base register is written back by the address unit
+            info.fast |= {r for r in writes if r in info.early}
         info.shifted = any(op.type == cs_arm.ARM_OP_REG and op.shift.type not in (0, cs_arm.ARM_SFT_INVALID)
                            and op.shift.value != 0 for op in insn.operands) and not info.memory
         if info.shifted:
@@ -131,9 +158,11 @@ class CortexM7Timing:
         return info
 
     @staticmethod
-    def _reg(insn, reg) -> str:
+    def _reg(insn, reg) -> str | None:
         name = insn.reg_name(reg)
-        return FLAGS if name in ("cpsr", "apsr", "apsr_nzcv", "itstate") else name
+        if name in ("cpsr", "apsr", "apsr_nzcv"):
+            return FLAGS
+        return None if name == "itstate" else name
 
     def _accumulators(self, insn, name: str) -> set[str]:
         regs = [self._reg(insn, op.reg) for op in insn.operands if op.type == cs_arm.ARM_OP_REG]
@@ -167,12 +196,14 @@ class CortexM7Timing:
                 info.occupancy = max(1, -(-(len(regs) - (0 if name == "vpush" else 1)) // 2))
             if name == "vstr" and double:
                 info.single = True
-        elif name == "vmov" and any(r.startswith("r") or r in ("sb", "sl", "fp", "ip", "lr") for r in regs):
+        elif name == "vmov" and any(r in CORE_REGISTERS for r in regs):
             info.latency = t["fp_move_latency"]
-            core = [r for r in regs if not r.startswith(("s", "d"))]
-            info.single = len(core) >= 2
+            info.single = sum(r in CORE_REGISTERS for r in regs) >= 2
         elif name in ("vmrs", "vmsr"):
             info.latency = t["fp_move_latency"]
+            info.single = True
+            if name == "vmrs" and "apsr_nzcv" in insn.op_str:
+                info.writes.add(FLAGS)
         else:
             info.latency = t["fp_latency"]
 
@@ -220,7 +251,7 @@ class CortexM7Timing:
         p.free = max(p.free, when + info.occupancy)
         for register in info.writes:
             if register != "pc":
-                p.ready[register] = when + info.latency
+                p.ready[register] = when + (self.t["alu_latency"] if register in info.fast else info.latency)
         return delta, waited
 
     def cost(self, insn, previous) -> Cost:
@@ -228,6 +259,9 @@ class CortexM7Timing:
         that the decoder costed last, or None: then from an empty pipeline)."""
         if previous is None or previous.address != self._last_address:
             self._pipeline = _Pipeline()
+        if self._starting:
+            self._run_starts[insn.address] = self._pipeline.copy()
+            self._starting = False
         info = self.describe(insn)
         delta, waited = self._issue(self._pipeline, info)
         self._last_address = insn.address
@@ -242,6 +276,12 @@ class CortexM7Timing:
             refill = REFILL_IF_TAKEN if conditional else REFILL_ALWAYS
         return Cost(delta, 0, 0, extra, folded, stall_interlock=min(waited, extra), refill=refill)
 
+    def fresh_schedule(self, instructions: list) -> list[tuple[int, int]]:
+        """(cycles since the previous issue, of which waiting) of each instruction, scheduled in
+        order from an empty pipeline, as a block entered out of sequence runs them."""
+        pipeline = _Pipeline()
+        return [self._issue(pipeline, self.describe(insn)) for insn in instructions]
+
     def start_adjustments(self, instructions: list) -> list[tuple[int, int, int]]:
         """For each instruction of a decoded run (capstone instructions in memory order, each
         costed by `cost` after the one before it), what entering a block there changes:
@@ -249,7 +289,8 @@ class CortexM7Timing:
         first instructions (up to `start_window`, and not past a branch) on an empty pipeline."""
         infos = [self.describe(insn) for insn in instructions]
         window = self.t["start_window"]
-        sequence = _Pipeline()
+        # the in-sequence schedule `cost` made, from the state it started the run in
+        sequence = self._run_starts.pop(instructions[0].address, _Pipeline()) if instructions else _Pipeline()
         in_sequence = []
         for info in infos:
             in_sequence.append(self._issue(sequence, info))
@@ -266,7 +307,7 @@ class CortexM7Timing:
                 sequence_cycles += in_sequence[j][0]
                 sequence_waited += in_sequence[j][1]
                 sequence_pairs += in_sequence[j][0] == 0
-                if infos[j].branch:
+                if infos[j].branch or infos[j].name in STOPS_WINDOW:
                     break
             adjustments.append((fresh_cycles - sequence_cycles, min(15, max(0, sequence_waited - fresh_waited)),
                                 max(-8, min(7, sequence_pairs - fresh_pairs))))

@@ -118,6 +118,8 @@ class Decoder:
         details = _disassemble(code, start, end) if self.timing is not None else {}
         window_index, kind = None, None
         run = []  # (instruction, its cost rows) in order, for start adjustments over several instructions
+        if hasattr(self.timing, "begin_run"):
+            self.timing.begin_run()
         while address < end and address - start + 2 <= len(code):
             offset = address - start
             length = thumb_length(int.from_bytes(code[offset: offset + 2], "little"))
@@ -189,6 +191,27 @@ class Decoder:
             if self.is_writable(self.state.windows[index][0]):
                 self._snapshots.setdefault(index, []).append((start, code[: end - start]))
         return dirty
+
+    def start_prefix(self, block: int, pc: int) -> tuple[int, int, int]:
+        """Of a dual-issue core's block-start correction at `block`, the part that belongs to the
+        instructions before `pc`: (cycles, interlock taken back, dual issues lost)."""
+        if not hasattr(self.timing, "fresh_schedule") or pc <= block:
+            return 0, 0, 0
+        code = self._read(block, pc - block + 2)
+        instructions = [i for i in _capstone_detail.disasm(code, block) if i.address < pc]
+        instructions = instructions[: self.timing.t["start_window"]]
+        if not instructions:
+            return 0, 0, 0
+        end = instructions[-1].address + instructions[-1].size
+        sums = self.state.sums_between(block, end)
+        fresh = self.timing.fresh_schedule(instructions)
+        fresh_cycles = sum(delta for delta, _ in fresh)
+        fresh_waited = sum(waited for _, waited in fresh)
+        fresh_pairs = sum(delta == 0 for delta, _ in fresh)
+        in_sequence_interlock = (sums[F_STALLS] >> LANE) & ((1 << LANE) - 1)
+        in_sequence_pairs = sums[F_COUNTS] >> (2 * LANE)
+        return (fresh_cycles - sums[F_CYCLES], max(0, in_sequence_interlock - fresh_waited),
+                in_sequence_pairs - fresh_pairs)
 
     def _decoded_before(self, address: int):
         """The already decoded instruction that ends at `address` (the neighbour of a range

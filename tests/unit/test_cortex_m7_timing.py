@@ -1,0 +1,83 @@
+"""The Cortex-M7 scheduling rules (cores/cortex-m7.toml, docs/timing.md), on short instruction
+streams scheduled from an empty pipeline: the cycles from one issue to the next (0 = dual-issued)."""
+import pytest
+from capstone import CS_ARCH_ARM, CS_MODE_MCLASS, CS_MODE_THUMB, Cs
+
+from mcusim.config import load_core
+from mcusim.config.loader import core_timing_table
+from mcusim.timing.cortex_m7 import CortexM7Timing
+
+# Assembled once with arm-none-eabi-as -mcpu=cortex-m7 (the source is in each comment).
+CODE = {
+    "independent_pair": "01300131",          # adds r0, #1; adds r1, #1
+    "dependent_chain": "01300130",           # adds r0, #1; adds r0, #1
+    "load_use": "08680130",                  # ldr r0, [r1]; adds r0, #1
+    "narrow_load_use": "08780130",           # ldrb r0, [r1]; adds r0, #1
+    "post_index_walk": "51f8040b51f8042b",   # ldr r0, [r1], #4; ldr r2, [r1], #4
+    "address_from_alu": "04310868",          # adds r1, #4; ldr r0, [r1]
+    "older_slot_only": "b1fa81f001320133b5fa85f4",  # clz r0, r1; adds r2, #1; adds r3, #1; clz r4, r5
+    "mac_chain": "01fb020001fb0200",         # mla r0, r1, r2, r0; mla r0, r1, r2, r0
+    "mul_chain": "00fb01f000fb01f0",         # mul r0, r0, r1; mul r0, r0, r1
+    "single_issue": "10b40130",              # push {r4}; adds r0, #1
+    "two_stores": "08604a60",                # str r0, [r1]; str r2, [r1, #4]
+    "two_loads": "08684a68",                 # ldr r0, [r1]; ldr r2, [r1, #4]
+    "flags_to_branch": "0138fdd1",           # subs r0, #1; bne .-2
+    "fp_flags_to_branch": "b4ee600af1ee10faffdc00bf",  # vcmp.f32 s0, s1; vmrs APSR_nzcv, fpscr; bgt; nop
+    "fp_latency": "30ee810a70ee201a",        # vadd.f32 s0, s1, s2; vadd.f32 s3, s0, s1
+    "store_data_late": "08681060",           # ldr r0, [r1]; str r0, [r2]
+}
+EXPECTED = {
+    "independent_pair": [1, 0],       # two ALUs: dual issue
+    "dependent_chain": [1, 1],        # ALU latency 1: the next cycle
+    "load_use": [1, 2],               # load latency 2
+    "narrow_load_use": [1, 3],        # byte load latency 3
+    "post_index_walk": [1, 2],        # the written-back base comes from the ALU (1), read a cycle early
+    "address_from_alu": [1, 2],       # an address is read a cycle early
+    "older_slot_only": [1, 0, 1, 1],  # CLZ pairs as the older instruction, never as the younger
+    "mac_chain": [1, 1],              # the accumulator is read a cycle late: one MLA a cycle
+    "mul_chain": [1, 2],              # a multiply result through a normal operand: latency 2
+    "single_issue": [1, 1],           # PUSH issues alone
+    "two_stores": [1, 1],             # one store a cycle
+    "two_loads": [1, 0],              # two loads a cycle
+    "flags_to_branch": [1, 0],        # a branch pairs with the instruction that sets its flags
+    "fp_flags_to_branch": [1, 3, 2, 1],  # VCMP 3 to VMRS (alone); VMRS 3 to the branch, read 1 early; NOP alone
+    "fp_latency": [1, 3],             # FP add latency 3
+    "store_data_late": [1, 1],        # store data read a cycle late: the load's result in time
+}
+
+
+@pytest.fixture(scope="module")
+def timing():
+    return CortexM7Timing(core_timing_table(load_core("cortex-m7")))
+
+
+def instructions(name):
+    cs = Cs(CS_ARCH_ARM, CS_MODE_THUMB | CS_MODE_MCLASS)
+    cs.detail = True
+    return list(cs.disasm(bytes.fromhex(CODE[name]), 0x1000))
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_issue_distances(timing, name):
+    assert [delta for delta, _ in timing.fresh_schedule(instructions(name))] == EXPECTED[name]
+
+
+def test_dual_issued_instruction_counts_as_folded(timing):
+    first, second = instructions("independent_pair")
+    timing.begin_run()
+    assert timing.cost(first, None).folded == 0
+    cost = timing.cost(second, first)
+    assert (cost.cycles, cost.folded) == (0, 1)
+
+
+def test_block_start_takes_back_the_wait_for_code_that_did_not_run(timing):
+    """Entered at the ADD, the load before it did not run: the ADD issues at once."""
+    run = instructions("load_use")
+    timing.begin_run()
+    previous = None
+    for insn in run:
+        timing.cost(insn, previous)
+        previous = insn
+    (at_load, _, _), (at_add, interlock, lost) = timing.start_adjustments(run)
+    assert at_load == 0
+    assert at_add == -1 and interlock == 1 and lost == 0
