@@ -28,6 +28,12 @@ void SystemInit(void);
 #define BOARD_FLASH_DCACHE   (1u << 2)
 int board_flash_features(uint32_t features);
 
+/* A second path from the core to the same flash, if the board has one (the STM32F7's ITCM
+ * interface): the address `code` runs at through it (Thumb bit kept), or 0; and that path's
+ * accelerators, as board_flash_features (PREFETCH, ICACHE = its cache). */
+uintptr_t board_flash_alias(const void *code);
+int board_flash_alias_features(uint32_t features);
+
 /* Console UART, 115200 8N1, polled. */
 void console_init(void);
 void console_putc(char c);

@@ -95,13 +95,27 @@ def test_mcu_d_seven_wait_states_and_the_l1_caches(runs):
     branch back reads its target's line again; the Cortex-M7's L1 instruction and data caches
     (SCB CCR.IC, CCR.DC) remove the waits once warm."""
     elf, t, _ = runs["mcu-d"]
-    assert set(setting for _, _, setting in t) == {"none", "icache", "dcache", "icache+dcache"}
+    assert set(setting for _, where, setting in t if where == "flash") == {"none", "icache", "dcache",
+                                                                          "icache+dcache"}
     core_alu, core_load = t["alu", "ram", "none"], t["load", "ram", "none"] - 7
     assert t["alu", "flash", "none"] == core_alu + 7 * lines_of(elf, "flash_alu", 32)
     assert t["load", "flash", "none"] == core_load + 7 * lines_of(elf, "flash_load", 32) + 7
     assert t["alu", "flash", "icache"] == core_alu
     assert t["load", "flash", "dcache"] == core_load + 7 * lines_of(elf, "flash_load", 32)
     assert t["load", "flash", "icache+dcache"] == core_load
+
+
+def test_mcu_d_itcm_path_and_the_art(runs):
+    """The same code through the ITCM interface (0x00200000): not cached by L1 but by the ART
+    (FLASH_ACR ARTEN), with prefetch (PRFTEN) for the next line; 7 wait states as over AXIM."""
+    elf, t, _ = runs["mcu-d"]
+    core_alu = t["alu", "ram", "none"]
+    core_load = t["load", "ram", "none"] - 7
+    assert t["alu", "alias", "none"] == core_alu + 7 * lines_of(elf, "flash_alu", 32)
+    assert t["alu", "alias", "icache"] == core_alu
+    assert t["load", "alias", "prefetch+icache"] == core_load  # its flash data comes through the warm L1
+    if lines_of(elf, "flash_load", 32) > 1:  # the second line arrives early with prefetch
+        assert t["load", "alias", "prefetch"] < t["load", "alias", "none"]
 
 
 def test_stalls_and_dwt_add_up_with_flash_waits(runs):

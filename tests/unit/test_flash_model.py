@@ -19,19 +19,19 @@ def model(board="mcu-m", **settings):
 
 
 def test_each_new_line_waits_the_wait_states_and_the_buffered_line_is_free():
-    _, st, _ = model(fetch_wait=4, icache=False, prefetch=False)
-    assert N.flash_fetch_line(st, 10, 0) == (4, 0, False)
-    assert N.flash_fetch_line(st, 10, 5) == (0, 0, False)   # still in the fetch buffer
-    assert N.flash_fetch_line(st, 11, 9) == (4, 0, False)
-    assert N.flash_fetch_line(st, 10, 20) == (4, 0, False)  # no cache: read again
+    flash, st, _ = model(fetch_wait=4, icache=False, prefetch=False)
+    assert N.flash_fetch_line(st, flash.g, 10, 0) == (4, 0, False)
+    assert N.flash_fetch_line(st, flash.g, 10, 5) == (0, 0, False)   # still in the fetch buffer
+    assert N.flash_fetch_line(st, flash.g, 11, 9) == (4, 0, False)
+    assert N.flash_fetch_line(st, flash.g, 10, 20) == (4, 0, False)  # no cache: read again
 
 
 def test_prefetch_hides_what_execution_covers():
-    _, st, _ = model(fetch_wait=4, icache=False, prefetch=True)
-    assert N.flash_fetch_line(st, 10, 0)[0] == 4    # not prefetched: full wait; arrives at 4
-    assert N.flash_fetch_line(st, 11, 6)[0] == 3    # prefetch started at 4, ready at 9
-    assert N.flash_fetch_line(st, 12, 20)[0] == 0   # ready at 9 + 5 = 14 < 20
-    assert N.flash_fetch_line(st, 40, 21)[0] == 4   # a jump: the prefetched line is the wrong one
+    flash, st, _ = model(fetch_wait=4, icache=False, prefetch=True)
+    assert N.flash_fetch_line(st, flash.g, 10, 0)[0] == 4    # not prefetched: full wait; arrives at 4
+    assert N.flash_fetch_line(st, flash.g, 11, 6)[0] == 3    # prefetch started at 4, ready at 9
+    assert N.flash_fetch_line(st, flash.g, 12, 20)[0] == 0   # ready at 9 + 5 = 14 < 20
+    assert N.flash_fetch_line(st, flash.g, 40, 21)[0] == 4   # a jump: the prefetched line is the wrong one
 
 
 def test_instruction_cache_hits_after_the_first_miss_and_evicts_least_recently_used():
@@ -39,19 +39,19 @@ def test_instruction_cache_hits_after_the_first_miss_and_evicts_least_recently_u
     sets, ways = flash.spec.icache.sets, flash.spec.icache.ways
     same_set = [5 + sets * k for k in range(ways + 1)]
     for line in same_set[:ways]:
-        assert N.flash_fetch_line(st, line, 0) == (4, 0, True)
-    assert N.flash_fetch_line(st, same_set[0], 0) == (0, 0, False)        # hit; now the most recent
-    assert N.flash_fetch_line(st, same_set[ways], 0) == (4, 0, True)      # evicts same_set[1], the oldest
-    assert N.flash_fetch_line(st, same_set[0], 0)[0] == 0
-    assert N.flash_fetch_line(st, same_set[1], 0) == (4, 0, True)
+        assert N.flash_fetch_line(st, flash.g, line, 0) == (4, 0, True)
+    assert N.flash_fetch_line(st, flash.g, same_set[0], 0) == (0, 0, False)        # hit; now the most recent
+    assert N.flash_fetch_line(st, flash.g, same_set[ways], 0) == (4, 0, True)      # evicts same_set[1], the oldest
+    assert N.flash_fetch_line(st, flash.g, same_set[0], 0)[0] == 0
+    assert N.flash_fetch_line(st, flash.g, same_set[1], 0) == (4, 0, True)
     assert flash.totals()["icache_hits"] == 2
 
 
 def test_cache_reset_forgets_every_line():
     flash, st, _ = model(fetch_wait=4, icache=True)
-    N.flash_fetch_line(st, 3, 0)
+    N.flash_fetch_line(st, flash.g, 3, 0)
     flash.reset_cache(data_side=False)
-    assert N.flash_fetch_line(st, 3, 0) == (4, 0, True)
+    assert N.flash_fetch_line(st, flash.g, 3, 0) == (4, 0, True)
 
 
 def test_data_reads_wait_unless_the_data_cache_holds_the_line():
@@ -66,20 +66,20 @@ def test_data_reads_wait_unless_the_data_cache_holds_the_line():
 
 
 def test_a_data_read_during_a_prefetch_delays_it_as_contention():
-    _, st, _ = model(fetch_wait=4, data_wait=4, prefetch=True, icache=False, dcache=False)
-    N.flash_fetch_line(st, 10, 0)        # line 11 prefetch: ready at 4 + 5 = 9
+    flash, st, _ = model(fetch_wait=4, data_wait=4, prefetch=True, icache=False, dcache=False)
+    N.flash_fetch_line(st, flash.g, 10, 0)        # line 11 prefetch: ready at 4 + 5 = 9
     st[N.FL_BLOCK_START] = 5
     assert N.flash_data_read(st, 0x08000000) == 4
-    stall, contention, _ = N.flash_fetch_line(st, 11, 8)
+    stall, contention, _ = N.flash_fetch_line(st, flash.g, 11, 8)
     assert (stall, contention) == (6, 5)  # ready at 9 + 5 (the data read's 4 + 1) instead of 9
 
 
 def test_flash_on_its_own_clock_waits_longer_in_core_cycles_when_the_core_runs_faster():
     flash, st, _ = model("mcu-b", fetch_wait=1, data_wait=1)
     flash.clock_changed(48_000_000)
-    assert st[N.FL_FETCH_WAIT] == 1
+    assert flash[N.FL_FETCH_WAIT] == 1
     flash.clock_changed(96_000_000)
-    assert st[N.FL_FETCH_WAIT] == st[N.FL_DATA_WAIT] == 3  # 2 flash cycles = 4 core cycles
+    assert flash[N.FL_FETCH_WAIT] == flash[N.FL_DATA_WAIT] == 3  # 2 flash cycles = 4 core cycles
 
 
 def test_too_few_wait_states_for_the_clock_warn():

@@ -16,6 +16,10 @@ class FakeMachine:
         self.exceptions = self
         self.unmodelled = []
         self.flash_timing = None
+        self.flash_ports = []
+
+    def flash_port(self, name):
+        return next((port for port in self.flash_ports if port.name == name), None)
 
     def set_clock(self, hz, source):
         self.clock_hz = hz
@@ -146,7 +150,9 @@ def flash_machine(board):
 
     machine = FakeMachine(board)
     machine.state = NativeState(capacity_halfwords=64)
-    machine.flash_timing = FlashTiming(machine.board.flash_timing, machine.board, machine.state)
+    machine.flash_ports = [FlashTiming(spec, machine.board, machine.state, port=k)
+                           for k, spec in enumerate(machine.board.flash_ports)]
+    machine.flash_timing = machine.flash_ports[0]
     machine.warn_once = lambda key, text: None
     return machine
 
@@ -168,12 +174,12 @@ def test_nrf52_nvmc_cache_and_its_profiling_counters():
     nvmc = device(machine, "NVMC")
     write(nvmc, "ICACHECNF", 1)
     assert machine.flash_timing.settings["icache"]
-    machine.state[N.FL_IC_HITS] = 7
+    machine.flash_timing[N.FL_IC_HITS] = 7
     assert read(nvmc, "IHIT") == 0  # counts only with CACHEPROFEN
     write(nvmc, "ICACHECNF", 1 | 1 << 8)
     assert read(nvmc, "IHIT") == 7
     write(nvmc, "IHIT", 0)
-    machine.state[N.FL_IC_HITS] = 9
+    machine.flash_timing[N.FL_IC_HITS] = 9
     assert read(nvmc, "IHIT") == 2
 
 
@@ -187,5 +193,15 @@ def test_apollo3_cachectrl_sets_geometry_wait_states_and_caches():
     write(ctrl, "CACHECFG", 8 << 4 | 1 << 8 | 1 << 9 | 1)  # 1-way 1024 entries, I and D, enabled
     assert machine.flash_timing.settings == {"fetch_wait": 1, "data_wait": 1, "prefetch": False,
                                              "icache": True, "dcache": True}
-    assert (machine.state[N.FL_IC_SETS], machine.state[N.FL_IC_WAYS]) == (1024, 1)
+    assert (machine.flash_timing[N.FL_IC_SETS], machine.flash_timing[N.FL_IC_WAYS]) == (1024, 1)
     assert read(ctrl, "CTRL") & 1 << 2  # CACHE_READY
+
+
+def test_stm32f7_flash_acr_sets_both_ports_and_the_itcm_accelerators():
+    machine = flash_machine("mcu-d")
+    flash = device(machine, "FLASH")
+    write(flash, "ACR", 7 | 1 << 8 | 1 << 9)  # LATENCY 7, PRFTEN, ARTEN
+    axim, itcm = machine.flash_port("axim"), machine.flash_port("itcm")
+    assert axim.settings["fetch_wait"] == itcm.settings["fetch_wait"] == 7
+    assert itcm.settings["prefetch"] and itcm.settings["icache"] and itcm.settings["dcache"]
+    assert not axim.settings["icache"]  # the L1 caches follow SCB CCR, not FLASH_ACR

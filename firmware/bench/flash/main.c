@@ -2,6 +2,8 @@
  * flash-timing: the same loops timed from flash with each flash accelerator setting the
  * board offers, and from RAM. One line each:
  *   "flash <loop> <where> <setting>: <cycles per iteration>"
+ * <where> is flash, ram, or alias (the board's second path to the flash, e.g. the STM32F7's
+ * ITCM interface, with its own accelerators: prefetch, icache = its cache).
  * where <setting> is "none" or a '+'-joined list of prefetch, icache, dcache. The cycles
  * per iteration are mcusim_cycles_per_100() / 100 (include/mcusim.h): call overhead and cold
  * misses cancel. Exit 0, or 2 without a cycle counter.
@@ -64,6 +66,11 @@ static long per_iteration(mcusim_loop_fn *loop)
     return mcusim_cycles_per_100(loop, &flash_constant) / 100;
 }
 
+static long via_alias(mcusim_loop_fn *loop)
+{
+    return per_iteration((mcusim_loop_fn *)board_flash_alias(loop));
+}
+
 static void setting_name(uint32_t features, char *out, size_t size)
 {
     static const char *const names[] = { "prefetch", "icache", "dcache" };
@@ -95,6 +102,17 @@ int main(void)
             printf("flash load ram %s: %ld\n", name, per_iteration(ram_load));
             printf("flash mid ram %s: %ld\n", name, per_iteration(ram_mid));
         }
+    }
+    if (board_flash_alias(flash_alu)) {  /* the same loops through the board's second flash path */
+        for (uint32_t features = 0; features < 4; features++) {
+            if (board_flash_alias_features(features) != 0)
+                continue;
+            setting_name(features, name, sizeof name);
+            printf("flash alu alias %s: %ld\n", name, via_alias(flash_alu));
+            printf("flash load alias %s: %ld\n", name, via_alias(flash_load));
+            printf("flash mid alias %s: %ld\n", name, via_alias(flash_mid));
+        }
+        board_flash_alias_features(BOARD_FLASH_PREFETCH | BOARD_FLASH_ICACHE);
     }
     return 0;
 }

@@ -47,6 +47,10 @@
 #define ACR_LATENCY_7WS  (7u << 0)            /* table 5: 210-216 MHz, 2.7-3.6 V */
 #define ACR_PRFTEN     (1u << 8)
 #define ACR_ARTEN      (1u << 9)
+#define ACR_ARTRST     (1u << 11)
+#define FLASH_AXIM     0x08000000u            /* RM0385 2.4: the flash over AXIM ... */
+#define FLASH_ITCM     0x00200000u            /* ... and over the ITCM interface */
+#define FLASH_SIZE     0x00100000u
 
 /* Cortex-M7 L1 caches (ARMv7-M ARM B3.2.8 CCR, B2.2.7 maintenance, B4.8 CCSIDR). */
 #define SCB_CCR        0xE000ED14u
@@ -144,5 +148,28 @@ int board_flash_features(uint32_t features)
     REG32(SCB_CCR) = ccr;
     mcusim_dsb();
     mcusim_isb();
+    return 0;
+}
+
+uintptr_t board_flash_alias(const void *code)
+{
+    uintptr_t address = (uintptr_t)code;
+    if (address - FLASH_AXIM < FLASH_SIZE)
+        return address - FLASH_AXIM + FLASH_ITCM;
+    return 0;
+}
+
+/* The ITCM path: PRFTEN (prefetch) and ARTEN (the ART, reset with ARTRST while off). */
+int board_flash_alias_features(uint32_t features)
+{
+    if (features & BOARD_FLASH_DCACHE)
+        return -1;
+    uint32_t acr = REG32(FLASH_ACR) & ~(ACR_PRFTEN | ACR_ARTEN);
+    REG32(FLASH_ACR) = acr;
+    REG32(FLASH_ACR) = acr | ACR_ARTRST;
+    REG32(FLASH_ACR) = acr;
+    if (features & BOARD_FLASH_PREFETCH) acr |= ACR_PRFTEN;
+    if (features & BOARD_FLASH_ICACHE)   acr |= ACR_ARTEN;
+    REG32(FLASH_ACR) = acr;
     return 0;
 }

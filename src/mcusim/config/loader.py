@@ -147,7 +147,7 @@ def load_board(name: str) -> BoardSpec:
             peripheral_space=tuple((int(s["base"]), int(s["size_bytes"])) for s in data.get("peripheral_space", [])),
             clocks={k: int(v) for k, v in data.get("clocks", {}).items()},
             cpuid=int(soc.get("cpuid", 0)),
-            flash_timing=_flash_timing(data.get("flash_timing")),
+            flash_ports=_flash_ports(data.get("flash_timing")),
             source_file=str(path),
         )
     except KeyError as exc:
@@ -165,13 +165,18 @@ def _cache(data: dict | None) -> CacheSpec | None:
                      shared_with_icache=bool(data.get("shared_with_icache", False)))
 
 
-def _flash_timing(data: dict | None) -> FlashTimingSpec | None:
+def _flash_ports(data) -> tuple[FlashTimingSpec, ...]:
+    """[flash_timing] (one port) or [[flash_timing]] (several, each with a name)."""
     if data is None:
-        return None
+        return ()
+    return tuple(_flash_timing(port) for port in (data if isinstance(data, list) else [data]))
+
+
+def _flash_timing(data: dict) -> FlashTimingSpec:
     limits = {str(rng): tuple((int(hz), int(ws)) for hz, ws in rows)
               for rng, rows in data.get("wait_state_limits", {}).items()}
     return FlashTimingSpec(
-        region=data["region"], line_bytes=int(data["line_bytes"]),
+        region=data["region"], line_bytes=int(data["line_bytes"]), name=str(data.get("name", "flash")),
         fetch_wait_cycles=int(data.get("fetch_wait_cycles", 0)), data_wait_cycles=int(data.get("data_wait_cycles", 0)),
         prefetch=bool(data.get("prefetch", False)), icache=_cache(data.get("icache")), dcache=_cache(data.get("dcache")),
         flash_clock_hz=int(data.get("flash_clock_hz", 0)), wait_state_limits=limits,
@@ -190,8 +195,9 @@ def _check(spec: BoardSpec) -> None:
     for a, b in zip(ordered, ordered[1:]):
         if a.end > b.base:
             raise ConfigError(f"board {spec.name}: regions {a.name} and {b.name} overlap")
-    flash = spec.flash_timing
-    if flash is not None:
+    if len({port.name for port in spec.flash_ports}) != len(spec.flash_ports):
+        raise ConfigError(f"board {spec.name}: flash_timing ports need distinct names")
+    for flash in spec.flash_ports:
         if flash.region not in names:
             raise ConfigError(f"board {spec.name}: flash_timing names unknown region {flash.region}")
         for name in flash.ranges:

@@ -39,6 +39,7 @@ class FlashTimingSpec:
 
     region: str
     line_bytes: int                  # one flash read
+    name: str = "flash"              # the port's name (a board may read its flash through two)
     fetch_wait_cycles: int = 0       # wait cycles of an instruction fetch that reads the flash
     data_wait_cycles: int = 0        # wait cycles of a data read from the flash
     prefetch: bool = False
@@ -100,9 +101,14 @@ class BoardSpec:
     peripherals: tuple[PeripheralSpec, ...]
     peripheral_space: tuple[tuple[int, int], ...]
     clocks: dict[str, int] = field(default_factory=dict)  # board oscillators, e.g. hse_hz
-    flash_timing: FlashTimingSpec | None = None
+    flash_ports: tuple[FlashTimingSpec, ...] = ()  # the flash interfaces ([[flash_timing]])
     cpuid: int = 0  # SCB CPUID as this part reports it
     source_file: str = ""
+
+    @property
+    def flash_timing(self) -> FlashTimingSpec | None:
+        """The main flash port (the first), or None."""
+        return self.flash_ports[0] if self.flash_ports else None
 
     def region_at(self, address: int, length: int = 1) -> MemoryRegion | None:
         for region in self.memory:

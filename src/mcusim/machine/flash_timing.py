@@ -20,16 +20,20 @@ from . import native as N
 
 
 class FlashTiming:
-    """The board's flash interface as the firmware configured it; writes the native slots.
+    """One flash port as the firmware configured it; writes the port's native slots.
 
     Settings count wait states as the controller's register does; when the flash runs on its
     own clock (`flash_clock_hz`), a core clock above it makes each flash cycle several core
     cycles. `on_change` is called when data reads start or stop waiting (the machine adds or
     removes its memory hooks)."""
 
-    def __init__(self, spec, board, state, warn=None, check_wait_states: bool = True):
+    def __init__(self, spec, board, state, port: int = 0, warn=None, check_wait_states: bool = True):
+        if port >= N.FL_MAX_PORTS:
+            raise ValueError(f"board {board.name}: more than {N.FL_MAX_PORTS} flash ports")
         self.spec = spec
+        self.name = spec.name
         self.state = state
+        self.g = N.FL_PORTS + port * N.FL_PORT_SLOTS
         self.warn = warn or (lambda key, message: None)
         self.check_wait_states = check_wait_states
         self.on_change = None
@@ -42,7 +46,17 @@ class FlashTiming:
         for cache in (spec.icache, spec.dcache):
             if cache is not None and cache.sets * cache.ways > N.FL_MAX_CACHE_LINES:
                 raise ValueError(f"board {board.name}: a flash cache of more than {N.FL_MAX_CACHE_LINES} lines")
+        self.ic_tags = N.FLASH_AREA + port * 2 * N.FL_CACHE_SLOTS
+        shared = spec.dcache is not None and spec.dcache.shared_with_icache
+        self.dc_tags = self.ic_tags if shared else self.ic_tags + N.FL_CACHE_SLOTS
+        state[N.FL_PORT_COUNT] = max(state[N.FL_PORT_COUNT], port + 1)
         self.reset()
+
+    def __getitem__(self, slot: int) -> int:
+        return self.state[self.g + slot]
+
+    def __setitem__(self, slot: int, value: int) -> None:
+        self.state[self.g + slot] = value
 
     def reset(self) -> None:
         """Reset state; the controller's reset value is applied by its peripheral model next."""
@@ -57,17 +71,18 @@ class FlashTiming:
 
     def write_static(self, check: bool = True) -> None:
         """Geometry and address ranges."""
-        st, spec = self.state, self.spec
-        st[N.FL_RANGE_COUNT] = len(self.ranges)
+        spec = self.spec
+        self[N.FL_RANGE_COUNT] = len(self.ranges)
         for i, (start, end) in enumerate(self.ranges):
-            st.buffer[N.FL_RANGE_TABLE + 3 * i: N.FL_RANGE_TABLE + 3 * i + 3] = (start, end, 0)
-        st[N.FL_LINE_SHIFT] = spec.line_bytes.bit_length() - 1
-        st[N.FL_NO_LINE_BUFFER] = 0 if spec.line_buffer else 1
+            at = self.g + N.FL_RANGE_TABLE + 3 * i
+            self.state.buffer[at: at + 3] = (start, end, 0)
+        self[N.FL_LINE_SHIFT] = spec.line_bytes.bit_length() - 1
+        self[N.FL_NO_LINE_BUFFER] = 0 if spec.line_buffer else 1
+        self[N.FL_IC_TAGS], self[N.FL_DC_TAGS] = self.ic_tags, self.dc_tags
         if spec.icache is not None:
-            st[N.FL_IC_SETS], st[N.FL_IC_WAYS] = spec.icache.sets, spec.icache.ways
+            self[N.FL_IC_SETS], self[N.FL_IC_WAYS] = spec.icache.sets, spec.icache.ways
         if spec.dcache is not None:
-            st[N.FL_DC_SETS], st[N.FL_DC_WAYS] = spec.dcache.sets, spec.dcache.ways
-        st[N.FL_DC_SHARED] = 1 if spec.dcache is not None and spec.dcache.shared_with_icache else 0
+            self[N.FL_DC_SETS], self[N.FL_DC_WAYS] = spec.dcache.sets, spec.dcache.ways
         self._apply(check)
 
     def configure(self, **settings) -> None:
@@ -84,13 +99,12 @@ class FlashTiming:
         """Reshape the instruction (or unified) cache, as a cache controller can; it starts empty."""
         if sets * ways > N.FL_MAX_CACHE_LINES:
             raise ValueError(f"a flash cache of more than {N.FL_MAX_CACHE_LINES} lines")
-        st = self.state
-        if (st[N.FL_IC_SETS], st[N.FL_IC_WAYS]) == (sets, ways):
+        if (self[N.FL_IC_SETS], self[N.FL_IC_WAYS]) == (sets, ways):
             return
-        st[N.FL_IC_SETS], st[N.FL_IC_WAYS] = sets, ways
-        if st[N.FL_DC_SHARED]:
-            st[N.FL_DC_SETS], st[N.FL_DC_WAYS] = sets, ways
-        self.reset_cache(False)  # (moves N.FL_EPOCH on)
+        self[N.FL_IC_SETS], self[N.FL_IC_WAYS] = sets, ways
+        if self.dc_tags == self.ic_tags:
+            self[N.FL_DC_SETS], self[N.FL_DC_WAYS] = sets, ways
+        self.reset_cache(False)
 
     def set_voltage_range(self, voltage_range: int) -> None:
         self.voltage_range = str(voltage_range)
@@ -108,19 +122,19 @@ class FlashTiming:
         return -(-(wait_states + 1) * self.clock_hz // flash_hz) - 1
 
     def _apply(self, check: bool = True) -> None:
-        st, s = self.state, self.settings
-        was_waiting = st[N.FL_DATA_WAIT] > 0
-        st[N.FL_FETCH_WAIT] = self.core_cycles(s["fetch_wait"])
-        st[N.FL_DATA_WAIT] = self.core_cycles(s["data_wait"])
-        st[N.FL_PREFETCH] = int(bool(s["prefetch"]))
-        st[N.FL_IC_ON] = int(bool(s["icache"]))
-        st[N.FL_DC_ON] = int(bool(s["dcache"]))
-        st[N.FL_ACTIVE] = int(st[N.FL_FETCH_WAIT] > 0)
+        s = self.settings
+        was_waiting = self[N.FL_DATA_WAIT] > 0
+        self[N.FL_FETCH_WAIT] = self.core_cycles(s["fetch_wait"])
+        self[N.FL_DATA_WAIT] = self.core_cycles(s["data_wait"])
+        self[N.FL_PREFETCH] = int(bool(s["prefetch"]))
+        self[N.FL_IC_ON] = int(bool(s["icache"]))
+        self[N.FL_DC_ON] = int(bool(s["dcache"]))
+        self[N.FL_ACTIVE] = int(self[N.FL_FETCH_WAIT] > 0)
         if not s["prefetch"]:
-            st[N.FL_PREFETCH_LINE] = -1
+            self[N.FL_PREFETCH_LINE] = -1
         if check:
             self._check_wait_states()
-        if self.on_change is not None and was_waiting != (st[N.FL_DATA_WAIT] > 0):
+        if self.on_change is not None and was_waiting != (self[N.FL_DATA_WAIT] > 0):
             self.on_change()
 
     def _check_wait_states(self) -> None:
@@ -142,32 +156,27 @@ class FlashTiming:
 
     def reset_cache(self, data_side: bool) -> None:
         """Invalidate a cache (e.g. FLASH_ACR ICRST/DCRST); data_side selects the data cache."""
-        st = self.state
-        start = st[N.FL_TAGS] + (N.FL_CACHE_SLOTS if data_side and not st[N.FL_DC_SHARED] else 0)
-        st.buffer[start: start + N.FL_CACHE_SLOTS] = 0
-        st[N.FL_EPOCH] += 1
+        start = self.dc_tags if data_side else self.ic_tags
+        self.state.buffer[start: start + N.FL_CACHE_SLOTS] = 0
+        self.state[N.FL_EPOCH] += 1
         if not data_side:
-            st[N.FL_BUFFER_LINE] = -1
-            st[N.FL_PREFETCH_LINE] = -1
+            self[N.FL_BUFFER_LINE] = -1
+            self[N.FL_PREFETCH_LINE] = -1
 
     def invalidate_line(self, data_side: bool, set_index: int, way: int) -> None:
         """Empty one line of a cache by set and way (e.g. SCB DCISW)."""
-        st = self.state
-        sets, ways = (st[N.FL_DC_SETS], st[N.FL_DC_WAYS]) if data_side else (st[N.FL_IC_SETS], st[N.FL_IC_WAYS])
+        sets, ways = (self[N.FL_DC_SETS], self[N.FL_DC_WAYS]) if data_side else (self[N.FL_IC_SETS], self[N.FL_IC_WAYS])
         if set_index >= sets or way >= ways:
             return
-        slot = st[N.FL_TAGS] + (N.FL_CACHE_SLOTS if data_side and not st[N.FL_DC_SHARED] else 0)
-        slot += 2 * (ways * set_index + way)
-        st.buffer[slot: slot + 2] = 0
-        if not data_side or st[N.FL_DC_SHARED]:
-            st[N.FL_EPOCH] += 1  # the instruction cache changed
+        slot = (self.dc_tags if data_side else self.ic_tags) + 2 * (ways * set_index + way)
+        self.state.buffer[slot: slot + 2] = 0
+        if not data_side or self.dc_tags == self.ic_tags:
+            self.state[N.FL_EPOCH] += 1  # an instruction cache changed
 
     @property
     def data_reads_wait(self) -> bool:
-        return self.state[N.FL_DATA_WAIT] > 0
+        return self[N.FL_DATA_WAIT] > 0
 
     def totals(self) -> dict[str, int]:
-        st = self.state
-        return {"fetch_wait": st[N.FL_FETCH_TOTAL], "contention": st[N.FL_CONTENTION_TOTAL],
-                "icache_hits": st[N.FL_IC_HITS], "icache_misses": st[N.FL_IC_MISSES],
-                "dcache_hits": st[N.FL_DC_HITS], "dcache_misses": st[N.FL_DC_MISSES]}
+        return {"icache_hits": self[N.FL_IC_HITS], "icache_misses": self[N.FL_IC_MISSES],
+                "dcache_hits": self[N.FL_DC_HITS], "dcache_misses": self[N.FL_DC_MISSES]}

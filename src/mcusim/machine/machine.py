@@ -119,7 +119,8 @@ class Machine:
         self.mmio_is_write = False
         self.exceptions = ExceptionUnit(self, board.irq_count, board.nvic_priority_bits)
         self.semihosting = Semihosting(self, semihosting_root, cmdline)
-        self.flash_timing = self._flash_timing(core)
+        self.flash_ports = self._flash_ports(core)
+        self.flash_timing = self.flash_ports[0] if self.flash_ports else None  # the main port
         self.state[N.LAZY_FP_CYCLES] = core.exception_fp_context_cycles
         self._flash_read_hooks: list[int] = []
         self._build_peripherals()
@@ -185,16 +186,21 @@ class Machine:
             return CortexM7Timing(table)
         return CortexM4Timing(table)
 
-    def _flash_timing(self, core) -> FlashTiming | None:
-        """The flash interface model, on boards that describe one and cores with a timing model."""
-        spec = self.board.flash_timing
-        if spec is None or core.timing_model == "one_cycle_per_instruction":
-            return None
-        # a pinned clock is a what-if: the firmware's wait states were chosen for its own clock
-        flash = FlashTiming(spec, self.board, self.state, warn=self.warn_once,
-                            check_wait_states=self.pinned_clock_hz is None)
-        flash.on_change = self._register_flash_reads
-        return flash
+    def _flash_ports(self, core) -> list[FlashTiming]:
+        """The flash interface models, on boards that describe them and cores with a timing model."""
+        if not self.board.flash_ports or core.timing_model == "one_cycle_per_instruction":
+            return []
+        ports = []
+        for k, spec in enumerate(self.board.flash_ports):
+            # a pinned clock is a what-if: the firmware's wait states were chosen for its own clock
+            port = FlashTiming(spec, self.board, self.state, port=k, warn=self.warn_once,
+                               check_wait_states=self.pinned_clock_hz is None)
+            port.on_change = self._register_flash_reads
+            ports.append(port)
+        return ports
+
+    def flash_port(self, name: str) -> FlashTiming | None:
+        return next((port for port in self.flash_ports if port.name == name), None)
 
     def _register_flash_reads(self) -> None:
         """Native read hooks on the flash while its data reads wait (only then: a memory hook
@@ -202,9 +208,10 @@ class Machine:
         for handle in self._flash_read_hooks:
             N.unregister_hook(self.uc, handle)
         self._flash_read_hooks = []
-        if self.flash_timing is not None and self.flash_timing.data_reads_wait:
-            for start, end in self.flash_timing.ranges:
-                self._flash_read_hooks.append(N.register_flash_read_hook(self.uc, self.state, start, end - 1))
+        for port in getattr(self, "flash_ports", []):
+            if port.data_reads_wait:
+                for start, end in port.ranges:
+                    self._flash_read_hooks.append(N.register_flash_read_hook(self.uc, self.state, start, end - 1))
 
     def _reregister_hook(self, _buffer) -> None:
         """The shared buffer moved: every native hook gets the new address."""
@@ -273,14 +280,14 @@ class Machine:
         self.state[N.PREVIOUS_END] = -1
         if first:
             self.clock_hz = self.pinned_clock_hz or board.reset_clock_hz
-            if self.flash_timing is not None:
-                self.flash_timing.clock_changed(self.clock_hz)
+            for port in self.flash_ports:
+                port.clock_changed(self.clock_hz)
             self.time_base = 0.0
             self.clock_anchor_cycle = 0
         else:
             self.set_clock(board.reset_clock_hz, "reset")  # first: devices check their settings against it
-            if self.flash_timing is not None:
-                self.flash_timing.reset()
+            for port in self.flash_ports:
+                port.reset()
             for device in self._all_devices():
                 device.storage.clear()
                 for reg, value in device.reset_values.items():
@@ -346,8 +353,8 @@ class Machine:
         self.clock_anchor_cycle = now
         self.clock_hz = hz
         self.clock_changes.append(ClockChange(now, hz, source))
-        if self.flash_timing is not None:
-            self.flash_timing.clock_changed(hz)
+        for port in self.flash_ports:
+            port.clock_changed(hz)
 
     def simulated_seconds(self) -> float:
         return self.time_base + (self.state[N.CYCLES] - self.clock_anchor_cycle) / self.clock_hz
@@ -408,8 +415,8 @@ class Machine:
 
     def board_cache_id(self, offset: int, csselr: int) -> int:
         """CLIDR, CTR and CCSIDR (ARMv7-M ARM B4.8) of a core with L1 caches, from their geometry."""
-        flash = self.flash_timing
-        if flash is None or not flash.spec.core_caches:
+        flash = self._l1_port()
+        if flash is None:
             return 0
         if offset == 0x78:   # CLIDR: separate L1 I and D caches (Ctype1 = 3), LoUU = LoC = 1
             return 0x09000003
@@ -423,10 +430,14 @@ class Machine:
         # CCSIDR: write-through, write-back, read- and write-allocate supported; sets, ways, line size
         return 0xF0000000 | (cache.sets - 1) << 13 | (cache.ways - 1) << 3 | (log_words - 2)
 
+    def _l1_port(self) -> FlashTiming | None:
+        """The flash port whose caches are the core's L1 caches, if any."""
+        return next((port for port in self.flash_ports if port.spec.core_caches), None)
+
     def l1_caches_changed(self, ccr: int) -> None:
         """SCB CCR.IC (bit 17) and CCR.DC (bit 16) switch a Cortex-M7's L1 caches (ARMv7-M ARM B3.2.8)."""
-        flash = self.flash_timing
-        if flash is not None and flash.spec.core_caches:
+        flash = self._l1_port()
+        if flash is not None:
             flash.configure(icache=bool(ccr & 1 << 17), dcache=bool(ccr & 1 << 16))
 
     def cache_maintenance(self, offset: int, value: int) -> None:
@@ -434,8 +445,8 @@ class Machine:
         empties the instruction cache, DCISW and DCCISW one data cache line by set and way (set
         from bit log2(line bytes), way in the top bits); the others (by address, clean only)
         change nothing timed here: the data cache holds only flash lines, which never change."""
-        flash = self.flash_timing
-        if flash is None or not flash.spec.core_caches:
+        flash = self._l1_port()
+        if flash is None:
             return
         if offset == 0x50:    # ICIALLU
             flash.reset_cache(data_side=False)
@@ -831,12 +842,14 @@ class Machine:
         found = {"dual_issued": self.state[N.FOLD_TOTAL] if dual_issue else 0,
                  "branches_predicted": self.state[N.PREDICTED], "branch_mispredicts": self.state[N.MISPREDICTS],
                  "icache": {}, "dcache": {}}
-        if self.flash_timing is not None:
-            totals = self.flash_timing.totals()
-            if self.flash_timing.spec.icache is not None:
-                found["icache"] = {"hits": totals["icache_hits"], "misses": totals["icache_misses"]}
-            if self.flash_timing.spec.dcache is not None:
-                found["dcache"] = {"hits": totals["dcache_hits"], "misses": totals["dcache_misses"]}
+        for port in self.flash_ports:  # every port's caches, summed
+            totals = port.totals()
+            for side, spec in (("icache", port.spec.icache), ("dcache", port.spec.dcache)):
+                if spec is not None:
+                    counts = found[side] or {"hits": 0, "misses": 0}
+                    counts["hits"] += totals[f"{side}_hits"]
+                    counts["misses"] += totals[f"{side}_misses"]
+                    found[side] = counts
         return found
 
     def dwt_totals(self) -> dict[str, int]:

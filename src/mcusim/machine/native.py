@@ -18,49 +18,58 @@ from numba import carray, types
 from unicorn.unicorn_py3.unicorn import uclib
 
 
-# Flash timing slots [FL_FIRST_SLOT, FL_LAST_SLOT) of the header: the state of the flash interface
-# model (flash_timing.py configures it; docs/timing.md "Memory timing").
+# Flash timing (flash_timing.py configures it; docs/timing.md "Memory timing"): header slots
+# [FL_FIRST_SLOT, FL_LAST_SLOT). A few are shared; then one block of FL_PORT_SLOTS per flash
+# port (a path from the core to the flash with its own caches: e.g. the STM32F7's AXIM and
+# ITCM interfaces), whose slots below are offsets into the block.
 FL_FIRST_SLOT = 72
-FL_ACTIVE = 72            # 1 while instruction fetch from flash can stall (the block hook runs the model)
-FL_RANGE_COUNT = 73       # address ranges that read the flash: (start, end, flash offset of start)
-FL_RANGE_TABLE = 74       # up to FL_MAX_RANGES triples
+FL_PORT_COUNT = 72        # ports in use
+FL_CURRENT = 73           # the block of the port the executing block reads (-1: none)
+FL_FETCH_TOTAL = 74       # cycles of instruction-fetch waits
+FL_CONTENTION_TOTAL = 75  # cycles instruction fetches lost to data reads of the same flash
+FL_USE_CLOCK = 76         # counts cache accesses (least-recently-used replacement)
+FL_BLOCK_START = 77       # cycle count when the executing block began
+FL_BLOCK_LINES = 78       # per-line records of the executing block (see FL_LINE_RECORDS)
+FL_LINE_RECORDS = 79      # offset of the per-line records in the buffer
+FL_EPOCH = 80             # counts changes of any instruction cache's contents (a block whose lines all
+#                           hit stays all hits while it is unchanged: the block hook's fast path)
+FL_PORTS = 84             # the first port's block
+FL_MAX_PORTS = 2
+# Per port, offsets into its block:
+FL_ACTIVE = 0             # 1 while instruction fetch from flash can stall (the block hook runs the model)
+FL_RANGE_COUNT = 1        # address ranges that read through the port: (start, end, line offset of start)
+FL_RANGE_TABLE = 2        # up to FL_MAX_RANGES triples
 FL_MAX_RANGES = 4
-FL_LINE_SHIFT = 86        # log2 of the flash line (one read)
-FL_FETCH_WAIT = 87        # cycles an instruction fetch from flash waits
-FL_DATA_WAIT = 88         # cycles a data read from flash waits
-FL_PREFETCH = 89          # 1: the next sequential line is read ahead
-FL_IC_ON = 90             # instruction cache: enabled, sets, ways
-FL_IC_SETS = 91
-FL_IC_WAYS = 92
-FL_DC_ON = 93             # data cache: enabled, sets, ways
-FL_DC_SETS = 94
-FL_DC_WAYS = 95
-FL_DC_SHARED = 96         # 1: data reads use the instruction cache's lines (one unified cache)
-FL_BUFFER_LINE = 97       # the line the fetch buffer holds (-1: none)
-FL_PREFETCH_LINE = 98     # the line being prefetched (-1: none) ...
-FL_PREFETCH_READY = 99    # ... the cycle it arrives ...
-FL_PREFETCH_DELAY = 100   # ... and how long data reads held it up
-FL_FETCH_TOTAL = 101      # cycles of instruction-fetch waits
-FL_CONTENTION_TOTAL = 102  # cycles instruction fetches lost to data reads of the same flash
-FL_IC_HITS = 103
-FL_IC_MISSES = 104
-FL_DC_HITS = 105
-FL_DC_MISSES = 106
-FL_USE_CLOCK = 107        # counts cache accesses (least-recently-used replacement)
-FL_BLOCK_START = 108      # cycle count when the executing block began
-FL_BLOCK_LINES = 109      # per-line records of the executing block (see FL_LINE_RECORDS)
-FL_TAGS = 110             # offset of the cache tag arrays in the buffer
-FL_LINE_RECORDS = 111     # offset of the per-line records in the buffer
-FL_EPOCH = 112            # counts changes of the instruction cache's contents (a block whose lines all
-#                         hit stays all hits while it is unchanged: the block hook's fast path)
-FL_NO_LINE_BUFFER = 113  # 1: a branch target is read again even if it is in the line last read
-FL_LAST_SLOT = 114
+FL_LINE_SHIFT = 14        # log2 of the flash line (one read)
+FL_FETCH_WAIT = 15        # cycles an instruction fetch from flash waits
+FL_DATA_WAIT = 16         # cycles a data read from flash waits
+FL_PREFETCH = 17          # 1: the next sequential line is read ahead
+FL_IC_ON = 18             # instruction cache: enabled, sets, ways, tag array
+FL_IC_SETS = 19
+FL_IC_WAYS = 20
+FL_IC_TAGS = 21
+FL_DC_ON = 22             # data cache: enabled, sets, ways, tag array (the instruction cache's: unified)
+FL_DC_SETS = 23
+FL_DC_WAYS = 24
+FL_DC_TAGS = 25
+FL_BUFFER_LINE = 26       # the line the fetch buffer holds (-1: none)
+FL_PREFETCH_LINE = 27     # the line being prefetched (-1: none) ...
+FL_PREFETCH_READY = 28    # ... the cycle it arrives ...
+FL_PREFETCH_DELAY = 29    # ... and how long data reads held it up
+FL_IC_HITS = 30
+FL_IC_MISSES = 31
+FL_DC_HITS = 32
+FL_DC_MISSES = 33
+FL_NO_LINE_BUFFER = 34    # 1: a branch target is read again even if it is in the line last read
+FL_PORT_SLOTS = 36
+FL_LAST_SLOT = FL_PORTS + FL_MAX_PORTS * FL_PORT_SLOTS
 
 FL_MAX_CACHE_LINES = 2048  # per cache: sets x ways
 FL_CACHE_SLOTS = 2 * FL_MAX_CACHE_LINES  # per line: tag + 1 (0 = empty), last use
 FL_MAX_BLOCK_LINES = 512  # a translated block stays inside one 1 KB page: 512 lines of 2 bytes at most
 FL_RECORD = 4             # per line the executing block fetched: address, stall, contention, missed line + 1 or 0
-FL_AREA_SLOTS = 2 * FL_CACHE_SLOTS + FL_RECORD * FL_MAX_BLOCK_LINES  # after the block cache
+FL_AREA_SLOTS = FL_MAX_PORTS * 2 * FL_CACHE_SLOTS + FL_RECORD * FL_MAX_BLOCK_LINES  # after the block cache
+
 
 # Header slots.
 CYCLES = 0
@@ -125,7 +134,8 @@ E_FETCH_BEFORE_LAST = 17
 E_FETCH_SLOTS = 18
 FAST_FETCH_LINES = 4   # blocks of more lines always take the full model
 E_LAST_INSN = E_FETCH_SLOTS + FAST_FETCH_LINES  # address of the block's last instruction
-CACHE_ENTRY = E_LAST_INSN + 1
+E_FETCH_PORT = E_LAST_INSN + 1  # the flash port block its fast path uses
+CACHE_ENTRY = E_FETCH_PORT + 1
 BLOCK_CACHE = WINDOW_TABLE + 3 * MAX_WINDOWS
 FLASH_AREA = BLOCK_CACHE + CACHE_ENTRIES * CACHE_ENTRY  # flash cache tags and per-line records
 BTAC_AREA = FLASH_AREA + FL_AREA_SLOTS  # per predictor entry: branch address + 1 (0 = empty), target, counter
@@ -369,26 +379,32 @@ def _summarize(st, address, size, entry):
 
 
 @numba.njit(cache=True)
-def flash_offset(st, address):
-    """The flash offset `address` reads, or -1 outside the flash ranges."""
-    for i in range(st[FL_RANGE_COUNT]):
-        entry = FL_RANGE_TABLE + 3 * i
+def flash_offset(st, g, address):
+    """The line offset `address` reads through the port at `g`, or -1 outside its ranges."""
+    for i in range(st[g + FL_RANGE_COUNT]):
+        entry = g + FL_RANGE_TABLE + 3 * i
         if st[entry] <= address < st[entry + 1]:
             return address - st[entry] + st[entry + 2]
     return -1
 
 
 @numba.njit(cache=True)
-def _flash_cache_slot(st, data_side):
-    return st[FL_TAGS] + (FL_CACHE_SLOTS if data_side and st[FL_DC_SHARED] == 0 else 0)
+def flash_port(st, address):
+    """The block of the port whose ranges hold `address`, or -1."""
+    for k in range(st[FL_PORT_COUNT]):
+        g = FL_PORTS + k * FL_PORT_SLOTS
+        if flash_offset(st, g, address) >= 0:
+            return g
+    return -1
 
 
 @numba.njit(cache=True)
-def flash_cache_access(st, data_side, line):
+def flash_cache_access(st, g, data_side, line):
     """Look `line` up in a set-associative LRU cache; on a miss it replaces the set's oldest line."""
-    sets = st[FL_DC_SETS] if data_side and st[FL_DC_SHARED] == 0 else st[FL_IC_SETS]
-    ways = st[FL_DC_WAYS] if data_side and st[FL_DC_SHARED] == 0 else st[FL_IC_WAYS]
-    first = _flash_cache_slot(st, data_side) + 2 * ways * (line % sets)
+    side = FL_DC_ON if data_side else FL_IC_ON
+    sets = st[g + side + 1]
+    ways = st[g + side + 2]
+    first = st[g + side + 3] + 2 * ways * (line % sets)
     st[FL_USE_CLOCK] += 1
     oldest = first
     for way in range(ways):
@@ -400,17 +416,17 @@ def flash_cache_access(st, data_side, line):
             oldest = slot
     st[oldest] = line + 1
     st[oldest + 1] = st[FL_USE_CLOCK]
-    if not data_side or st[FL_DC_SHARED] != 0:
-        st[FL_EPOCH] += 1  # the instruction cache changed
+    if not data_side or st[g + FL_DC_TAGS] == st[g + FL_IC_TAGS]:
+        st[FL_EPOCH] += 1  # an instruction cache changed
     return False
 
 
 @numba.njit(cache=True)
-def flash_cache_find(st, line):
-    """The tag slot holding `line` in the instruction cache, or -1."""
-    sets = st[FL_IC_SETS]
-    ways = st[FL_IC_WAYS]
-    first = st[FL_TAGS] + 2 * ways * (line % sets)
+def flash_cache_find(st, g, line):
+    """The tag slot holding `line` in the port's instruction cache, or -1."""
+    sets = st[g + FL_IC_SETS]
+    ways = st[g + FL_IC_WAYS]
+    first = st[g + FL_IC_TAGS] + 2 * ways * (line % sets)
     for way in range(ways):
         if st[first + 2 * way] == line + 1:
             return first + 2 * way
@@ -418,69 +434,67 @@ def flash_cache_find(st, line):
 
 
 @numba.njit(cache=True)
-def flash_cache_forget(st, data_side, line):
-    sets = st[FL_DC_SETS] if data_side and st[FL_DC_SHARED] == 0 else st[FL_IC_SETS]
-    ways = st[FL_DC_WAYS] if data_side and st[FL_DC_SHARED] == 0 else st[FL_IC_WAYS]
-    first = _flash_cache_slot(st, data_side) + 2 * ways * (line % sets)
-    for way in range(ways):
-        if st[first + 2 * way] == line + 1:
-            st[first + 2 * way] = 0
-            st[first + 2 * way + 1] = 0
-            st[FL_EPOCH] += 1
+def flash_cache_forget(st, g, line):
+    """Take `line` out of the port's instruction cache."""
+    slot = flash_cache_find(st, g, line)
+    if slot >= 0:
+        st[slot] = 0
+        st[slot + 1] = 0
+        st[FL_EPOCH] += 1
 
 
 @numba.njit(cache=True)
-def flash_fetch_line(st, line, now):
+def flash_fetch_line(st, g, line, now):
     """Fetch `line` for the instruction needed at cycle `now`: returns (stall, contention, missed)."""
-    if line == st[FL_BUFFER_LINE]:
+    if line == st[g + FL_BUFFER_LINE]:
         return 0, 0, False
     stall = 0
     contention = 0
     missed = False
-    if st[FL_IC_ON] != 0 and flash_cache_access(st, False, line):
-        st[FL_IC_HITS] += 1
+    if st[g + FL_IC_ON] != 0 and flash_cache_access(st, g, False, line):
+        st[g + FL_IC_HITS] += 1
     else:
-        if st[FL_IC_ON] != 0:
-            st[FL_IC_MISSES] += 1
+        if st[g + FL_IC_ON] != 0:
+            st[g + FL_IC_MISSES] += 1
             missed = True
-        if st[FL_PREFETCH] != 0 and line == st[FL_PREFETCH_LINE]:
-            stall = max(0, st[FL_PREFETCH_READY] + st[FL_PREFETCH_DELAY] - now)
-            contention = stall - max(0, st[FL_PREFETCH_READY] - now)
+        if st[g + FL_PREFETCH] != 0 and line == st[g + FL_PREFETCH_LINE]:
+            stall = max(0, st[g + FL_PREFETCH_READY] + st[g + FL_PREFETCH_DELAY] - now)
+            contention = stall - max(0, st[g + FL_PREFETCH_READY] - now)
         else:
-            stall = st[FL_FETCH_WAIT]
-    st[FL_BUFFER_LINE] = line
-    if st[FL_PREFETCH] != 0:
-        st[FL_PREFETCH_LINE] = line + 1
-        st[FL_PREFETCH_READY] = now + stall + st[FL_FETCH_WAIT] + 1
-        st[FL_PREFETCH_DELAY] = 0
+            stall = st[g + FL_FETCH_WAIT]
+    st[g + FL_BUFFER_LINE] = line
+    if st[g + FL_PREFETCH] != 0:
+        st[g + FL_PREFETCH_LINE] = line + 1
+        st[g + FL_PREFETCH_READY] = now + stall + st[g + FL_FETCH_WAIT] + 1
+        st[g + FL_PREFETCH_DELAY] = 0
     return stall, contention, missed
 
 
 @numba.njit(cache=True)
 def flash_data_read(st, address):
-    """Wait cycles of a data read at `address` (0 outside the flash or on a data cache hit)."""
-    offset = flash_offset(st, address)
-    if offset < 0:
+    """Wait cycles of a data read at `address` (0 outside the flash ports or on a data cache hit)."""
+    g = flash_port(st, address)
+    if g < 0:
         return 0
-    line = offset >> st[FL_LINE_SHIFT]
-    if st[FL_DC_ON] != 0:
-        if flash_cache_access(st, True, line):
-            st[FL_DC_HITS] += 1
+    line = flash_offset(st, g, address) >> st[g + FL_LINE_SHIFT]
+    if st[g + FL_DC_ON] != 0:
+        if flash_cache_access(st, g, True, line):
+            st[g + FL_DC_HITS] += 1
             return 0
-        st[FL_DC_MISSES] += 1
-    wait = st[FL_DATA_WAIT]
-    if st[FL_PREFETCH] != 0 and st[FL_PREFETCH_READY] > st[FL_BLOCK_START]:
-        st[FL_PREFETCH_DELAY] += wait + 1  # the flash serves this read before the prefetch in flight
+        st[g + FL_DC_MISSES] += 1
+    wait = st[g + FL_DATA_WAIT]
+    if st[g + FL_PREFETCH] != 0 and st[g + FL_PREFETCH_READY] > st[FL_BLOCK_START]:
+        st[g + FL_PREFETCH_DELAY] += wait + 1  # the flash serves this read before the prefetch in flight
     return wait
 
 
 @numba.njit(cache=True)
-def _fetch_block(st, address, size, offset, start):
-    """Instruction-fetch waits of a block in flash: each flash line it touches, in order, is
-    needed when execution reaches it (start + cycles of the instructions before + waits so far).
-    Lines that waited or missed the cache are recorded, so a stop inside the block can undo
-    what follows the stop."""
-    shift = st[FL_LINE_SHIFT]
+def _fetch_block(st, g, address, size, offset, start):
+    """Instruction-fetch waits of a block read through the port at `g`: each line it touches,
+    in order, is needed when execution reaches it (start + cycles of the instructions before +
+    waits so far). Lines that waited or missed the cache are recorded, so a stop inside the
+    block can undo what follows the stop."""
+    shift = st[g + FL_LINE_SHIFT]
     first = offset >> shift
     last = (offset + size - 1) >> shift
     records = st[FL_LINE_RECORDS]
@@ -490,7 +504,7 @@ def _fetch_block(st, address, size, offset, start):
     for line in range(first, last + 1):
         line_address = address if line == first else address + (line << shift) - offset
         before = 0 if line == first else _range_sum(st, address, line_address, F_CYCLES)
-        stall, contention, missed = flash_fetch_line(st, line, start + before + waited)
+        stall, contention, missed = flash_fetch_line(st, g, line, start + before + waited)
         if stall != 0 or missed:
             record = records + FL_RECORD * count
             st[record] = line_address
@@ -505,7 +519,7 @@ def _fetch_block(st, address, size, offset, start):
     st[CPI_TOTAL] += waited  # DWT CPICNT counts instruction fetch stalls (ARMv7-M ARM C1.8.8)
     st[FL_FETCH_TOTAL] += waited - contended
     st[FL_CONTENTION_TOTAL] += contended
-    return count == 0 and st[FL_IC_ON] != 0
+    return count == 0 and st[g + FL_IC_ON] != 0
 
 
 @numba.njit(cache=True)
@@ -525,16 +539,16 @@ def _lazy_fp_store(st, address, size):
 
 
 @numba.njit(cache=True)
-def _remember_hits(st, entry, address, size, offset):
+def _remember_hits(st, g, entry, address, size, offset):
     """Every line of the block was in the instruction cache (or the fetch buffer): note where,
-    so until the cache's contents change the block's fetch costs only these look-ups."""
-    shift = st[FL_LINE_SHIFT]
+    so until the caches' contents change the block's fetch costs only these look-ups."""
+    shift = st[g + FL_LINE_SHIFT]
     first = offset >> shift
     lines = ((offset + size - 1) >> shift) - first + 1
     if lines > FAST_FETCH_LINES:
         return
     for i in range(lines):
-        slot = flash_cache_find(st, first + i)
+        slot = flash_cache_find(st, g, first + i)
         if slot < 0:
             return
         st[entry + E_FETCH_SLOTS + i] = slot
@@ -542,26 +556,50 @@ def _remember_hits(st, entry, address, size, offset):
     st[entry + E_FETCH_FIRST] = first
     st[entry + E_FETCH_LINES] = lines
     st[entry + E_FETCH_BEFORE_LAST] = _range_sum(st, address, last_address, F_CYCLES) if lines > 1 else 0
+    st[entry + E_FETCH_PORT] = g
     st[entry + E_FETCH_EPOCH] = st[FL_EPOCH] + 1
 
 
 @numba.njit(cache=True)
-def _fetch_hits(st, entry, start):
+def _fetch_hits(st, g, entry, start):
     """What _fetch_block does for a block whose lines are all cached: no waits; the lines become
     the most recently used, the fetch buffer holds the last one and prefetch moves past it."""
     first = st[entry + E_FETCH_FIRST]
     lines = st[entry + E_FETCH_LINES]
     for i in range(lines):
-        if first + i != st[FL_BUFFER_LINE]:
+        if first + i != st[g + FL_BUFFER_LINE]:
             st[FL_USE_CLOCK] += 1
             st[st[entry + E_FETCH_SLOTS + i] + 1] = st[FL_USE_CLOCK]
-            st[FL_IC_HITS] += 1
-            st[FL_BUFFER_LINE] = first + i
-            if st[FL_PREFETCH] != 0:
-                st[FL_PREFETCH_LINE] = first + i + 1
-                st[FL_PREFETCH_READY] = start + (st[entry + E_FETCH_BEFORE_LAST] if i == lines - 1 and i > 0
-                                                 else 0) + st[FL_FETCH_WAIT] + 1
-                st[FL_PREFETCH_DELAY] = 0
+            st[g + FL_IC_HITS] += 1
+            st[g + FL_BUFFER_LINE] = first + i
+            if st[g + FL_PREFETCH] != 0:
+                st[g + FL_PREFETCH_LINE] = first + i + 1
+                st[g + FL_PREFETCH_READY] = start + (st[entry + E_FETCH_BEFORE_LAST] if i == lines - 1 and i > 0
+                                                     else 0) + st[g + FL_FETCH_WAIT] + 1
+                st[g + FL_PREFETCH_DELAY] = 0
+
+
+@numba.njit(cache=True)
+def _fetch(st, entry, address, size, start, out_of_sequence):
+    """The flash fetch model for the block starting now, through whichever port holds it."""
+    st[FL_CURRENT] = -1
+    if st[entry + E_FETCH_EPOCH] == st[FL_EPOCH] + 1:  # all its lines are cached, as last time
+        g = st[entry + E_FETCH_PORT]
+        if st[g + FL_ACTIVE] != 0 and st[g + FL_IC_ON] != 0:
+            st[FL_CURRENT] = g
+            if out_of_sequence and st[g + FL_NO_LINE_BUFFER] != 0:
+                st[g + FL_BUFFER_LINE] = -1
+            _fetch_hits(st, g, entry, start)
+            return
+    g = flash_port(st, address)
+    if g < 0 or st[g + FL_ACTIVE] == 0:
+        return
+    st[FL_CURRENT] = g
+    if out_of_sequence and st[g + FL_NO_LINE_BUFFER] != 0:
+        st[g + FL_BUFFER_LINE] = -1
+    offset = flash_offset(st, g, address)
+    if _fetch_block(st, g, address, size, offset, start):
+        _remember_hits(st, g, entry, address, size, offset)
 
 
 @numba.cfunc(BLOCK_HOOK_SIGNATURE, cache=True)
@@ -630,15 +668,8 @@ def block_hook(uc, address_u64, size_u32, user_data):
         _start_adjust(st, st[entry + 6], st[entry + 7], 1)
         st[BLOCK_ADJUSTED] = 1
     st[FL_BLOCK_LINES] = 0
-    if st[FL_ACTIVE] != 0:
-        if out_of_sequence and st[FL_NO_LINE_BUFFER] != 0:
-            st[FL_BUFFER_LINE] = -1
-        if st[entry + E_FETCH_EPOCH] == st[FL_EPOCH] + 1 and st[FL_IC_ON] != 0:
-            _fetch_hits(st, entry, start)
-        else:
-            offset = flash_offset(st, address)
-            if offset >= 0 and _fetch_block(st, address, size, offset, start):
-                _remember_hits(st, entry, address, size, offset)
+    if st[FL_PORT_COUNT] != 0:
+        _fetch(st, entry, address, size, start, out_of_sequence)
 
 
 @numba.njit(cache=True)
@@ -722,9 +753,8 @@ class NativeState:
         self.buffer[CODE_PC] = -1
         self.buffer[TOTAL_LENGTH] = len(self.buffer)
         self.buffer[DEADLINE] = np.iinfo(np.int64).max
-        self.buffer[FL_TAGS] = FLASH_AREA
-        self.buffer[FL_LINE_RECORDS] = FLASH_AREA + 2 * FL_CACHE_SLOTS
-        self.buffer[FL_BUFFER_LINE] = self.buffer[FL_PREFETCH_LINE] = -1
+        self.buffer[FL_LINE_RECORDS] = FLASH_AREA + FL_MAX_PORTS * 2 * FL_CACHE_SLOTS
+        self.buffer[FL_CURRENT] = -1
         self.buffer[LAZY_FP_AT] = -1
         self.next_free = DATA_START
         self.windows: list[tuple[int, int, int]] = []  # (base, size_bytes, offset)
@@ -910,28 +940,25 @@ class NativeState:
         """The rest of the block will run again: the lines it fetched ahead of `pc` were not yet
         needed, so take them back out of the instruction cache and the fetch buffer."""
         b = self.buffer
+        g = int(b[FL_CURRENT])
+        if g < 0:
+            return
         kept = [r for r in self.fetch_records() if r[0] <= pc]
         misses_after = 0
         for address, _, _, missed in self.fetch_records():
             if address > pc and missed:
-                forget_cached_line(b, missed - 1)
+                flash_cache_forget(b, g, missed - 1)
                 misses_after += 1
-        offset = flash_offset(b, pc)
-        if b[FL_ACTIVE] and offset >= 0:
-            shift = int(b[FL_LINE_SHIFT])
-            if b[FL_IC_ON]:  # every line after pc's was counted as a hit or a miss: it will be again
-                last_line = flash_offset(b, int(b[BLOCK_ADDRESS] + b[BLOCK_SIZE]) - 1) >> shift
-                b[FL_IC_MISSES] -= misses_after
-                b[FL_IC_HITS] -= max(0, last_line - (offset >> shift) - misses_after)
-            b[FL_BUFFER_LINE] = offset >> shift
-            b[FL_PREFETCH_LINE] = -1
+        offset = flash_offset(b, g, pc)
+        if offset >= 0:
+            shift = int(b[g + FL_LINE_SHIFT])
+            if b[g + FL_IC_ON]:  # every line after pc's was counted as a hit or a miss: it will be again
+                last_line = flash_offset(b, g, int(b[BLOCK_ADDRESS] + b[BLOCK_SIZE]) - 1) >> shift
+                b[g + FL_IC_MISSES] -= misses_after
+                b[g + FL_IC_HITS] -= max(0, last_line - (offset >> shift) - misses_after)
+            b[g + FL_BUFFER_LINE] = offset >> shift
+            b[g + FL_PREFETCH_LINE] = -1
         b[FL_BLOCK_LINES] = len(kept)
-
-
-@numba.njit(cache=True)
-def forget_cached_line(st, line):
-    if st[FL_IC_ON] != 0:
-        flash_cache_forget(st, False, line)
 
 
 def unregister_hook(uc, handle: int) -> None:

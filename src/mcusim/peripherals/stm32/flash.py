@@ -55,14 +55,22 @@ class FlashL4(FlashInterface):
 
 
 class FlashF7(FlashInterface):
-    """STM32F7 FLASH_ACR (RM0385 3.7.1): LATENCY[3:0] sets the wait states of flash reads over
-    AXIM (0x08000000); PRFTEN (bit 8) and ARTEN (bit 9) act on the ITCM path (0x00200000),
-    which the model does not time yet (docs/timing.md)."""
+    """STM32F7 FLASH_ACR (RM0385 3.7.1): LATENCY[3:0] sets the wait states of both flash ports
+    (AXIM and ITCM); PRFTEN (bit 8) and ARTEN (bit 9) switch the ITCM port's prefetch and ART
+    accelerator, ARTRST (bit 11) empties the ART while it is off."""
+
+    PRFTEN, ARTEN, ARTRST = 1 << 8, 1 << 9, 1 << 11
 
     def reset(self) -> None:
         self.acr_changed(self.get(self.offset_of("ACR")))
 
     def acr_changed(self, value: int) -> None:
-        if self.machine.flash_timing is not None:
-            latency = value & 0xF
-            self.machine.flash_timing.configure(fetch_wait=latency, data_wait=latency)
+        latency = value & 0xF
+        for port in self.machine.flash_ports:
+            port.configure(fetch_wait=latency, data_wait=latency)
+        itcm = self.machine.flash_port("itcm")
+        if itcm is not None:
+            art = bool(value & self.ARTEN)
+            itcm.configure(prefetch=bool(value & self.PRFTEN), icache=art, dcache=art)
+            if value & self.ARTRST and not art:
+                itcm.reset_cache(data_side=False)
