@@ -24,7 +24,7 @@ python=${PYTHON:-python3}
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e ".[test]"
 
-make -C firmware -j"$(nproc)" -s
+make -C firmware -j"$(nproc)" -s PYTHON="$PWD/.venv/bin/python"
 echo "setup: mcusim run --example hello --board mcu-d"
 .venv/bin/mcusim run --example hello --board mcu-d
 echo "setup: mcusim run firmware/build/mcu-d/exceptions.elf --board mcu-d"

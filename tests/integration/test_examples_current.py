@@ -1,5 +1,6 @@
 """The shipped example ELFs are what the firmware Makefile builds today (same compiler only)."""
 import subprocess
+import sys
 
 import pytest
 from elftools.elf.elffile import ELFFile
@@ -19,7 +20,8 @@ def test_shipped_examples_match_a_fresh_build(tmp_path):
     version = subprocess.run([gcc, "--version"], capture_output=True, text=True).stdout.splitlines()[0]
     if version != examples.toolchain():
         pytest.skip(f"examples were built with '{examples.toolchain()}', this machine has '{version}'")
-    done = subprocess.run(["make", "-C", str(FIRMWARE), "-s", "examples", f"DEST={tmp_path}"], capture_output=True,
+    done = subprocess.run(["make", "-C", str(FIRMWARE), "-s", "examples", f"DEST={tmp_path}",
+                           f"PYTHON={sys.executable}"], capture_output=True,
                           text=True)
     assert done.returncode == 0, done.stderr
     fresh = sorted(p.relative_to(tmp_path) for p in tmp_path.glob("*/*.elf"))

@@ -18,7 +18,8 @@ def cli(*args):
 def test_every_example_is_shipped_for_every_board():
     found = examples.available()
     assert set(found) == {"hello", "uart-hello", "exceptions", "dwt", "bench", "isa", "bench-dsp", "bench-table",
-                          "bench-float", "flash-timing", "pipeline"}
+                          "bench-float", "flash-timing", "pipeline",
+                          "micro_speech-ref", "micro_speech-opt", "anomaly_ae-ref", "anomaly_ae-opt"}
     for boards in found.values():
         assert sorted(boards) == sorted(BOARDS)
     assert examples.toolchain().startswith("arm-none-eabi-gcc")
