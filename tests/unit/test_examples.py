@@ -19,7 +19,8 @@ def test_every_example_is_shipped_for_every_board():
     found = examples.available()
     assert set(found) == {"hello", "uart-hello", "exceptions", "dwt", "bench", "isa", "bench-dsp", "bench-table",
                           "bench-float", "flash-timing", "pipeline",
-                          "micro_speech-ref", "micro_speech-opt", "anomaly_ae-ref", "anomaly_ae-opt"}
+                          } | {f"{model}-{variant}" for model in ("micro_speech", "person_detection", "kws_dscnn", "resnet8",
+                                                          "anomaly_ae") for variant in ("ref", "opt")}
     for boards in found.values():
         assert sorted(boards) == sorted(BOARDS)
     assert examples.toolchain().startswith("arm-none-eabi-gcc")

@@ -68,4 +68,77 @@ ANOMALY_AE = Model(
     description="Detecting anomalies in machine operating sounds: 10 FC (paper Table III)",
 )
 
-MODELS = {model.name: model for model in (MICRO_SPEECH, ANOMALY_AE)}
+def _ds_block(index: int, source: str, channels: int, stride: int) -> list[Layer]:
+    """A depthwise-separable block: 3x3 depthwise (SAME) + ReLU, then 1x1 pointwise + ReLU."""
+    dw, pw = f"dw{index}", f"pw{index}"
+    return [Layer(dw, "depthwise", (source,), dw, kernel=(3, 3), stride=(stride, stride), same=True, relu=True),
+            Layer(pw, "conv", (dw,), pw, out_channels=channels, relu=True)]
+
+
+def _kws_dscnn() -> Model:
+    """Keyword Spotting (MLPerf Tiny DS-CNN): 49x10 MFCC input, a 64-filter 10x4 convolution with
+    stride 2, four depthwise-separable blocks of 64 channels, global average pooling, FC to 12
+    classes, softmax (paper Table III: Conv + 4 DSC + FC)."""
+    layers = [Layer("conv", "conv", ("input",), "conv", out_channels=64, kernel=(10, 4), stride=(2, 2), same=True,
+                    relu=True)]
+    source = "conv"
+    for i in range(1, 5):
+        layers += _ds_block(i, source, 64, 1)
+        source = f"pw{i}"
+    layers += [Layer("pool", "average_pool", (source,), "pool", kernel=(25, 5), stride=(25, 5)),
+               Layer("fc", "fc", ("pool",), "fc", out_channels=12),
+               Layer("softmax", "softmax", ("fc",), "softmax")]
+    return Model("kws_dscnn", (49, 10, 1), tuple(layers), paper_macs=2_657_000,
+                 description="10 keyword spotting: Conv + 4 DSC + FC (paper Table III)")
+
+
+def _person_detection() -> Model:
+    """Person Detection (TFLM's person_detect, MobileNet v1 with width 0.25): 96x96 grayscale,
+    an 8-filter 3x3 convolution with stride 2, 13 depthwise-separable blocks, global average
+    pooling, FC to 2 classes, softmax (paper Table III: Conv + 13 DSC + FC)."""
+    layers = [Layer("conv", "conv", ("input",), "conv", out_channels=8, kernel=(3, 3), stride=(2, 2), same=True,
+                    relu=True)]
+    blocks = [(16, 1), (32, 2), (32, 1), (64, 2), (64, 1), (128, 2), (128, 1), (128, 1), (128, 1), (128, 1),
+              (128, 1), (256, 2), (256, 1)]
+    source = "conv"
+    for i, (channels, stride) in enumerate(blocks, 1):
+        layers += _ds_block(i, source, channels, stride)
+        source = f"pw{i}"
+    layers += [Layer("pool", "average_pool", (source,), "pool", kernel=(3, 3), stride=(3, 3)),
+               Layer("fc", "fc", ("pool",), "fc", out_channels=2),
+               Layer("softmax", "softmax", ("fc",), "softmax")]
+    return Model("person_detection", (96, 96, 1), tuple(layers), paper_macs=7_158_000,
+                 description="Recognizing a person: MobileNet v1 0.25, Conv + 13 DSC + FC (paper Table III)")
+
+
+def _resnet8() -> Model:
+    """Image Classification (MLPerf Tiny ResNet-8): 32x32x3 input, a 16-filter 3x3 convolution,
+    three residual stacks of 16, 32 and 64 filters (the last two with stride 2 and a 1x1
+    shortcut convolution), global average pooling, FC to 10 classes, softmax (paper Table III:
+    9 Conv + FC)."""
+    layers = [Layer("conv", "conv", ("input",), "conv", out_channels=16, kernel=(3, 3), same=True, relu=True)]
+    source = "conv"
+    for stack, (channels, stride) in enumerate([(16, 1), (32, 2), (64, 2)], 1):
+        a, b, add = f"s{stack}_conv1", f"s{stack}_conv2", f"s{stack}_add"
+        layers += [Layer(a, "conv", (source,), a, out_channels=channels, kernel=(3, 3), stride=(stride, stride),
+                         same=True, relu=True),
+                   Layer(b, "conv", (a,), b, out_channels=channels, kernel=(3, 3), same=True)]
+        shortcut = source
+        if stride != 1:
+            shortcut = f"s{stack}_shortcut"
+            layers.append(Layer(shortcut, "conv", (source,), shortcut, out_channels=channels,
+                                stride=(stride, stride)))
+        layers.append(Layer(add, "add", (b, shortcut), add, relu=True))
+        source = add
+    layers += [Layer("pool", "average_pool", (source,), "pool", kernel=(8, 8), stride=(8, 8)),
+               Layer("fc", "fc", ("pool",), "fc", out_channels=10),
+               Layer("softmax", "softmax", ("fc",), "softmax")]
+    return Model("resnet8", (32, 32, 3), tuple(layers), paper_macs=12_502_000,
+                 description="Small image classification: ResNet-8, 9 Conv + FC (paper Table III)")
+
+
+KWS_DSCNN = _kws_dscnn()
+PERSON_DETECTION = _person_detection()
+RESNET8 = _resnet8()
+
+MODELS = {model.name: model for model in (MICRO_SPEECH, PERSON_DETECTION, KWS_DSCNN, RESNET8, ANOMALY_AE)}
