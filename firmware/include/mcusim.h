@@ -136,6 +136,42 @@ static inline void mcusim_itm_putc(char c)
     }
 }
 
+/* ---- Region markers (ITM stimulus ports 30 and 31) ----
+ * A region is a named stretch of execution (a layer, an inference). Its start writes the
+ * address of its name (a NUL-terminated string in the image) as one 32-bit word to ITM
+ * stimulus port 30, its end the same address to port 31. One store each, so marking costs
+ * next to nothing, and a host tool resolves the name from the ELF: mcusim does (regions.csv,
+ * `mcusim report`), and on a board the same words arrive over SWO. Regions nest. A table
+ * `mcusim_region_info` of {name, MACs, bytes} records (ending with a NULL name), if the image
+ * has one, tells mcusim the work each named region does. */
+#define MCUSIM_REGION_BEGIN_PORT 30
+#define MCUSIM_REGION_END_PORT   31
+
+typedef struct {
+    const char *name;
+    uint32_t macs, bytes;
+} mcusim_region_info_t;
+
+static inline void mcusim_itm_word(uint32_t port, uint32_t value)
+{
+    if ((REG32(ITM_TCR) & 1u) && (REG32(ITM_TER0) >> port & 1u)) {
+        for (uint32_t i = 0; i < MCUSIM_POLL_LIMIT; i++)
+            if (REG32(ITM_STIM0 + 4u * port) & 1u)
+                break;
+        REG32(ITM_STIM0 + 4u * port) = value;
+    }
+}
+
+static inline void mcusim_region_begin(const char *name)
+{
+    mcusim_itm_word(MCUSIM_REGION_BEGIN_PORT, (uint32_t)(uintptr_t)name);
+}
+
+static inline void mcusim_region_end(const char *name)
+{
+    mcusim_itm_word(MCUSIM_REGION_END_PORT, (uint32_t)(uintptr_t)name);
+}
+
 /* ---- Semihosting (BKPT 0xAB; r0 = operation, r1 = parameter) ---- */
 #define SEMIHOST_SYS_EXIT_EXTENDED 0x20u
 #define ADP_STOPPED_APPLICATION_EXIT 0x20026u

@@ -12,13 +12,18 @@
 #error "TINYML_VARIANT must be defined by the build (ref or opt)"
 #endif
 
+extern const mcusim_region_info_t mcusim_region_info[];
+
 int main(void)
 {
+    __asm__ volatile("" : : "r"(mcusim_region_info));  /* keep the table for mcusim (--gc-sections) */
     const tinyml_model *m = &tinyml_model_under_test;
     printf("model %s (%s kernels): %u layers, %lu MACs, arena %lu bytes\n", m->name, TINYML_VARIANT,
            (unsigned)m->layer_count, (unsigned long)m->macs, (unsigned long)m->arena_bytes);
     memcpy(m->arena + m->input_offset, m->input, m->input_bytes);
+    mcusim_region_begin("inference");
     tinyml_run(m->layers, m->layer_count, m->arena);
+    mcusim_region_end("inference");
     const int8_t *out = m->arena + m->output_offset;
     uint32_t shown = m->output_bytes < 16 ? m->output_bytes : 16;
     printf("scores:");

@@ -1,10 +1,12 @@
-/* Runs a generated model's layer table. */
+/* Runs a generated model's layer table, each layer marked as a region (include/mcusim.h). */
+#include "mcusim.h"
 #include "tinyml.h"
 
 void tinyml_run(const tinyml_layer *layers, int count, int8_t *arena)
 {
     for (int i = 0; i < count; i++) {
         const tinyml_layer *l = &layers[i];
+        mcusim_region_begin(l->name);
         switch (l->op) {
         case TINYML_CONV: tinyml_conv(l, arena); break;
         case TINYML_DEPTHWISE: tinyml_depthwise(l, arena); break;
@@ -15,5 +17,6 @@ void tinyml_run(const tinyml_layer *layers, int count, int8_t *arena)
         case TINYML_SOFTMAX: tinyml_softmax(l, arena); break;
         default: break;
         }
+        mcusim_region_end(l->name);
     }
 }

@@ -7,10 +7,11 @@
  * channel, bias int32; acc = bias + sum((x - zp_in) * w), then
  * out = clamp(zp_out + tinyml_requantize(acc, multiplier, shift), act_min, act_max).
  *
- * Two builds: the plain C reference kernels, and (TINYML_OPT) the optimized ones for
- * convolution, pointwise convolution and fully connected layers: partial im2col into int16,
- * a 2x2 SMLAD kernel (two output pixels x two channels) with SXTB16 widening, and a scalar
- * path for what does not fill it.
+ * Two builds: the plain C reference kernels (matmul_ref.c), and the optimized ones
+ * (matmul_opt.c) for convolution, pointwise convolution and fully connected layers (partial
+ * im2col into int16, a 2x2 SMLAD kernel of two output pixels x two channels with SXTB16
+ * widening, a scalar path for what does not fill it) and depthwise convolution (four
+ * channels at a time with SXTAB16 and SMLABB/SMLATT on interior pixels).
  */
 #ifndef TINYML_H
 #define TINYML_H

@@ -8,6 +8,7 @@ from pathlib import Path
 from . import __version__
 from .config import BoardSpec, load_board
 from .elf import ElfImage
+from .analysis.regions import write_csv
 from .machine.machine import DEFAULT_MAX_CYCLES, Machine
 
 
@@ -47,6 +48,7 @@ class RunResult:
     branch_mispredicts: int = 0    # ... and the ones it got wrong
     icache: dict = field(default_factory=dict)  # {"hits", "misses"} where a cache model runs
     dcache: dict = field(default_factory=dict)
+    regions: list = field(default_factory=list)  # per region name (ITM markers): analysis/regions.py
     max_cycles: int = DEFAULT_MAX_CYCLES
     semihosting_root: str | None = None
 
@@ -104,6 +106,7 @@ class RunResult:
             "dcache": self.dcache,
             "issue_cycles": self.issue_cycles,
             "stalls": self.stalls,
+            "regions": self.regions,
             "exceptions_taken": self.exceptions_taken,
             "dwt": self.dwt,
             "stdout": self.stdout,
@@ -115,11 +118,14 @@ class RunResult:
         }
 
     def write_bundle(self, directory: str | Path) -> Path:
-        """Write DIR/run.json (creating DIR); returns its path."""
+        """Write DIR/run.json, and DIR/regions.csv when the firmware marked regions (creating
+        DIR); returns the run.json path."""
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
         path = directory / "run.json"
         path.write_text(json.dumps(self.to_dict(), indent=2) + "\n")
+        if self.regions:
+            write_csv(self.regions, directory / "regions.csv")
         return path
 
 
@@ -174,6 +180,7 @@ class Simulator:
             exceptions_taken=m.exceptions_taken,
             stalls=m.stalls(),
             **m.pipeline_statistics(),
+            regions=m.region_statistics(),
             max_cycles=m.max_cycles,
             semihosting_root=str(m.semihosting.root) if m.semihosting.root else None,
         )

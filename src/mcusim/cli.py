@@ -1,11 +1,14 @@
 """Command line: parse, call the API, print. `mcusim --help` lists the commands."""
 from __future__ import annotations
 
+import json
 import sys
+from pathlib import Path
 
 import click
 
 from . import __version__, examples
+from .analysis.regions import format_table
 from .api import Simulator
 from .config import ConfigError, board_names, load_board
 from .elf import ElfError
@@ -57,7 +60,8 @@ def main():
 @click.option("--clock-hz", type=click.IntRange(min=1), default=None, metavar="HZ",
               help="Pin the core clock at HZ for the whole run, whatever clock the firmware sets up.")
 @click.option("--out", type=click.Path(file_okay=False), default=None, metavar="DIR",
-              help="Write a result bundle (DIR/run.json).")
+              help="Write a result bundle: DIR/run.json, and DIR/regions.csv when the firmware marks regions "
+                   "(see `mcusim report`).")
 @click.option("--semihosting-root", type=click.Path(file_okay=False, exists=True), default=None, metavar="DIR",
               help="Let semihosting open, remove and rename host files inside DIR (refused otherwise).")
 @click.option("--quiet", "-q", is_flag=True, help="No summary or warnings on stderr (fault reports still print).")
@@ -187,10 +191,32 @@ def examples_command():
         click.echo("no examples are installed with this copy of mcusim")
         return
     for program, boards in sorted(found.items()):
-        click.echo(f"{program:14} {', '.join(boards)}")
+        click.echo(f"{program:22} {', '.join(boards)}")
     stamp = examples.toolchain()
     if stamp:
         click.echo(f"(built with {stamp})")
+
+
+@main.command("report")
+@click.argument("bundle", type=click.Path(file_okay=False, exists=True))
+def report_command(bundle):
+    """Print the regions of a result bundle (DIR from `mcusim run --out DIR`) by cost: each
+    region the firmware marked (a layer, an inference) with its count, mean cycles, share of
+    the run, MACs and MACs per cycle."""
+    path = Path(bundle) / "run.json"
+    try:
+        run = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise click.UsageError(f"{path} does not exist: write it with `mcusim run ... --out {bundle}`")
+    except json.JSONDecodeError as exc:
+        raise click.UsageError(f"{path} is not a run.json: {exc}")
+    click.echo(f"{run.get('firmware', {}).get('path', '?')} on {run.get('board', '?')}: "
+               f"{run.get('cycles', 0):,} cycles at {_mhz(run.get('clock_hz', 0))}")
+    regions = run.get("regions") or []
+    if not regions:
+        click.echo("no regions: the firmware marked none (firmware/include/mcusim.h, mcusim_region_begin/end)")
+        return
+    click.echo(format_table(regions))
 
 
 if __name__ == "__main__":

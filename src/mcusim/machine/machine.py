@@ -15,6 +15,7 @@ from unicorn import (UC_ARCH_ARM, UC_ERR_EXCEPTION, UC_ERR_FETCH_PROT, UC_ERR_FE
                      Uc, UcError)
 from unicorn import arm_const as A
 
+from ..analysis.regions import RegionRecorder, read_info, summarize
 from ..config import BoardSpec
 from ..elf import ElfError, ElfImage
 from ..peripherals import model_class
@@ -80,6 +81,7 @@ class Machine:
         self.max_cycles = DEFAULT_MAX_CYCLES if max_cycles is None else int(max_cycles)
         self.pinned_clock_hz = clock_hz
         self.outputs = Outputs()
+        self.regions = RegionRecorder()
         self.warnings: list[str] = []
         self._warned: set[str] = set()
         self.unmodelled: dict[str, dict] = {}
@@ -467,6 +469,31 @@ class Machine:
         else:
             self.warn_once(f"uart:{name}", f"output on {name}, which is not the console UART "
                            f"({self.board.console_uart}), is kept in run.json only")
+
+    def region_marker(self, begin: bool, name_address: int) -> None:
+        """An ITM region marker (firmware/include/mcusim.h), at the executing instruction."""
+        cycle = self.cycles_now()
+        seconds = self.time_base + (cycle - self.clock_anchor_cycle) / self.clock_hz
+        self.regions.mark(begin, name_address, cycle, seconds)
+
+    def _read_c_string(self, address: int, limit: int = 128) -> str | None:
+        try:
+            raw = self.read_memory(address, limit)
+        except Exception:
+            return None
+        end = raw.find(b"\0")
+        return raw[: end if end >= 0 else limit].decode(errors="replace") or None
+
+    def region_statistics(self) -> list[dict]:
+        """Per region name (see analysis/regions.py), with the image's MACs and bytes where it says."""
+        if not self.regions.events:
+            return []
+        read_word = lambda address: int.from_bytes(self.read_memory(address, 4), "little")  # noqa: E731
+        info = read_info(read_word, self._read_c_string, self.image.symbol("mcusim_region_info"))
+        if self.regions.dropped:
+            self.warn_once("regions-dropped", f"{self.regions.dropped} region markers beyond the first "
+                                              f"{self.regions.limit} were not kept")
+        return summarize(self.regions, self._read_c_string, info, self.cycles)
 
     def itm_write(self, port: int, data: bytes) -> None:
         self.outputs.itm.setdefault(port, bytearray()).extend(data)

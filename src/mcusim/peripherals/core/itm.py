@@ -1,4 +1,5 @@
-"""ITM stimulus ports (ARMv7-M ARM C1.7). Port 0 is text for stdout.
+"""ITM stimulus ports (ARMv7-M ARM C1.7). Port 0 is text for stdout; ports 30 and 31 carry
+region markers (firmware/include/mcusim.h).
 
 mcusim behaves like a board with a trace probe attached that has set up SWO: the ITM is
 enabled (TCR.ITMENA) and every port is enabled (TER) at reset, as a debugger's SWO viewer
@@ -10,6 +11,7 @@ from ..base import Peripheral
 
 TER, TPR, TCR, LAR, LSR = 0xE00, 0xE40, 0xE80, 0xFB0, 0xFB4
 ITMENA = 1 << 0
+REGION_BEGIN_PORT, REGION_END_PORT = 30, 31
 
 
 class Itm(Peripheral):
@@ -36,7 +38,10 @@ class Itm(Peripheral):
             if self._active(port):
                 data = (raw_value & ((1 << (8 * size)) - 1)).to_bytes(size, "little")
                 self.port_bytes[port] = self.port_bytes.get(port, 0) + size
-                self.machine.itm_write(port, data)
+                if port in (REGION_BEGIN_PORT, REGION_END_PORT) and size == 4:
+                    self.machine.region_marker(port == REGION_BEGIN_PORT, raw_value & 0xFFFFFFFF)
+                else:
+                    self.machine.itm_write(port, data)
             return True
         if offset == TER:
             self.ter = value

@@ -1,0 +1,1 @@
+"""Analyses of a run's records: regions (layers, inferences)."""

@@ -1,0 +1,98 @@
+"""Named regions from the firmware's ITM markers (firmware/include/mcusim.h): per name, how
+often it ran and how long, its share of the run, and for layers the work it does.
+
+A marker is the address of the region's name; the name is read from the image, and the
+image's optional `mcusim_region_info` table ({name, MACs, bytes} records, NULL-terminated)
+gives each named region its MACs and bytes moved.
+"""
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass, field
+from pathlib import Path
+
+COLUMNS = ["name", "count", "cycles_mean", "cycles_min", "cycles_max", "seconds_mean", "share", "macs", "bytes",
+           "macs_per_cycle"]
+
+
+@dataclass
+class RegionRecorder:
+    """Markers as they arrive: (begin?, name address, cycle, seconds)."""
+
+    events: list[tuple[bool, int, int, float]] = field(default_factory=list)
+    limit: int = 1_000_000  # bounded memory: a run marking more keeps the first ones and says so
+    dropped: int = 0
+
+    def mark(self, begin: bool, name_address: int, cycle: int, seconds: float) -> None:
+        if len(self.events) < self.limit:
+            self.events.append((begin, name_address, cycle, seconds))
+        else:
+            self.dropped += 1
+
+
+def summarize(recorder: RegionRecorder, read_string, info: dict[str, tuple[int, int]], total_cycles: int) -> list[dict]:
+    """Per region name: count, cycles mean/min/max, mean seconds, share of the run's cycles,
+    MACs and bytes (from `info`), MACs per cycle. Unmatched ends are ignored; regions still
+    open at the end are not counted."""
+    names: dict[int, str] = {}
+    open_regions: list[tuple[int, int, float]] = []
+    spans: dict[str, list[tuple[int, float]]] = {}
+    order: list[str] = []
+    for begin, address, cycle, seconds in recorder.events:
+        if begin:
+            open_regions.append((address, cycle, seconds))
+            continue
+        for i in range(len(open_regions) - 1, -1, -1):  # the innermost open region of that name
+            if open_regions[i][0] == address:
+                _, start_cycle, start_seconds = open_regions.pop(i)
+                name = names.get(address)
+                if name is None:
+                    name = names[address] = read_string(address) or f"0x{address:08x}"
+                if name not in spans:
+                    order.append(name)
+                spans.setdefault(name, []).append((cycle - start_cycle, seconds - start_seconds))
+                break
+    rows = []
+    for name in order:
+        cycles = [c for c, _ in spans[name]]
+        macs, moved = info.get(name, (0, 0))
+        mean = sum(cycles) / len(cycles)
+        rows.append({"name": name, "count": len(cycles), "cycles_mean": round(mean, 1), "cycles_min": min(cycles),
+                     "cycles_max": max(cycles), "seconds_mean": sum(s for _, s in spans[name]) / len(cycles),
+                     "share": round(sum(cycles) / total_cycles, 6) if total_cycles else 0.0,
+                     "macs": macs, "bytes": moved, "macs_per_cycle": round(macs / mean, 4) if macs and mean else 0.0})
+    return rows
+
+
+def read_info(read_word, read_string, table_address: int | None, limit: int = 4096) -> dict[str, tuple[int, int]]:
+    """The image's mcusim_region_info table: name -> (MACs, bytes)."""
+    info: dict[str, tuple[int, int]] = {}
+    if table_address is None:
+        return info
+    for i in range(limit):
+        name_address = read_word(table_address + 12 * i)
+        if not name_address:
+            break
+        name = read_string(name_address)
+        if name:
+            info[name] = (read_word(table_address + 12 * i + 4), read_word(table_address + 12 * i + 8))
+    return info
+
+
+def write_csv(rows: list[dict], path: Path) -> None:
+    with open(path, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=COLUMNS)
+        writer.writeheader()
+        for row in rows:
+            writer.writerow(row)
+
+
+def format_table(rows: list[dict]) -> str:
+    """The regions sorted by the cycles they took in all, as a profiler lists functions."""
+    ordered = sorted(rows, key=lambda r: -r["cycles_mean"] * r["count"])
+    header = f"{'region':<24} {'count':>6} {'cycles':>12} {'share':>7} {'MACs':>11} {'MACs/cycle':>10}"
+    lines = [header, "-" * len(header)]
+    for r in ordered:
+        lines.append(f"{r['name'][:24]:<24} {r['count']:>6} {r['cycles_mean']:>12,.0f} {100 * r['share']:>6.1f}% "
+                     f"{r['macs']:>11,} {r['macs_per_cycle']:>10.3f}")
+    return "\n".join(lines)
