@@ -1,0 +1,102 @@
+"""The paper's TinyML measurements (shared/reference/002) next to mcusim's, on the kit's models.
+
+    python benchmarks/paper_tables.py            (after `make -C firmware`)
+
+Prints Markdown tables for docs/experiments.md:
+  Table IV  Micro Speech with plain C kernels vs SIMD kernels on mcu-m (rows 1 and 2).
+  Table V   four 1x1 convolutions of Person Detection on mcu-s, mcu-b, mcu-d.
+  Table VI  throughput of each model on mcu-m, mcu-b, mcu-d relative to mcu-s.
+Latencies are the firmware's `inference` and layer regions (ITM markers), in simulated time at
+the clock each board's firmware sets. The numbers are simulated, so the same on any host.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import mcusim
+
+ROOT = Path(__file__).resolve().parents[1]
+BUILD = ROOT / "firmware" / "build"
+
+# Table IV rows 1 and 2 (MCU-M, bare metal): unoptimized C 488.3 ms, CMSIS-NN 46.2 ms.
+PAPER_TABLE_IV = {"ref": 488.3, "opt": 46.2}
+# Table V: Conv1x1 layers A-D of Person Detection, latency in ms on MCU-S, MCU-B, MCU-D.
+PAPER_TABLE_V = {"A": (295_000, {"mcu-s": 66, "mcu-b": 31, "mcu-d": 11}),
+                 "B": (590_000, {"mcu-s": 40, "mcu-b": 21, "mcu-d": 6}),
+                 "C": (295_000, {"mcu-s": 28, "mcu-b": 15, "mcu-d": 5}),
+                 "D": (590_000, {"mcu-s": 31, "mcu-b": 16, "mcu-d": 4})}
+# The kit's layers with those MAC counts: A has few input channels (8), B, C, D more.
+TABLE_V_LAYERS = {"A": "pw1", "B": "pw3", "C": "pw2", "D": "pw5"}
+# Table VI: throughput relative to MCU-S (Person Detection did not fit MCU-M in the paper).
+PAPER_TABLE_VI = {"anomaly_ae": (1.43, 1.64, 6.89), "micro_speech": (1.27, 1.53, 6.67),
+                  "kws_dscnn": (1.38, 1.84, 6.82), "person_detection": (None, 1.77, 6.63),
+                  "resnet8": (1.36, 2.14, 5.99)}
+PAPER_NAMES = {"anomaly_ae": "Anomaly Detection", "micro_speech": "Micro Speech", "kws_dscnn": "Keyword Spotting",
+               "person_detection": "Person Detection", "resnet8": "Image Classification"}
+
+
+def regions(board: str, program: str) -> dict[str, dict]:
+    result = mcusim.run(BUILD / board / f"{program}.elf", board)
+    if result.exit_code != 0:
+        raise SystemExit(f"{program} on {board} failed:\n{result.stdout}")
+    return {row["name"]: row for row in result.regions}
+
+
+def ms(row: dict) -> float:
+    return 1000 * row["seconds_mean"]
+
+
+def table_iv() -> str:
+    lines = ["| Micro Speech on mcu-m | paper (ms) | mcusim (ms) | mcusim / paper |", "|---|---|---|---|"]
+    measured = {variant: ms(regions("mcu-m", f"micro_speech-{variant}")["inference"]) for variant in ("ref", "opt")}
+    for variant, label in (("ref", "1) plain C kernels"), ("opt", "2) SIMD kernels")):
+        paper = PAPER_TABLE_IV[variant]
+        lines.append(f"| {label} | {paper:.1f} | {measured[variant]:.1f} | {measured[variant] / paper:.2f} |")
+    lines.append(f"| speedup (1 / 2) | {PAPER_TABLE_IV['ref'] / PAPER_TABLE_IV['opt']:.1f}x | "
+                 f"{measured['ref'] / measured['opt']:.1f}x | |")
+    return "\n".join(lines)
+
+
+def table_v() -> str:
+    boards = ["mcu-s", "mcu-b", "mcu-d"]
+    measured = {board: regions(board, "person_detection-opt") for board in boards}
+    lines = ["| layer (kit) | MACs | " + " | ".join(f"{b} paper (ms) | {b} mcusim (ms)" for b in boards) + " |",
+             "|---" * (2 + 2 * len(boards)) + "|"]
+    for key, layer in TABLE_V_LAYERS.items():
+        paper_macs, paper = PAPER_TABLE_V[key]
+        row = measured[boards[0]][layer]
+        cells = " | ".join(f"{paper[b]} | {ms(measured[b][layer]):.2f}" for b in boards)
+        lines.append(f"| {key} ({layer}) | {row['macs']:,} (paper {paper_macs // 1000}k) | {cells} |")
+    for big, small in (("B", "A"), ("D", "C")):
+        cells = " | ".join(f"{PAPER_TABLE_V[big][1][b] / PAPER_TABLE_V[small][1][b]:.2f} | "
+                           f"{ms(measured[b][TABLE_V_LAYERS[big]]) / ms(measured[b][TABLE_V_LAYERS[small]]):.2f}"
+                           for b in boards)
+        lines.append(f"| ratio {big}/{small} | 2x | {cells} |")
+    return "\n".join(lines)
+
+
+def table_vi() -> str:
+    boards = ["mcu-m", "mcu-b", "mcu-d"]
+    lines = ["| application (kit model) | " + " | ".join(f"{b} paper | {b} mcusim" for b in boards) + " |",
+             "|---" * (1 + 2 * len(boards)) + "|"]
+    sums = {b: [] for b in boards}
+    for model, paper in PAPER_TABLE_VI.items():
+        base = ms(regions("mcu-s", f"{model}-opt")["inference"])
+        cells = []
+        for board, paper_ratio in zip(boards, paper):
+            ratio = base / ms(regions(board, f"{model}-opt")["inference"])
+            sums[board].append(ratio)
+            cells.append(f"{paper_ratio:.2f} | {ratio:.2f}" if paper_ratio else f"n/a | {ratio:.2f}")
+        lines.append(f"| {PAPER_NAMES[model]} ({model}) | " + " | ".join(cells) + " |")
+    averages = {"mcu-m": 1.36, "mcu-b": 1.78, "mcu-d": 6.60}
+    lines.append("| average | " + " | ".join(f"{averages[b]:.2f} | {sum(sums[b]) / len(sums[b]):.2f}"
+                                           for b in boards) + " |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    print("Table IV\n\n" + table_iv() + "\n\nTable V\n\n" + table_v() + "\n\nTable VI\n\n" + table_vi())
+
+
+if __name__ == "__main__":
+    main()
