@@ -1,0 +1,41 @@
+"""Per-layer regions of a TinyML model: run.json, regions.csv and `mcusim report`."""
+import csv
+import os
+import subprocess
+import sys
+
+import mcusim
+from mcusim.tinyml.build import build
+from mcusim.tinyml.models import MODELS
+
+
+def test_layers_are_regions_with_their_work(firmware_build, tmp_path):
+    result = mcusim.run(firmware_build / "mcu-m" / "kws_dscnn-opt.elf", "mcu-m")
+    built = build(MODELS["kws_dscnn"])
+    rows = {row["name"]: row for row in result.regions}
+    assert list(rows) == [q.layer.name for q in built.layers] + ["inference"]
+    for q in built.layers:
+        assert rows[q.layer.name]["macs"] == q.macs and rows[q.layer.name]["count"] == 1
+    layers = sum(rows[q.layer.name]["cycles_mean"] for q in built.layers)
+    assert layers <= rows["inference"]["cycles_mean"] < result.cycles
+    assert rows["pw1"]["macs_per_cycle"] > rows["dw1"]["macs_per_cycle"]  # the SIMD kernel at work
+    result.write_bundle(tmp_path)
+    with open(tmp_path / "regions.csv") as f:
+        table = list(csv.DictReader(f))
+    assert table[0].keys() >= {"name", "count", "cycles_mean", "macs", "macs_per_cycle"}
+    assert [row["name"] for row in table] == list(rows)
+    done = subprocess.run([sys.executable, "-m", "mcusim.cli", "report", str(tmp_path)], capture_output=True,
+                          text=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[3].split()[0] == "inference" and any(line.startswith("pw1 ") for line in lines)
+
+
+def test_report_of_a_bundle_without_regions_says_so(firmware_build, tmp_path):
+    mcusim.run(firmware_build / "mcu-m" / "hello.elf", "mcu-m").write_bundle(tmp_path)
+    done = subprocess.run([sys.executable, "-m", "mcusim.cli", "report", str(tmp_path)], capture_output=True,
+                          text=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert done.returncode == 0 and "no regions" in done.stdout
+    missing = subprocess.run([sys.executable, "-m", "mcusim.cli", "report", str(tmp_path / "nothing")],
+                             capture_output=True, text=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert missing.returncode == 2

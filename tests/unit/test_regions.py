@@ -1,0 +1,35 @@
+"""Region statistics from ITM markers (src/mcusim/analysis/regions.py)."""
+from mcusim.analysis.regions import COLUMNS, RegionRecorder, format_table, read_info, summarize
+
+NAMES = {0x100: "inference", 0x200: "conv", 0x300: "fc"}
+
+
+def test_nested_and_repeated_regions():
+    r = RegionRecorder()
+    for begin, name, cycle in [(True, 0x100, 0), (True, 0x200, 10), (False, 0x200, 110), (True, 0x300, 110),
+                               (False, 0x300, 130), (False, 0x999, 131), (False, 0x100, 140),
+                               (True, 0x200, 200), (False, 0x200, 260), (True, 0x300, 300)]:
+        r.mark(begin, name, cycle, cycle / 1e6)
+    rows = {row["name"]: row for row in summarize(r, NAMES.get, {"conv": (500, 64)}, 400)}
+    assert set(rows) == {"inference", "conv", "fc"}     # the unmatched end and the open fc are left out
+    conv = rows["conv"]
+    assert (conv["count"], conv["cycles_mean"], conv["cycles_min"], conv["cycles_max"]) == (2, 80, 60, 100)
+    assert conv["share"] == 160 / 400 and conv["macs"] == 500 and conv["macs_per_cycle"] == round(500 / 80, 4)
+    assert rows["fc"]["count"] == 1 and rows["fc"]["macs"] == 0
+    assert set(conv) == set(COLUMNS)
+    table = format_table(list(rows.values())).splitlines()
+    assert [line.split()[0] for line in table[2:]] == ["conv", "inference", "fc"]  # by total cycles
+
+
+def test_marker_buffer_is_bounded():
+    r = RegionRecorder(limit=3)
+    for i in range(5):
+        r.mark(True, 0x100, i, 0.0)
+    assert len(r.events) == 3 and r.dropped == 2
+
+
+def test_region_info_table_is_read_until_its_null_name():
+    memory = {0x1000: 0x200, 0x1004: 7, 0x1008: 9, 0x100C: 0}
+    info = read_info(memory.get, NAMES.get, 0x1000)
+    assert info == {"conv": (7, 9)}
+    assert read_info(memory.get, NAMES.get, None) == {}
