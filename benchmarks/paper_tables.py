@@ -6,6 +6,7 @@ Prints Markdown tables for docs/experiments.md:
   Table IV  Micro Speech with plain C kernels vs SIMD kernels on mcu-m (rows 1 and 2).
   Table V   four 1x1 convolutions of Person Detection on mcu-s, mcu-b, mcu-d.
   Table VI  throughput of each model on mcu-m, mcu-b, mcu-d relative to mcu-s.
+  Table VIII-style: Keyword Spotting at three widths, latency against model size on mcu-s, mcu-d.
 Latencies are the firmware's `inference` and layer regions (ITM markers), in simulated time at
 the clock each board's firmware sets. The numbers are simulated, so the same on any host.
 """
@@ -94,8 +95,29 @@ def table_vi() -> str:
     return "\n".join(lines)
 
 
+# Table VIII: MicroNet-KWS-L/M/S, TFLite model size (KB) and latency (ms) on MCU-S and MCU-D.
+PAPER_TABLE_VIII = {"S": (115, 646, 99), "M": (182, 1118, 172), "L": (659, 3790, 566)}
+
+
+def table_viii() -> str:
+    from mcusim.tinyml.build import build
+    from mcusim.tinyml.models import MODELS
+
+    lines = ["| size | paper model (KB) | paper mcu-s (ms) | paper mcu-d (ms) | kit model | kit weights (KB) | "
+             "mcusim mcu-s (ms) | mcusim mcu-d (ms) |", "|---" * 8 + "|"]
+    for size, model in (("S", "kws_dscnn_s"), ("M", "kws_dscnn"), ("L", "kws_dscnn_l")):
+        built = build(MODELS[model])
+        weights = sum(q.weights.size + 4 * q.bias.size for q in built.layers if q.weights is not None) / 1024
+        kb, paper_s, paper_d = PAPER_TABLE_VIII[size]
+        s_ms = ms(regions("mcu-s", f"{model}-opt")["inference"])
+        d_ms = ms(regions("mcu-d", f"{model}-opt")["inference"])
+        lines.append(f"| {size} | {kb} | {paper_s} | {paper_d} | {model} | {weights:.1f} | {s_ms:.1f} | {d_ms:.1f} |")
+    return "\n".join(lines)
+
+
 def main() -> None:
-    print("Table IV\n\n" + table_iv() + "\n\nTable V\n\n" + table_v() + "\n\nTable VI\n\n" + table_vi())
+    print("Table IV\n\n" + table_iv() + "\n\nTable V\n\n" + table_v() + "\n\nTable VI\n\n" + table_vi()
+          + "\n\nTable VIII\n\n" + table_viii())
 
 
 if __name__ == "__main__":

@@ -27,7 +27,7 @@ class Model:
     name: str
     input_shape: tuple[int, int, int]    # H, W, C
     layers: tuple[Layer, ...]
-    paper_macs: int                      # Table III #MACC
+    paper_macs: int | None               # Table III #MACC (None: not one of the paper's five)
     description: str = ""
     seed: int = 1
     notes: list = field(default_factory=list)
@@ -75,21 +75,21 @@ def _ds_block(index: int, source: str, channels: int, stride: int) -> list[Layer
             Layer(pw, "conv", (dw,), pw, out_channels=channels, relu=True)]
 
 
-def _kws_dscnn() -> Model:
-    """Keyword Spotting (MLPerf Tiny DS-CNN): 49x10 MFCC input, a 64-filter 10x4 convolution with
-    stride 2, four depthwise-separable blocks of 64 channels, global average pooling, FC to 12
-    classes, softmax (paper Table III: Conv + 4 DSC + FC)."""
-    layers = [Layer("conv", "conv", ("input",), "conv", out_channels=64, kernel=(10, 4), stride=(2, 2), same=True,
-                    relu=True)]
+def _kws_dscnn(width: int = 64, name: str = "kws_dscnn", paper_macs: int | None = 2_657_000) -> Model:
+    """Keyword Spotting (MLPerf Tiny DS-CNN): 49x10 MFCC input, a `width`-filter 10x4 convolution
+    with stride 2, four depthwise-separable blocks of `width` channels, global average pooling,
+    FC to 12 classes, softmax (paper Table III: Conv + 4 DSC + FC, width 64)."""
+    layers = [Layer("conv", "conv", ("input",), "conv", out_channels=width, kernel=(10, 4), stride=(2, 2),
+                    same=True, relu=True)]
     source = "conv"
     for i in range(1, 5):
-        layers += _ds_block(i, source, 64, 1)
+        layers += _ds_block(i, source, width, 1)
         source = f"pw{i}"
     layers += [Layer("pool", "average_pool", (source,), "pool", kernel=(25, 5), stride=(25, 5)),
                Layer("fc", "fc", ("pool",), "fc", out_channels=12),
                Layer("softmax", "softmax", ("fc",), "softmax")]
-    return Model("kws_dscnn", (49, 10, 1), tuple(layers), paper_macs=2_657_000,
-                 description="10 keyword spotting: Conv + 4 DSC + FC (paper Table III)")
+    return Model(name, (49, 10, 1), tuple(layers), paper_macs=paper_macs,
+                 description=f"10 keyword spotting: Conv + 4 DSC + FC, width {width} (paper Table III: 64)")
 
 
 def _person_detection() -> Model:
@@ -138,7 +138,12 @@ def _resnet8() -> Model:
 
 
 KWS_DSCNN = _kws_dscnn()
+# The same network at half and double the width, for latency against model size (as the
+# paper's Table VIII does with three MicroNet KWS models).
+KWS_DSCNN_S = _kws_dscnn(32, "kws_dscnn_s", None)
+KWS_DSCNN_L = _kws_dscnn(128, "kws_dscnn_l", None)
 PERSON_DETECTION = _person_detection()
 RESNET8 = _resnet8()
 
-MODELS = {model.name: model for model in (MICRO_SPEECH, PERSON_DETECTION, KWS_DSCNN, RESNET8, ANOMALY_AE)}
+PAPER_MODELS = (MICRO_SPEECH, PERSON_DETECTION, KWS_DSCNN, RESNET8, ANOMALY_AE)
+MODELS = {model.name: model for model in PAPER_MODELS + (KWS_DSCNN_S, KWS_DSCNN_L)}
