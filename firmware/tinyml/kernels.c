@@ -1,5 +1,22 @@
-/* The kernels both builds share: pooling, add, softmax. */
+/* The kernels both builds share: pooling, add, softmax; and one depthwise output. */
 #include "tinyml.h"
+
+int32_t tinyml_depthwise_accumulate(const tinyml_layer *l, const int8_t *in, int oy, int ox, int ch)
+{
+    int32_t acc = l->bias[ch];
+    for (int ky = 0; ky < l->kernel_h; ky++) {
+        int iy = oy * l->stride_h - l->pad_h + ky;
+        if (iy < 0 || iy >= l->in_h)
+            continue;
+        for (int kx = 0; kx < l->kernel_w; kx++) {
+            int ix = ox * l->stride_w - l->pad_w + kx;
+            if (ix < 0 || ix >= l->in_w)
+                continue;
+            acc += (in[(iy * l->in_w + ix) * l->in_c + ch] - l->zp_in) * l->weights[(ky * l->kernel_w + kx) * l->in_c + ch];
+        }
+    }
+    return acc;
+}
 
 /* C division truncates toward zero: round half away from zero, as the oracle. */
 static int32_t round_divide(int32_t total, int32_t count)

@@ -211,23 +211,6 @@ void tinyml_fully_connected(const tinyml_layer *l, int8_t *arena)
  * adds the negated zero point in one instruction, and SMLABB/SMLATT accumulate each channel
  * on its own. Interior pixels skip the bounds checks; border pixels and a channel count that
  * is not a multiple of four take the scalar path. */
-static int32_t depthwise_scalar(const tinyml_layer *l, const int8_t *in, int oy, int ox, int ch)
-{
-    int32_t acc = l->bias[ch];
-    for (int ky = 0; ky < l->kernel_h; ky++) {
-        int iy = oy * l->stride_h - l->pad_h + ky;
-        if (iy < 0 || iy >= l->in_h)
-            continue;
-        for (int kx = 0; kx < l->kernel_w; kx++) {
-            int ix = ox * l->stride_w - l->pad_w + kx;
-            if (ix < 0 || ix >= l->in_w)
-                continue;
-            acc += (in[(iy * l->in_w + ix) * l->in_c + ch] - l->zp_in) * l->weights[(ky * l->kernel_w + kx) * l->in_c + ch];
-        }
-    }
-    return acc;
-}
-
 void tinyml_depthwise(const tinyml_layer *l, int8_t *arena)
 {
     const int8_t *in = arena + l->in;
@@ -264,7 +247,7 @@ void tinyml_depthwise(const tinyml_layer *l, int8_t *arena)
                 }
             }
             for (; ch < c; ch++)
-                o[ch] = output(l, depthwise_scalar(l, in, oy, ox, ch), ch);
+                o[ch] = output(l, tinyml_depthwise_accumulate(l, in, oy, ox, ch), ch);
         }
     }
 }

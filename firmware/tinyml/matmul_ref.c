@@ -51,26 +51,11 @@ void tinyml_depthwise(const tinyml_layer *l, int8_t *arena)
 {
     const int8_t *in = arena + l->in;
     int8_t *out = arena + l->out;
-    const int c = l->in_c;
-    for (int oy = 0; oy < l->out_h; oy++) {
-        for (int ox = 0; ox < l->out_w; ox++) {
-            for (int ch = 0; ch < c; ch++) {
-                int32_t acc = l->bias[ch];
-                for (int ky = 0; ky < l->kernel_h; ky++) {
-                    int iy = oy * l->stride_h - l->pad_h + ky;
-                    if (iy < 0 || iy >= l->in_h)
-                        continue;
-                    for (int kx = 0; kx < l->kernel_w; kx++) {
-                        int ix = ox * l->stride_w - l->pad_w + kx;
-                        if (ix < 0 || ix >= l->in_w)
-                            continue;
-                        int32_t x = in[(iy * l->in_w + ix) * c + ch] - l->zp_in;
-                        acc += x * l->weights[(ky * l->kernel_w + kx) * c + ch];
-                    }
-                }
+    for (int oy = 0; oy < l->out_h; oy++)
+        for (int ox = 0; ox < l->out_w; ox++)
+            for (int ch = 0; ch < l->in_c; ch++) {
+                int32_t acc = tinyml_depthwise_accumulate(l, in, oy, ox, ch);
                 int32_t v = l->zp_out + tinyml_requantize(acc, l->multiplier[ch], l->shift[ch]);
-                out[(oy * l->out_w + ox) * c + ch] = tinyml_clamp(v, l->act_min, l->act_max);
+                out[(oy * l->out_w + ox) * l->in_c + ch] = tinyml_clamp(v, l->act_min, l->act_max);
             }
-        }
-    }
 }

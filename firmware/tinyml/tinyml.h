@@ -80,6 +80,9 @@ void tinyml_pool(const tinyml_layer *l, int8_t *arena);
 void tinyml_add(const tinyml_layer *l, int8_t *arena);
 void tinyml_softmax(const tinyml_layer *l, int8_t *arena);
 
+/* One depthwise output before requantization, with the padding checks (kernels.c). */
+int32_t tinyml_depthwise_accumulate(const tinyml_layer *l, const int8_t *in, int oy, int ox, int ch);
+
 /* Run every layer in order. */
 void tinyml_run(const tinyml_layer *layers, int count, int8_t *arena);
 
