@@ -44,11 +44,13 @@ typedef struct {
     uint32_t macs, bytes;        /* for reports: multiply-accumulates and bytes moved */
 } tinyml_layer;
 
+/* round(acc * multiplier / 2^(31 - shift)), half up, saturated to int32; shift in [-31, 30]. */
 static inline int32_t tinyml_requantize(int32_t acc, int32_t multiplier, int32_t shift)
 {
     int total = 31 - shift;
     int64_t product = (int64_t)acc * multiplier;
-    return (int32_t)((product + ((int64_t)1 << (total - 1))) >> total);
+    int64_t result = (product + ((int64_t)1 << (total - 1))) >> total;
+    return (int32_t)(result > INT32_MAX ? INT32_MAX : result < INT32_MIN ? INT32_MIN : result);
 }
 
 static inline int8_t tinyml_clamp(int32_t value, int8_t low, int8_t high)
@@ -68,6 +70,7 @@ typedef struct {
     const int8_t *golden;        /* ... and the output the numpy oracle computed for it */
     uint32_t output_offset, output_bytes;
     uint32_t macs;
+    const uint32_t *layer_checksums;  /* tinyml_checksum of every layer's output, from the oracle */
 } tinyml_model;
 
 extern const tinyml_model tinyml_model_under_test;
@@ -83,7 +86,12 @@ void tinyml_softmax(const tinyml_layer *l, int8_t *arena);
 /* One depthwise output before requantization, with the padding checks (kernels.c). */
 int32_t tinyml_depthwise_accumulate(const tinyml_layer *l, const int8_t *in, int oy, int ox, int ch);
 
-/* Run every layer in order. */
+/* Run every layer in order, each marked as a region; or one layer, unmarked. */
 void tinyml_run(const tinyml_layer *layers, int count, int8_t *arena);
+void tinyml_run_layer(const tinyml_layer *l, int8_t *arena);
+
+/* FNV-1a (32-bit) of `n` bytes: the per-layer check of the oracle's outputs
+ * (arithmetic.checksum). */
+uint32_t tinyml_checksum(const int8_t *data, uint32_t n);
 
 #endif /* TINYML_H */

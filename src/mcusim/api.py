@@ -151,6 +151,7 @@ class Simulator:
     def run(self) -> RunResult:
         m = self.machine
         status = m.run()
+        regions = m.region_statistics()  # (may warn: before the warnings are collected)
         return RunResult(
             board=self.board.name,
             board_title=self.board.title,
@@ -180,7 +181,7 @@ class Simulator:
             exceptions_taken=m.exceptions_taken,
             stalls=m.stalls(),
             **m.pipeline_statistics(),
-            regions=m.region_statistics(),
+            regions=regions,
             max_cycles=m.max_cycles,
             semihosting_root=str(m.semihosting.root) if m.semihosting.root else None,
         )

@@ -20,7 +20,7 @@ def test_every_example_is_shipped_for_every_board():
     assert set(found) == {"hello", "uart-hello", "exceptions", "dwt", "bench", "isa", "bench-dsp", "bench-table",
                           "bench-float", "flash-timing", "pipeline",
                           } | {f"{model}-{variant}" for model in ("micro_speech", "person_detection", "kws_dscnn", "resnet8",
-                                                          "anomaly_ae", "kws_dscnn_s", "kws_dscnn_l")
+                                                          "anomaly_ae", "kws_dscnn_s", "kws_dscnn_l", "odd_shapes")
                              for variant in ("ref", "opt")}
     for boards in found.values():
         assert sorted(boards) == sorted(BOARDS)

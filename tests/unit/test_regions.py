@@ -12,6 +12,7 @@ def test_nested_and_repeated_regions():
         r.mark(begin, name, cycle, cycle / 1e6)
     rows = {row["name"]: row for row in summarize(r, NAMES.get, {"conv": (500, 64)}, 400)}
     assert set(rows) == {"inference", "conv", "fc"}     # the unmatched end and the open fc are left out
+    assert r.unmatched == 2
     conv = rows["conv"]
     assert (conv["count"], conv["cycles_mean"], conv["cycles_min"], conv["cycles_max"]) == (2, 80, 60, 100)
     assert conv["share"] == 160 / 400 and conv["macs"] == 500 and conv["macs_per_cycle"] == round(500 / 80, 4)

@@ -22,6 +22,7 @@ class RegionRecorder:
     events: list[tuple[bool, int, int, float]] = field(default_factory=list)
     limit: int = 1_000_000  # bounded memory: a run marking more keeps the first ones and says so
     dropped: int = 0
+    unmatched: int = 0      # ends without a start and starts never ended (set by summarize)
 
     def mark(self, begin: bool, name_address: int, cycle: int, seconds: float) -> None:
         if len(self.events) < self.limit:
@@ -35,23 +36,26 @@ def summarize(recorder: RegionRecorder, read_string, info: dict[str, tuple[int, 
     MACs and bytes (from `info`), MACs per cycle. Unmatched ends are ignored; regions still
     open at the end are not counted."""
     names: dict[int, str] = {}
-    open_regions: list[tuple[int, int, float]] = []
+    open_regions: dict[int, list[tuple[int, float]]] = {}  # name address -> starts not yet ended
     spans: dict[str, list[tuple[int, float]]] = {}
     order: list[str] = []
+    recorder.unmatched = 0
     for begin, address, cycle, seconds in recorder.events:
         if begin:
-            open_regions.append((address, cycle, seconds))
+            open_regions.setdefault(address, []).append((cycle, seconds))
             continue
-        for i in range(len(open_regions) - 1, -1, -1):  # the innermost open region of that name
-            if open_regions[i][0] == address:
-                _, start_cycle, start_seconds = open_regions.pop(i)
-                name = names.get(address)
-                if name is None:
-                    name = names[address] = read_string(address) or f"0x{address:08x}"
-                if name not in spans:
-                    order.append(name)
-                spans.setdefault(name, []).append((cycle - start_cycle, seconds - start_seconds))
-                break
+        starts = open_regions.get(address)
+        if not starts:  # an end without a start
+            recorder.unmatched += 1
+            continue
+        start_cycle, start_seconds = starts.pop()  # the innermost open region of that name
+        name = names.get(address)
+        if name is None:
+            name = names[address] = read_string(address) or f"0x{address:08x}"
+        if name not in spans:
+            order.append(name)
+        spans.setdefault(name, []).append((cycle - start_cycle, seconds - start_seconds))
+    recorder.unmatched += sum(len(starts) for starts in open_regions.values())
     rows = []
     for name in order:
         cycles = [c for c, _ in spans[name]]

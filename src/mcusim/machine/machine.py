@@ -493,7 +493,11 @@ class Machine:
         if self.regions.dropped:
             self.warn_once("regions-dropped", f"{self.regions.dropped} region markers beyond the first "
                                               f"{self.regions.limit} were not kept")
-        return summarize(self.regions, self._read_c_string, info, self.cycles)
+        rows = summarize(self.regions, self._read_c_string, info, self.cycles)
+        if self.regions.unmatched:
+            self.warn_once("regions-unmatched", f"{self.regions.unmatched} region markers (ITM ports 30/31) had no "
+                                                "matching begin or end and were left out of the regions")
+        return rows
 
     def itm_write(self, port: int, data: bytes) -> None:
         self.outputs.itm.setdefault(port, bytearray()).extend(data)

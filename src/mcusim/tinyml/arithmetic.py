@@ -31,12 +31,12 @@ def quantize_multiplier(real: float) -> tuple[int, int]:
 
 
 def requantize(acc, multiplier, shift):
-    """round(acc * multiplier / 2**(31 - shift)), half up; int64 in, int64 out (elementwise)."""
+    """round(acc * multiplier / 2**(31 - shift)), half up, saturated to int32 (shift in [-31, 30])."""
     acc = np.asarray(acc, np.int64)
     multiplier = np.asarray(multiplier, np.int64)
     total = 31 - np.asarray(shift, np.int64)
     product = acc * multiplier
-    return (product + (np.int64(1) << (total - 1))) >> total
+    return np.clip((product + (np.int64(1) << (total - 1))) >> total, -(1 << 31), (1 << 31) - 1)
 
 
 def clamp8(values, low=INT8_MIN, high=INT8_MAX):
@@ -168,3 +168,11 @@ def softmax(x, table):
     e = table[x.max() - x]
     total = e.sum()
     return clamp8(((e << 8) + total // 2) // total - 128)
+
+
+def checksum(data) -> int:
+    """FNV-1a (32-bit) of an int8 tensor's bytes, as the firmware's tinyml_checksum."""
+    h = 2166136261
+    for byte in np.asarray(data, np.int8).reshape(-1).view(np.uint8).tolist():
+        h = ((h ^ byte) * 16777619) & 0xFFFFFFFF
+    return h

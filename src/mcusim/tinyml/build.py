@@ -77,8 +77,13 @@ def _weights(rng, shape, fan_in):
     return q, scale
 
 
-def _output_quantization(real_acc: np.ndarray, relu: bool) -> tuple[float, int, tuple[int, int]]:
+def _output_quantization(real_acc: np.ndarray, relu: bool, asymmetric: bool = False
+                         ) -> tuple[float, int, tuple[int, int]]:
     """Scale, zero point and clamp range that cover this layer's outputs on the test input."""
+    if asymmetric and not relu:  # the whole int8 range over min..max
+        low, high = min(float(real_acc.min()), 0.0), max(float(real_acc.max()), 1e-6)
+        scale = (high - low) / 255.0
+        return scale, int(np.clip(round(-128 - low / scale), -128, 127)), (-128, 127)
     if relu:
         top = max(float(real_acc.max()), 1e-6)
         return top / 255.0, -128, (-128, 127)
@@ -94,7 +99,8 @@ def _requantization(input_scale, weight_scale, output_scale):
 def build(model: Model) -> BuiltModel:
     rng = np.random.default_rng(model.seed)
     test_input = rng.integers(-128, 128, size=model.input_shape).astype(np.int8)
-    tensors = {"input": Tensor("input", model.input_shape, INPUT_SCALE, 0, test_input)}
+    input_zero_point = 37 if model.asymmetric else 0
+    tensors = {"input": Tensor("input", model.input_shape, INPUT_SCALE, input_zero_point, test_input)}
     layers: list[QuantLayer] = []
     for layer in model.layers:
         source = tensors[layer.inputs[0]]
@@ -120,7 +126,7 @@ def build(model: Model) -> BuiltModel:
             kernel = A.conv2d if layer.op == "conv" else A.depthwise_conv2d
             # the accumulators before requantization, to calibrate the output scale
             raw = _conv_accumulators(kernel, x, q, source, (oh, ow))
-            scale, zp, act = _output_quantization(raw * source.scale * w_scale, layer.relu)
+            scale, zp, act = _output_quantization(raw * source.scale * w_scale, layer.relu, model.asymmetric)
             q.multiplier, q.shift = _requantization(source.scale, w_scale, scale)
             q.act = (zp, 127) if layer.relu else act
             data = kernel(x, q.weights, q.bias, q.multiplier, q.shift, source.zero_point, zp, layer.stride,
@@ -131,7 +137,7 @@ def build(model: Model) -> BuiltModel:
             q.weights, w_scale = _weights(rng, (layer.out_channels, n), n)
             q.bias = np.round(rng.normal(0, 0.1, layer.out_channels) / (source.scale * w_scale)).astype(np.int64)
             raw = q.weights.astype(np.int64) @ (x.reshape(-1).astype(np.int64) - source.zero_point) + q.bias
-            scale, zp, act = _output_quantization(raw * source.scale * w_scale, layer.relu)
+            scale, zp, act = _output_quantization(raw * source.scale * w_scale, layer.relu, model.asymmetric)
             q.multiplier, q.shift = _requantization(source.scale, w_scale, scale)
             q.act = (zp, 127) if layer.relu else act
             data = A.fully_connected(x, q.weights, q.bias, q.multiplier, q.shift, source.zero_point, zp, q.act)
@@ -145,7 +151,7 @@ def build(model: Model) -> BuiltModel:
             other = tensors[layer.inputs[1]]
             real = (x.astype(np.float64) - source.zero_point) * source.scale + \
                    (other.data.astype(np.float64) - other.zero_point) * other.scale
-            scale, zp, act = _output_quantization(real, layer.relu)
+            scale, zp, act = _output_quantization(real, layer.relu, model.asymmetric)
             q.act = (zp, 127) if layer.relu else act
             params = A.add_parameters(source.scale, source.zero_point, other.scale, other.zero_point, scale, zp)
             q.multiplier = np.array([params["m_a"][0], params["m_b"][0], params["m_out"][0]], np.int64)

@@ -5,7 +5,7 @@ pseudo-random (seeded) and the test input fixed, so firmware and oracle agree bi
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
@@ -30,7 +30,7 @@ class Model:
     paper_macs: int | None               # Table III #MACC (None: not one of the paper's five)
     description: str = ""
     seed: int = 1
-    notes: list = field(default_factory=list)
+    asymmetric: bool = False             # outputs quantized over their min..max (any zero point)
 
 
 def _fc_chain(widths, prefix="fc"):
@@ -145,5 +145,30 @@ KWS_DSCNN_L = _kws_dscnn(128, "kws_dscnn_l", None)
 PERSON_DETECTION = _person_detection()
 RESNET8 = _resnet8()
 
+# Not an application: a regression model whose shapes reach every kernel path the paper's
+# models leave out (taps and channels not multiples of four, odd pixel and channel counts,
+# strided depthwise with padding, a residual add, both pools, a reshape) with zero points
+# anywhere in the int8 range.
+ODD_SHAPES = Model(
+    name="odd_shapes",
+    input_shape=(9, 11, 3),
+    layers=(
+        Layer("conv", "conv", ("input",), "conv", out_channels=7, kernel=(3, 5), stride=(2, 2), same=True),
+        Layer("dw", "depthwise", ("conv",), "dw", kernel=(3, 3), same=True),
+        Layer("add", "add", ("conv", "dw"), "add", relu=True),
+        Layer("dw2", "depthwise", ("add",), "dw2", kernel=(3, 3), stride=(2, 2), same=True),
+        Layer("pw", "conv", ("dw2",), "pw", out_channels=5),
+        Layer("avg", "average_pool", ("pw",), "avg", kernel=(2, 2), stride=(1, 1)),
+        Layer("max", "max_pool", ("avg",), "max", kernel=(1, 2), stride=(1, 1)),
+        Layer("flat", "reshape", ("max",), "flat", shape=(1, 1, 10)),
+        Layer("fc", "fc", ("flat",), "fc", out_channels=3),
+        Layer("softmax", "softmax", ("fc",), "softmax"),
+    ),
+    paper_macs=None,
+    description="kernel paths the paper's models do not reach (a test, not an application)",
+    seed=7,
+    asymmetric=True,
+)
+
 PAPER_MODELS = (MICRO_SPEECH, PERSON_DETECTION, KWS_DSCNN, RESNET8, ANOMALY_AE)
-MODELS = {model.name: model for model in PAPER_MODELS + (KWS_DSCNN_S, KWS_DSCNN_L)}
+MODELS = {model.name: model for model in PAPER_MODELS + (KWS_DSCNN_S, KWS_DSCNN_L, ODD_SHAPES)}

@@ -28,6 +28,8 @@ class Itm(Peripheral):
                     and self.machine.core_debug.demcr & (1 << 24))
 
     def on_read(self, offset):
+        if not self.machine.core_debug.demcr & (1 << 24):
+            return 0  # DEMCR.TRCENA clear: the ITM is off (ARMv7-M ARM C1.6.5), its registers read 0
         if offset < 0x80:
             return 1 if self._active(offset // 4) else 0  # FIFOREADY
         return {TER: self.ter, TPR: self.tpr, TCR: self.tcr, LSR: 0}.get(offset)
@@ -38,10 +40,14 @@ class Itm(Peripheral):
             if self._active(port):
                 data = (raw_value & ((1 << (8 * size)) - 1)).to_bytes(size, "little")
                 self.port_bytes[port] = self.port_bytes.get(port, 0) + size
-                if port in (REGION_BEGIN_PORT, REGION_END_PORT) and size == 4:
-                    self.machine.region_marker(port == REGION_BEGIN_PORT, raw_value & 0xFFFFFFFF)
-                else:
-                    self.machine.itm_write(port, data)
+                self.machine.itm_write(port, data)
+                if port in (REGION_BEGIN_PORT, REGION_END_PORT):
+                    if size == 4:
+                        self.machine.region_marker(port == REGION_BEGIN_PORT, raw_value & 0xFFFFFFFF)
+                    else:
+                        self.machine.warn_once("itm-region-size", f"a {size}-byte write to ITM port {port}: "
+                                               "region markers are 32-bit words (firmware/include/mcusim.h); kept "
+                                               "as raw ITM output only")
             return True
         if offset == TER:
             self.ter = value
