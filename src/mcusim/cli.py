@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 
 import click
@@ -89,10 +90,14 @@ def run_command(firmware, board, example, max_cycles, clock_hz, out, semihosting
         if not quiet:
             click.echo(f"mcusim: warning: {message}", err=True)
 
+    started = time.perf_counter()
+
     def progress(machine):
+        """Every half second of a run longer than a second, on a terminal only."""
         if not quiet and sys.stderr.isatty():
-            click.echo(f"\rmcusim: {machine.cycles:,} cycles, {machine.simulated_seconds():.3f} s simulated ...",
-                       err=True, nl=False)
+            mips = machine.instructions / max(time.perf_counter() - started, 1e-9) / 1e6
+            click.echo(f"\rmcusim: {machine.cycles:,} cycles, {machine.simulated_seconds():.3f} s simulated, "
+                       f"{mips:.0f} MIPS ...", err=True, nl=False)
 
     try:
         sim = Simulator(firmware, spec, clock_hz=clock_hz, max_cycles=max_cycles, semihosting_root=semihosting_root,
@@ -103,7 +108,7 @@ def run_command(firmware, board, example, max_cycles, clock_hz, out, semihosting
         sys.exit(EXIT_BAD_INPUT)
     sys.stdout.flush()
     if not quiet and sys.stderr.isatty():
-        click.echo("\r" + " " * 70 + "\r", err=True, nl=False)
+        click.echo("\r" + " " * 90 + "\r", err=True, nl=False)
     if result.fault_report:
         click.echo("mcusim: " + result.fault_report.replace("\n", "\nmcusim: "), err=True)
     if out:

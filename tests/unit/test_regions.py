@@ -17,6 +17,7 @@ def test_nested_and_repeated_regions():
     assert (conv["count"], conv["cycles_mean"], conv["cycles_min"], conv["cycles_max"]) == (2, 80, 60, 100)
     assert conv["share"] == 160 / 400 and conv["macs"] == 500 and conv["macs_per_cycle"] == round(500 / 80, 4)
     assert rows["fc"]["count"] == 1 and rows["fc"]["macs"] == 0
+    assert (conv["cycles_p50"], conv["cycles_p99"]) == (60, 100)
     assert set(conv) == set(COLUMNS)
     table = format_table(list(rows.values())).splitlines()
     assert [line.split()[0] for line in table[2:]] == ["conv", "inference", "fc"]  # by total cycles
@@ -34,3 +35,16 @@ def test_region_info_table_is_read_until_its_null_name():
     info = read_info(memory.get, NAMES.get, 0x1000)
     assert info == {"conv": (7, 9)}
     assert read_info(memory.get, NAMES.get, None) == {}
+
+
+def test_percentiles_show_the_tail_of_a_repeated_region():
+    r = RegionRecorder()
+    t = 0
+    for i in range(100):  # 100 inferences, two of them stretched by an interrupt
+        length = 1000 + (500 if i in (10, 60) else 0)
+        r.mark(True, 0x100, t, 0.0)
+        r.mark(False, 0x100, t + length, 0.0)
+        t += 2000
+    row = summarize(r, NAMES.get, {}, t)[0]
+    assert (row["cycles_p50"], row["cycles_p95"], row["cycles_max"]) == (1000, 1000, 1500)
+    assert row["cycles_p99"] == 1500 and row["cycles_mean"] == 1010

@@ -1,5 +1,7 @@
 """Named regions from the firmware's ITM markers (firmware/include/mcusim.h): per name, how
-often it ran and how long, its share of the run, and for layers the work it does.
+often it ran and how long (mean, min, max, and the 50th, 95th and 99th percentiles, so the
+tail shows when interrupts perturb repeated regions), its share of the run, and for layers
+the work it does.
 
 A marker is the address of the region's name; the name is read from the image, and the
 image's optional `mcusim_region_info` table ({name, MACs, bytes} records, NULL-terminated)
@@ -11,8 +13,10 @@ import csv
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 COLUMNS = ["name", "count", "cycles_mean", "cycles_min", "cycles_max", "seconds_mean", "share", "macs", "bytes",
-           "macs_per_cycle"]
+           "macs_per_cycle", "cycles_p50", "cycles_p95", "cycles_p99"]
 
 
 @dataclass
@@ -61,10 +65,12 @@ def summarize(recorder: RegionRecorder, read_string, info: dict[str, tuple[int, 
         cycles = [c for c, _ in spans[name]]
         macs, moved = info.get(name, (0, 0))
         mean = sum(cycles) / len(cycles)
+        p50, p95, p99 = np.percentile(np.asarray(cycles, np.float64), [50, 95, 99], method="nearest")
         rows.append({"name": name, "count": len(cycles), "cycles_mean": round(mean, 1), "cycles_min": min(cycles),
                      "cycles_max": max(cycles), "seconds_mean": sum(s for _, s in spans[name]) / len(cycles),
                      "share": round(sum(cycles) / total_cycles, 6) if total_cycles else 0.0,
-                     "macs": macs, "bytes": moved, "macs_per_cycle": round(macs / mean, 4) if macs and mean else 0.0})
+                     "macs": macs, "bytes": moved, "macs_per_cycle": round(macs / mean, 4) if macs and mean else 0.0,
+                     "cycles_p50": int(p50), "cycles_p95": int(p95), "cycles_p99": int(p99)})
     return rows
 
 
@@ -94,9 +100,10 @@ def write_csv(rows: list[dict], path: Path) -> None:
 def format_table(rows: list[dict]) -> str:
     """The regions sorted by the cycles they took in all, as a profiler lists functions."""
     ordered = sorted(rows, key=lambda r: -r["cycles_mean"] * r["count"])
-    header = f"{'region':<24} {'count':>6} {'cycles':>12} {'share':>7} {'MACs':>11} {'MACs/cycle':>10}"
+    header = (f"{'region':<24} {'count':>6} {'cycles':>12} {'p99':>12} {'share':>7} {'MACs':>11} "
+              f"{'MACs/cycle':>10}")
     lines = [header, "-" * len(header)]
     for r in ordered:
-        lines.append(f"{r['name'][:24]:<24} {r['count']:>6} {r['cycles_mean']:>12,.0f} {100 * r['share']:>6.1f}% "
-                     f"{r['macs']:>11,} {r['macs_per_cycle']:>10.3f}")
+        lines.append(f"{r['name'][:24]:<24} {r['count']:>6} {r['cycles_mean']:>12,.0f} {r.get('cycles_p99', 0):>12,} "
+                     f"{100 * r['share']:>6.1f}% {r['macs']:>11,} {r['macs_per_cycle']:>10.3f}")
     return "\n".join(lines)
