@@ -29,3 +29,6 @@ echo "setup: mcusim run --example hello --board mcu-d"
 .venv/bin/mcusim run --example hello --board mcu-d
 echo "setup: mcusim run firmware/build/mcu-d/exceptions.elf --board mcu-d"
 .venv/bin/mcusim run firmware/build/mcu-d/exceptions.elf --board mcu-d
+echo "setup: mcusim run --example person_detection-opt --board mcu-d --out build/person_detection, then mcusim report"
+.venv/bin/mcusim run --example person_detection-opt --board mcu-d --out build/person_detection
+.venv/bin/mcusim report build/person_detection
