@@ -8,6 +8,7 @@ from pathlib import Path
 from . import __version__
 from .config import BoardSpec, load_board
 from .elf import ElfImage
+from .analysis.profile import write_csv as write_profile_csv
 from .analysis.regions import write_csv
 from .machine.machine import DEFAULT_MAX_CYCLES, Machine
 
@@ -49,6 +50,7 @@ class RunResult:
     icache: dict = field(default_factory=dict)  # {"hits", "misses"} where a cache model runs
     dcache: dict = field(default_factory=dict)
     regions: list = field(default_factory=list)  # per region name (ITM markers): analysis/regions.py
+    functions: list = field(default_factory=list)  # the exact profile (profile=True): analysis/profile.py
     max_cycles: int = DEFAULT_MAX_CYCLES
     semihosting_root: str | None = None
 
@@ -107,6 +109,7 @@ class RunResult:
             "issue_cycles": self.issue_cycles,
             "stalls": self.stalls,
             "regions": self.regions,
+            "functions": self.functions,
             "exceptions_taken": self.exceptions_taken,
             "dwt": self.dwt,
             "stdout": self.stdout,
@@ -118,14 +121,16 @@ class RunResult:
         }
 
     def write_bundle(self, directory: str | Path) -> Path:
-        """Write DIR/run.json, and DIR/regions.csv when the firmware marked regions (creating
-        DIR); returns the run.json path."""
+        """Write DIR/run.json, DIR/regions.csv when the firmware marked regions and
+        DIR/functions.csv with the exact profile (creating DIR); returns the run.json path."""
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
         path = directory / "run.json"
         path.write_text(json.dumps(self.to_dict(), indent=2) + "\n")
         if self.regions:
             write_csv(self.regions, directory / "regions.csv")
+        if self.functions:
+            write_profile_csv(self.functions, directory / "functions.csv")
         return path
 
 
@@ -139,19 +144,20 @@ class Simulator:
 
     def __init__(self, firmware: str | Path, board: str | BoardSpec = "mcu-d", *, clock_hz: int | None = None,
                  max_cycles: int | None = None, semihosting_root: str | Path | None = None, cmdline: str = "",
-                 on_output=None, on_warning=None, on_progress=None, stdin=None):
+                 on_output=None, on_warning=None, on_progress=None, stdin=None, profile: bool = False):
         self.board = board if isinstance(board, BoardSpec) else load_board(board)
         self.image = ElfImage.load(firmware)
         if clock_hz is not None and clock_hz <= 0:
             raise ValueError("clock_hz must be positive")
         self.machine = Machine(self.board, self.image, clock_hz=clock_hz, max_cycles=max_cycles,
                                semihosting_root=semihosting_root, cmdline=cmdline, on_output=on_output,
-                               on_warning=on_warning, on_progress=on_progress, stdin=stdin)
+                               on_warning=on_warning, on_progress=on_progress, stdin=stdin, profile=profile)
 
     def run(self) -> RunResult:
         m = self.machine
         status = m.run()
         regions = m.region_statistics()  # (may warn: before the warnings are collected)
+        functions = m.function_profile()
         return RunResult(
             board=self.board.name,
             board_title=self.board.title,
@@ -182,6 +188,7 @@ class Simulator:
             stalls=m.stalls(),
             **m.pipeline_statistics(),
             regions=regions,
+            functions=functions,
             max_cycles=m.max_cycles,
             semihosting_root=str(m.semihosting.root) if m.semihosting.root else None,
         )

@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from . import __version__, examples
+from .analysis.profile import format_table as format_functions
 from .analysis.regions import format_table
 from .api import Simulator
 from .config import ConfigError, board_names, load_board
@@ -65,8 +66,11 @@ def main():
                    "(see `mcusim report`).")
 @click.option("--semihosting-root", type=click.Path(file_okay=False, exists=True), default=None, metavar="DIR",
               help="Let semihosting open, remove and rename host files inside DIR (refused otherwise).")
+@click.option("--profile", is_flag=True,
+              help="Exact function profile: every cycle charged to the function it was spent in "
+                   "(DIR/functions.csv with --out; top functions in the summary).")
 @click.option("--quiet", "-q", is_flag=True, help="No summary or warnings on stderr (fault reports still print).")
-def run_command(firmware, board, example, max_cycles, clock_hz, out, semihosting_root, quiet):
+def run_command(firmware, board, example, max_cycles, clock_hz, out, semihosting_root, profile, quiet):
     """Run FIRMWARE (an ELF) on a board; its output goes to stdout, a summary to stderr.
 
     \b
@@ -101,7 +105,8 @@ def run_command(firmware, board, example, max_cycles, clock_hz, out, semihosting
 
     try:
         sim = Simulator(firmware, spec, clock_hz=clock_hz, max_cycles=max_cycles, semihosting_root=semihosting_root,
-                        on_output=_Stream(), on_warning=warn, on_progress=progress, stdin=sys.stdin.buffer)
+                        on_output=_Stream(), on_warning=warn, on_progress=progress, stdin=sys.stdin.buffer,
+                        profile=profile)
         result = sim.run()
     except ElfError as exc:
         click.echo(f"mcusim: error: {exc}", err=True)
@@ -205,9 +210,10 @@ def examples_command():
 @main.command("report")
 @click.argument("bundle", type=click.Path(file_okay=False, exists=True))
 def report_command(bundle):
-    """Print the regions of a result bundle (DIR from `mcusim run --out DIR`) by cost: each
-    region the firmware marked (a layer, an inference) with its count, mean cycles, share of
-    the run, MACs and MACs per cycle."""
+    """Print a result bundle (DIR from `mcusim run --out DIR`): the functions by exclusive
+    cycles when the run had --profile, and the regions the firmware marked (a layer, an
+    inference) by cost, with their count, mean and 99th-percentile cycles, share of the run,
+    MACs and MACs per cycle."""
     path = Path(bundle) / "run.json"
     try:
         run = json.loads(path.read_text())
@@ -217,11 +223,14 @@ def report_command(bundle):
         raise click.UsageError(f"{path} is not a run.json: {exc}")
     click.echo(f"{run.get('firmware', {}).get('path', '?')} on {run.get('board', '?')}: "
                f"{run.get('cycles', 0):,} cycles at {_mhz(run.get('clock_hz', 0))}")
+    functions = run.get("functions") or []
+    if functions:
+        click.echo("\nfunctions (exact profile)\n" + format_functions(functions))
     regions = run.get("regions") or []
     if not regions:
         click.echo("no regions: the firmware marked none (firmware/include/mcusim.h, mcusim_region_begin/end)")
         return
-    click.echo(format_table(regions))
+    click.echo(("\nregions\n" if functions else "") + format_table(regions))
 
 
 if __name__ == "__main__":

@@ -42,6 +42,7 @@ class ElfImage:
     mapping_symbols: list[tuple[int, str]]  # ($t / $a / $d, address), sorted
     has_dwarf: bool
     _symbol_addresses: list[int] = field(default_factory=list, repr=False)
+    functions: list[tuple[int, int, str]] = field(default_factory=list)  # (address, size, name), STT_FUNC only
     _lines: list[tuple[int, str, int]] | None = field(default=None, repr=False)
 
     @classmethod
@@ -90,7 +91,7 @@ class ElfImage:
                                     bool(seg["p_flags"] & PF_X), names))
         if not any(s.executable and s.data for s in segments):
             raise ElfError(f"{path}: no loadable code (no executable PT_LOAD segment with contents)")
-        symbols, mapping = [], []
+        symbols, mapping, functions = [], [], []
         symtab = elf.get_section_by_name(".symtab")
         if symtab is not None:
             for sym in symtab.iter_symbols():
@@ -100,11 +101,14 @@ class ElfImage:
                 elif name and sym["st_info"]["type"] in ("STT_FUNC", "STT_OBJECT") and sym["st_shndx"] != "SHN_UNDEF":
                     address = value & ~1 if sym["st_info"]["type"] == "STT_FUNC" else value
                     symbols.append((address, sym["st_size"], name))
+                    if sym["st_info"]["type"] == "STT_FUNC":
+                        functions.append((address, sym["st_size"], name))
         symbols.sort()
         mapping.sort()
         image = cls(path, hashlib.sha256(raw).hexdigest(), elf["e_entry"], segments, symbols, mapping,
                     elf.has_dwarf_info() and elf.get_section_by_name(".debug_line") is not None)
         image._symbol_addresses = [s[0] for s in symbols]
+        image.functions = sorted(set(functions))
         image._raw = raw
         return image
 

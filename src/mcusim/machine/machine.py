@@ -15,6 +15,7 @@ from unicorn import (UC_ARCH_ARM, UC_ERR_EXCEPTION, UC_ERR_FETCH_PROT, UC_ERR_FE
                      Uc, UcError)
 from unicorn import arm_const as A
 
+from ..analysis.profile import FunctionProfile
 from ..analysis.regions import RegionRecorder, read_info, summarize
 from ..config import BoardSpec
 from ..elf import ElfError, ElfImage
@@ -71,7 +72,7 @@ class Outputs:
 class Machine:
     def __init__(self, board: BoardSpec, image: ElfImage, *, clock_hz: int | None = None,
                  max_cycles: int | None = None, semihosting_root=None, cmdline: str = "",
-                 on_output=None, on_warning=None, on_progress=None, stdin=None):
+                 on_output=None, on_warning=None, on_progress=None, stdin=None, profile: bool = False):
         self.board = board
         self.stdin = stdin  # a binary stream for semihosting console reads, or None (end of file)
         self.image = image
@@ -105,6 +106,8 @@ class Machine:
         self.memory.load(image)
 
         self.state = N.NativeState()
+        # the exact profile's function table comes first in the buffer (before any decode)
+        self.profile = FunctionProfile(self.state, image.functions) if profile else None
         self.state.on_reallocate = self._reregister_hook
         self.decoder = Decoder(self.state, self.read_memory, core.default_instruction_cycles,
                                is_writable=self._is_writable, timing=self._core_timing(core))
@@ -484,6 +487,10 @@ class Machine:
         end = raw.find(b"\0")
         return raw[: end if end >= 0 else limit].decode(errors="replace") or None
 
+    def function_profile(self) -> list[dict]:
+        """The exact profile's rows (analysis/profile.py), or [] when it was not asked for."""
+        return self.profile.rows(self.cycles) if self.profile is not None else []
+
     def region_statistics(self) -> list[dict]:
         """Per region name (see analysis/regions.py), with the image's MACs and bytes where it says."""
         if not self.regions.events:
@@ -538,6 +545,8 @@ class Machine:
         self.state[N.PREVIOUS_END] = -1
         core = self.board.core
         extra = core.exception_tail_chain_cycles if tail_chain else core.exception_entry_cycles
+        if self.profile is not None:
+            self.profile.switch_to(N.PROFILE_EXCEPTIONS)
         if fp_frame and lazy_fp:
             self.state[N.LAZY_FP_PENDING] = 1  # stored by the handler's first FP instruction, if any
         elif fp_frame:
@@ -549,6 +558,8 @@ class Machine:
     def on_exception_return(self, number: int, tail_chain: bool, fp_frame: bool = False) -> None:
         self.state[N.ENDS_IN_BRANCH] = 0  # the return cost includes the refill
         self.state[N.PREVIOUS_END] = -1
+        if self.profile is not None:
+            self.profile.switch_to(N.PROFILE_EXCEPTIONS)
         if not tail_chain:
             extra = self.board.core.exception_return_cycles
             if fp_frame and self.state[N.LAZY_FP_PENDING]:
@@ -804,6 +815,8 @@ class Machine:
         if kind == "wfe" and exc.event_register:
             exc.event_register = False
             return
+        if self.profile is not None:
+            self.profile.switch_to(N.PROFILE_SLEEP)
         while not exc.any_pending_ignoring_primask():
             event = self._next_event()
             if event is None or event >= self.max_cycles:

@@ -117,6 +117,9 @@ MISPREDICT_PENALTY = 45
 MISPREDICTS = 46      # branches the predictor got wrong ...
 PREDICTED = 47        # ... of those it predicted
 PREVIOUS_BRANCH_AT = 48  # address of the last instruction of the block that ran last
+PROFILE_TABLE = 49    # offset of the function table of the exact profile (0: profiling off), see _profile
+PROFILE_FUNCTION = 50  # the function the cycles since PROFILE_SINCE belong to (-1: none yet)
+PROFILE_SINCE = 51
 # Slots [FL_FIRST_SLOT, FL_LAST_SLOT) belong to the flash timing model (flash_timing.py).
 HEADER_LENGTH = FL_LAST_SLOT
 MAX_WINDOWS = 1024
@@ -135,7 +138,8 @@ E_FETCH_SLOTS = 18
 FAST_FETCH_LINES = 4   # blocks of more lines always take the full model
 E_LAST_INSN = E_FETCH_SLOTS + FAST_FETCH_LINES  # address of the block's last instruction
 E_FETCH_PORT = E_LAST_INSN + 1  # the flash port block its fast path uses
-CACHE_ENTRY = E_FETCH_PORT + 1
+E_FUNCTION = E_FETCH_PORT + 1   # its function in the profile's table + 1 (0: not looked up yet)
+CACHE_ENTRY = E_FUNCTION + 1
 BLOCK_CACHE = WINDOW_TABLE + 3 * MAX_WINDOWS
 FLASH_AREA = BLOCK_CACHE + CACHE_ENTRIES * CACHE_ENTRY  # flash cache tags and per-line records
 BTAC_AREA = FLASH_AREA + FL_AREA_SLOTS  # per predictor entry: branch address + 1 (0 = empty), target, counter
@@ -277,6 +281,52 @@ def _predict(st, branch_at, taken, target):
         st[REFILL_TOTAL] += penalty
 
 
+# The exact profile's table (at PROFILE_TABLE): n, then n function starts and n ends (sorted),
+# then n + PROFILE_EXTRA exclusive-cycle totals and as many call counts. The extra rows collect
+# code outside every function, exception entry and return, and sleep.
+PROFILE_EXTRA = 3
+PROFILE_UNKNOWN, PROFILE_EXCEPTIONS, PROFILE_SLEEP = 0, 1, 2  # offsets from n
+
+
+@numba.njit(cache=True)
+def _function_of(st, address):
+    """Index of the function holding `address` (binary search), or n for none."""
+    t = st[PROFILE_TABLE]
+    n = st[t]
+    low, high = 0, n - 1
+    while low <= high:
+        middle = (low + high) >> 1
+        if st[t + 1 + middle] <= address:
+            low = middle + 1
+        else:
+            high = middle - 1
+    if high >= 0 and address < st[t + 1 + n + high]:
+        return high
+    return n
+
+
+@numba.njit(cache=True)
+def profile_switch(st, function, address):
+    """The cycles since the last switch belong to the function that ran; `function` runs from
+    now. Entering a function at its first instruction from another one counts as a call."""
+    t = st[PROFILE_TABLE]
+    n = st[t]
+    previous = st[PROFILE_FUNCTION]
+    if previous >= 0:
+        st[t + 1 + 2 * n + previous] += st[CYCLES] - st[PROFILE_SINCE]
+    if function != previous and function < n and st[t + 1 + function] == address:
+        st[t + 1 + 2 * n + n + PROFILE_EXTRA + function] += 1
+    st[PROFILE_FUNCTION] = function
+    st[PROFILE_SINCE] = st[CYCLES]
+
+
+@numba.njit(cache=True)
+def _profile(st, entry, address):
+    if st[entry + E_FUNCTION] == 0:
+        st[entry + E_FUNCTION] = _function_of(st, address) + 1
+    profile_switch(st, st[entry + E_FUNCTION] - 1, address)
+
+
 @numba.njit(cache=True)
 def _refill_after_branch(st, address, wide_target):
     """The previous block ended with a branch that was taken: an unconditional one (2), or a
@@ -373,6 +423,7 @@ def _summarize(st, address, size, entry):
         st[entry + 12] = _range_sum(st, address, end, F_ISB)
     st[entry + 13] = 1 if first_kind == KIND_SELF_LOOP else 0
     st[entry + E_FETCH_EPOCH] = 0
+    st[entry + E_FUNCTION] = 0
     st[entry] = address
     st[entry + 1] = size
     return True
@@ -642,6 +693,8 @@ def block_hook(uc, address_u64, size_u32, user_data):
         _uc_emu_stop(uc)
         return
     out_of_sequence = address != st[PREVIOUS_END]
+    if st[PROFILE_TABLE] != 0:
+        _profile(st, entry, address)
     _refill_after_branch(st, address, st[entry + 9] != 0)
     start = st[CYCLES]
     st[FL_BLOCK_START] = start
@@ -757,10 +810,25 @@ class NativeState:
         self.buffer[FL_CURRENT] = -1
         self.buffer[LAZY_FP_AT] = -1
         self.next_free = DATA_START
+        self.windows_start = DATA_START  # after the tables reserve() handed out
         self.windows: list[tuple[int, int, int]] = []  # (base, size_bytes, offset)
         self._window_index: dict[int, int] = {}        # base -> index in windows
         self.on_reallocate = None  # called with the new buffer when it grows
         self.start_prefix = None   # (block, pc) -> part of a dual-issue block-start correction before pc
+
+    def reserve(self, slots: int) -> int:
+        """Slots of the buffer for a table of the hooks' own (before any code is decoded)."""
+        if self.windows:
+            raise RuntimeError("reserve() after code was decoded")
+        offset = self.next_free
+        self.next_free += slots
+        self.windows_start = self.next_free
+        if self.next_free > len(self.buffer):
+            grown = np.zeros(self.next_free + FIELDS * (1 << 17), np.int64)
+            grown[: len(self.buffer)] = self.buffer
+            grown[TOTAL_LENGTH] = len(grown)
+            self.buffer = grown
+        return offset
 
     def __getitem__(self, slot: int) -> int:
         return int(self.buffer[slot])
@@ -788,9 +856,9 @@ class NativeState:
         self.clear_block_cache()
         self.windows = []
         self._window_index = {}
-        self.next_free = DATA_START
+        self.next_free = self.windows_start
         self.buffer[WINDOW_COUNT] = 0
-        self.buffer[DATA_START:] = 0
+        self.buffer[self.windows_start:] = 0
 
     def add_window(self, base: int, size_bytes: int) -> int:
         """Add a window of decode tables covering [base, base+size_bytes)."""

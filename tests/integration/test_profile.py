@@ -1,0 +1,45 @@
+"""The exact function profile (--profile): every cycle charged to a function, calls counted,
+exception overhead and handlers kept apart, and the run's timing unchanged by profiling."""
+import os
+import subprocess
+import sys
+
+import mcusim
+
+
+def by_name(result):
+    return {row["function"]: row for row in result.functions}
+
+
+def test_every_cycle_is_charged_to_a_function(firmware_build):
+    elf = firmware_build / "mcu-m" / "kws_dscnn-opt.elf"
+    profiled = mcusim.run(elf, "mcu-m", profile=True)
+    plain = mcusim.run(elf, "mcu-m")
+    assert plain.functions == [] and profiled.cycles == plain.cycles  # profiling costs no simulated time
+    assert sum(row["exclusive_cycles"] for row in profiled.functions) == profiled.cycles
+    rows = by_name(profiled)
+    # kws_dscnn: 5 convolutions (conv, pw1-pw4) and 4 depthwise layers, each run twice (timed, then checked)
+    assert rows["tinyml_conv"]["calls"] == 10 and rows["tinyml_depthwise"]["calls"] == 8
+    assert rows["main"]["calls"] == 1
+    assert profiled.functions[0]["function"] == "tinyml_conv"  # the most expensive first
+
+
+def test_interrupt_handlers_are_charged_their_own_cycles(firmware_build):
+    result = mcusim.run(firmware_build / "mcu-m" / "exceptions.elf", "mcu-m", profile=True)
+    rows = by_name(result)
+    assert rows["SysTick_Handler"]["calls"] >= 1 and rows["PendSV_Handler"]["calls"] >= 1
+    assert rows["(exception entry and return)"]["exclusive_cycles"] >= 12 * result.exceptions_taken
+    assert sum(row["exclusive_cycles"] for row in result.functions) == result.cycles
+
+
+def test_profile_bundle_and_report(firmware_build, tmp_path):
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    run = subprocess.run([sys.executable, "-m", "mcusim.cli", "run", str(firmware_build / "mcu-s" / "bench.elf"),
+                          "--board", "mcu-s", "--profile", "--out", str(tmp_path), "-q"], capture_output=True,
+                         text=True, env=env)
+    assert run.returncode == 0, run.stderr
+    header = (tmp_path / "functions.csv").read_text().splitlines()[0]
+    assert header == "function,exclusive_cycles,share,calls"
+    report = subprocess.run([sys.executable, "-m", "mcusim.cli", "report", str(tmp_path)], capture_output=True,
+                            text=True, env=env)
+    assert report.returncode == 0 and "functions (exact profile)" in report.stdout
