@@ -2,9 +2,9 @@
 
     python benchmarks/capture_cost.py [--repeat 5] [--board mcu-m] [--program bench ...]
 
-For each program: the median host seconds of a plain run and of a run with the exact
-function profile (profile=True), alternating, and the ratio. Simulated cycles are the same
-either way (checked).
+For each program: the median host seconds of a plain run, of a run with the exact function
+profile (profile=True) and of one with PC sampling every 1000 cycles, alternating, and their
+ratios to the plain run. Simulated cycles are the same every way (checked).
 """
 from __future__ import annotations
 
@@ -18,9 +18,12 @@ import mcusim
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def timed(elf: Path, board: str, profile: bool) -> tuple[float, int]:
+CAPTURES = {"plain": {}, "--profile": {"profile": True}, "--pc-sample-cycles 1000": {"pc_sample_cycles": 1000}}
+
+
+def timed(elf: Path, board: str, options: dict) -> tuple[float, int]:
     started = time.perf_counter()
-    result = mcusim.run(elf, board, profile=profile)
+    result = mcusim.run(elf, board, **options)
     return time.perf_counter() - started, result.cycles
 
 
@@ -31,20 +34,23 @@ def main() -> None:
     parser.add_argument("--program", action="append")
     args = parser.parse_args()
     programs = args.program or ["bench", "bench-dsp", "bench-table", "kws_dscnn-opt"]
-    print(f"| board | program | plain s | --profile s | ratio |")
-    print("|---|---|---|---|---|")
+    print("| board | program | plain s | " + " | ".join(f"{name} s (ratio)" for name in list(CAPTURES)[1:]) + " |")
+    print("|---" * (2 + len(CAPTURES)) + "|")
     for program in programs:
         elf = ROOT / "firmware" / "build" / args.board / f"{program}.elf"
-        plain, profiled = [], []
+        seconds = {name: [] for name in CAPTURES}
         for _ in range(args.repeat):
-            seconds, cycles = timed(elf, args.board, False)
-            plain.append(seconds)
-            seconds, profiled_cycles = timed(elf, args.board, True)
-            profiled.append(seconds)
-            if profiled_cycles != cycles:
-                raise SystemExit(f"{program}: profiling changed the cycle count")
-        a, b = statistics.median(plain), statistics.median(profiled)
-        print(f"| {args.board} | {program} | {a:.3f} | {b:.3f} | {b / a:.2f}x |")
+            cycles = set()
+            for name, options in CAPTURES.items():
+                took, ran = timed(elf, args.board, options)
+                seconds[name].append(took)
+                cycles.add(ran)
+            if len(cycles) != 1:
+                raise SystemExit(f"{program}: a capture changed the cycle count")
+        medians = {name: statistics.median(values) for name, values in seconds.items()}
+        plain = medians["plain"]
+        print(f"| {args.board} | {program} | {plain:.3f} | "
+              + " | ".join(f"{medians[name]:.3f} ({medians[name] / plain:.2f}x)" for name in list(CAPTURES)[1:]) + " |")
 
 
 if __name__ == "__main__":

@@ -10,6 +10,9 @@ from .config import BoardSpec, load_board
 from .elf import ElfImage
 from .analysis.profile import write_csv as write_profile_csv
 from .analysis.regions import write_csv
+from .analysis.sampling import function_names
+from .analysis.sampling import shares as sample_shares
+from .analysis.sampling import write_csv as write_samples_csv
 from .machine.machine import DEFAULT_MAX_CYCLES, Machine
 
 
@@ -51,6 +54,10 @@ class RunResult:
     dcache: dict = field(default_factory=dict)
     regions: list = field(default_factory=list)  # per region name (ITM markers): analysis/regions.py
     functions: list = field(default_factory=list)  # the exact profile (profile=True): analysis/profile.py
+    pc_sample_cycles: int | None = None            # PC sampling period, when asked for ...
+    pc_sample_cycles_at: object = None             # ... the samples' cycles and PCs (numpy arrays) ...
+    pc_sample_pcs: object = None
+    pc_sample_functions: list = field(default_factory=list)  # ... and the function of each
     max_cycles: int = DEFAULT_MAX_CYCLES
     semihosting_root: str | None = None
 
@@ -110,6 +117,9 @@ class RunResult:
             "stalls": self.stalls,
             "regions": self.regions,
             "functions": self.functions,
+            "pc_samples": None if self.pc_sample_cycles is None else {
+                "period_cycles": self.pc_sample_cycles, "count": len(self.pc_sample_functions),
+                "shares": dict(list(sample_shares(self.pc_sample_functions).items())[:20])},
             "exceptions_taken": self.exceptions_taken,
             "dwt": self.dwt,
             "stdout": self.stdout,
@@ -121,8 +131,9 @@ class RunResult:
         }
 
     def write_bundle(self, directory: str | Path) -> Path:
-        """Write DIR/run.json, DIR/regions.csv when the firmware marked regions and
-        DIR/functions.csv with the exact profile (creating DIR); returns the run.json path."""
+        """Write DIR/run.json, DIR/regions.csv when the firmware marked regions,
+        DIR/functions.csv with the exact profile and DIR/pc_samples.csv with PC sampling
+        (creating DIR); returns the run.json path."""
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
         path = directory / "run.json"
@@ -131,6 +142,9 @@ class RunResult:
             write_csv(self.regions, directory / "regions.csv")
         if self.functions:
             write_profile_csv(self.functions, directory / "functions.csv")
+        if self.pc_sample_cycles is not None:
+            write_samples_csv(self.pc_sample_cycles_at, self.pc_sample_pcs, self.pc_sample_functions,
+                              directory / "pc_samples.csv")
         return path
 
 
@@ -144,20 +158,28 @@ class Simulator:
 
     def __init__(self, firmware: str | Path, board: str | BoardSpec = "mcu-d", *, clock_hz: int | None = None,
                  max_cycles: int | None = None, semihosting_root: str | Path | None = None, cmdline: str = "",
-                 on_output=None, on_warning=None, on_progress=None, stdin=None, profile: bool = False):
+                 on_output=None, on_warning=None, on_progress=None, stdin=None, profile: bool = False,
+                 pc_sample_cycles: int | None = None):
         self.board = board if isinstance(board, BoardSpec) else load_board(board)
         self.image = ElfImage.load(firmware)
         if clock_hz is not None and clock_hz <= 0:
             raise ValueError("clock_hz must be positive")
         self.machine = Machine(self.board, self.image, clock_hz=clock_hz, max_cycles=max_cycles,
                                semihosting_root=semihosting_root, cmdline=cmdline, on_output=on_output,
-                               on_warning=on_warning, on_progress=on_progress, stdin=stdin, profile=profile)
+                               on_warning=on_warning, on_progress=on_progress, stdin=stdin, profile=profile,
+                               pc_sample_cycles=pc_sample_cycles)
 
     def run(self) -> RunResult:
         m = self.machine
         status = m.run()
         regions = m.region_statistics()  # (may warn: before the warnings are collected)
         functions = m.function_profile()
+        samples = m.pc_samples()
+        sampled = {}
+        if samples is not None:
+            sampled = {"pc_sample_cycles": m.sampler.period, "pc_sample_cycles_at": samples[0],
+                       "pc_sample_pcs": samples[1],
+                       "pc_sample_functions": function_names(self.image.functions, samples[1])}
         return RunResult(
             board=self.board.name,
             board_title=self.board.title,
@@ -189,6 +211,7 @@ class Simulator:
             **m.pipeline_statistics(),
             regions=regions,
             functions=functions,
+            **sampled,
             max_cycles=m.max_cycles,
             semihosting_root=str(m.semihosting.root) if m.semihosting.root else None,
         )

@@ -69,8 +69,11 @@ def main():
 @click.option("--profile", is_flag=True,
               help="Exact function profile: every cycle charged to the function it was spent in "
                    "(DIR/functions.csv with --out; top functions in the summary).")
+@click.option("--pc-sample-cycles", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Sample the PC every N cycles, as DWT PC sampling does (DIR/pc_samples.csv with --out).")
 @click.option("--quiet", "-q", is_flag=True, help="No summary or warnings on stderr (fault reports still print).")
-def run_command(firmware, board, example, max_cycles, clock_hz, out, semihosting_root, profile, quiet):
+def run_command(firmware, board, example, max_cycles, clock_hz, out, semihosting_root, profile, pc_sample_cycles,
+                quiet):
     """Run FIRMWARE (an ELF) on a board; its output goes to stdout, a summary to stderr.
 
     \b
@@ -106,7 +109,7 @@ def run_command(firmware, board, example, max_cycles, clock_hz, out, semihosting
     try:
         sim = Simulator(firmware, spec, clock_hz=clock_hz, max_cycles=max_cycles, semihosting_root=semihosting_root,
                         on_output=_Stream(), on_warning=warn, on_progress=progress, stdin=sys.stdin.buffer,
-                        profile=profile)
+                        profile=profile, pc_sample_cycles=pc_sample_cycles)
         result = sim.run()
     except ElfError as exc:
         click.echo(f"mcusim: error: {exc}", err=True)
@@ -226,6 +229,11 @@ def report_command(bundle):
     functions = run.get("functions") or []
     if functions:
         click.echo("\nfunctions (exact profile)\n" + format_functions(functions))
+    samples = run.get("pc_samples")
+    if samples:
+        click.echo(f"\nPC samples: {samples['count']:,}, one every {samples['period_cycles']:,} cycles")
+        for name, share in list(samples["shares"].items())[:10]:
+            click.echo(f"  {100 * share:6.1f}%  {name or '(outside any function)'}")
     regions = run.get("regions") or []
     if not regions:
         click.echo("no regions: the firmware marked none (firmware/include/mcusim.h, mcusim_region_begin/end)")

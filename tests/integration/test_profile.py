@@ -43,3 +43,22 @@ def test_profile_bundle_and_report(firmware_build, tmp_path):
     report = subprocess.run([sys.executable, "-m", "mcusim.cli", "report", str(tmp_path)], capture_output=True,
                             text=True, env=env)
     assert report.returncode == 0 and "functions (exact profile)" in report.stdout
+
+
+def test_pc_samples_agree_with_the_exact_profile(firmware_build, tmp_path):
+    """DWT-style PC sampling every 1000 cycles: the count follows from the cycles, and each
+    function's share of the samples is its share of the cycles within sampling error."""
+    from mcusim.analysis.sampling import shares
+
+    result = mcusim.run(firmware_build / "mcu-m" / "kws_dscnn-opt.elf", "mcu-m", profile=True,
+                        pc_sample_cycles=1000)
+    count = len(result.pc_sample_functions)
+    assert count == result.cycles // 1000
+    exact = {row["function"]: row["share"] for row in result.functions}
+    for name, share in list(shares(result.pc_sample_functions).items())[:5]:
+        error = 3 * (exact[name] * (1 - exact[name]) / count) ** 0.5 + 1e-3  # three standard errors
+        assert abs(share - exact[name]) <= error, name
+    result.write_bundle(tmp_path)
+    lines = (tmp_path / "pc_samples.csv").read_text().splitlines()
+    assert lines[0] == "cycle,pc,function" and len(lines) == count + 1
+    assert lines[1].startswith("1000,0x")

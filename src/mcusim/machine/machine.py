@@ -17,6 +17,7 @@ from unicorn import arm_const as A
 
 from ..analysis.profile import FunctionProfile
 from ..analysis.regions import RegionRecorder, read_info, summarize
+from ..analysis.sampling import PcSampler
 from ..config import BoardSpec
 from ..elf import ElfError, ElfImage
 from ..peripherals import model_class
@@ -72,7 +73,8 @@ class Outputs:
 class Machine:
     def __init__(self, board: BoardSpec, image: ElfImage, *, clock_hz: int | None = None,
                  max_cycles: int | None = None, semihosting_root=None, cmdline: str = "",
-                 on_output=None, on_warning=None, on_progress=None, stdin=None, profile: bool = False):
+                 on_output=None, on_warning=None, on_progress=None, stdin=None, profile: bool = False,
+                 pc_sample_cycles: int | None = None):
         self.board = board
         self.stdin = stdin  # a binary stream for semihosting console reads, or None (end of file)
         self.image = image
@@ -108,6 +110,7 @@ class Machine:
         self.state = N.NativeState()
         # the exact profile's function table comes first in the buffer (before any decode)
         self.profile = FunctionProfile(self.state, image.functions) if profile else None
+        self.sampler = PcSampler(self.state, pc_sample_cycles) if pc_sample_cycles else None
         self.state.on_reallocate = self._reregister_hook
         self.decoder = Decoder(self.state, self.read_memory, core.default_instruction_cycles,
                                is_writable=self._is_writable, timing=self._core_timing(core))
@@ -486,6 +489,16 @@ class Machine:
             return None
         end = raw.find(b"\0")
         return raw[: end if end >= 0 else limit].decode(errors="replace") or None
+
+    def pc_samples(self):
+        """(cycles, pcs) of the PC samples, or None when sampling was not asked for."""
+        if self.sampler is None:
+            return None
+        self.sampler.finish()
+        if self.sampler.dropped:
+            self.warn_once("samples-dropped", f"{self.sampler.dropped:,} PC samples beyond the first "
+                                              f"{self.state[N.SAMPLE_CAPACITY]:,} were not kept")
+        return self.sampler.samples()
 
     def function_profile(self) -> list[dict]:
         """The exact profile's rows (analysis/profile.py), or [] when it was not asked for."""

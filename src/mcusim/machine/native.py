@@ -120,6 +120,13 @@ PREVIOUS_BRANCH_AT = 48  # address of the last instruction of the block that ran
 PROFILE_TABLE = 49    # offset of the function table of the exact profile (0: profiling off), see _profile
 PROFILE_FUNCTION = 50  # the function the cycles since PROFILE_SINCE belong to (-1: none yet)
 PROFILE_SINCE = 51
+SAMPLE_TABLE = 52     # PC sampling (see _take_samples): where the samples go (0: off), ...
+SAMPLE_PERIOD = 53    # ... a sample every SAMPLE_PERIOD cycles, ...
+SAMPLE_NEXT = 54      # ... the cycle of the next one, ...
+SAMPLE_COUNT = 55     # ... how many are stored, ...
+SAMPLE_CAPACITY = 56  # ... how many fit, ...
+SAMPLE_DROPPED = 57   # ... and how many did not
+SAMPLE_BLOCK_START = 58  # the cycle count when the block that ran last started
 # Slots [FL_FIRST_SLOT, FL_LAST_SLOT) belong to the flash timing model (flash_timing.py).
 HEADER_LENGTH = FL_LAST_SLOT
 MAX_WINDOWS = 1024
@@ -325,6 +332,36 @@ def _profile(st, entry, address):
     if st[entry + E_FUNCTION] == 0:
         st[entry + E_FUNCTION] = _function_of(st, address) + 1
     profile_switch(st, st[entry + E_FUNCTION] - 1, address)
+
+
+@numba.njit(cache=True)
+def _take_samples(st):
+    """PC samples that fell in the block that ran last, as DWT PC sampling takes them every
+    SAMPLE_PERIOD cycles: the instruction whose cycles cover the sample point (the block's
+    last one when dynamic waits ran past its static cost). Each sample: cycle, PC."""
+    block = st[BLOCK_ADDRESS]
+    end = block + st[BLOCK_SIZE]
+    start = st[SAMPLE_BLOCK_START]
+    while st[SAMPLE_NEXT] < st[CYCLES]:
+        offset = st[SAMPLE_NEXT] - start
+        pc = block
+        at = block
+        spent = 0
+        while at < end:
+            step = 4 if _kind_at(st, at + 2) == KIND_CONTINUATION and at + 2 < end else 2
+            spent += _range_sum(st, at, at + step, F_CYCLES)
+            pc = at
+            if spent > offset:
+                break
+            at += step
+        if st[SAMPLE_COUNT] < st[SAMPLE_CAPACITY]:
+            slot = st[SAMPLE_TABLE] + 2 * st[SAMPLE_COUNT]
+            st[slot] = st[SAMPLE_NEXT]
+            st[slot + 1] = pc
+            st[SAMPLE_COUNT] += 1
+        else:
+            st[SAMPLE_DROPPED] += 1
+        st[SAMPLE_NEXT] += st[SAMPLE_PERIOD]
 
 
 @numba.njit(cache=True)
@@ -695,6 +732,10 @@ def block_hook(uc, address_u64, size_u32, user_data):
     out_of_sequence = address != st[PREVIOUS_END]
     if st[PROFILE_TABLE] != 0:
         _profile(st, entry, address)
+    if st[SAMPLE_TABLE] != 0:
+        if st[CYCLES] > st[SAMPLE_NEXT] and st[BLOCK_SIZE] != 0:
+            _take_samples(st)
+        st[SAMPLE_BLOCK_START] = st[CYCLES]
     _refill_after_branch(st, address, st[entry + 9] != 0)
     start = st[CYCLES]
     st[FL_BLOCK_START] = start
