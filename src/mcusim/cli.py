@@ -9,6 +9,8 @@ from pathlib import Path
 import click
 
 from . import __version__, examples
+from .analysis.compare import differences
+from .analysis.compare import report as compare_report
 from .analysis.profile import format_table as format_functions
 from .analysis.regions import format_table
 from .api import Simulator
@@ -239,6 +241,32 @@ def report_command(bundle):
         click.echo("no regions: the firmware marked none (firmware/include/mcusim.h, mcusim_region_begin/end)")
         return
     click.echo(("\nregions\n" if functions else "") + format_table(regions))
+
+
+def _load_bundle(directory: str) -> dict:
+    path = Path(directory) / "run.json"
+    try:
+        return json.loads(path.read_text())
+    except FileNotFoundError:
+        raise click.UsageError(f"{path} does not exist: write it with `mcusim run ... --out {directory}`")
+    except json.JSONDecodeError as exc:
+        raise click.UsageError(f"{path} is not a run.json: {exc}")
+
+
+@main.command("compare")
+@click.argument("a", type=click.Path(file_okay=False, exists=True))
+@click.argument("b", type=click.Path(file_okay=False, exists=True))
+@click.option("--force", is_flag=True, help="Compare runs on different boards, cores or clocks anyway.")
+def compare_command(a, b, force):
+    """Compare two result bundles: total cycles, and per function (with --profile) and per
+    region, B against A. Runs on different boards, cores or clocks are refused unless --force."""
+    run_a, run_b = _load_bundle(a), _load_bundle(b)
+    mismatch = differences(run_a, run_b)
+    if mismatch and not force:
+        raise click.UsageError("the runs are not comparable (" + "; ".join(mismatch) + "); --force compares anyway")
+    for line in mismatch:
+        click.echo(f"mcusim: warning: {line}", err=True)
+    click.echo(compare_report(run_a, run_b))
 
 
 if __name__ == "__main__":

@@ -39,3 +39,21 @@ def test_report_of_a_bundle_without_regions_says_so(firmware_build, tmp_path):
     missing = subprocess.run([sys.executable, "-m", "mcusim.cli", "report", str(tmp_path / "nothing")],
                              capture_output=True, text=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     assert missing.returncode == 2
+
+
+def test_compare_two_bundles(firmware_build, tmp_path):
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    for name, board, variant in (("a", "mcu-m", "ref"), ("b", "mcu-m", "opt"), ("d", "mcu-d", "opt")):
+        mcusim.run(firmware_build / board / f"kws_dscnn-{variant}.elf", board, profile=True).write_bundle(tmp_path / name)
+    compare = [sys.executable, "-m", "mcusim.cli", "compare"]
+    done = subprocess.run(compare + [str(tmp_path / "a"), str(tmp_path / "b")], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    conv = next(line for line in done.stdout.splitlines() if line.startswith("tinyml_conv "))
+    assert float(conv.split()[-1].rstrip("x")) < 0.5  # the SIMD kernels take less than half the cycles
+    assert any(line.startswith("pw1 ") for line in done.stdout.splitlines())  # regions compared too
+    refused = subprocess.run(compare + [str(tmp_path / "a"), str(tmp_path / "d")], capture_output=True, text=True,
+                             env=env)
+    assert refused.returncode == 2 and "not comparable" in refused.stderr and "board: mcu-m vs mcu-d" in refused.stderr
+    forced = subprocess.run(compare + ["--force", str(tmp_path / "a"), str(tmp_path / "d")], capture_output=True,
+                            text=True, env=env)
+    assert forced.returncode == 0 and "warning: board" in forced.stderr

@@ -1,0 +1,48 @@
+"""Two result bundles side by side (`mcusim compare A B`): per function and per region, B
+against A, the way a hardware profiler compares two captures. Runs on different boards,
+clocks or cores are compared only when asked to (their cycles do not mean the same)."""
+from __future__ import annotations
+
+SETTINGS = ("board", "core", "clock_hz")
+
+
+def differences(a: dict, b: dict) -> list[str]:
+    """What makes the two runs' cycles incomparable."""
+    found = [f"{key}: {a.get(key)} vs {b.get(key)}" for key in SETTINGS if a.get(key) != b.get(key)]
+    if (a.get("settings") or {}).get("clock_hz") != (b.get("settings") or {}).get("clock_hz"):
+        found.append("a pinned clock (--clock-hz) differs")
+    return found
+
+
+def _delta_rows(a_rows: list[dict], b_rows: list[dict], key: str, value: str) -> list[tuple]:
+    a_map = {row[key]: row[value] for row in a_rows}
+    b_map = {row[key]: row[value] for row in b_rows}
+    rows = []
+    for name in sorted(set(a_map) | set(b_map), key=lambda n: -max(a_map.get(n, 0), b_map.get(n, 0))):
+        before, after = a_map.get(name), b_map.get(name)
+        ratio = f"{after / before:.3f}x" if before and after is not None else "new" if before is None else "gone"
+        rows.append((name, before, after, ratio))
+    return rows
+
+
+def _table(title: str, rows: list[tuple], limit: int) -> list[str]:
+    lines = [f"\n{title}", f"{'name':<32} {'A':>14} {'B':>14} {'B/A':>9}", "-" * 72]
+    for name, before, after, ratio in rows[:limit]:
+        fmt = lambda v: "-" if v is None else f"{v:,.0f}"  # noqa: E731
+        lines.append(f"{name[:32]:<32} {fmt(before):>14} {fmt(after):>14} {ratio:>9}")
+    return lines
+
+
+def report(a: dict, b: dict, limit: int = 20) -> str:
+    lines = [f"A: {a.get('firmware', {}).get('path')} on {a.get('board')}: {a.get('cycles', 0):,} cycles",
+             f"B: {b.get('firmware', {}).get('path')} on {b.get('board')}: {b.get('cycles', 0):,} cycles"]
+    if a.get("cycles"):
+        lines.append(f"B/A: {b.get('cycles', 0) / a['cycles']:.3f}x cycles")
+    if a.get("functions") or b.get("functions"):
+        lines += _table("functions (exclusive cycles)",
+                        _delta_rows(a.get("functions") or [], b.get("functions") or [], "function",
+                                    "exclusive_cycles"), limit)
+    if a.get("regions") or b.get("regions"):
+        lines += _table("regions (mean cycles)",
+                        _delta_rows(a.get("regions") or [], b.get("regions") or [], "name", "cycles_mean"), limit)
+    return "\n".join(lines)
