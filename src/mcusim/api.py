@@ -58,6 +58,7 @@ class RunResult:
     pc_sample_cycles_at: object = None             # ... the samples' cycles and PCs (numpy arrays) ...
     pc_sample_pcs: object = None
     pc_sample_functions: list = field(default_factory=list)  # ... and the function of each
+    timeline: dict | None = None  # the regions as a Chrome/Perfetto trace (timeline=True)
     max_cycles: int = DEFAULT_MAX_CYCLES
     semihosting_root: str | None = None
 
@@ -132,8 +133,9 @@ class RunResult:
 
     def write_bundle(self, directory: str | Path) -> Path:
         """Write DIR/run.json, DIR/regions.csv when the firmware marked regions,
-        DIR/functions.csv with the exact profile and DIR/pc_samples.csv with PC sampling
-        (creating DIR); returns the run.json path."""
+        DIR/functions.csv with the exact profile, DIR/pc_samples.csv with PC sampling and
+        DIR/timeline.json (Chrome/Perfetto trace of the regions) with timeline=True (creating
+        DIR); returns the run.json path."""
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
         path = directory / "run.json"
@@ -142,6 +144,8 @@ class RunResult:
             write_csv(self.regions, directory / "regions.csv")
         if self.functions:
             write_profile_csv(self.functions, directory / "functions.csv")
+        if self.timeline is not None:
+            (directory / "timeline.json").write_text(json.dumps(self.timeline))
         if self.pc_sample_cycles is not None:
             write_samples_csv(self.pc_sample_cycles_at, self.pc_sample_pcs, self.pc_sample_functions,
                               directory / "pc_samples.csv")
@@ -159,9 +163,10 @@ class Simulator:
     def __init__(self, firmware: str | Path, board: str | BoardSpec = "mcu-d", *, clock_hz: int | None = None,
                  max_cycles: int | None = None, semihosting_root: str | Path | None = None, cmdline: str = "",
                  on_output=None, on_warning=None, on_progress=None, stdin=None, profile: bool = False,
-                 pc_sample_cycles: int | None = None):
+                 pc_sample_cycles: int | None = None, timeline: bool = False):
         self.board = board if isinstance(board, BoardSpec) else load_board(board)
         self.image = ElfImage.load(firmware)
+        self.timeline = timeline
         if clock_hz is not None and clock_hz <= 0:
             raise ValueError("clock_hz must be positive")
         self.machine = Machine(self.board, self.image, clock_hz=clock_hz, max_cycles=max_cycles,
@@ -212,6 +217,7 @@ class Simulator:
             regions=regions,
             functions=functions,
             **sampled,
+            timeline=m.region_timeline() if self.timeline else None,
             max_cycles=m.max_cycles,
             semihosting_root=str(m.semihosting.root) if m.semihosting.root else None,
         )

@@ -73,9 +73,11 @@ def main():
                    "(DIR/functions.csv with --out; top functions in the summary).")
 @click.option("--pc-sample-cycles", type=click.IntRange(min=1), default=None, metavar="N",
               help="Sample the PC every N cycles, as DWT PC sampling does (DIR/pc_samples.csv with --out).")
+@click.option("--perfetto", is_flag=True,
+              help="Write DIR/timeline.json (with --out): the regions as a Chrome/Perfetto trace in simulated time.")
 @click.option("--quiet", "-q", is_flag=True, help="No summary or warnings on stderr (fault reports still print).")
 def run_command(firmware, board, example, max_cycles, clock_hz, out, semihosting_root, profile, pc_sample_cycles,
-                quiet):
+                perfetto, quiet):
     """Run FIRMWARE (an ELF) on a board; its output goes to stdout, a summary to stderr.
 
     \b
@@ -108,10 +110,12 @@ def run_command(firmware, board, example, max_cycles, clock_hz, out, semihosting
             click.echo(f"\rmcusim: {machine.cycles:,} cycles, {machine.simulated_seconds():.3f} s simulated, "
                        f"{mips:.0f} MIPS ...", err=True, nl=False)
 
+    if perfetto and not out:
+        raise click.UsageError("--perfetto writes DIR/timeline.json: give --out DIR")
     try:
         sim = Simulator(firmware, spec, clock_hz=clock_hz, max_cycles=max_cycles, semihosting_root=semihosting_root,
                         on_output=_Stream(), on_warning=warn, on_progress=progress, stdin=sys.stdin.buffer,
-                        profile=profile, pc_sample_cycles=pc_sample_cycles)
+                        profile=profile, pc_sample_cycles=pc_sample_cycles, timeline=perfetto)
         result = sim.run()
     except ElfError as exc:
         click.echo(f"mcusim: error: {exc}", err=True)
@@ -156,6 +160,14 @@ def _summary(result, out) -> None:
             extras.append(f"{name} {counts['hits']:,} hits, {counts['misses']:,} misses")
     if extras:
         lines.insert(3, "; ".join(extras))
+    if result.functions:
+        top = ", ".join(f"{row['function']} {100 * row['share']:.1f}%" for row in result.functions[:5])
+        lines.insert(-1, f"top functions: {top}")
+    if result.pc_sample_functions:
+        from .analysis.sampling import shares
+        top = ", ".join(f"{name or '?'} {100 * share:.1f}%" for name, share in list(
+            shares(result.pc_sample_functions).items())[:5])
+        lines.insert(-1, f"PC samples ({len(result.pc_sample_functions):,}): {top}")
     if result.boot_note:
         lines.insert(1, f"boot: {result.boot_note}")
     if out:

@@ -57,3 +57,15 @@ def test_compare_two_bundles(firmware_build, tmp_path):
     forced = subprocess.run(compare + ["--force", str(tmp_path / "a"), str(tmp_path / "d")], capture_output=True,
                             text=True, env=env)
     assert forced.returncode == 0 and "warning: board" in forced.stderr
+
+
+def test_regions_timeline_for_perfetto(firmware_build, tmp_path):
+    result = mcusim.run(firmware_build / "mcu-m" / "kws_dscnn-opt.elf", "mcu-m", timeline=True)
+    slices = [e for e in result.timeline["traceEvents"] if e["ph"] == "X"]
+    assert [e["name"] for e in slices][0] == "inference" and len(slices) == len(result.regions)
+    inference = slices[0]
+    for layer in slices[1:]:  # every layer nests inside the inference, in simulated microseconds
+        assert inference["ts"] <= layer["ts"] and layer["ts"] + layer["dur"] <= inference["ts"] + inference["dur"] + 1e-6
+    assert sum(e["args"]["cycles"] for e in slices[1:]) <= inference["args"]["cycles"]
+    result.write_bundle(tmp_path)
+    assert (tmp_path / "timeline.json").is_file()

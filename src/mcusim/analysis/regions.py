@@ -107,3 +107,27 @@ def format_table(rows: list[dict]) -> str:
         lines.append(f"{r['name'][:24]:<24} {r['count']:>6} {r['cycles_mean']:>12,.0f} {r.get('cycles_p99', 0):>12,} "
                      f"{100 * r['share']:>6.1f}% {r['macs']:>11,} {r['macs_per_cycle']:>10.3f}")
     return "\n".join(lines)
+
+
+def timeline(recorder: RegionRecorder, read_string, board: str) -> dict:
+    """The regions as a Chrome/Perfetto trace (JSON): one slice per region run, in simulated
+    microseconds, nested as the firmware nested them; each slice's cycles in its args."""
+    names: dict[int, str] = {}
+    open_regions: dict[int, list[tuple[int, float]]] = {}
+    events = []
+    for begin, address, cycle, seconds in recorder.events:
+        if begin:
+            open_regions.setdefault(address, []).append((cycle, seconds))
+            continue
+        starts = open_regions.get(address)
+        if not starts:
+            continue
+        start_cycle, start_seconds = starts.pop()
+        if address not in names:
+            names[address] = read_string(address) or f"0x{address:08x}"
+        events.append({"name": names[address], "ph": "X", "pid": 1, "tid": 1, "ts": start_seconds * 1e6,
+                       "dur": (seconds - start_seconds) * 1e6, "args": {"cycles": cycle - start_cycle}})
+    events.sort(key=lambda e: (e["ts"], -e["dur"]))  # parents before their children
+    return {"traceEvents": [{"name": "process_name", "ph": "M", "pid": 1, "args": {"name": f"mcusim {board}"}},
+                            {"name": "thread_name", "ph": "M", "pid": 1, "tid": 1, "args": {"name": "regions"}}]
+            + events, "displayTimeUnit": "ns"}

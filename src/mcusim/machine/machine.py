@@ -16,7 +16,7 @@ from unicorn import (UC_ARCH_ARM, UC_ERR_EXCEPTION, UC_ERR_FETCH_PROT, UC_ERR_FE
 from unicorn import arm_const as A
 
 from ..analysis.profile import FunctionProfile
-from ..analysis.regions import RegionRecorder, read_info, summarize
+from ..analysis.regions import RegionRecorder, read_info, summarize, timeline
 from ..analysis.sampling import PcSampler
 from ..config import BoardSpec
 from ..elf import ElfError, ElfImage
@@ -499,6 +499,10 @@ class Machine:
             self.warn_once("samples-dropped", f"{self.sampler.dropped:,} PC samples beyond the first "
                                               f"{self.state[N.SAMPLE_CAPACITY]:,} were not kept")
         return self.sampler.samples()
+
+    def region_timeline(self) -> dict:
+        """The regions as a Chrome/Perfetto trace (analysis/regions.timeline)."""
+        return timeline(self.regions, self._read_c_string, self.board.name)
 
     def function_profile(self) -> list[dict]:
         """The exact profile's rows (analysis/profile.py), or [] when it was not asked for."""
