@@ -62,3 +62,16 @@ def test_pc_samples_agree_with_the_exact_profile(firmware_build, tmp_path):
     lines = (tmp_path / "pc_samples.csv").read_text().splitlines()
     assert lines[0] == "cycle,pc,function" and len(lines) == count + 1
     assert lines[1].startswith("1000,0x")
+
+
+def test_a_sample_every_cycle_reproduces_the_exact_profile(firmware_build):
+    """With a sample every cycle, each function's samples are its exclusive cycles, interrupt
+    handlers, exception overhead and the code around emulation stops included (the first
+    cycle, 0, is never sampled: samples fall at N, 2N, ...)."""
+    from collections import Counter
+
+    result = mcusim.run(firmware_build / "mcu-m" / "exceptions.elf", "mcu-m", profile=True, pc_sample_cycles=1)
+    samples = Counter(result.pc_sample_functions)
+    off = {row["function"]: row["exclusive_cycles"] - samples.get(row["function"], 0) for row in result.functions}
+    assert sum(off.values()) == 1 and set(v for v in off.values() if v) == {1}
+    assert samples["(exception entry and return)"] == by_name(result)["(exception entry and return)"]["exclusive_cycles"]

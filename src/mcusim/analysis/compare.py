@@ -8,10 +8,7 @@ SETTINGS = ("board", "core", "clock_hz")
 
 def differences(a: dict, b: dict) -> list[str]:
     """What makes the two runs' cycles incomparable."""
-    found = [f"{key}: {a.get(key)} vs {b.get(key)}" for key in SETTINGS if a.get(key) != b.get(key)]
-    if (a.get("settings") or {}).get("clock_hz") != (b.get("settings") or {}).get("clock_hz"):
-        found.append("a pinned clock (--clock-hz) differs")
-    return found
+    return [f"{key}: {a.get(key)} vs {b.get(key)}" for key in SETTINGS if a.get(key) != b.get(key)]
 
 
 def _delta_rows(a_rows: list[dict], b_rows: list[dict], key: str, value: str) -> list[tuple]:
@@ -20,7 +17,12 @@ def _delta_rows(a_rows: list[dict], b_rows: list[dict], key: str, value: str) ->
     rows = []
     for name in sorted(set(a_map) | set(b_map), key=lambda n: -max(a_map.get(n, 0), b_map.get(n, 0))):
         before, after = a_map.get(name), b_map.get(name)
-        ratio = f"{after / before:.3f}x" if before and after is not None else "new" if before is None else "gone"
+        if before is None:
+            ratio = "new"
+        elif after is None:
+            ratio = "gone"
+        else:
+            ratio = f"{after / before:.3f}x" if before else "-"
         rows.append((name, before, after, ratio))
     return rows
 

@@ -22,6 +22,14 @@ EXTRA_ROWS = {N.PROFILE_UNKNOWN: "(outside any function)", N.PROFILE_EXCEPTIONS:
 COLUMNS = ["function", "exclusive_cycles", "share", "calls"]
 
 
+def function_ends(functions: list[tuple[int, int, str]]) -> list[int]:
+    """Where each function ends: start + size, or the next function's start when the symbol has
+    no size (hand-written assembly), or 2 bytes for a last one without size."""
+    starts = [address for address, _, _ in functions]
+    return [address + size if size else (starts[i + 1] if i + 1 < len(starts) else address + 2)
+            for i, (address, size, _) in enumerate(functions)]
+
+
 class FunctionProfile:
     def __init__(self, state, functions: list[tuple[int, int, str]]):
         """`functions`: (address, size, name), sorted; a size of 0 reaches to the next function."""
@@ -29,8 +37,7 @@ class FunctionProfile:
         self.names = [name for _, _, name in functions]
         n = len(functions)
         starts = [address for address, _, _ in functions]
-        ends = [address + size if size else (starts[i + 1] if i + 1 < n else address + 2)
-                for i, (address, size, _) in enumerate(functions)]
+        ends = function_ends(functions)
         self.n = n
         self.table = state.reserve(1 + 2 * n + 2 * (n + N.PROFILE_EXTRA))
         buffer = state.buffer
@@ -43,6 +50,11 @@ class FunctionProfile:
     def switch_to(self, row: int) -> None:
         """From now on the cycles belong to an extra row (exceptions, sleep)."""
         N.profile_switch(self.state.buffer, np.int64(self.n + row), np.int64(-1))
+
+    def switch_to_address(self, address: int) -> None:
+        """From now on the cycles belong to the function holding `address`."""
+        buffer = self.state.buffer
+        N.profile_switch(buffer, np.int64(N._function_of(buffer, np.int64(address))), np.int64(address))
 
     def flush(self) -> None:
         """Charge the cycles since the last switch to whoever is running."""

@@ -15,6 +15,10 @@ import numpy as np
 from ..machine import native as N
 
 MAX_SAMPLES = 2_000_000  # 32 MB of samples at most
+# PCs of the samples taken while Python, not code, moved time on (no instruction ran):
+EXCEPTION_PC = 0xFFFFFFFE  # exception entry and return
+SLEEP_PC = 0xFFFFFFFC      # asleep (WFI, WFE, sleep-on-exit)
+MARKERS = {EXCEPTION_PC: "(exception entry and return)", SLEEP_PC: "(sleep)"}
 
 
 class PcSampler:
@@ -29,10 +33,34 @@ class PcSampler:
         state[N.SAMPLE_NEXT] = period_cycles
         state[N.SAMPLE_CAPACITY] = capacity
 
-    def finish(self) -> None:
-        """Take the samples of the last block (the run ended inside it)."""
-        if self.state[N.BLOCK_SIZE]:
+    def take_block(self) -> None:
+        """Take the samples that fell in the block that ran last (after a stop: up to where it
+        stopped), before anything else moves time on."""
+        if self.state[N.BLOCK_SIZE] and self.state[N.SAMPLE_NEXT] < self.state[N.CYCLES]:
             N._take_samples(self.state.buffer)
+        self.state[N.SAMPLE_BLOCK_START] = self.state[N.CYCLES]
+
+    def charge(self, pc: int) -> None:
+        """Samples of time Python moved on (exception overhead, sleep, a skipped `b .` loop)
+        go to `pc` (a marker, or the loop's address)."""
+        st = self.state
+        pending = st[N.CYCLES] - st[N.SAMPLE_NEXT]
+        if pending > 0:
+            count = (pending - 1) // self.period + 1
+            room = max(0, st[N.SAMPLE_CAPACITY] - st[N.SAMPLE_COUNT])
+            kept = min(count, room)
+            first = self.table + 2 * st[N.SAMPLE_COUNT]
+            cycles = st[N.SAMPLE_NEXT] + self.period * np.arange(kept, dtype=np.int64)
+            st.buffer[first: first + 2 * kept: 2] = cycles
+            st.buffer[first + 1: first + 2 * kept: 2] = pc
+            st[N.SAMPLE_COUNT] = st[N.SAMPLE_COUNT] + kept
+            st[N.SAMPLE_DROPPED] = st[N.SAMPLE_DROPPED] + count - kept
+            st[N.SAMPLE_NEXT] = st[N.SAMPLE_NEXT] + count * self.period
+        st[N.SAMPLE_BLOCK_START] = st[N.CYCLES]
+
+    def finish(self) -> None:
+        """Take the samples of the end of the run."""
+        self.take_block()
 
     def samples(self) -> tuple[np.ndarray, np.ndarray]:
         count = self.state[N.SAMPLE_COUNT]
@@ -45,13 +73,18 @@ class PcSampler:
 
 
 def function_names(functions: list[tuple[int, int, str]], pcs: np.ndarray) -> list[str]:
-    """The function each PC falls in ("" outside every function)."""
+    """The function each PC falls in, by the exact profile's rule ("" outside every function)."""
+    from .profile import function_ends
+
     starts = [address for address, _, _ in functions]
+    ends = function_ends(functions)
     names = []
     for pc in pcs.tolist():
+        if pc in MARKERS:
+            names.append(MARKERS[pc])
+            continue
         i = bisect.bisect_right(starts, pc) - 1
-        inside = i >= 0 and (pc < functions[i][0] + functions[i][1] or functions[i][1] == 0)
-        names.append(functions[i][2] if inside else "")
+        names.append(functions[i][2] if i >= 0 and pc < ends[i] else "")
     return names
 
 

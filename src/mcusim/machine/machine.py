@@ -17,7 +17,7 @@ from unicorn import arm_const as A
 
 from ..analysis.profile import FunctionProfile
 from ..analysis.regions import RegionRecorder, read_info, summarize, timeline
-from ..analysis.sampling import PcSampler
+from ..analysis.sampling import EXCEPTION_PC, SLEEP_PC, PcSampler
 from ..config import BoardSpec
 from ..elf import ElfError, ElfImage
 from ..peripherals import model_class
@@ -562,28 +562,24 @@ class Machine:
         self.state[N.PREVIOUS_END] = -1
         core = self.board.core
         extra = core.exception_tail_chain_cycles if tail_chain else core.exception_entry_cycles
-        if self.profile is not None:
-            self.profile.switch_to(N.PROFILE_EXCEPTIONS)
         if fp_frame and lazy_fp:
             self.state[N.LAZY_FP_PENDING] = 1  # stored by the handler's first FP instruction, if any
         elif fp_frame:
             extra += core.exception_fp_context_cycles
-        self._advance(extra)
+        self._python_time(extra, EXCEPTION_PC, profile_row=N.PROFILE_EXCEPTIONS)
         self.exception_cycles += extra
         self.exceptions_taken += 1
 
     def on_exception_return(self, number: int, tail_chain: bool, fp_frame: bool = False) -> None:
         self.state[N.ENDS_IN_BRANCH] = 0  # the return cost includes the refill
         self.state[N.PREVIOUS_END] = -1
-        if self.profile is not None:
-            self.profile.switch_to(N.PROFILE_EXCEPTIONS)
         if not tail_chain:
             extra = self.board.core.exception_return_cycles
             if fp_frame and self.state[N.LAZY_FP_PENDING]:
                 self.state[N.LAZY_FP_PENDING] = 0  # never stored: nothing to load back
             elif fp_frame:
                 extra += self.board.core.exception_fp_context_cycles
-            self._advance(extra)
+            self._python_time(extra, EXCEPTION_PC, profile_row=N.PROFILE_EXCEPTIONS)
             self.exception_cycles += extra
             if not self.exceptions.active and self.scb.scr & SCR_SLEEPONEXIT:
                 self._sleep("sleep-on-exit")
@@ -604,6 +600,23 @@ class Machine:
     def _settle(self) -> None:
         """After a stop that was not the hook's, count only the instructions that ran."""
         self.state.settle_at(self.uc.reg_read(A.UC_ARM_REG_PC))
+        if self.sampler is not None:
+            self.sampler.take_block()
+
+    def _python_time(self, cycles: int, sample_pc: int, profile_row: int | None = None,
+                     profile_address: int | None = None) -> None:
+        """Move time on outside the native hook (exception overhead, sleep, skipped loops),
+        charging it in the profile and the PC samples to what it was spent on."""
+        if self.sampler is not None:
+            self.sampler.take_block()
+        if self.profile is not None:
+            if profile_row is not None:
+                self.profile.switch_to(profile_row)
+            elif profile_address is not None:
+                self.profile.switch_to_address(profile_address)
+        self._advance(cycles)
+        if self.sampler is not None:
+            self.sampler.charge(sample_pc)
 
     def _next_event(self) -> int | None:
         events = [e for e in (device.next_event_cycle() for device in self.timed) if e is not None]
@@ -651,6 +664,8 @@ class Machine:
                 if self._internal_error is not None:
                     raise self._internal_error
                 self._after_stop(error)
+                if self.sampler is not None:
+                    self.sampler.take_block()
                 self.state[N.BLOCK_SIZE] = 0
                 if self._reset_request:
                     self.warn(f"core reset ({self._reset_request})")
@@ -818,7 +833,7 @@ class Machine:
         if address & 2 and self.state.value_at(address + 2, N.KIND) == N.KIND_CONTINUATION:
             refill += self.state[N.REFILL_WIDE_ODD]  # `b.w .` at an odd halfword: a wide target
         turns = max(1, -(-(target - self.state[N.CYCLES]) // (branch_cycles + refill)))
-        self._advance(turns * (branch_cycles + refill))
+        self._python_time(turns * (branch_cycles + refill), address, profile_address=address)
         self.state[N.INSTRUCTIONS] = self.state[N.INSTRUCTIONS] + turns
         self.state[N.CPI_TOTAL] = self.state[N.CPI_TOTAL] + turns * (branch_cycles - 1 + refill)
         self.state[N.REFILL_TOTAL] = self.state[N.REFILL_TOTAL] + turns * refill
@@ -832,13 +847,12 @@ class Machine:
         if kind == "wfe" and exc.event_register:
             exc.event_register = False
             return
-        if self.profile is not None:
-            self.profile.switch_to(N.PROFILE_SLEEP)
         while not exc.any_pending_ignoring_primask():
             event = self._next_event()
             if event is None or event >= self.max_cycles:
-                self.sleep_cycles += max(0, self.max_cycles - self.state[N.CYCLES])
-                self.state[N.CYCLES] = max(self.state[N.CYCLES], self.max_cycles)
+                slept = max(0, self.max_cycles - self.state[N.CYCLES])
+                self.sleep_cycles += slept
+                self._python_time(slept, SLEEP_PC, profile_row=N.PROFILE_SLEEP)
                 detail = "deep sleep" if self.scb.scr & SCR_SLEEPDEEP else "sleep"
                 if event is None:
                     self._finish("max-cycles", EXIT_MAX_CYCLES,
@@ -848,8 +862,9 @@ class Machine:
                                  f"reached the cycle limit ({self.max_cycles:,} cycles) while asleep")
                 return
             if event > self.state[N.CYCLES]:
-                self.sleep_cycles += event - self.state[N.CYCLES]
-                self.state[N.CYCLES] = event
+                slept = event - self.state[N.CYCLES]
+                self.sleep_cycles += slept
+                self._python_time(slept, SLEEP_PC, profile_row=N.PROFILE_SLEEP)
             for device in self.timed:
                 device.on_time(self.state[N.CYCLES])
         exc.event_register = False

@@ -721,21 +721,21 @@ def block_hook(uc, address_u64, size_u32, user_data):
         st[STOP_SIZE] = size
         _uc_emu_stop(uc)
         return
-    st[LAZY_FP_AT] = -1
-    if st[LAZY_FP_PENDING] != 0 and st[entry + 10] > 0:
-        _lazy_fp_store(st, address, size)
     if st[entry + 13] != 0:
         st[STOP_REASON] = STOP_SELF_LOOP
         st[STOP_ADDRESS] = address
         _uc_emu_stop(uc)
         return
     out_of_sequence = address != st[PREVIOUS_END]
-    if st[PROFILE_TABLE] != 0:
+    if st[PROFILE_TABLE] != 0:  # what ran so far belongs to the blocks before this one
         _profile(st, entry, address)
     if st[SAMPLE_TABLE] != 0:
         if st[CYCLES] > st[SAMPLE_NEXT] and st[BLOCK_SIZE] != 0:
             _take_samples(st)
         st[SAMPLE_BLOCK_START] = st[CYCLES]
+    st[LAZY_FP_AT] = -1
+    if st[LAZY_FP_PENDING] != 0 and st[entry + 10] > 0:
+        _lazy_fp_store(st, address, size)
     _refill_after_branch(st, address, st[entry + 9] != 0)
     start = st[CYCLES]
     st[FL_BLOCK_START] = start
