@@ -1,8 +1,8 @@
 /*
  * startup_common.h - included once by each boards/<board>/startup.c.
  * Provides the weak exception/IRQ handlers, the core part of the vector
- * table and the reset sequence. The board file sets NUM_IRQS, lists its
- * IRQ vectors and defines Reset_Handler.
+ * table and Reset_Handler (the reset sequence). The board file sets
+ * NUM_IRQS and lists its IRQ vectors.
  *
  * Handler names: the architectural ones (Reset_Handler, NMI_Handler, ...)
  * and IRQ<n>_Handler for external interrupt n (n = 0..NUM_IRQS-1).
@@ -70,7 +70,7 @@ typedef void (*vector_t)(void);
     SysTick_Handler
 
 /* Reset sequence shared by all boards. */
-static inline __attribute__((always_inline)) void startup_run(void)
+void Reset_Handler(void)
 {
     /* FPU first (CP10/CP11 full access), so that no later code can trip a
      * NOCP UsageFault; DSB+ISB as required after a CPACR write. */

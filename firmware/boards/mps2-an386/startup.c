@@ -5,11 +5,6 @@
 #define NUM_IRQS 32
 #include "startup_common.h"
 
-void Reset_Handler(void)
-{
-    startup_run();
-}
-
 __attribute__((section(".isr_vector"), used))
 const vector_t g_vectors[16 + NUM_IRQS] = {
     CORE_VECTORS,
