@@ -224,6 +224,16 @@ def examples_command():
         click.echo(f"(built with {stamp})")
 
 
+def _load_bundle(directory: str) -> dict:
+    path = Path(directory) / "run.json"
+    try:
+        return json.loads(path.read_text())
+    except FileNotFoundError:
+        raise click.UsageError(f"{path} does not exist: write it with `mcusim run ... --out {directory}`")
+    except json.JSONDecodeError as exc:
+        raise click.UsageError(f"{path} is not a run.json: {exc}")
+
+
 @main.command("report")
 @click.argument("bundle", type=click.Path(file_okay=False, exists=True))
 def report_command(bundle):
@@ -231,13 +241,7 @@ def report_command(bundle):
     cycles when the run had --profile, and the regions the firmware marked (a layer, an
     inference) by cost, with their count, mean and 99th-percentile cycles, share of the run,
     MACs and MACs per cycle."""
-    path = Path(bundle) / "run.json"
-    try:
-        run = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise click.UsageError(f"{path} does not exist: write it with `mcusim run ... --out {bundle}`")
-    except json.JSONDecodeError as exc:
-        raise click.UsageError(f"{path} is not a run.json: {exc}")
+    run = _load_bundle(bundle)
     click.echo(f"{run.get('firmware', {}).get('path', '?')} on {run.get('board', '?')}: "
                f"{run.get('cycles', 0):,} cycles at {_mhz(run.get('clock_hz', 0))}")
     functions = run.get("functions") or []
@@ -253,16 +257,6 @@ def report_command(bundle):
         click.echo("no regions: the firmware marked none (firmware/include/mcusim.h, mcusim_region_begin/end)")
         return
     click.echo(("\nregions\n" if functions else "") + format_table(regions))
-
-
-def _load_bundle(directory: str) -> dict:
-    path = Path(directory) / "run.json"
-    try:
-        return json.loads(path.read_text())
-    except FileNotFoundError:
-        raise click.UsageError(f"{path} does not exist: write it with `mcusim run ... --out {directory}`")
-    except json.JSONDecodeError as exc:
-        raise click.UsageError(f"{path} is not a run.json: {exc}")
 
 
 @main.command("compare")

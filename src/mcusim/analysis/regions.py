@@ -35,14 +35,12 @@ class RegionRecorder:
             self.dropped += 1
 
 
-def summarize(recorder: RegionRecorder, read_string, info: dict[str, tuple[int, int]], total_cycles: int) -> list[dict]:
-    """Per region name: count, cycles mean/min/max, mean seconds, share of the run's cycles,
-    MACs and bytes (from `info`), MACs per cycle. Unmatched ends are ignored; regions still
-    open at the end are not counted."""
+def matched(recorder: RegionRecorder, read_string):
+    """Each completed region run, in the order they end: (name, start cycle, end cycle, start
+    seconds, end seconds); an end closes the innermost open region of that name. Counts the
+    markers without a partner in recorder.unmatched."""
     names: dict[int, str] = {}
     open_regions: dict[int, list[tuple[int, float]]] = {}  # name address -> starts not yet ended
-    spans: dict[str, list[tuple[int, float]]] = {}
-    order: list[str] = []
     recorder.unmatched = 0
     for begin, address, cycle, seconds in recorder.events:
         if begin:
@@ -52,22 +50,28 @@ def summarize(recorder: RegionRecorder, read_string, info: dict[str, tuple[int, 
         if not starts:  # an end without a start
             recorder.unmatched += 1
             continue
-        start_cycle, start_seconds = starts.pop()  # the innermost open region of that name
-        name = names.get(address)
-        if name is None:
-            name = names[address] = read_string(address) or f"0x{address:08x}"
-        if name not in spans:
-            order.append(name)
-        spans.setdefault(name, []).append((cycle - start_cycle, seconds - start_seconds))
+        start_cycle, start_seconds = starts.pop()
+        if address not in names:
+            names[address] = read_string(address) or f"0x{address:08x}"
+        yield names[address], start_cycle, cycle, start_seconds, seconds
     recorder.unmatched += sum(len(starts) for starts in open_regions.values())
+
+
+def summarize(recorder: RegionRecorder, read_string, info: dict[str, tuple[int, int]], total_cycles: int) -> list[dict]:
+    """Per region name: count, cycles mean/min/max, mean seconds, share of the run's cycles,
+    MACs and bytes (from `info`), MACs per cycle. Unmatched ends are ignored; regions still
+    open at the end are not counted."""
+    spans: dict[str, list[tuple[int, float]]] = {}  # in the order names first complete
+    for name, start_cycle, end_cycle, start_seconds, end_seconds in matched(recorder, read_string):
+        spans.setdefault(name, []).append((end_cycle - start_cycle, end_seconds - start_seconds))
     rows = []
-    for name in order:
-        cycles = [c for c, _ in spans[name]]
+    for name, runs in spans.items():
+        cycles = [c for c, _ in runs]
         macs, moved = info.get(name, (0, 0))
         mean = sum(cycles) / len(cycles)
         p50, p95, p99 = np.percentile(np.asarray(cycles, np.float64), [50, 95, 99], method="nearest")
         rows.append({"name": name, "count": len(cycles), "cycles_mean": round(mean, 1), "cycles_min": min(cycles),
-                     "cycles_max": max(cycles), "seconds_mean": sum(s for _, s in spans[name]) / len(cycles),
+                     "cycles_max": max(cycles), "seconds_mean": sum(s for _, s in runs) / len(cycles),
                      "share": round(sum(cycles) / total_cycles, 6) if total_cycles else 0.0,
                      "macs": macs, "bytes": moved, "macs_per_cycle": round(macs / mean, 4) if macs and mean else 0.0,
                      "cycles_p50": int(p50), "cycles_p95": int(p95), "cycles_p99": int(p99)})
@@ -112,21 +116,9 @@ def format_table(rows: list[dict]) -> str:
 def timeline(recorder: RegionRecorder, read_string, board: str) -> dict:
     """The regions as a Chrome/Perfetto trace (JSON): one slice per region run, in simulated
     microseconds, nested as the firmware nested them; each slice's cycles in its args."""
-    names: dict[int, str] = {}
-    open_regions: dict[int, list[tuple[int, float]]] = {}
-    events = []
-    for begin, address, cycle, seconds in recorder.events:
-        if begin:
-            open_regions.setdefault(address, []).append((cycle, seconds))
-            continue
-        starts = open_regions.get(address)
-        if not starts:
-            continue
-        start_cycle, start_seconds = starts.pop()
-        if address not in names:
-            names[address] = read_string(address) or f"0x{address:08x}"
-        events.append({"name": names[address], "ph": "X", "pid": 1, "tid": 1, "ts": start_seconds * 1e6,
-                       "dur": (seconds - start_seconds) * 1e6, "args": {"cycles": cycle - start_cycle}})
+    events = [{"name": name, "ph": "X", "pid": 1, "tid": 1, "ts": start_seconds * 1e6,
+               "dur": (end_seconds - start_seconds) * 1e6, "args": {"cycles": end_cycle - start_cycle}}
+              for name, start_cycle, end_cycle, start_seconds, end_seconds in matched(recorder, read_string)]
     events.sort(key=lambda e: (e["ts"], -e["dur"]))  # parents before their children
     return {"traceEvents": [{"name": "process_name", "ph": "M", "pid": 1, "args": {"name": f"mcusim {board}"}},
                             {"name": "thread_name", "ph": "M", "pid": 1, "tid": 1, "args": {"name": "regions"}}]

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from ..machine import native as N
+from .profile import function_ends
 
 MAX_SAMPLES = 2_000_000  # 32 MB of samples at most
 # PCs of the samples taken while Python, not code, moved time on (no instruction ran):
@@ -74,8 +75,6 @@ class PcSampler:
 
 def function_names(functions: list[tuple[int, int, str]], pcs: np.ndarray) -> list[str]:
     """The function each PC falls in, by the exact profile's rule ("" outside every function)."""
-    from .profile import function_ends
-
     starts = [address for address, _, _ in functions]
     ends = function_ends(functions)
     names = []

@@ -216,7 +216,7 @@ class Machine:
         for handle in self._flash_read_hooks:
             N.unregister_hook(self.uc, handle)
         self._flash_read_hooks = []
-        for port in getattr(self, "flash_ports", []):
+        for port in self.flash_ports:
             if port.data_reads_wait:
                 for start, end in port.ranges:
                     self._flash_read_hooks.append(N.register_flash_read_hook(self.uc, self.state, start, end - 1))
