@@ -1,6 +1,7 @@
 """The public Python API: `Simulator` for control, `run()` for the one-call case."""
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,6 +14,11 @@ from .analysis.regions import write_csv
 from .analysis.sampling import function_names
 from .analysis.sampling import shares as sample_shares
 from .analysis.sampling import write_csv as write_samples_csv
+from .analysis.vcd import write as write_vcd
+from .analysis.branch_trace import TraceWindow
+from .analysis.branch_trace import write as write_branch_trace
+from .analysis.flamegraph import write_folded, write_speedscope
+from .analysis.lines import write_csv as write_lines_csv
 from .machine.machine import DEFAULT_MAX_CYCLES, Machine
 
 
@@ -54,11 +60,18 @@ class RunResult:
     dcache: dict = field(default_factory=dict)
     regions: list = field(default_factory=list)  # per region name (ITM markers): analysis/regions.py
     functions: list = field(default_factory=list)  # the exact profile (profile=True): analysis/profile.py
+    lines: list = field(default_factory=list)      # ... per source line, with DWARF: analysis/lines.py
     pc_sample_cycles: int | None = None            # PC sampling period, when asked for ...
     pc_sample_cycles_at: object = None             # ... the samples' cycles and PCs (numpy arrays) ...
     pc_sample_pcs: object = None
     pc_sample_functions: list = field(default_factory=list)  # ... and the function of each
     timeline: dict | None = None  # the regions as a Chrome/Perfetto trace (timeline=True)
+    swo: bytes | None = None  # the ITM/DWT packet stream a SWO probe would capture (swo=True): analysis/swo.py
+    signals: dict | None = None  # GPIO pin changes and region markers in seconds (vcd=True): analysis/vcd.py
+    branch_trace: object = None   # the branch trace's records (branch_trace=...): analysis/branch_trace.py ...
+    branch_trace_dropped: int = 0  # ... and how many did not fit
+    stacks: list | None = None    # call paths and their cycles (flamegraph=True): analysis/flamegraph.py
+    capture: dict = field(default_factory=dict)  # what was asked for (run.json settings)
     max_cycles: int = DEFAULT_MAX_CYCLES
     semihosting_root: str | None = None
 
@@ -99,7 +112,7 @@ class RunResult:
             "clock_changes": self.clock_changes,
             "firmware": {"path": self.firmware_path, "sha256": self.firmware_sha256},
             "settings": {"max_cycles": self.max_cycles, "clock_hz": self.clock_hz if self.clock_pinned else None,
-                         "semihosting_root": self.semihosting_root},
+                         "semihosting_root": self.semihosting_root, **self.capture},
             "exit": {"reason": self.exit_reason, "code": self.exit_code, "detail": self.exit_detail},
             "boot_note": self.boot_note,
             "instructions": self.instructions,
@@ -118,6 +131,7 @@ class RunResult:
             "stalls": self.stalls,
             "regions": self.regions,
             "functions": self.functions,
+            "lines": self.lines[:50],
             "pc_samples": None if self.pc_sample_cycles is None else {
                 "period_cycles": self.pc_sample_cycles, "count": len(self.pc_sample_functions),
                 "shares": dict(list(sample_shares(self.pc_sample_functions).items())[:20])},
@@ -132,24 +146,50 @@ class RunResult:
         }
 
     def write_bundle(self, directory: str | Path) -> Path:
-        """Write DIR/run.json, DIR/regions.csv when the firmware marked regions,
-        DIR/functions.csv with the exact profile, DIR/pc_samples.csv with PC sampling and
-        DIR/timeline.json (Chrome/Perfetto trace of the regions) with timeline=True (creating
-        DIR); returns the run.json path."""
+        """Write the bundle into DIR (created): each artifact the run captured, then DIR/run.json
+        listing them under `artifacts`; returns the run.json path."""
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
+        artifacts = self._write_artifacts(directory)
+        document = self.to_dict()
+        document["artifacts"] = artifacts
         path = directory / "run.json"
-        path.write_text(json.dumps(self.to_dict(), indent=2) + "\n")
-        if self.regions:
-            write_csv(self.regions, directory / "regions.csv")
-        if self.functions:
-            write_profile_csv(self.functions, directory / "functions.csv")
-        if self.timeline is not None:
-            (directory / "timeline.json").write_text(json.dumps(self.timeline))
-        if self.pc_sample_cycles is not None:
-            write_samples_csv(self.pc_sample_cycles_at, self.pc_sample_pcs, self.pc_sample_functions,
-                              directory / "pc_samples.csv")
+        path.write_text(json.dumps(document, indent=2) + "\n")
         return path
+
+    def _write_artifacts(self, directory: Path) -> list[str]:
+        """One writer per artifact, each only when its capture ran; returns the file names."""
+        written = []
+
+        def emit(name: str, write) -> None:
+            write(directory / name)
+            written.append(name)
+
+        if self.regions:
+            emit("regions.csv", lambda path: write_csv(self.regions, path))
+        if self.functions:
+            emit("functions.csv", lambda path: write_profile_csv(self.functions, path))
+        if self.lines:
+            emit("lines.csv", lambda path: write_lines_csv(self.lines, path))
+        if self.timeline is not None:
+            emit("timeline.json", lambda path: path.write_text(json.dumps(self.timeline)))
+        if self.pc_sample_cycles is not None:
+            emit("pc_samples.csv", lambda path: write_samples_csv(
+                self.pc_sample_cycles_at, self.pc_sample_pcs, self.pc_sample_functions, path))
+        if self.swo is not None:
+            emit("trace.swo", lambda path: path.write_bytes(self.swo))
+        if self.signals is not None:
+            emit("signals.vcd", lambda path: write_vcd(path, self.signals["pins"], self.signals["regions"],
+                                                       end_seconds=self.simulated_seconds,
+                                                       comment=f"mcusim {self.board}: {self.firmware_path}"))
+        if self.branch_trace is not None:
+            emit("branches.bin", lambda path: write_branch_trace(path, self.branch_trace, self.branch_trace_dropped,
+                                                                 self.clock_hz, self.firmware_sha256))
+        if self.stacks is not None:
+            emit("stacks.folded", lambda path: write_folded(self.stacks, path))
+            emit("speedscope.json", lambda path: write_speedscope(
+                self.stacks, Path(self.firmware_path).name, f"mcusim {__version__}", path))
+        return written
 
 
 class Simulator:
@@ -163,23 +203,39 @@ class Simulator:
     def __init__(self, firmware: str | Path, board: str | BoardSpec = "mcu-d", *, clock_hz: int | None = None,
                  max_cycles: int | None = None, semihosting_root: str | Path | None = None, cmdline: str = "",
                  on_output=None, on_warning=None, on_progress=None, stdin=None, profile: bool = False,
-                 pc_sample_cycles: int | None = None, timeline: bool = False):
+                 pc_sample_cycles: int | None = None, timeline: bool = False, swo: bool = False,
+                 vcd: bool = False, branch_trace: TraceWindow | bool | None = None, flamegraph: bool = False):
+        """Captures: `profile` (exact function profile), `pc_sample_cycles`, `timeline`
+        (Perfetto), `swo`, `vcd`, `branch_trace` (True, or a TraceWindow) and `flamegraph`
+        (folded stacks and speedscope; implies the profile)."""
         self.board = board if isinstance(board, BoardSpec) else load_board(board)
         self.image = ElfImage.load(firmware)
         self.timeline = timeline
+        self.vcd = vcd
+        self.flamegraph = flamegraph
+        profile = profile or flamegraph
+        window = TraceWindow() if branch_trace is True else (branch_trace or None)
+        self.capture = {"profile": profile, "pc_sample_cycles": pc_sample_cycles, "timeline": timeline, "swo": swo,
+                        "vcd": vcd, "flamegraph": flamegraph,
+                        "branch_trace": None if window is None else dataclasses.asdict(window)}
         if clock_hz is not None and clock_hz <= 0:
             raise ValueError("clock_hz must be positive")
         self.machine = Machine(self.board, self.image, clock_hz=clock_hz, max_cycles=max_cycles,
                                semihosting_root=semihosting_root, cmdline=cmdline, on_output=on_output,
                                on_warning=on_warning, on_progress=on_progress, stdin=stdin, profile=profile,
-                               pc_sample_cycles=pc_sample_cycles)
+                               pc_sample_cycles=pc_sample_cycles, swo=swo, vcd=vcd, branch_trace=window)
 
     def run(self) -> RunResult:
         m = self.machine
         status = m.run()
+        m.finish_trace()
         regions = m.region_statistics()  # (may warn: before the warnings are collected)
         functions = m.function_profile()
+        lines = m.line_profile(functions)
         samples = m.pc_samples()
+        swo = m.swo_bytes()  # (may warn, too)
+        signals = m.signal_events() if self.vcd else None  # (may warn, too)
+        trace = m.branch_trace_records()  # (may warn, too)
         sampled = {}
         if samples is not None:
             sampled = {"pc_sample_cycles": m.sampler.period, "pc_sample_cycles_at": samples[0],
@@ -216,8 +272,15 @@ class Simulator:
             **m.pipeline_statistics(),
             regions=regions,
             functions=functions,
+            lines=lines,
             **sampled,
             timeline=m.region_timeline() if self.timeline else None,
+            swo=swo,
+            signals=signals,
+            branch_trace=trace,
+            branch_trace_dropped=m.trace.dropped if m.trace is not None else 0,
+            stacks=m.profile.stacks() if self.flamegraph else None,
+            capture=self.capture,
             max_cycles=m.max_cycles,
             semihosting_root=str(m.semihosting.root) if m.semihosting.root else None,
         )

@@ -1,9 +1,9 @@
 """Command line: parse, call the API, print. `mcusim --help` lists the commands."""
 from __future__ import annotations
 
+import itertools
 import json
 import sys
-import time
 from pathlib import Path
 
 import click
@@ -11,14 +11,19 @@ import click
 from . import __version__, examples
 from .analysis.compare import differences
 from .analysis.compare import report as compare_report
-from .analysis.profile import format_table as format_functions
-from .analysis.regions import format_table
+from .analysis.branch_trace import DEFAULT_LIMIT as DEFAULT_TRACE_LIMIT
+from .analysis.branch_trace import MissingSymbol, TraceWindow
+from .analysis.branch_trace import instructions as instruction_trace
+from .analysis.branch_trace import read as read_branch_trace
 from .api import Simulator
 from .config import ConfigError, board_names, load_board
-from .elf import ElfError
+from .elf import ElfError, ElfImage
+from .machine.exceptions import exception_name
 from .machine.machine import DEFAULT_MAX_CYCLES
+from .progress import RunProgress
 
 EXIT_BAD_INPUT = 3
+DEFAULT_SAMPLE_PERIOD = 1000  # cycles between PC samples under --all
 
 
 def _mhz(hz: int) -> str:
@@ -34,10 +39,16 @@ def _seconds(s: float) -> str:
 
 
 class _Stream:
-    """Writes firmware output through as it comes, flushing at each newline."""
+    """Writes firmware output through as it comes, flushing at each newline; `before(data, out)`
+    runs first (the progress bar steps aside)."""
+
+    def __init__(self, before=None):
+        self.before = before
 
     def __call__(self, data: bytes, stream: str) -> None:
         out = sys.stderr if stream == "stderr" else sys.stdout
+        if self.before:
+            self.before(data, out)
         out.buffer.write(data)
         if b"\n" in data or stream == "stderr":
             out.flush()
@@ -75,9 +86,33 @@ def main():
               help="Sample the PC every N cycles, as DWT PC sampling does (DIR/pc_samples.csv with --out).")
 @click.option("--perfetto", is_flag=True,
               help="Write DIR/timeline.json (with --out): the regions as a Chrome/Perfetto trace in simulated time.")
+@click.option("--swo", is_flag=True,
+              help="Write DIR/trace.swo (with --out): the ITM/DWT packet stream a SWO probe would capture "
+                   "(ITM writes, exception trace, timestamps; PC samples only with --pc-sample-cycles), for "
+                   "pyOCD or other SWO tools.")
+@click.option("--vcd", is_flag=True,
+              help="Write DIR/signals.vcd (with --out): the GPIO pins the firmware drives and its regions as "
+                   "waveforms in simulated time, for GTKWave.")
+@click.option("--branch-trace", is_flag=True,
+              help="Write DIR/branches.bin (with --out): every taken branch, exception entry and return with its "
+                   "cycle, ETM-style; `mcusim trace DIR` decodes it, with --instructions the full instruction trace.")
+@click.option("--trace-from", metavar="SYMBOL", default=None,
+              help="Start the branch trace when SYMBOL (a function) is entered.")
+@click.option("--trace-to", metavar="SYMBOL", default=None, help="Stop the branch trace when SYMBOL is entered.")
+@click.option("--trace-cycles", metavar="FROM:TO", default=None,
+              help="Branch trace only between these cycles (either side may be empty).")
+@click.option("--trace-limit", type=click.IntRange(min=1), default=DEFAULT_TRACE_LIMIT, metavar="N",
+              show_default=True, help="Keep at most N branch trace records (16 bytes each); the rest are counted.")
+@click.option("--flamegraph", is_flag=True,
+              help="Write DIR/stacks.folded and DIR/speedscope.json (with --out): the exact profile's call paths "
+                   "for flame graphs (implies --profile).")
+@click.option("--all", "capture_all", is_flag=True,
+              help=f"Capture everything: --profile --flamegraph --pc-sample-cycles (default {DEFAULT_SAMPLE_PERIOD}) "
+                   "--perfetto --swo --vcd --branch-trace (needs --out).")
 @click.option("--quiet", "-q", is_flag=True, help="No summary or warnings on stderr (fault reports still print).")
 def run_command(firmware, board, example, max_cycles, clock_hz, out, semihosting_root, profile, pc_sample_cycles,
-                perfetto, quiet):
+                perfetto, swo, vcd, branch_trace, trace_from, trace_to, trace_cycles, trace_limit, flamegraph,
+                capture_all, quiet):
     """Run FIRMWARE (an ELF) on a board; its output goes to stdout, a summary to stderr.
 
     \b
@@ -97,32 +132,41 @@ def run_command(firmware, board, example, max_cycles, clock_hz, out, semihosting
         except LookupError as exc:
             raise click.BadParameter(str(exc), param_hint="--example") from exc
 
+    progress = RunProgress(sys.stderr, max_cycles=max_cycles, quiet=quiet)
+
     def warn(message):
         if not quiet:
+            progress.stop()
             click.echo(f"mcusim: warning: {message}", err=True)
 
-    started = time.perf_counter()
-
-    def progress(machine):
-        """Every half second of a run longer than a second, on a terminal only."""
-        if not quiet and sys.stderr.isatty():
-            mips = machine.instructions / max(time.perf_counter() - started, 1e-9) / 1e6
-            click.echo(f"\rmcusim: {machine.cycles:,} cycles, {machine.simulated_seconds():.3f} s simulated, "
-                       f"{mips:.0f} MIPS ...", err=True, nl=False)
-
-    if perfetto and not out:
-        raise click.UsageError("--perfetto writes DIR/timeline.json: give --out DIR")
+    if capture_all:
+        profile = flamegraph = perfetto = swo = vcd = branch_trace = True
+        pc_sample_cycles = pc_sample_cycles or DEFAULT_SAMPLE_PERIOD
+    branch_trace = branch_trace or bool(trace_from or trace_to or trace_cycles)
+    for asked, option, writes in ((capture_all, "--all", "the bundle"), (perfetto, "--perfetto", "timeline.json"),
+                                  (swo, "--swo", "trace.swo"), (vcd, "--vcd", "signals.vcd"),
+                                  (branch_trace, "--branch-trace", "branches.bin"),
+                                  (flamegraph, "--flamegraph", "stacks.folded and speedscope.json")):
+        if asked and not out:
+            raise click.UsageError(f"{option} writes DIR/{writes}: give --out DIR")
+    window = None
+    if branch_trace:
+        first, last = _cycle_range(trace_cycles)
+        window = TraceWindow(trace_limit, trace_from, trace_to, first, last)
     try:
         sim = Simulator(firmware, spec, clock_hz=clock_hz, max_cycles=max_cycles, semihosting_root=semihosting_root,
-                        on_output=_Stream(), on_warning=warn, on_progress=progress, stdin=sys.stdin.buffer,
-                        profile=profile, pc_sample_cycles=pc_sample_cycles, timeline=perfetto)
+                        on_output=_Stream(progress.before_output), on_warning=warn, on_progress=progress,
+                        stdin=sys.stdin.buffer, profile=profile, pc_sample_cycles=pc_sample_cycles, timeline=perfetto,
+                        swo=swo, vcd=vcd, branch_trace=window, flamegraph=flamegraph)
         result = sim.run()
+    except MissingSymbol as exc:
+        raise click.BadParameter(str(exc), param_hint="--trace-from/--trace-to") from exc
     except ElfError as exc:
         click.echo(f"mcusim: error: {exc}", err=True)
         sys.exit(EXIT_BAD_INPUT)
+    finally:
+        progress.stop()
     sys.stdout.flush()
-    if not quiet and sys.stderr.isatty():
-        click.echo("\r" + " " * 90 + "\r", err=True, nl=False)
     if result.fault_report:
         click.echo("mcusim: " + result.fault_report.replace("\n", "\nmcusim: "), err=True)
     if out:
@@ -130,6 +174,21 @@ def run_command(firmware, board, example, max_cycles, clock_hz, out, semihosting
     if not quiet:
         _summary(result, out)
     sys.exit(result.exit_code)
+
+
+def _cycle_range(text: str | None) -> tuple[int, int | None]:
+    """--trace-cycles FROM:TO, either side optional."""
+    if not text:
+        return 0, None
+    first, colon, last = text.partition(":")
+    try:
+        start = int(first.replace("_", "")) if first else 0
+        end = int(last.replace("_", "")) if last else None
+    except ValueError:
+        raise click.BadParameter(f"{text!r}: expected FROM:TO in cycles, e.g. 1000000:2000000", param_hint="--trace-cycles")
+    if not colon or start < 0 or end is not None and end <= start:
+        raise click.BadParameter(f"{text!r}: expected FROM:TO with 0 <= FROM < TO", param_hint="--trace-cycles")
+    return start, end
 
 
 def _summary(result, out) -> None:
@@ -207,6 +266,8 @@ def boards_show(name):
     for p in sorted(spec.peripherals, key=lambda p: p.base):
         console = "  <- console" if p.name == spec.console_uart else ""
         click.echo(f"    0x{p.base:08x} {p.name:10} {p.model or 'storage (unmodelled)'}{console}")
+    if spec.pins:
+        click.echo("  pins: " + ", ".join(f"{label} = {pin}" for label, pin in spec.pins.items()))
     click.echo(f"  defined in {spec.source_file}")
 
 
@@ -236,27 +297,79 @@ def _load_bundle(directory: str) -> dict:
 
 @main.command("report")
 @click.argument("bundle", type=click.Path(file_okay=False, exists=True))
-def report_command(bundle):
-    """Print a result bundle (DIR from `mcusim run --out DIR`): the functions by exclusive
-    cycles when the run had --profile, and the regions the firmware marked (a layer, an
-    inference) by cost, with their count, mean and 99th-percentile cycles, share of the run,
-    MACs and MACs per cycle."""
+@click.option("--html", "html_file", is_flag=False, flag_value="", default=None, metavar="[FILE]",
+              help="Write the report with plots as one self-contained HTML page instead (default DIR/report.html).")
+def report_command(bundle, html_file):
+    """Print a result bundle (DIR from `mcusim run --out DIR`): the run and its counters, the
+    functions by exclusive cycles (--profile), source lines, PC samples, and the regions the
+    firmware marked (a layer, an inference) by cost, with their count, mean, percentiles and
+    maximum cycles, share of the run, MACs and MACs per cycle."""
     run = _load_bundle(bundle)
-    click.echo(f"{run.get('firmware', {}).get('path', '?')} on {run.get('board', '?')}: "
-               f"{run.get('cycles', 0):,} cycles at {_mhz(run.get('clock_hz', 0))}")
-    functions = run.get("functions") or []
-    if functions:
-        click.echo("\nfunctions (exact profile)\n" + format_functions(functions))
-    samples = run.get("pc_samples")
-    if samples:
-        click.echo(f"\nPC samples: {samples['count']:,}, one every {samples['period_cycles']:,} cycles")
-        for name, share in list(samples["shares"].items())[:10]:
-            click.echo(f"  {100 * share:6.1f}%  {name or '(outside any function)'}")
-    regions = run.get("regions") or []
-    if not regions:
-        click.echo("no regions: the firmware marked none (firmware/include/mcusim.h, mcusim_region_begin/end)")
+    if html_file is not None:
+        from .analysis.html_report import build
+
+        artifact = lambda name: Path(bundle, name) if Path(bundle, name).is_file() else None  # noqa: E731
+        path = Path(html_file or Path(bundle) / "report.html")
+        path.write_text(build(run, artifact("timeline.json"), artifact("pc_samples.csv")), encoding="utf-8")
+        click.echo(f"mcusim: wrote {path}", err=True)
         return
-    click.echo(("\nregions\n" if functions else "") + format_table(regions))
+    from rich.console import Console
+
+    from .analysis.report import render_terminal
+
+    # piped: wide enough that the tables keep their names whole
+    render_terminal(run, Console(width=None if sys.stdout.isatty() else 160, highlight=False))
+
+
+@main.command("trace")
+@click.argument("bundle", type=click.Path(exists=True))
+@click.option("--elf", type=click.Path(dir_okay=False, exists=True), default=None,
+              help="The firmware the trace was taken of (default: the one run.json names).")
+@click.option("--instructions", is_flag=True, help="Rebuild and print every instruction that ran, not just the records.")
+@click.option("--limit", type=click.IntRange(min=0), default=100, show_default=True, metavar="N",
+              help="Print at most N lines (0: all).")
+def trace_command(bundle, elf, instructions, limit):
+    """Decode a branch trace (DIR/branches.bin from `mcusim run --branch-trace --out DIR`):
+    cycle, kind, from and to of each record, symbolized; with --instructions the full
+    instruction trace rebuilt from the records and the ELF."""
+    path = Path(bundle)
+    if path.is_dir():
+        path = path / "branches.bin"
+    try:
+        trace = read_branch_trace(path)
+    except (OSError, ValueError) as exc:
+        raise click.UsageError(str(exc))
+    if elf is None:
+        run = _load_bundle(str(path.parent))
+        elf = run.get("firmware", {}).get("path")
+    try:
+        image = ElfImage.load(elf)
+    except ElfError as exc:
+        raise click.UsageError(f"{exc} (name the firmware with --elf)")
+    if image.sha256[:48] != trace.sha256_prefix.hex():
+        click.echo(f"mcusim: warning: {elf} is not the firmware this trace was taken of", err=True)
+    shown = 0
+    if trace.dropped:
+        click.echo(f"mcusim: warning: {trace.dropped:,} records were dropped at capture (--trace-limit)", err=True)
+    if instructions:
+        for address in itertools.islice(instruction_trace(trace, image), limit or None):
+            click.echo(f"0x{address:08x}  {image.symbolize(address)}")
+        return
+    for event in trace.events():
+        if limit and shown >= limit:
+            click.echo(f"... {len(trace.records) - shown:,} more records (--limit 0 prints all)")
+            break
+        source = "" if event["source"] == 0xFFFFFFFF else image.symbolize(event["source"])
+        if event["kind"] == "loop":
+            detail = f"{source}: {event['target']:,} turns"
+        elif event["kind"] in ("sync", "end"):
+            detail = image.symbolize(event["target"])
+        else:
+            detail = f"{source or '(tail-chained)'} -> {image.symbolize(event['target'])}"
+        if "exception" in event:
+            detail += f"  [{exception_name(event['exception'])}]"
+        click.echo(f"{event['cycle']:>14,}  {event['kind']:<9} {detail}")
+        shown += 1
 
 
 @main.command("compare")

@@ -136,7 +136,7 @@ class ElfImage:
             self._lines = self._read_lines()
         keys = [row[0] for row in self._lines]
         i = bisect.bisect_right(keys, address) - 1
-        if i < 0:
+        if i < 0 or self._lines[i][2] == 0:
             return None
         return f"{self._lines[i][1]}:{self._lines[i][2]}"
 
@@ -170,8 +170,20 @@ class ElfImage:
                 names[number] = self._file_name(entry, directories, version)
             for entry in program.get_entries():
                 state = entry.state
-                if state is None or state.end_sequence:
+                if state is None:
                     continue
-                rows.append((state.address, names.get(state.file, "?"), state.line))
-        rows.sort()
+                if state.end_sequence:  # the addresses from here on have no line (until another sequence)
+                    rows.append((state.address, "", 0))
+                else:
+                    rows.append((state.address, names.get(state.file, "?"), state.line))
+        rows.sort(key=lambda row: (row[0], row[2] != 0))  # a sequence starting where one ends wins
         return rows
+
+    def line_table(self) -> list[tuple[int, str, int]]:
+        """(address, file, line) sorted by address: each row holds up to the next; a line of 0
+        (file "") marks code with no line information."""
+        if not self.has_dwarf:
+            return []
+        if self._lines is None:
+            self._lines = self._read_lines()
+        return self._lines

@@ -5,8 +5,13 @@ cycles since the last block started go to that block's function, looked up once 
 a table of the image's functions (STT_FUNC symbols). Exception entry and return overhead and
 sleep go to their own rows, so an interrupt handler's cycles are its own and the code it
 interrupted is charged nothing for it. Entering a function at its first instruction from
-another function counts as a call (tail calls included). The exclusive cycles add up to the
-run's cycles.
+another function, or by BL/BLX, counts as a call (tail calls and recursion included). The
+exclusive cycles add up to the run's cycles.
+
+At each change of function the hook also moves along a call tree (native._tree_move): down on
+a call, back up to the function returned to, across on a jump; an exception hangs below the
+code it preempted on a boundary node, so handlers never count in their victim's inclusive
+cycles. The tree gives inclusive cycles, folded stacks and speedscope profiles.
 """
 from __future__ import annotations
 
@@ -19,7 +24,10 @@ from ..machine import native as N
 
 EXTRA_ROWS = {N.PROFILE_UNKNOWN: "(outside any function)", N.PROFILE_EXCEPTIONS: "(exception entry and return)",
               N.PROFILE_SLEEP: "(sleep)"}
-COLUMNS = ["function", "exclusive_cycles", "share", "calls"]
+EVENT_ROWS = {N.EVENT_ENTRY: N.PROFILE_EXCEPTIONS, N.EVENT_RETURN: N.PROFILE_EXCEPTIONS, N.EVENT_SLEEP: N.PROFILE_SLEEP}
+COLUMNS = ["function", "exclusive_cycles", "inclusive_cycles", "calls", "share"]
+TREE_CAPACITY = 1 << 16  # call tree nodes (distinct call paths); beyond, calls go to "(call tree full)"
+FULL_NODE_NAME = "(call tree full)"
 
 
 def function_ends(functions: list[tuple[int, int, str]]) -> list[int]:
@@ -31,50 +39,153 @@ def function_ends(functions: list[tuple[int, int, str]]) -> list[int]:
 
 
 class FunctionProfile:
-    def __init__(self, state, functions: list[tuple[int, int, str]]):
-        """`functions`: (address, size, name), sorted; a size of 0 reaches to the next function."""
+    def __init__(self, state, functions: list[tuple[int, int, str]], tree_capacity: int = TREE_CAPACITY,
+                 line_ranges: list[tuple[int, int]] = ()):
+        """`functions`: (address, size, name), sorted; a size of 0 reaches to the next function.
+        `line_ranges`: code ranges [start, end) whose instructions are counted (the line profile)."""
         self.state = state
         self.names = [name for _, _, name in functions]
         n = len(functions)
         starts = [address for address, _, _ in functions]
         ends = function_ends(functions)
         self.n = n
-        self.table = state.reserve(1 + 2 * n + 2 * (n + N.PROFILE_EXTRA))
+        self.meta = 1 + 4 * n + 2 * N.PROFILE_EXTRA
+        line_ranges = list(line_ranges)[:N.MAX_LINE_RANGES]
+        counters = sum(2 * ((end - start) // 2 + 1) for start, end in line_ranges)
+        self.table = state.reserve(self.meta + N.PROFILE_TREE_META + (N.PROFILE_NODE + 2) * tree_capacity
+                                   + 3 * N.MAX_LINE_RANGES + counters)
+        self.meta += self.table
         buffer = state.buffer
         buffer[self.table] = n
         buffer[self.table + 1: self.table + 1 + n] = starts
         buffer[self.table + 1 + n: self.table + 1 + 2 * n] = ends
+        buffer[self.meta: self.meta + 4] = [N.TREE_ROOT, 2, tree_capacity, 0]
+        buffer[self.meta + N.TREE_LINE_RANGES] = len(line_ranges)
+        ranges = self.meta + N.PROFILE_TREE_META + (N.PROFILE_NODE + 2) * tree_capacity
+        offset = ranges + 3 * N.MAX_LINE_RANGES
+        self.line_ranges = []  # (start, end, offset of the counters)
+        for i, (start, end) in enumerate(line_ranges):
+            buffer[ranges + 3 * i: ranges + 3 * i + 3] = [start, end, offset]
+            self.line_ranges.append((start, end, offset))
+            offset += 2 * ((end - start) // 2 + 1)
+        nodes = self.meta + N.PROFILE_TREE_META
+        buffer[nodes: nodes + 2 * N.PROFILE_NODE] = [0, -1, 0, 0, 0, -2, 0, 0]  # the root, TREE_FULL
         state[N.PROFILE_TABLE] = self.table
         state[N.PROFILE_FUNCTION] = -1
 
-    def switch_to(self, row: int) -> None:
-        """From now on the cycles belong to an extra row (exceptions, sleep)."""
-        N.profile_switch(self.state.buffer, np.int64(self.n + row), np.int64(-1))
+    def switch_to(self, event: int) -> None:
+        """From now on the cycles belong to exception entry or return overhead, or to sleep."""
+        N.line_flush(self.state.buffer, np.int64(self.meta))
+        N.profile_switch(self.state.buffer, np.int64(self.n + EVENT_ROWS[event]), np.int64(-1), np.int64(event))
 
     def switch_to_address(self, address: int) -> None:
         """From now on the cycles belong to the function holding `address`."""
         buffer = self.state.buffer
-        N.profile_switch(buffer, np.int64(N._function_of(buffer, np.int64(address))), np.int64(address))
+        N.line_flush(buffer, np.int64(self.meta))
+        N.profile_switch(buffer, np.int64(N._function_of(buffer, np.int64(address))), np.int64(address),
+                         np.int64(N.EVENT_CODE))
+
+    def flush_lines(self) -> None:
+        """Charge the block that ran last in the line counters before Python moves time on."""
+        N.line_flush(self.state.buffer, np.int64(self.meta))
+
+    def charge_instruction(self, address: int, cycles: int, executions: int) -> None:
+        """Time Python moved on running one instruction over and over (a skipped `b .` loop)."""
+        for start, end, offset in self.line_ranges:
+            if start <= address < end:
+                slot = offset + 2 * ((address - start) >> 1)
+                b = self.state.buffer
+                b[slot] += executions
+                b[slot + 2] -= executions
+                b[slot + 1] += cycles - executions * self.state.sums_between(address, address + 2)[N.F_CYCLES]
+
+    def instruction_counts(self):
+        """Per line range: start address, then per halfword the times it ran, the cycles spent
+        on it (its static cost per run plus the extra cycles of the blocks starting at it) and
+        whether an instruction starts there."""
+        N.line_flush(self.state.buffer, np.int64(self.meta))
+        out = []
+        for start, end, offset in self.line_ranges:
+            halfwords = (end - start) // 2
+            counters = self.state.buffer[offset: offset + 2 * (halfwords + 1)]
+            runs = np.cumsum(counters[0::2])[:halfwords]
+            static, starts = self.state.static_cycles(start, end)
+            out.append((start, runs, runs * static + counters[1::2][:halfwords], starts))
+        return out
 
     def flush(self) -> None:
         """Charge the cycles since the last switch to whoever is running."""
         current = self.state[N.PROFILE_FUNCTION]
         if current >= 0:
-            N.profile_switch(self.state.buffer, np.int64(current), np.int64(-1))
+            N.profile_switch(self.state.buffer, np.int64(current), np.int64(-1), np.int64(N.EVENT_FLUSH))
+
+    def name(self, function: int) -> str:
+        if function == -2:
+            return FULL_NODE_NAME
+        return self.names[function] if function < self.n else EXTRA_ROWS[function - self.n]
+
+    def tree(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The call tree: parent, function, exclusive cycles and calls per node (node 0 is the
+        root; a parent always comes before its children)."""
+        self.flush()
+        count = self.state[self.meta + 1]
+        nodes = self.meta + N.PROFILE_TREE_META
+        rows = self.state.buffer[nodes: nodes + N.PROFILE_NODE * count].reshape(count, N.PROFILE_NODE)
+        return rows[:, 0].copy(), rows[:, 1].copy(), rows[:, 2].copy(), rows[:, 3].copy()
+
+    @property
+    def tree_overflow(self) -> int:
+        """Calls that found the call tree full (their cycles went to FULL_NODE_NAME)."""
+        return int(self.state[self.meta + 3])
+
+    def inclusive(self) -> dict[int, int]:
+        """Inclusive cycles per function: its own and its callees', counted once per activation
+        (recursion), without interrupt handlers that preempted it (they are their own)."""
+        parent, function, exclusive, _ = self.tree()
+        boundary = self.n + N.PROFILE_EXCEPTIONS
+        subtree = exclusive.copy()
+        for node in range(len(parent) - 1, 0, -1):  # children after parents: one backward pass
+            if function[node] != boundary:
+                subtree[parent[node]] += subtree[node]
+        totals: dict[int, int] = {}
+        for node in range(1, len(parent)):
+            f, at, nested = function[node], parent[node], False
+            if f > self.n:
+                continue  # exception overhead and sleep: nothing runs below them in the same context
+            while at != N.TREE_ROOT and function[at] != boundary:
+                if function[at] == f:
+                    nested = True  # an outer activation already counts these cycles
+                    break
+                at = parent[at]
+            if not nested:
+                totals[f] = totals.get(f, 0) + int(subtree[node])
+        return totals
 
     def rows(self, total_cycles: int) -> list[dict]:
-        """Per function that ran: exclusive cycles, share of the run, calls; by cycles."""
+        """Per function that ran: exclusive and inclusive cycles, calls, share of the run; by
+        exclusive cycles."""
         self.flush()
         b, n = self.state.buffer, self.n
         exclusive = b[self.table + 1 + 2 * n: self.table + 1 + 2 * n + n + N.PROFILE_EXTRA]
         calls = b[self.table + 1 + 3 * n + N.PROFILE_EXTRA: self.table + 1 + 4 * n + 2 * N.PROFILE_EXTRA]
+        inclusive = self.inclusive()
         rows = []
         for i in np.nonzero(exclusive)[0]:
-            name = self.names[i] if i < n else EXTRA_ROWS[i - n]
-            rows.append({"function": name, "exclusive_cycles": int(exclusive[i]),
-                         "share": round(int(exclusive[i]) / total_cycles, 6) if total_cycles else 0.0,
-                         "calls": int(calls[i])})
+            rows.append({"function": self.name(i), "exclusive_cycles": int(exclusive[i]),
+                         "inclusive_cycles": max(inclusive.get(i, 0), int(exclusive[i])), "calls": int(calls[i]),
+                         "share": round(int(exclusive[i]) / total_cycles, 6) if total_cycles else 0.0})
         return sorted(rows, key=lambda r: -r["exclusive_cycles"])
+
+    def stacks(self) -> list[tuple[list[str], int]]:
+        """Each call path that spent cycles, root first, with the cycles spent at its end."""
+        parent, function, exclusive, _ = self.tree()
+        paths: list[list[str]] = [[] for _ in parent]
+        result = []
+        for node in range(1, len(parent)):
+            paths[node] = paths[parent[node]] + [self.name(function[node])]
+            if exclusive[node]:
+                result.append((paths[node], int(exclusive[node])))
+        return result
 
 
 def write_csv(rows: list[dict], path: Path) -> None:
@@ -85,10 +196,12 @@ def write_csv(rows: list[dict], path: Path) -> None:
 
 
 def format_table(rows: list[dict], limit: int = 20) -> str:
-    header = f"{'function':<32} {'exclusive cycles':>16} {'share':>7} {'calls':>9}"
+    header = f"{'function':<32} {'exclusive cycles':>16} {'share':>7} {'inclusive cycles':>16} {'calls':>9}"
     lines = [header, "-" * len(header)]
     for r in rows[:limit]:
-        lines.append(f"{r['function'][:32]:<32} {r['exclusive_cycles']:>16,} {100 * r['share']:>6.1f}% {r['calls']:>9,}")
+        inclusive = r.get("inclusive_cycles", r["exclusive_cycles"])
+        lines.append(f"{r['function'][:32]:<32} {r['exclusive_cycles']:>16,} {100 * r['share']:>6.1f}% "
+                     f"{inclusive:>16,} {r['calls']:>9,}")
     if len(rows) > limit:
         lines.append(f"... {len(rows) - limit} more in functions.csv")
     return "\n".join(lines)

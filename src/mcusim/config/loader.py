@@ -146,6 +146,7 @@ def load_board(name: str) -> BoardSpec:
             peripherals=peripherals,
             peripheral_space=tuple((int(s["base"]), int(s["size_bytes"])) for s in data.get("peripheral_space", [])),
             clocks={k: int(v) for k, v in data.get("clocks", {}).items()},
+            pins={str(k): str(v) for k, v in data.get("pins", {}).items()},
             cpuid=int(soc.get("cpuid", 0)),
             flash_ports=_flash_ports(data.get("flash_timing")),
             source_file=str(path),

@@ -101,6 +101,7 @@ class BoardSpec:
     peripherals: tuple[PeripheralSpec, ...]
     peripheral_space: tuple[tuple[int, int], ...]
     clocks: dict[str, int] = field(default_factory=dict)  # board oscillators, e.g. hse_hz
+    pins: dict[str, str] = field(default_factory=dict)  # board labels of SoC pins ([pins]), e.g. LD2 = "PA5"
     flash_ports: tuple[FlashTimingSpec, ...] = ()  # the flash interfaces ([[flash_timing]])
     cpuid: int = 0  # SCB CPUID as this part reports it
     source_file: str = ""

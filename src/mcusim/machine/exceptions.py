@@ -198,6 +198,7 @@ class ExceptionUnit:
         control = uc.reg_read(A.UC_ARM_REG_CONTROL)
         uc.reg_write(A.UC_ARM_REG_CONTROL, control & ~0b110)  # handler mode uses MSP; FPCA clear
         uc.reg_write(A.UC_ARM_REG_PC, handler)
+        self.entered_from = return_address if tail_chain_lr is None else None  # (the branch trace)
         self.machine.on_exception_entry(number, tail_chain_lr is not None, fp_frame=fp_frame,
                                         lazy_fp=bool(self.fpccr & FPCCR_LSPEN))
 

@@ -9,13 +9,18 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from unicorn import (UC_ARCH_ARM, UC_ERR_EXCEPTION, UC_ERR_FETCH_PROT, UC_ERR_FETCH_UNMAPPED,
                      UC_ERR_INSN_INVALID, UC_ERR_READ_PROT, UC_ERR_READ_UNMAPPED, UC_ERR_WRITE_PROT,
                      UC_ERR_WRITE_UNMAPPED, UC_HOOK_CODE, UC_HOOK_INTR, UC_HOOK_MEM_INVALID, UC_MODE_MCLASS, UC_MODE_THUMB,
                      Uc, UcError)
 from unicorn import arm_const as A
 
-from ..analysis.profile import FunctionProfile
+from ..analysis import swo as swo_stream
+from ..analysis.branch_trace import BranchTraceCapture, MissingSymbol, TraceWindow
+from ..analysis.lines import line_rows
+from ..analysis.profile import EXTRA_ROWS, FunctionProfile
 from ..analysis.regions import RegionRecorder, read_info, summarize, timeline
 from ..analysis.sampling import EXCEPTION_PC, SLEEP_PC, PcSampler
 from ..config import BoardSpec
@@ -70,11 +75,25 @@ class Outputs:
     itm: dict[int, bytearray] = field(default_factory=dict)
 
 
+def _function_segments(image: ElfImage) -> list[tuple[int, int]]:
+    """The loaded ranges holding functions (flash code and code copied to RAM), for the line profile."""
+    ranges = []
+    for segment in image.segments:
+        start, end = segment.vaddr, segment.vaddr + len(segment.data)
+        if segment.data and any(start <= address < end for address, _, _ in image.functions):
+            ranges.append((start, end + (end & 1)))
+    return ranges
+
+
+PROGRESS_SLICE_CYCLES = 20_000_000  # with a progress callback, emulation stops at least this often
+
+
 class Machine:
     def __init__(self, board: BoardSpec, image: ElfImage, *, clock_hz: int | None = None,
                  max_cycles: int | None = None, semihosting_root=None, cmdline: str = "",
                  on_output=None, on_warning=None, on_progress=None, stdin=None, profile: bool = False,
-                 pc_sample_cycles: int | None = None):
+                 pc_sample_cycles: int | None = None, swo: bool = False,
+                 branch_trace: TraceWindow | None = None, vcd: bool = False):
         self.board = board
         self.stdin = stdin  # a binary stream for semihosting console reads, or None (end of file)
         self.image = image
@@ -85,6 +104,10 @@ class Machine:
         self.pinned_clock_hz = clock_hz
         self.outputs = Outputs()
         self.regions = RegionRecorder()
+        self.record_pins = vcd  # GPIO level changes, kept for signals.vcd only when asked for
+        self.pin_events: list[tuple[int, float, str, int | None]] = []  # (cycle, seconds, pin, level)
+        self.pin_event_limit = 1_000_000  # bounded memory: later changes are counted, not kept
+        self.pin_events_dropped = 0
         self.warnings: list[str] = []
         self._warned: set[str] = set()
         self.unmodelled: dict[str, dict] = {}
@@ -109,8 +132,12 @@ class Machine:
 
         self.state = N.NativeState()
         # the exact profile's function table comes first in the buffer (before any decode)
-        self.profile = FunctionProfile(self.state, image.functions) if profile else None
+        self.profile = FunctionProfile(self.state, image.functions,
+                                       line_ranges=_function_segments(image) if image.has_dwarf else ()) \
+            if profile else None
         self.sampler = PcSampler(self.state, pc_sample_cycles) if pc_sample_cycles else None
+        self.trace = self._branch_trace(branch_trace) if branch_trace is not None else None
+        self.swo = swo_stream.SwoRecorder() if swo else None  # ITM and exception events for trace.swo
         self.state.on_reallocate = self._reregister_hook
         self.decoder = Decoder(self.state, self.read_memory, core.default_instruction_cycles,
                                is_writable=self._is_writable, timing=self._core_timing(core))
@@ -169,6 +196,37 @@ class Machine:
         for bus in self.buses:
             bus.map(self.uc)
         self.timed = [self.systick]
+
+    def _branch_trace(self, window: TraceWindow) -> BranchTraceCapture:
+        """The branch trace capture, its window's symbols looked up in the image."""
+        def address(name):
+            if name is None:
+                return None
+            found = self.image.symbol(name)
+            if found is None:
+                raise MissingSymbol(f"no symbol {name!r} in {self.image.path.name} for the branch trace window")
+            return found
+        return BranchTraceCapture(self.state, window.limit, address(window.from_symbol), address(window.to_symbol),
+                                  window.from_cycle, window.to_cycle)
+
+    def branch_trace_records(self):
+        """The branch trace (analysis/branch_trace.RECORD array), or None when not asked for."""
+        if self.trace is None:
+            return None
+        if self.trace.dropped:
+            self.warn_once("trace-dropped", f"{self.trace.dropped:,} branch trace records beyond the first "
+                                            f"{self.state[N.TRACE_CAPACITY]:,} were not kept (--trace-limit)")
+        if self.state[N.TRACE_STATE] == 0:
+            self.warn_once("trace-empty", "the branch trace window never opened (--trace-from / --trace-cycles)")
+        return self.trace.records()
+
+    def finish_trace(self) -> None:
+        """Close the branch trace window where the run ended."""
+        if self.trace is not None and self.trace.recording:
+            pc = self.uc.reg_read(A.UC_ARM_REG_PC)
+            if self.exit is not None and self.exit.reason == "semihosting-exit":
+                pc += 2  # the exit call's BKPT ran (and counts)
+            self.trace.record(N.TRACE_END, pc, pc)
 
     def _core_timing(self, core):
         """The core's timing model (None: a fixed cost per instruction) and its refill data."""
@@ -286,6 +344,8 @@ class Machine:
         self.state[N.LAZY_FP_PENDING] = 0
         self.state[N.ENDS_IN_BRANCH] = 0
         self.state[N.PREVIOUS_END] = -1
+        if self.trace is not None:
+            self.trace.record(N.TRACE_SYNC, pc & ~1, pc & ~1)  # (while recording: a reset moves the PC)
         if first:
             self.clock_hz = self.pinned_clock_hz or board.reset_clock_hz
             for port in self.flash_ports:
@@ -482,6 +542,30 @@ class Machine:
         seconds = self.time_base + (cycle - self.clock_anchor_cycle) / self.clock_hz
         self.regions.mark(begin, name_address, cycle, seconds)
 
+    def pin_changed(self, pin: str, level: int | None) -> None:
+        """A GPIO model's pin changed its driven level (None: no longer driven), at the executing
+        instruction; recorded only for signals.vcd (vcd=True)."""
+        if not self.record_pins:
+            return
+        if len(self.pin_events) >= self.pin_event_limit:
+            self.pin_events_dropped += 1
+            return
+        cycle = self.cycles_now()
+        seconds = self.time_base + (cycle - self.clock_anchor_cycle) / self.clock_hz
+        self.pin_events.append((cycle, seconds, pin, level))
+
+    def signal_events(self) -> dict:
+        """The pin changes (named as the board labels them) and region markers, in simulated
+        seconds: the plain data analysis/vcd.write takes."""
+        from ..analysis.vcd import region_events
+
+        if self.pin_events_dropped:
+            self.warn_once("pins-dropped", f"{self.pin_events_dropped:,} GPIO pin changes beyond the first "
+                                           f"{self.pin_event_limit:,} were not kept for signals.vcd")
+        labels = {pin: label for label, pin in self.board.pins.items()}
+        return {"pins": [(seconds, labels.get(pin, pin), level) for _, seconds, pin, level in self.pin_events],
+                "regions": region_events(self.regions, self._read_c_string)}
+
     def _read_c_string(self, address: int, limit: int = 128) -> str | None:
         try:
             raw = self.read_memory(address, limit)
@@ -500,9 +584,41 @@ class Machine:
                                               f"{self.state[N.SAMPLE_CAPACITY]:,} were not kept")
         return self.sampler.samples()
 
+    def swo_bytes(self) -> bytes | None:
+        """The SWO packet stream (analysis/swo.py) of the run, or None when it was not asked for.
+
+        PC samples of sleep become the DWT sleep packet, those of exception entry and return
+        0xFFFFFFFF (see swo.sample_events)."""
+        if self.swo is None:
+            return None
+        rec = self.swo
+        overflows = []
+        if rec.dropped:
+            self.warn_once("swo-dropped", f"{rec.dropped:,} ITM writes and exception events beyond the first "
+                                          f"{rec.capacity:,} were left out of the SWO stream (an overflow packet "
+                                          f"marks where)")
+            overflows.append(rec.first_dropped_cycle)
+        samples = self.pc_samples()
+        if samples is not None and self.sampler.dropped and len(samples[0]):
+            overflows.append(int(samples[0][-1]) + self.sampler.period)
+        return swo_stream.encode(rec.itm_events(), rec.exception_events(),
+                                 () if samples is None else swo_stream.sample_events(*samples),
+                                 sorted(overflows))
+
     def region_timeline(self) -> dict:
         """The regions as a Chrome/Perfetto trace (analysis/regions.timeline)."""
         return timeline(self.regions, self._read_c_string, self.board.name)
+
+    def line_profile(self, function_rows: list[dict]) -> list[dict]:
+        """The line profile's rows (analysis/lines.py), or [] without profile or DWARF lines;
+        `function_rows`: function_profile()'s, for the rows of time not spent in code."""
+        if self.profile is None or not self.profile.line_ranges:
+            return []
+        function_of = lambda address: self.profile.name(  # noqa: E731
+            int(N._function_of(self.state.buffer, np.int64(address))))
+        extra = [row for row in function_rows if row["function"] in EXTRA_ROWS.values()
+                 and row["function"] != EXTRA_ROWS[N.PROFILE_UNKNOWN]]
+        return line_rows(self.profile.instruction_counts(), self.image.line_table(), function_of, extra, self.cycles)
 
     def function_profile(self) -> list[dict]:
         """The exact profile's rows (analysis/profile.py), or [] when it was not asked for."""
@@ -525,6 +641,8 @@ class Machine:
 
     def itm_write(self, port: int, data: bytes) -> None:
         self.outputs.itm.setdefault(port, bytearray()).extend(data)
+        if self.swo is not None:
+            self.swo.itm(self.cycles_now(), port, data)
         if port == 0:
             self.console_write(data, "ITM")
 
@@ -560,27 +678,43 @@ class Machine:
     def on_exception_entry(self, number: int, tail_chain: bool, fp_frame: bool = False, lazy_fp: bool = False) -> None:
         self.state[N.ENDS_IN_BRANCH] = 0  # the handler's first block follows no branch
         self.state[N.PREVIOUS_END] = -1
+        if self.trace is not None:
+            came_from = self.exceptions.entered_from
+            self.trace.record(N.TRACE_EXCEPTION, 0xFFFFFFFF if came_from is None else came_from,
+                              self.uc.reg_read(A.UC_ARM_REG_PC), number)
         core = self.board.core
         extra = core.exception_tail_chain_cycles if tail_chain else core.exception_entry_cycles
         if fp_frame and lazy_fp:
             self.state[N.LAZY_FP_PENDING] = 1  # stored by the handler's first FP instruction, if any
         elif fp_frame:
             extra += core.exception_fp_context_cycles
-        self._python_time(extra, EXCEPTION_PC, profile_row=N.PROFILE_EXCEPTIONS)
+        self._python_time(extra, EXCEPTION_PC, profile_event=N.EVENT_ENTRY)
         self.exception_cycles += extra
         self.exceptions_taken += 1
+        if self.swo is not None:  # entered: the handler starts now
+            self.swo.exception(self.cycles_now(), number, swo_stream.ENTER)
 
     def on_exception_return(self, number: int, tail_chain: bool, fp_frame: bool = False) -> None:
         self.state[N.ENDS_IN_BRANCH] = 0  # the return cost includes the refill
         self.state[N.PREVIOUS_END] = -1
+        if self.trace is not None and not tail_chain:  # from the handler's last instruction that ran
+            self.trace.record(N.TRACE_RETURN, self.state[N.PREVIOUS_BRANCH_AT], self.uc.reg_read(A.UC_ARM_REG_PC),
+                              number)
+        if self.swo is not None:  # exited: the handler is done
+            self.swo.exception(self.cycles_now(), number, swo_stream.EXIT)
+        if tail_chain and self.profile is not None:
+            self.profile.switch_to(N.EVENT_RETURN)  # back on the boundary: the next handler follows at once
         if not tail_chain:
             extra = self.board.core.exception_return_cycles
             if fp_frame and self.state[N.LAZY_FP_PENDING]:
                 self.state[N.LAZY_FP_PENDING] = 0  # never stored: nothing to load back
             elif fp_frame:
                 extra += self.board.core.exception_fp_context_cycles
-            self._python_time(extra, EXCEPTION_PC, profile_row=N.PROFILE_EXCEPTIONS)
+            self._python_time(extra, EXCEPTION_PC, profile_event=N.EVENT_RETURN)
             self.exception_cycles += extra
+            if self.swo is not None:  # returned to: the interrupted handler, or Thread mode (0)
+                active = self.exceptions.active
+                self.swo.exception(self.cycles_now(), active[-1] if active else 0, swo_stream.RETURN)
             if not self.exceptions.active and self.scb.scr & SCR_SLEEPONEXIT:
                 self._sleep("sleep-on-exit")
 
@@ -603,15 +737,15 @@ class Machine:
         if self.sampler is not None:
             self.sampler.take_block()
 
-    def _python_time(self, cycles: int, sample_pc: int, profile_row: int | None = None,
+    def _python_time(self, cycles: int, sample_pc: int, profile_event: int | None = None,
                      profile_address: int | None = None) -> None:
         """Move time on outside the native hook (exception overhead, sleep, skipped loops),
         charging it in the profile and the PC samples to what it was spent on."""
         if self.sampler is not None:
             self.sampler.take_block()
         if self.profile is not None:
-            if profile_row is not None:
-                self.profile.switch_to(profile_row)
+            if profile_event is not None:
+                self.profile.switch_to(profile_event)
             elif profile_address is not None:
                 self.profile.switch_to_address(profile_address)
         self._advance(cycles)
@@ -644,6 +778,8 @@ class Machine:
                     break
                 event = self._next_event()
                 deadline = self.max_cycles if event is None else min(event, self.max_cycles)
+                if self.on_progress:  # come back now and then to report progress (a stop costs no cycles)
+                    deadline = min(deadline, self.state[N.CYCLES] + PROGRESS_SLICE_CYCLES)
                 self.state[N.DEADLINE] = deadline
                 self.state[N.STOP_REASON] = N.STOP_NONE
                 masked = self.exceptions.best_pending() is not None  # pending, yet not taken above
@@ -743,9 +879,13 @@ class Machine:
             self.exceptions.take_pending()
         elif intno == 7:  # BKPT: PC at the instruction
             immediate = self.read_memory(pc, 2)[0]
-            self._advance(1)
-            self.state[N.INSTRUCTIONS] = self.state[N.INSTRUCTIONS] + 1
-            if immediate == 0xAB:
+            if immediate == 0xAB:  # (any other BKPT faults: it does not complete, like an undefined instruction)
+                if self.profile is not None:
+                    self.profile.flush_lines()
+                self._advance(1)
+                self.state[N.INSTRUCTIONS] = self.state[N.INSTRUCTIONS] + 1
+                if self.profile is not None:
+                    self.profile.charge_instruction(pc, 1, 1)
                 result = self.semihosting.call(uc.reg_read(A.UC_ARM_REG_R0), uc.reg_read(A.UC_ARM_REG_R1))
                 uc.reg_write(A.UC_ARM_REG_R0, result & 0xFFFFFFFF)
                 uc.reg_write(A.UC_ARM_REG_PC, pc + 2)
@@ -833,7 +973,11 @@ class Machine:
         if address & 2 and self.state.value_at(address + 2, N.KIND) == N.KIND_CONTINUATION:
             refill += self.state[N.REFILL_WIDE_ODD]  # `b.w .` at an odd halfword: a wide target
         turns = max(1, -(-(target - self.state[N.CYCLES]) // (branch_cycles + refill)))
+        if self.trace is not None:
+            self.trace.record(N.TRACE_LOOP, address, turns)
         self._python_time(turns * (branch_cycles + refill), address, profile_address=address)
+        if self.profile is not None:
+            self.profile.charge_instruction(address, turns * (branch_cycles + refill), turns)
         self.state[N.INSTRUCTIONS] = self.state[N.INSTRUCTIONS] + turns
         self.state[N.CPI_TOTAL] = self.state[N.CPI_TOTAL] + turns * (branch_cycles - 1 + refill)
         self.state[N.REFILL_TOTAL] = self.state[N.REFILL_TOTAL] + turns * refill
@@ -852,7 +996,7 @@ class Machine:
             if event is None or event >= self.max_cycles:
                 slept = max(0, self.max_cycles - self.state[N.CYCLES])
                 self.sleep_cycles += slept
-                self._python_time(slept, SLEEP_PC, profile_row=N.PROFILE_SLEEP)
+                self._python_time(slept, SLEEP_PC, profile_event=N.EVENT_SLEEP)
                 detail = "deep sleep" if self.scb.scr & SCR_SLEEPDEEP else "sleep"
                 if event is None:
                     self._finish("max-cycles", EXIT_MAX_CYCLES,
@@ -864,7 +1008,7 @@ class Machine:
             if event > self.state[N.CYCLES]:
                 slept = event - self.state[N.CYCLES]
                 self.sleep_cycles += slept
-                self._python_time(slept, SLEEP_PC, profile_row=N.PROFILE_SLEEP)
+                self._python_time(slept, SLEEP_PC, profile_event=N.EVENT_SLEEP)
             for device in self.timed:
                 device.on_time(self.state[N.CYCLES])
         exc.event_register = False

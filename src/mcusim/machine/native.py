@@ -127,6 +127,16 @@ SAMPLE_COUNT = 55     # ... how many are stored, ...
 SAMPLE_CAPACITY = 56  # ... how many fit, ...
 SAMPLE_DROPPED = 57   # ... and how many did not
 SAMPLE_BLOCK_START = 58  # the cycle count when the block that ran last started
+TRACE_TABLE = 59      # branch trace (see _trace): where the records go (0: off), ...
+TRACE_COUNT = 60      # ... how many are stored, ...
+TRACE_CAPACITY = 61   # ... how many fit, ...
+TRACE_DROPPED = 62    # ... how many did not, ...
+TRACE_STATE = 63      # ... waiting for the window (0), recording (1), window over (2), ...
+TRACE_FROM = 64       # ... the window: starts at this address (-1: at once) and cycle, ...
+TRACE_FROM_CYCLE = 65
+TRACE_TO = 66         # ... and ends at this address (-1: never) or cycle
+TRACE_TO_CYCLE = 67
+TRACE_HELD = 68       # a block whose incoming branch is recorded but which has not run yet (else -1)
 # Slots [FL_FIRST_SLOT, FL_LAST_SLOT) belong to the flash timing model (flash_timing.py).
 HEADER_LENGTH = FL_LAST_SLOT
 MAX_WINDOWS = 1024
@@ -146,7 +156,9 @@ FAST_FETCH_LINES = 4   # blocks of more lines always take the full model
 E_LAST_INSN = E_FETCH_SLOTS + FAST_FETCH_LINES  # address of the block's last instruction
 E_FETCH_PORT = E_LAST_INSN + 1  # the flash port block its fast path uses
 E_FUNCTION = E_FETCH_PORT + 1   # its function in the profile's table + 1 (0: not looked up yet)
-CACHE_ENTRY = E_FUNCTION + 1
+E_LINE_SLOT = E_FUNCTION + 1    # its first and end halfword's slots in the line counters (0: not looked up
+E_LINE_END = E_FUNCTION + 2     # yet, -1: outside them)
+CACHE_ENTRY = E_FUNCTION + 3
 BLOCK_CACHE = WINDOW_TABLE + 3 * MAX_WINDOWS
 FLASH_AREA = BLOCK_CACHE + CACHE_ENTRIES * CACHE_ENTRY  # flash cache tags and per-line records
 BTAC_AREA = FLASH_AREA + FL_AREA_SLOTS  # per predictor entry: branch address + 1 (0 = empty), target, counter
@@ -192,9 +204,12 @@ F_START_ADJUST = 8  # per instruction (not summed): extra cycles when it starts 
 F_START_FLAGS = 9   # per instruction (not summed): what a block start takes back: interlock cycles (bits 0-3),
 #                     an IT fold (bit 4), interlock counted as LSU (bit 5) rather than CPI
 F_REFILL = 10       # per instruction (not summed): branch kind (1 if taken, 2 always) | fixed refill cycles << 2
+#                     | CALL_FLAG for BL/BLX (the exact profile's call tree tells calls from jumps)
 F_DIVIDE = 11       # per instruction (not summed): a divide's operands (see divide_hook), else 0
 FIELDS = 12
 SUMMED_FIELDS = (F_CYCLES, F_INSTRUCTIONS, F_FP, F_UNMASK, F_ISB, F_COUNTS, F_STALLS)
+CALL_FLAG = 1 << 16
+REFILL_CYCLES_MASK = (1 << 14) - 1
 LANE = 21           # packed fields: three 21-bit lanes (a window's sums stay far below 2**21)
 LANE_MASK = (1 << LANE) - 1
 
@@ -290,9 +305,23 @@ def _predict(st, branch_at, taken, target):
 
 # The exact profile's table (at PROFILE_TABLE): n, then n function starts and n ends (sorted),
 # then n + PROFILE_EXTRA exclusive-cycle totals and as many call counts. The extra rows collect
-# code outside every function, exception entry and return, and sleep.
+# code outside every function, exception entry and return, and sleep. Then the call tree: its
+# current node, node count, capacity and calls that found it full (PROFILE_TREE_META slots),
+# the nodes (parent, function, exclusive cycles, calls each) and a hash table of
+# (parent, function) -> node + 1 with twice as many slots as nodes.
 PROFILE_EXTRA = 3
 PROFILE_UNKNOWN, PROFILE_EXCEPTIONS, PROFILE_SLEEP = 0, 1, 2  # offsets from n
+PROFILE_TREE_META = 10
+# ... the meta slots past the tree's four: the line counters (see _count_lines): how many code
+# ranges they cover, and the block that ran last: its first and end slots, start cycle and
+# static cycles.
+TREE_LINE_RANGES, TREE_LINE_SLOT, TREE_LINE_END, TREE_LINE_START, TREE_LINE_STATIC = 4, 5, 6, 7, 8
+MAX_LINE_RANGES = 8  # after the hash table: (start, end, counters offset) per code range
+PROFILE_NODE = 4            # slots per call tree node
+TREE_ROOT, TREE_FULL = 0, 1  # node 0: the root; node 1 takes what ran below a call the full tree had no room for
+# What moved the profile on: a block of code, or Python (exception entry, exception return, sleep).
+EVENT_CODE, EVENT_ENTRY, EVENT_RETURN, EVENT_SLEEP = 0, 1, 2, 3
+EVENT_FLUSH = 4  # charge what ran so far, change nothing
 
 
 @numba.njit(cache=True)
@@ -313,25 +342,162 @@ def _function_of(st, address):
 
 
 @numba.njit(cache=True)
-def profile_switch(st, function, address):
-    """The cycles since the last switch belong to the function that ran; `function` runs from
-    now. Entering a function at its first instruction from another one counts as a call."""
+def _tree_child(st, meta, parent, function):
+    """The call tree's node for `function` below `parent`, made on first use (TREE_FULL when
+    the tree has no room left)."""
+    capacity = st[meta + 2]
+    nodes = meta + PROFILE_TREE_META
+    table = nodes + PROFILE_NODE * capacity
+    size = 2 * capacity
+    h = (parent * 1000003 + function * 7919) % size
+    while st[table + h] != 0:
+        node = st[table + h] - 1
+        if st[nodes + PROFILE_NODE * node] == parent and st[nodes + PROFILE_NODE * node + 1] == function:
+            return node
+        h += 1
+        if h == size:
+            h = 0
+    if st[meta + 1] >= capacity:
+        st[meta + 3] += 1
+        return TREE_FULL
+    node = st[meta + 1]
+    st[meta + 1] += 1
+    row = nodes + PROFILE_NODE * node
+    st[row] = parent
+    st[row + 1] = function
+    st[row + 2] = 0
+    st[row + 3] = 0
+    st[table + h] = node + 1
+    return node
+
+
+@numba.njit(cache=True)
+def _tree_move(st, meta, node, function, call, event, n):
+    """Where the call tree goes from `node` when `function` starts running: a call goes one
+    level down; returning to a function on the current path (from a call or an exception) goes
+    back up to it; a jump into another function replaces the current one. Exception entry and
+    return overhead sits on a boundary node between the interrupted code and the handler."""
+    nodes = meta + PROFILE_TREE_META
+    exceptions = n + PROFILE_EXCEPTIONS
+    sleep = n + PROFILE_SLEEP
+    if st[nodes + PROFILE_NODE * node + 1] == sleep and event != EVENT_SLEEP:
+        node = st[nodes + PROFILE_NODE * node]  # woken up
+    if event == EVENT_ENTRY:
+        if st[nodes + PROFILE_NODE * node + 1] == exceptions:
+            return node  # tail-chained: still between the interrupted code and a handler
+        return _tree_child(st, meta, node, exceptions)
+    if event == EVENT_RETURN:
+        at = node
+        while at != TREE_ROOT and st[nodes + PROFILE_NODE * at + 1] != exceptions:
+            at = st[nodes + PROFILE_NODE * at]
+        return at if at != TREE_ROOT else node
+    if event == EVENT_SLEEP:
+        if st[nodes + PROFILE_NODE * node + 1] == sleep:
+            return node
+        return _tree_child(st, meta, node, sleep)
+    if call:
+        child = _tree_child(st, meta, node, function)
+        st[nodes + PROFILE_NODE * child + 3] += 1
+        return child
+    at = node
+    while at != TREE_ROOT:
+        if st[nodes + PROFILE_NODE * at + 1] == function:
+            return at
+        at = st[nodes + PROFILE_NODE * at]
+    if st[nodes + PROFILE_NODE * node + 1] == exceptions or node == TREE_ROOT:
+        return _tree_child(st, meta, node, function)
+    return _tree_child(st, meta, st[nodes + PROFILE_NODE * node], function)
+
+
+@numba.njit(cache=True)
+def profile_switch(st, function, address, event):
+    """The cycles since the last switch belong to what ran; `function` runs from now. A call:
+    entering a function at its first instruction from another one, or by BL/BLX (recursion)."""
     t = st[PROFILE_TABLE]
     n = st[t]
     previous = st[PROFILE_FUNCTION]
+    call = (function >= 0 and function < n and st[t + 1 + function] == address
+            and (function != previous or (st[ENDS_IN_BRANCH] & CALL_FLAG) != 0))
+    if function == previous and not call and event == EVENT_CODE:
+        return  # the same function goes on: its cycles keep adding up since PROFILE_SINCE
+    spent = st[CYCLES] - st[PROFILE_SINCE]
+    meta = t + 1 + 4 * n + 2 * PROFILE_EXTRA
+    node = st[meta]
     if previous >= 0:
-        st[t + 1 + 2 * n + previous] += st[CYCLES] - st[PROFILE_SINCE]
-    if function != previous and function < n and st[t + 1 + function] == address:
+        st[t + 1 + 2 * n + previous] += spent
+    st[meta + PROFILE_TREE_META + PROFILE_NODE * node + 2] += spent
+    if call:
         st[t + 1 + 2 * n + n + PROFILE_EXTRA + function] += 1
+    if event != EVENT_FLUSH:
+        st[meta] = _tree_move(st, meta, node, function, call, event, n)
     st[PROFILE_FUNCTION] = function
     st[PROFILE_SINCE] = st[CYCLES]
 
 
 @numba.njit(cache=True)
-def _profile(st, entry, address):
+def _line_slot(st, meta, address):
+    """The line counters' slot of `address` (two per halfword), or -1 outside the ranges."""
+    table = meta + PROFILE_TREE_META + (PROFILE_NODE + 2) * st[meta + 2]
+    for r in range(st[meta + TREE_LINE_RANGES]):
+        start = st[table + 3 * r]
+        if start <= address <= st[table + 3 * r + 1]:
+            return st[table + 3 * r + 2] + 2 * ((address - start) >> 1)
+    return -1
+
+
+@numba.njit(cache=True)
+def line_flush(st, meta):
+    """What the block that ran last cost beyond its static cycles (waits, refills, start
+    adjustments) goes to its first instruction."""
+    slot = st[meta + TREE_LINE_SLOT]
+    if slot > 0:
+        st[slot + 1] += st[CYCLES] - st[meta + TREE_LINE_START] - st[meta + TREE_LINE_STATIC]
+    st[meta + TREE_LINE_SLOT] = 0
+
+
+@numba.njit(cache=True)
+def _count_lines(st, meta, entry, address, size):
+    """Per halfword, how often it ran, as differences (+1 at a block's start, -1 at its end;
+    the running sum gives the counts), and the extra cycles of the blocks starting there."""
+    line_flush(st, meta)
+    if st[entry + E_LINE_SLOT] == 0:
+        first = _line_slot(st, meta, address)
+        end = _line_slot(st, meta, address + size)
+        if first < 0 or end < 0 or end - first != 2 * (size >> 1):
+            first = -1
+        st[entry + E_LINE_SLOT] = first
+        st[entry + E_LINE_END] = end
+    first = st[entry + E_LINE_SLOT]
+    if first > 0:
+        st[first] += 1
+        st[st[entry + E_LINE_END]] -= 1
+        st[meta + TREE_LINE_SLOT] = first
+        st[meta + TREE_LINE_END] = st[entry + E_LINE_END]
+        st[meta + TREE_LINE_START] = st[CYCLES]
+        st[meta + TREE_LINE_STATIC] = st[entry + 2]
+
+
+@numba.njit(cache=True)
+def line_settle(st, meta, block, pc, static_prefix):
+    """The block that ran last stopped at `pc`: only the halfwords before it ran."""
+    first = st[meta + TREE_LINE_SLOT]
+    if first > 0:
+        st[st[meta + TREE_LINE_END]] += 1
+        end = first + 2 * ((pc - block) >> 1)
+        st[end] -= 1
+        st[meta + TREE_LINE_END] = end
+        st[meta + TREE_LINE_STATIC] = static_prefix
+
+
+@numba.njit(cache=True)
+def _profile(st, entry, address, size):
     if st[entry + E_FUNCTION] == 0:
         st[entry + E_FUNCTION] = _function_of(st, address) + 1
-    profile_switch(st, st[entry + E_FUNCTION] - 1, address)
+    profile_switch(st, st[entry + E_FUNCTION] - 1, address, EVENT_CODE)
+    t = st[PROFILE_TABLE]
+    meta = t + 1 + 4 * st[t] + 2 * PROFILE_EXTRA
+    if st[meta + TREE_LINE_RANGES] != 0:
+        _count_lines(st, meta, entry, address, size)
 
 
 @numba.njit(cache=True)
@@ -364,6 +530,44 @@ def _take_samples(st):
         st[SAMPLE_NEXT] += st[SAMPLE_PERIOD]
 
 
+# Branch trace records (analysis/branch_trace.py): 3 slots each, kind << 56 | cycle, source, target.
+TRACE_SYNC, TRACE_BRANCH, TRACE_EXCEPTION, TRACE_RETURN, TRACE_LOOP, TRACE_END = 0, 1, 2, 3, 4, 5
+TRACE_RECORD = 3
+
+
+@numba.njit(cache=True)
+def trace_record(st, kind, source, target):
+    """Store one record at the current cycle while the window is open."""
+    if st[TRACE_STATE] != 1:
+        return
+    if st[TRACE_COUNT] >= st[TRACE_CAPACITY]:
+        st[TRACE_DROPPED] += 1
+        return
+    slot = st[TRACE_TABLE] + TRACE_RECORD * st[TRACE_COUNT]
+    st[slot] = kind << 56 | st[CYCLES]
+    st[slot + 1] = source
+    st[slot + 2] = target
+    st[TRACE_COUNT] += 1
+
+
+@numba.njit(cache=True)
+def _trace(st, address, out_of_sequence):
+    """At a block start: open the window when its start address or cycle is reached (a sync
+    record says where the code was), record the taken branch that led here (from the last
+    instruction of the block before), close the window at its end address or cycle."""
+    if st[TRACE_STATE] == 0:
+        if (st[TRACE_FROM] < 0 or address == st[TRACE_FROM]) and st[CYCLES] >= st[TRACE_FROM_CYCLE]:
+            st[TRACE_STATE] = 1
+            trace_record(st, TRACE_SYNC, address, address)
+        return
+    if st[TRACE_STATE] == 1:
+        if out_of_sequence and st[PREVIOUS_END] >= 0:  # (-1: Python moved the PC, and recorded why)
+            trace_record(st, TRACE_BRANCH, st[PREVIOUS_BRANCH_AT], address)
+        if address == st[TRACE_TO] or st[CYCLES] >= st[TRACE_TO_CYCLE]:
+            trace_record(st, TRACE_END, address, address)
+            st[TRACE_STATE] = 2
+
+
 @numba.njit(cache=True)
 def _refill_after_branch(st, address, wide_target):
     """The previous block ended with a branch that was taken: an unconditional one (2), or a
@@ -375,7 +579,7 @@ def _refill_after_branch(st, address, wide_target):
         return
     if kind == 0 or kind == 1 and address == st[PREVIOUS_END]:
         return  # (Python clears ENDS_IN_BRANCH when it moves the PC itself: exception entry/return)
-    refill = branch >> 2
+    refill = (branch >> 2) & REFILL_CYCLES_MASK
     if refill == 0:
         refill = st[REFILL_BRANCH]
         if address & 2 and wide_target:
@@ -461,6 +665,7 @@ def _summarize(st, address, size, entry):
     st[entry + 13] = 1 if first_kind == KIND_SELF_LOOP else 0
     st[entry + E_FETCH_EPOCH] = 0
     st[entry + E_FUNCTION] = 0
+    st[entry + E_LINE_SLOT] = 0
     st[entry] = address
     st[entry + 1] = size
     return True
@@ -696,6 +901,9 @@ def block_hook(uc, address_u64, size_u32, user_data):
     size = np.int64(size_u32)
     header = carray(user_data, (DATA_START,), np.int64)
     st = carray(user_data, (header[TOTAL_LENGTH],), np.int64)
+    if st[TRACE_TABLE] != 0 and address != st[TRACE_HELD]:  # before any stop: Python may move the PC
+        _trace(st, address, address != st[PREVIOUS_END])
+        st[TRACE_HELD] = address
     if st[CYCLES] >= st[DEADLINE]:
         st[STOP_REASON] = STOP_DEADLINE
         st[STOP_ADDRESS] = address
@@ -728,7 +936,8 @@ def block_hook(uc, address_u64, size_u32, user_data):
         return
     out_of_sequence = address != st[PREVIOUS_END]
     if st[PROFILE_TABLE] != 0:  # what ran so far belongs to the blocks before this one
-        _profile(st, entry, address)
+        _profile(st, entry, address, size)
+    st[TRACE_HELD] = -1
     if st[SAMPLE_TABLE] != 0:
         if st[CYCLES] > st[SAMPLE_NEXT] and st[BLOCK_SIZE] != 0:
             _take_samples(st)
@@ -943,6 +1152,21 @@ class NativeState:
             start = chunk_end
         return totals
 
+    def static_cycles(self, start: int, end: int) -> tuple[np.ndarray, np.ndarray]:
+        """Per halfword of [start, end): the static cycles of the instruction starting there
+        (0 for second halfwords and code never decoded), and whether one starts there."""
+        cycles = np.zeros((end - start) // 2, np.int64)
+        starts = np.zeros((end - start) // 2, bool)
+        for base, size, _ in self.windows:
+            low, high = max(start, base), min(end, base + size)
+            if low < high:
+                tables = self.tables(self.window_for(base))
+                a, b = (low - base) >> 1, (high - base) >> 1
+                cycles[(low - start) >> 1: (high - start) >> 1] = np.diff(tables[F_CYCLES][a: b + 1])
+                kinds = tables[KIND][a: b]
+                starts[(low - start) >> 1: (high - start) >> 1] = (kinds == KIND_START) | (kinds == KIND_SELF_LOOP)
+        return cycles, starts
+
     def value_at(self, address: int, field: int) -> int:
         index = self.window_for(address)
         if index is None:
@@ -1032,6 +1256,10 @@ class NativeState:
         if inside:
             b[ENDS_IN_BRANCH] = 0
             b[PREVIOUS_END] = pc
+            if b[PROFILE_TABLE] != 0:
+                t = int(b[PROFILE_TABLE])
+                line_settle(b, np.int64(t + 1 + 4 * int(b[t]) + 2 * PROFILE_EXTRA), b[BLOCK_ADDRESS], np.int64(pc),
+                            np.int64(self.sums_between(int(b[BLOCK_ADDRESS]), pc)[F_CYCLES]))
         counters = self.counters_at(pc)
         for slot, key in ((CYCLES, "cycles"), (INSTRUCTIONS, "instructions"), (LSU_TOTAL, "lsu"),
                           (CPI_TOTAL, "cpi"), (FOLD_TOTAL, "fold"), (REFILL_TOTAL, "refill"),

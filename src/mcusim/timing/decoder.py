@@ -10,7 +10,7 @@ import bisect
 import numpy as np
 from capstone import CS_ARCH_ARM, CS_MODE_MCLASS, CS_MODE_THUMB, Cs
 
-from ..machine.native import (F_COUNTS, F_CYCLES, F_DIVIDE, F_FP, F_INSTRUCTIONS, F_ISB, F_REFILL, F_STALLS,
+from ..machine.native import (CALL_FLAG, F_COUNTS, F_CYCLES, F_DIVIDE, F_FP, F_INSTRUCTIONS, F_ISB, F_REFILL, F_STALLS,
                               F_START_ADJUST, F_START_FLAGS, F_UNMASK, FIELDS, KIND, KIND_CONTINUATION,
                               KIND_SELF_LOOP, KIND_START, LANE, SUMMED_FIELDS)
 from ..machine.registers import UNICORN_REGISTERS
@@ -169,6 +169,8 @@ class Decoder:
                 previous = detail
             if detail is not None:
                 run.append((detail, costs, i))
+            if mnemonic in ("bl", "blx"):
+                costs[F_REFILL][i] |= CALL_FLAG
             costs[F_FP][i] = int(mnemonic.startswith("v"))
             costs[F_UNMASK][i] = int(_may_unmask(mnemonic, operands))
             costs[F_ISB][i] = int(mnemonic == "isb")

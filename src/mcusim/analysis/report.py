@@ -1,0 +1,167 @@
+"""What `mcusim report` shows of a bundle's run.json, as plain tables of strings, so that the
+terminal report (rich) and the HTML page (html_report.py) show the same figures.
+
+Every part of run.json is optional here: an old bundle, or one from a run without
+--profile, sampling or regions, gives a shorter report, never an error.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+TOP_FUNCTIONS = 20
+TOP_LINES = 20
+TOP_SAMPLES = 10
+NO_REGIONS = "no regions: the firmware marked none (firmware/include/mcusim.h, mcusim_region_begin/end)"
+
+
+@dataclass
+class Section:
+    """A titled table; the first `text_columns` columns are text, the rest numbers (right-aligned).
+    `columns` None: a key/value table without a header row."""
+
+    title: str
+    columns: list[str] | None
+    rows: list[list[str]] = field(default_factory=list)
+    note: str = ""
+    text_columns: int = 1
+
+
+def mhz(hz: float) -> str:
+    return f"{hz / 1e6:g} MHz"
+
+
+def seconds(s: float) -> str:
+    if s < 1e-3:
+        return f"{s * 1e6:.3f} us"
+    if s < 1:
+        return f"{s * 1e3:.3f} ms"
+    return f"{s:.3f} s"
+
+
+def _count(value) -> str:
+    return f"{value:,.0f}" if isinstance(value, (int, float)) else ""
+
+
+def _share(value) -> str:
+    return f"{100 * value:.1f}%" if isinstance(value, (int, float)) else ""
+
+
+def header(run: dict) -> Section:
+    """What ran, on what, how long, how it ended."""
+    clock = mhz(run.get("clock_hz") or 0)
+    if run.get("clock_pinned"):
+        clock += " (pinned by --clock-hz)"
+    elif run.get("clock_changes"):
+        clock += f" (set by firmware; reset {mhz(run.get('reset_clock_hz') or 0)})"
+    board = run.get("board", "?") + (f" ({run['board_title']})" if run.get("board_title") else "")
+    ipc = f"{run.get('ipc', 0):.2f}"
+    if run.get("dual_issue_fraction"):
+        ipc += f" ({100 * run['dual_issue_fraction']:.0f}% dual-issued)"
+    exit_ = run.get("exit") or {}
+    rows = [["firmware", (run.get("firmware") or {}).get("path", "?")], ["board", board],
+            ["core", run.get("core", "?")], ["clock", clock],
+            ["instructions", _count(run.get("instructions"))], ["cycles", _count(run.get("cycles"))],
+            ["simulated time", seconds(run.get("simulated_seconds") or 0)],
+            ["host time", f"{run.get('host_seconds', 0):.2f} s, {run.get('mips', 0):.1f} MIPS"],
+            ["CPI", f"{run.get('cpi', 0):.2f}"], ["IPC", ipc],
+            ["exit", f"{exit_.get('detail') or exit_.get('reason', '?')} -> exit code {exit_.get('code', '?')}"]]
+    return Section("run", None, rows, text_columns=2)
+
+
+def counters(run: dict) -> Section:
+    """DWT counters, where the stall cycles went, predictor and caches."""
+    cycles = run.get("cycles") or 0
+    of_cycles = lambda n: f"{100 * n / cycles:.1f}% of cycles" if cycles else ""  # noqa: E731
+    rows = [[f"DWT {name.upper()}", _count(value), ""] for name, value in (run.get("dwt") or {}).items()]
+    if "issue_cycles" in run:
+        rows.append(["issue cycles", _count(run["issue_cycles"]), of_cycles(run["issue_cycles"])])
+    for name, value in (run.get("stalls") or {}).items():
+        if value:
+            rows.append([f"stall: {name.replace('_', ' ')}", _count(value), of_cycles(value)])
+    if run.get("exceptions_taken"):
+        rows.append(["exceptions taken", _count(run["exceptions_taken"]), ""])
+    predicted = run.get("branches_predicted") or 0
+    if predicted:
+        mispredicts = run.get("branch_mispredicts") or 0
+        rows.append(["branches predicted", _count(predicted), ""])
+        rows.append(["branch mispredicts", _count(mispredicts), f"{100 * mispredicts / predicted:.1f}% of branches"])
+    for label, key in (("I-cache", "icache"), ("D-cache", "dcache")):
+        cache = run.get(key) or {}
+        accesses = cache.get("hits", 0) + cache.get("misses", 0)
+        if accesses:
+            rows.append([f"{label} hits", _count(cache["hits"]), ""])
+            rows.append([f"{label} misses", _count(cache["misses"]), f"{100 * cache['misses'] / accesses:.2f}% of accesses"])
+    return Section("counters", ["counter", "value", "share"], rows)
+
+
+def functions(run: dict) -> Section | None:
+    rows = run.get("functions") or []
+    if not rows:
+        return None
+    inclusive = "inclusive_cycles" in rows[0]
+    columns = ["function", "exclusive cycles", "share"] + (["inclusive cycles"] if inclusive else []) + ["calls"]
+    table = []
+    for r in rows[:TOP_FUNCTIONS]:
+        cells = [r.get("function") or "?", _count(r.get("exclusive_cycles")), _share(r.get("share"))]
+        if inclusive:
+            cells.append(_count(r.get("inclusive_cycles")))
+        table.append(cells + [_count(r.get("calls"))])
+    note = f"... {len(rows) - TOP_FUNCTIONS} more in functions.csv" if len(rows) > TOP_FUNCTIONS else ""
+    return Section("functions (exact profile)", columns, table, note)
+
+
+def lines(run: dict) -> Section | None:
+    rows = run.get("lines") or []
+    if not rows:
+        return None
+    table = [[f"{r.get('file', '?')}:{r.get('line', '?')}", r.get("function") or "", _count(r.get("cycles")),
+              _share(r.get("share"))] for r in rows[:TOP_LINES]]
+    return Section("source lines", ["line", "function", "cycles", "share"], table, text_columns=2)
+
+
+def samples(run: dict) -> Section | None:
+    sampled = run.get("pc_samples")
+    if not sampled:
+        return None
+    table = [[name or "(outside any function)", _share(share)]
+             for name, share in list((sampled.get("shares") or {}).items())[:TOP_SAMPLES]]
+    title = f"PC samples: {sampled.get('count', 0):,}, one every {sampled.get('period_cycles', 0):,} cycles"
+    return Section(title, ["function", "share of samples"], table)
+
+
+def regions(run: dict) -> Section:
+    """By total cost (count x mean), as a profiler lists functions."""
+    rows = sorted(run.get("regions") or [], key=lambda r: -r.get("cycles_mean", 0) * r.get("count", 0))
+    table = [[r.get("name", "?"), _count(r.get("count")), _count(r.get("cycles_mean")), _count(r.get("cycles_p50")),
+              _count(r.get("cycles_p95")), _count(r.get("cycles_p99")), _count(r.get("cycles_max")),
+              _share(r.get("share")), _count(r.get("macs")), f"{r.get('macs_per_cycle', 0):.3f}"] for r in rows]
+    return Section("regions", ["region", "count", "mean cycles", "p50", "p95", "p99", "max", "share", "MACs",
+                               "MACs/cycle"], table, "" if table else NO_REGIONS)
+
+
+def sections(run: dict) -> list[Section]:
+    """The report's tables, in order; the optional ones only when the bundle has them."""
+    parts = [header(run), counters(run), functions(run), lines(run), samples(run), regions(run)]
+    return [part for part in parts if part is not None]
+
+
+def render_terminal(run: dict, console) -> None:
+    """Print the report as rich tables on `console`; names are rich Text, never markup."""
+    from rich import box
+    from rich.table import Table
+    from rich.text import Text
+
+    for i, part in enumerate(sections(run)):
+        if i:
+            console.print()
+        if part.rows:
+            table = Table(title=Text(part.title, style="bold"), title_justify="left", box=box.SIMPLE_HEAD,
+                          show_header=part.columns is not None, show_edge=False, pad_edge=False)
+            for i, name in enumerate(part.columns or ["", ""]):
+                text = i < part.text_columns
+                table.add_column(name, justify="left" if text else "right", overflow="fold", no_wrap=not text)
+            for row in part.rows:
+                table.add_row(*(Text(cell) for cell in row))
+            console.print(table)
+        if part.note:
+            console.print(Text(part.note))

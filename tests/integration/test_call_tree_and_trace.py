@@ -1,0 +1,176 @@
+"""Inclusive cycles and call paths of the exact profile, the line profile, flame graph
+exports and the ETM-style branch trace, checked against each other and against the counters."""
+import json
+import os
+import subprocess
+import sys
+from collections import Counter
+
+import pytest
+
+import mcusim
+from mcusim.analysis import branch_trace as BT
+from mcusim.elf import ElfImage
+
+ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+
+
+def by_name(rows):
+    return {row["function"]: row for row in rows}
+
+
+def cli(*args):
+    return subprocess.run([sys.executable, "-m", "mcusim.cli", *map(str, args)], capture_output=True, text=True,
+                          env=ENV)
+
+
+def trace_inclusive(events, image):
+    """Inclusive cycles per function rebuilt from the branch trace alone: a BL/BLX to a function
+    opens an activation that ends at the branch back to its return address; a branch to a
+    function's start from elsewhere (a tail call) hands the activation over."""
+    code = [(s.vaddr, s.data) for s in image.segments if s.data]
+
+    def halfword(address):
+        return next(int.from_bytes(d[address - b: address - b + 2], "little") for b, d in code
+                    if b <= address < b + len(d))
+
+    starts = {address: name for address, _, name in image.functions}
+    stack, total = [], Counter()
+    for e in events:
+        if e["kind"] != "branch":
+            continue
+        source, target, cycle = e["source"], e["target"], e["cycle"]
+        first, second = halfword(source), halfword(source + 2)
+        if target in starts and first & 0xF800 == 0xF000 and second & 0xD000 == 0xD000:  # BL
+            stack.append((source + 4, starts[target], cycle))
+        elif target in starts and first & 0xFF87 == 0x4780:  # BLX Rm
+            stack.append((source + 2, starts[target], cycle))
+        elif target in starts and stack and starts[target] != stack[-1][1]:  # tail call
+            back, function, began = stack.pop()
+            total[function] += cycle - began
+            stack.append((back, starts[target], cycle))
+        elif stack and target == stack[-1][0]:
+            _, function, began = stack.pop()
+            total[function] += cycle - began
+    return total
+
+
+@pytest.fixture(scope="module")
+def kws_d(firmware_build):
+    elf = firmware_build / "mcu-d" / "kws_dscnn-opt.elf"
+    return elf, mcusim.run(elf, "mcu-d", profile=True, branch_trace=True, flamegraph=True)
+
+
+def test_inclusive_cycles_match_the_branch_trace(kws_d):
+    elf, result = kws_d
+    assert result.exceptions_taken == 0
+    rows = by_name(result.functions)
+    assert rows["Reset_Handler"]["inclusive_cycles"] == result.cycles  # everything runs below the reset handler
+    assert all(row["inclusive_cycles"] >= row["exclusive_cycles"] for row in result.functions)
+    from_trace = trace_inclusive(BT.BranchTrace(result.branch_trace, 0, 0, b"").events(), ElfImage.load(elf))
+    for name in ("main", "tinyml_conv", "tinyml_depthwise", "memset"):  # tinyml_conv is reached by tail calls
+        assert rows[name]["inclusive_cycles"] == from_trace[name], name
+
+
+def test_interrupt_handlers_stay_out_of_inclusive_cycles(firmware_build):
+    result = mcusim.run(firmware_build / "mcu-m" / "exceptions.elf", "mcu-m", profile=True)
+    rows = by_name(result.functions)
+    handlers = [name for name in rows if name.endswith("_Handler") and name != "Reset_Handler"]
+    assert {"SysTick_Handler", "SVC_Handler", "PendSV_Handler", "HardFault_Handler"} <= set(handlers)
+    # the run splits into the code below reset, the exception overhead, and each handler's own time
+    # (PendSV's nested SVC and IRQ0 count as theirs, not PendSV's)
+    assert result.cycles == (rows["Reset_Handler"]["inclusive_cycles"] + sum(rows[h]["inclusive_cycles"] for h in handlers)
+                             + rows["(exception entry and return)"]["exclusive_cycles"])
+    assert rows["main"]["inclusive_cycles"] < rows["Reset_Handler"]["inclusive_cycles"]
+
+
+def test_flame_graph_files_hold_every_cycle(kws_d, tmp_path):
+    _, result = kws_d
+    result.write_bundle(tmp_path)
+    folded = (tmp_path / "stacks.folded").read_text().splitlines()
+    assert sum(int(line.rsplit(" ", 1)[1]) for line in folded) == result.cycles
+    assert any(line.startswith("Reset_Handler;main;") and ";tinyml_conv" in line for line in folded)
+    scope = json.loads((tmp_path / "speedscope.json").read_text())
+    profile = scope["profiles"][0]
+    assert scope["$schema"].startswith("https://www.speedscope.app/") and profile["type"] == "sampled"
+    assert sum(profile["weights"]) == profile["endValue"] == result.cycles
+    frames = scope["shared"]["frames"]
+    assert all(0 <= i < len(frames) for sample in profile["samples"] for i in sample)
+    listed = json.loads((tmp_path / "run.json").read_text())["artifacts"]
+    assert {"functions.csv", "lines.csv", "branches.bin", "stacks.folded", "speedscope.json"} <= set(listed)
+    assert all((tmp_path / name).exists() for name in listed)
+
+
+@pytest.mark.parametrize("board,program", [("mcu-m", "exceptions"), ("mcu-s", "kws_dscnn-opt"),
+                                           ("mcu-d", "bench-float"), ("mcu-b", "dwt")])
+def test_branch_trace_rebuilds_every_instruction(firmware_build, board, program, tmp_path):
+    """Straight-line code between the records, from the ELF: exactly the instructions the run counted."""
+    elf = firmware_build / board / f"{program}.elf"
+    result = mcusim.run(elf, board, branch_trace=True)
+    result.write_bundle(tmp_path)
+    trace = BT.read(tmp_path / "branches.bin")
+    assert trace.dropped == 0 and trace.clock_hz == result.clock_hz
+    kinds = Counter(event["kind"] for event in trace.events())
+    assert kinds["sync"] == 1 and kinds["end"] == 1 and kinds["branch"] > 100
+    assert kinds["exception"] == result.exceptions_taken
+    assert sum(1 for _ in BT.instructions(trace, ElfImage.load(elf))) == result.instructions
+
+
+def test_branch_trace_window_limit_and_decoder(firmware_build, tmp_path):
+    elf = firmware_build / "mcu-m" / "kws_dscnn-opt.elf"
+    out = tmp_path / "window"
+    run = cli("run", elf, "--board", "mcu-m", "--out", out, "--trace-from", "tinyml_depthwise", "--trace-to",
+              "tinyml_fully_connected", "-q")
+    assert run.returncode == 0, run.stderr
+    image = ElfImage.load(elf)
+    events = BT.read(out / "branches.bin").events()
+    assert events[0]["kind"] == "sync" and events[0]["target"] == image.symbol("tinyml_depthwise")
+    assert events[-1]["kind"] == "end" and events[-1]["target"] == image.symbol("tinyml_fully_connected")
+    assert [e["kind"] for e in events].count("sync") == 1
+    decoded = cli("trace", out, "--limit", "3")
+    assert decoded.returncode == 0 and "sync      tinyml_depthwise" in decoded.stdout
+    assert "more records" in decoded.stdout
+    listing = cli("trace", out, "--instructions", "--limit", "4").stdout.splitlines()
+    assert len(listing) == 4 and listing[0].endswith("tinyml_depthwise")
+
+    small = tmp_path / "small"
+    run = cli("run", elf, "--board", "mcu-m", "--out", small, "--branch-trace", "--trace-limit", "100")
+    assert run.returncode == 0 and "branch trace records beyond the first 100" in run.stderr
+    assert BT.read(small / "branches.bin").dropped > 0 and len(BT.read(small / "branches.bin").records) == 100
+
+
+def test_bad_trace_options_are_refused(firmware_build, tmp_path):
+    elf = firmware_build / "mcu-m" / "hello.elf"
+    missing = cli("run", elf, "--board", "mcu-m", "--out", tmp_path, "--trace-from", "no_such_function")
+    assert missing.returncode == 2 and "no symbol 'no_such_function'" in missing.stderr
+    backwards = cli("run", elf, "--board", "mcu-m", "--out", tmp_path, "--trace-cycles", "500:100")
+    assert backwards.returncode == 2 and "--trace-cycles" in backwards.stderr
+    no_out = cli("run", elf, "--board", "mcu-m", "--branch-trace")
+    assert no_out.returncode == 2 and "give --out DIR" in no_out.stderr
+    (tmp_path / "branches.bin").write_bytes(b"not a trace")
+    assert "not an mcusim branch trace" in cli("trace", tmp_path / "branches.bin", "--elf", elf).stderr
+
+
+def test_line_profile_adds_up_to_the_function_profile(kws_d, tmp_path):
+    _, result = kws_d
+    assert sum(row["cycles"] for row in result.lines) == result.cycles
+    assert sum(row["instructions"] for row in result.lines) == result.instructions
+    per_function = Counter()
+    for row in result.lines:
+        per_function[row["function"]] += row["cycles"]
+    assert all(per_function[row["function"]] == row["exclusive_cycles"] for row in result.functions)
+    top = result.lines[0]
+    assert top["file"].endswith((".c", ".h")) and top["line"] > 0 and top["function"].startswith("tinyml_")
+    result.write_bundle(tmp_path)
+    assert (tmp_path / "lines.csv").read_text().splitlines()[0] == "file,line,function,cycles,share,instructions"
+
+
+def test_all_writes_every_artifact(firmware_build, tmp_path):
+    run = cli("run", firmware_build / "mcu-m" / "exceptions.elf", "--board", "mcu-m", "--all", "--out", tmp_path, "-q")
+    assert run.returncode == 0, run.stderr
+    document = json.loads((tmp_path / "run.json").read_text())
+    expected = {"functions.csv", "lines.csv", "pc_samples.csv", "timeline.json", "trace.swo", "signals.vcd",
+                "branches.bin", "stacks.folded", "speedscope.json"}
+    assert expected <= set(document["artifacts"])
+    assert all((tmp_path / name).stat().st_size > 0 for name in document["artifacts"])
+    assert document["settings"]["pc_sample_cycles"] == 1000 and document["settings"]["branch_trace"]["limit"] > 0

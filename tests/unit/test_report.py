@@ -1,0 +1,46 @@
+"""The report's tables (terminal and HTML) from run.json documents with and without the
+optional parts; names are escaped in HTML and never read as rich markup."""
+import io
+
+from rich.console import Console
+
+from mcusim.analysis.html_report import build
+from mcusim.analysis.report import render_terminal
+
+HOSTILE = "<script>alert('x')</script>"
+RUN = {
+    "firmware": {"path": "app.elf"}, "board": "mcu-m", "cycles": 1000, "clock_hz": 80_000_000,
+    "functions": [{"function": HOSTILE, "exclusive_cycles": 600, "share": 0.6, "calls": 1, "inclusive_cycles": 900},
+                  {"function": "[bold]not markup[/bold] a$b$c", "exclusive_cycles": 400, "share": 0.4, "calls": 2,
+                   "inclusive_cycles": 400}],
+    "lines": [{"file": "main.c", "line": 42, "function": "main", "cycles": 300, "share": 0.3}],
+    "regions": [{"name": "a&b<i>", "count": 2, "cycles_mean": 250.0, "cycles_max": 260, "cycles_p50": 250,
+                 "cycles_p95": 260, "cycles_p99": 260, "share": 0.5, "macs": 100, "macs_per_cycle": 0.4}],
+}
+
+
+def terminal(run):
+    out = io.StringIO()
+    render_terminal(run, Console(file=out, width=160))
+    return out.getvalue()
+
+
+def test_html_escapes_names_and_embeds_the_plots():
+    page = build(RUN)
+    assert "<script>" not in page and "&lt;script&gt;" in page and "a&amp;b&lt;i&gt;" in page
+    assert page.count("data:image/png;base64,") == 2  # hottest functions, regions by total cycles
+    assert "inclusive cycles" in page and "main.c:42" in page
+
+
+def test_terminal_shows_optional_columns_and_prints_names_verbatim():
+    shown = terminal(RUN)
+    assert HOSTILE in shown and "[bold]not markup[/bold]" in shown
+    assert "inclusive cycles" in shown and "main.c:42" in shown
+    assert "inclusive cycles" not in terminal({**RUN, "functions": [
+        {k: v for k, v in row.items() if k != "inclusive_cycles"} for row in RUN["functions"]]})
+
+
+def test_a_bare_run_json_still_reports():
+    assert "no regions" in terminal({})
+    page = build({}, timeline="/nonexistent/timeline.json", pc_samples="/nonexistent/pc_samples.csv")
+    assert "no regions" in page and "data:image/png" not in page

@@ -1,0 +1,148 @@
+"""SWO packets byte for byte, each expected value worked out by hand from the ARMv7-M ARM
+(DDI 0403E) Appendix D4 formats, and the stream built from a run's events."""
+import numpy as np
+import pytest
+from elfgen import program
+
+import mcusim
+from mcusim.analysis import swo
+from mcusim.analysis.sampling import EXCEPTION_PC, SLEEP_PC
+
+SYNC = bytes.fromhex("000000000080")  # D4.2.1: 47 zero bits, then a one bit
+
+
+def test_synchronization_and_overflow_packets():
+    assert swo.sync() == SYNC
+    assert swo.overflow() == b"\x70"  # D4.2.3
+
+
+@pytest.mark.parametrize("port, payload, expected", [
+    (0, b"A", "01 41"),                  # A=0 (bits 7:3), bit 2 = 0, SS=01
+    (5, b"\x00", "29 00"),               # 00101 0 01
+    (1, b"\x34\x12", "0a 34 12"),        # 00001 0 10, halfword little-endian as written
+    (17, b"\xff\xee", "8a ff ee"),       # 10001 0 10
+    (31, bytes.fromhex("efbeadde"), "fb ef be ad de"),  # 11111 0 11
+    (30, bytes.fromhex("24010008"), "f3 24 01 00 08"),  # 11110 0 11: a region-begin word
+])
+def test_instrumentation_packets(port, payload, expected):
+    assert swo.instrumentation(port, payload) == bytes.fromhex(expected)
+
+
+def test_instrumentation_rejects_what_the_itm_cannot_send():
+    with pytest.raises(ValueError):
+        swo.instrumentation(32, b"x")
+    with pytest.raises(KeyError):
+        swo.instrumentation(0, b"abc")  # no 3-byte size encoding
+
+
+@pytest.mark.parametrize("pc, expected", [
+    (0x08000124, "17 24 01 00 08"),   # ID 2 = 00010, bit 2 = 1, SS=11, PC little-endian
+    (0x20001F3C, "17 3c 1f 00 20"),
+    (0xFFFFFFFF, "17 ff ff ff ff"),
+    (None, "15 00"),                  # asleep: SS=01 and a 0x00 payload
+])
+def test_periodic_pc_sample_packets(pc, expected):
+    assert swo.pc_sample(pc) == bytes.fromhex(expected)
+
+
+@pytest.mark.parametrize("number, function, expected", [
+    (15, swo.ENTER, "0e 0f 10"),     # ID 1 = 00001, bit 2 = 1, SS=10; SysTick, FN=01 in bits 13:12
+    (16, swo.EXIT, "0e 10 20"),      # IRQ0 exited, FN=10
+    (0, swo.RETURN, "0e 00 30"),     # returned to Thread mode, FN=11
+    (11, swo.RETURN, "0e 0b 30"),    # returned to SVCall
+    (3, swo.ENTER, "0e 03 10"),      # HardFault
+    (256, swo.ENTER, "0e 00 11"),    # IRQ240: exception number bit 8 in payload bit 8
+])
+def test_exception_trace_packets(number, function, expected):
+    assert swo.exception_trace(number, function) == bytes.fromhex(expected)
+
+
+@pytest.mark.parametrize("delta, expected", [
+    (1, "10"),                        # format 2: 0 TTT 0000
+    (5, "50"),
+    (6, "60"),
+    (0, "c0 00"),                     # format 1 (0 has no format 2 encoding: 0x00 is sync)
+    (7, "c0 07"),                     # 7 has none either (0x70 is overflow)
+    (127, "c0 7f"),
+    (128, "c0 80 01"),                # 7 bits a byte, least significant first, C=1 but on the last
+    (201, "c0 c9 01"),
+    (1000, "c0 e8 07"),               # 1000 = 7 * 128 + 104
+    (16383, "c0 ff 7f"),
+    (16384, "c0 80 80 01"),
+    (1 << 21, "c0 80 80 80 01"),
+    (1 << 24, "c0 80 80 80 08"),
+    (swo.LTS_MAX, "c0 ff ff ff 7f"),  # 28 bits, the most four payload bytes hold
+])
+def test_local_timestamp_packets(delta, expected):
+    assert swo.local_timestamp(delta) == bytes.fromhex(expected)
+
+
+def test_local_timestamp_data_relation_and_range():
+    assert swo.local_timestamp(3, relation=0b01) == bytes.fromhex("d0 03")  # TC=01: timestamp delayed
+    with pytest.raises(ValueError):
+        swo.local_timestamp(swo.LTS_MAX + 1)
+
+
+def test_stream_orders_events_and_stamps_each_cycle_once():
+    stream = swo.encode(itm=[(5, 0, b"h"), (5, 0, b"i"), (12, 31, bytes(4))],
+                        exceptions=[(8, 15, swo.ENTER), (10, 15, swo.EXIT), (12, 0, swo.RETURN)],
+                        pc_samples=[(8, 0x100), (16, None)])
+    assert stream == SYNC + bytes.fromhex(
+        "01 68 01 69 50"               # cycle 5: two ITM bytes, then LTS 5
+        "0e 0f 10 17 00 01 00 00 30"   # cycle 8: SysTick entered, PC sample, LTS 3
+        "0e 0f 20 20"                  # cycle 10: SysTick exited, LTS 2
+        "0e 00 30 fb 00 00 00 00 20"   # cycle 12: returned to Thread, ITM word, LTS 2
+        "15 00 40")                    # cycle 16: asleep, LTS 4
+
+
+def test_stream_without_events_is_one_sync():
+    assert swo.encode() == SYNC
+
+
+def test_stream_bridges_long_gaps_and_resynchronizes():
+    gap = swo.encode(itm=[(swo.LTS_MAX + 6, 2, b"x")])
+    # the sync of cycle 2**24 passed, a full LTS_MAX before the packet, then the 6 left: format 2
+    assert gap == SYNC + SYNC + bytes.fromhex("c0 ff ff ff 7f 11 78 60")
+    periodic = swo.encode(itm=[(1, 0, b"a"), (swo.SYNC_PERIOD_CYCLES + 1, 0, b"b")])
+    assert periodic == SYNC + bytes.fromhex("01 61 10") + SYNC + bytes.fromhex("01 62 c0 80 80 80 08")
+
+
+def test_overflow_comes_before_the_packets_of_its_cycle():
+    stream = swo.encode(itm=[(3, 0, b"a")], pc_samples=[(3, 0x200)], overflows=[3])
+    assert stream == SYNC + bytes.fromhex("70 01 61 17 00 02 00 00 30")
+
+
+def test_events_out_of_cycle_order_are_refused():
+    with pytest.raises(ValueError):
+        swo.encode(itm=[(9, 0, b"a"), (4, 0, b"b")])
+
+
+def test_pc_sample_markers_become_sleep_and_no_pc_packets():
+    cycles = np.array([10, 20, 30], dtype=np.int64)
+    pcs = np.array([0x08000010, SLEEP_PC, EXCEPTION_PC], dtype=np.int64)
+    assert list(swo.sample_events(cycles, pcs, chunk=2)) == [(10, 0x08000010), (20, None), (30, 0xFFFFFFFF)]
+
+
+def test_recorder_keeps_the_first_events_and_counts_the_rest():
+    recorder = swo.SwoRecorder(capacity=3)
+    recorder.itm(4, 0, b"a")
+    recorder.exception(6, 15, swo.ENTER)
+    recorder.itm(7, 1, b"\x01\x02")
+    recorder.exception(9, 15, swo.EXIT)
+    recorder.itm(11, 0, b"b")
+    assert list(recorder.itm_events()) == [(4, 0, b"a"), (7, 1, b"\x01\x02")]
+    assert list(recorder.exception_events()) == [(6, 15, swo.ENTER)]
+    assert (recorder.dropped, recorder.first_dropped_cycle) == (2, 9)
+
+
+def test_run_captures_only_when_asked(tmp_path):
+    path = tmp_path / "exit.elf"
+    path.write_bytes(program("exit7"))
+    off = mcusim.run(path, "mps2-an386")
+    assert off.swo is None
+    off.write_bundle(tmp_path / "off")
+    assert not (tmp_path / "off" / "trace.swo").exists()
+    on = mcusim.run(path, "mps2-an386", swo=True)
+    assert on.swo == SYNC  # no ITM writes, exceptions or samples in this program
+    on.write_bundle(tmp_path / "on")
+    assert (tmp_path / "on" / "trace.swo").read_bytes() == SYNC
