@@ -2,9 +2,11 @@
 
     python benchmarks/capture_cost.py [--repeat 5] [--board mcu-m] [--program bench ...]
 
-For each program: the median host seconds of a plain run, of a run with the exact function
-profile (profile=True) and of one with PC sampling every 1000 cycles, alternating, and their
-ratios to the plain run. Simulated cycles are the same every way (checked).
+For each program: the median host seconds of a plain run and of a run with each capture
+(the exact profile with its call tree and line counters, PC sampling every 1000 cycles, the
+branch trace, the SWO stream, VCD signals, everything at once), alternating, and their
+ratios to the plain run. Each run includes what the capture computes at its end (a bundle
+is not written). Simulated cycles are the same every way (checked).
 """
 from __future__ import annotations
 
@@ -18,7 +20,10 @@ import mcusim
 ROOT = Path(__file__).resolve().parents[1]
 
 
-CAPTURES = {"plain": {}, "--profile": {"profile": True}, "--pc-sample-cycles 1000": {"pc_sample_cycles": 1000}}
+CAPTURES = {"plain": {}, "--profile": {"profile": True}, "--pc-sample-cycles 1000": {"pc_sample_cycles": 1000},
+            "--branch-trace": {"branch_trace": True}, "--swo": {"swo": True}, "--vcd": {"vcd": True},
+            "--all": {"profile": True, "flamegraph": True, "pc_sample_cycles": 1000, "timeline": True, "swo": True,
+                      "vcd": True, "branch_trace": True}}
 
 
 def timed(elf: Path, board: str, options: dict) -> tuple[float, int]:

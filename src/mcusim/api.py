@@ -19,6 +19,11 @@ from .analysis.branch_trace import TraceWindow
 from .analysis.branch_trace import write as write_branch_trace
 from .analysis.flamegraph import write_folded, write_speedscope
 from .analysis.lines import write_csv as write_lines_csv
+from .power.accounting import DEFAULT_BIN_US
+from .power.energy import RunEnergy, annotate_functions, annotate_regions
+from .power.energy import summary as energy_summary
+from .power.energy import with_power_counters
+from .power.energy import write_trace as write_power_trace
 from .machine.machine import DEFAULT_MAX_CYCLES, Machine
 
 
@@ -72,6 +77,8 @@ class RunResult:
     branch_trace_dropped: int = 0  # ... and how many did not fit
     stacks: list | None = None    # call paths and their cycles (flamegraph=True): analysis/flamegraph.py
     capture: dict = field(default_factory=dict)  # what was asked for (run.json settings)
+    energy: dict | None = None   # energy_j, energy_by_rail_j, average/peak power (power/energy.py summary)
+    power_trace: tuple | None = None  # (bin start times, {rail: watts}) when asked for
     max_cycles: int = DEFAULT_MAX_CYCLES
     semihosting_root: str | None = None
 
@@ -135,6 +142,11 @@ class RunResult:
             "pc_samples": None if self.pc_sample_cycles is None else {
                 "period_cycles": self.pc_sample_cycles, "count": len(self.pc_sample_functions),
                 "shares": dict(list(sample_shares(self.pc_sample_functions).items())[:20])},
+            "energy_j": self.energy["energy_j"] if self.energy else None,
+            "energy_by_rail_j": self.energy["energy_by_rail_j"] if self.energy else None,
+            "average_power_w": self.energy["average_power_w"] if self.energy else None,
+            "peak_power_w": self.energy["peak_power_w"] if self.energy else None,
+            "power": self.energy["power"] if self.energy else None,
             "exceptions_taken": self.exceptions_taken,
             "dwt": self.dwt,
             "stdout": self.stdout,
@@ -179,12 +191,17 @@ class RunResult:
         if self.swo is not None:
             emit("trace.swo", lambda path: path.write_bytes(self.swo))
         if self.signals is not None:
+            power = [(t, rail, w[i]) for rail, w in self.power_trace[1].items()
+                     for i, t in enumerate(self.power_trace[0])] if self.power_trace is not None else ()
             emit("signals.vcd", lambda path: write_vcd(path, self.signals["pins"], self.signals["regions"],
                                                        end_seconds=self.simulated_seconds,
-                                                       comment=f"mcusim {self.board}: {self.firmware_path}"))
+                                                       comment=f"mcusim {self.board}: {self.firmware_path}",
+                                                       power=power))
         if self.branch_trace is not None:
             emit("branches.bin", lambda path: write_branch_trace(path, self.branch_trace, self.branch_trace_dropped,
                                                                  self.clock_hz, self.firmware_sha256))
+        if self.power_trace is not None and self.capture.get("power_trace"):
+            emit("power.csv", lambda path: write_power_trace(*self.power_trace, path))
         if self.stacks is not None:
             emit("stacks.folded", lambda path: write_folded(self.stacks, path))
             emit("speedscope.json", lambda path: write_speedscope(
@@ -204,26 +221,38 @@ class Simulator:
                  max_cycles: int | None = None, semihosting_root: str | Path | None = None, cmdline: str = "",
                  on_output=None, on_warning=None, on_progress=None, stdin=None, profile: bool = False,
                  pc_sample_cycles: int | None = None, timeline: bool = False, swo: bool = False,
-                 vcd: bool = False, branch_trace: TraceWindow | bool | None = None, flamegraph: bool = False):
+                 vcd: bool = False, branch_trace: TraceWindow | bool | None = None, flamegraph: bool = False,
+                 voltage_range: str | None = None, power_bin_us: float = DEFAULT_BIN_US, power_trace: bool = False,
+                 power_model: str | Path | None = None, power: bool = True):
         """Captures: `profile` (exact function profile), `pc_sample_cycles`, `timeline`
         (Perfetto), `swo`, `vcd`, `branch_trace` (True, or a TraceWindow) and `flamegraph`
-        (folded stacks and speedscope; implies the profile)."""
+        (folded stacks and speedscope; implies the profile). Energy is always computed where
+        the board has a power model; `voltage_range` pins its operating voltage, `power_bin_us`
+        sets the power trace's bins and `power_trace` writes them (power.csv); `power_model` is
+        a powermodels TOML to use instead of the board's (e.g. from `mcusim calibrate`);
+        `power=False` leaves energy out (benchmarks/power_cost.py measures what it costs)."""
         self.board = board if isinstance(board, BoardSpec) else load_board(board)
         self.image = ElfImage.load(firmware)
         self.timeline = timeline
         self.vcd = vcd
         self.flamegraph = flamegraph
+        self.power_bin_us = power_bin_us
+        self.power_trace = power_trace
         profile = profile or flamegraph
         window = TraceWindow() if branch_trace is True else (branch_trace or None)
         self.capture = {"profile": profile, "pc_sample_cycles": pc_sample_cycles, "timeline": timeline, "swo": swo,
-                        "vcd": vcd, "flamegraph": flamegraph,
+                        "vcd": vcd, "flamegraph": flamegraph, "voltage_range": voltage_range,
+                        "power_bin_us": power_bin_us, "power_trace": power_trace,
+                        "power_model": str(power_model) if power_model else None,
                         "branch_trace": None if window is None else dataclasses.asdict(window)}
         if clock_hz is not None and clock_hz <= 0:
             raise ValueError("clock_hz must be positive")
         self.machine = Machine(self.board, self.image, clock_hz=clock_hz, max_cycles=max_cycles,
                                semihosting_root=semihosting_root, cmdline=cmdline, on_output=on_output,
                                on_warning=on_warning, on_progress=on_progress, stdin=stdin, profile=profile,
-                               pc_sample_cycles=pc_sample_cycles, swo=swo, vcd=vcd, branch_trace=window)
+                               pc_sample_cycles=pc_sample_cycles, swo=swo, vcd=vcd, branch_trace=window,
+                               voltage_range=voltage_range, power_bin_us=power_bin_us,
+                               power_model=str(power_model) if power_model else None, power=power)
 
     def run(self) -> RunResult:
         m = self.machine
@@ -236,6 +265,14 @@ class Simulator:
         swo = m.swo_bytes()  # (may warn, too)
         signals = m.signal_events() if self.vcd else None  # (may warn, too)
         trace = m.branch_trace_records()  # (may warn, too)
+        energy = power_trace = None
+        if m.power is not None:
+            run_energy = RunEnergy(m.power, m.cycles, m.simulated_seconds())
+            annotate_regions(regions, m.region_runs(), run_energy)
+            annotate_functions(functions, run_energy, m.cycles)
+            energy = energy_summary(run_energy, self.power_bin_us, m.power.counts())
+            if self.power_trace or self.timeline:
+                power_trace = run_energy.trace(self.power_bin_us)
         sampled = {}
         if samples is not None:
             sampled = {"pc_sample_cycles": m.sampler.period, "pc_sample_cycles_at": samples[0],
@@ -274,13 +311,15 @@ class Simulator:
             functions=functions,
             lines=lines,
             **sampled,
-            timeline=m.region_timeline() if self.timeline else None,
+            timeline=with_power_counters(m.region_timeline(), power_trace) if self.timeline else None,
             swo=swo,
             signals=signals,
             branch_trace=trace,
             branch_trace_dropped=m.trace.dropped if m.trace is not None else 0,
             stacks=m.profile.stacks() if self.flamegraph else None,
             capture=self.capture,
+            energy=energy,
+            power_trace=power_trace,
             max_cycles=m.max_cycles,
             semihosting_root=str(m.semihosting.root) if m.semihosting.root else None,
         )

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import click
+import numpy as np
 
 from . import __version__, examples
 from .analysis.compare import differences
@@ -16,6 +17,7 @@ from .analysis.branch_trace import MissingSymbol, TraceWindow
 from .analysis.branch_trace import instructions as instruction_trace
 from .analysis.branch_trace import read as read_branch_trace
 from .api import Simulator
+from .power.accounting import DEFAULT_BIN_US, VoltageRangeError
 from .config import ConfigError, board_names, load_board
 from .elf import ElfError, ElfImage
 from .machine.exceptions import exception_name
@@ -109,10 +111,18 @@ def main():
 @click.option("--all", "capture_all", is_flag=True,
               help=f"Capture everything: --profile --flamegraph --pc-sample-cycles (default {DEFAULT_SAMPLE_PERIOD}) "
                    "--perfetto --swo --vcd --branch-trace (needs --out).")
+@click.option("--voltage-range", metavar="NAME", default=None,
+              help="Hold the power model at this core voltage range (e.g. range2 on mcu-m), whatever the firmware "
+                   "selects: `mcusim boards show` lists them.")
+@click.option("--power-bin-us", type=click.FloatRange(min=0, min_open=True), default=DEFAULT_BIN_US, show_default=True,
+              metavar="US", help="Width of the power trace's time bins (peak power is over these bins).")
+@click.option("--power-trace", is_flag=True, help="Write DIR/power.csv (with --out): watts per rail per time bin.")
+@click.option("--power-model", type=click.Path(dir_okay=False, exists=True), default=None, metavar="FILE",
+              help="Use this power model (TOML, e.g. from `mcusim calibrate`) instead of the board's.")
 @click.option("--quiet", "-q", is_flag=True, help="No summary or warnings on stderr (fault reports still print).")
 def run_command(firmware, board, example, max_cycles, clock_hz, out, semihosting_root, profile, pc_sample_cycles,
                 perfetto, swo, vcd, branch_trace, trace_from, trace_to, trace_cycles, trace_limit, flamegraph,
-                capture_all, quiet):
+                capture_all, voltage_range, power_bin_us, power_trace, power_model, quiet):
     """Run FIRMWARE (an ELF) on a board; its output goes to stdout, a summary to stderr.
 
     \b
@@ -140,13 +150,14 @@ def run_command(firmware, board, example, max_cycles, clock_hz, out, semihosting
             click.echo(f"mcusim: warning: {message}", err=True)
 
     if capture_all:
-        profile = flamegraph = perfetto = swo = vcd = branch_trace = True
+        profile = flamegraph = perfetto = swo = vcd = branch_trace = power_trace = True
         pc_sample_cycles = pc_sample_cycles or DEFAULT_SAMPLE_PERIOD
     branch_trace = branch_trace or bool(trace_from or trace_to or trace_cycles)
     for asked, option, writes in ((capture_all, "--all", "the bundle"), (perfetto, "--perfetto", "timeline.json"),
                                   (swo, "--swo", "trace.swo"), (vcd, "--vcd", "signals.vcd"),
                                   (branch_trace, "--branch-trace", "branches.bin"),
-                                  (flamegraph, "--flamegraph", "stacks.folded and speedscope.json")):
+                                  (flamegraph, "--flamegraph", "stacks.folded and speedscope.json"),
+                                  (power_trace, "--power-trace", "power.csv")):
         if asked and not out:
             raise click.UsageError(f"{option} writes DIR/{writes}: give --out DIR")
     window = None
@@ -157,10 +168,15 @@ def run_command(firmware, board, example, max_cycles, clock_hz, out, semihosting
         sim = Simulator(firmware, spec, clock_hz=clock_hz, max_cycles=max_cycles, semihosting_root=semihosting_root,
                         on_output=_Stream(progress.before_output), on_warning=warn, on_progress=progress,
                         stdin=sys.stdin.buffer, profile=profile, pc_sample_cycles=pc_sample_cycles, timeline=perfetto,
-                        swo=swo, vcd=vcd, branch_trace=window, flamegraph=flamegraph)
+                        swo=swo, vcd=vcd, branch_trace=window, flamegraph=flamegraph, voltage_range=voltage_range,
+                        power_bin_us=power_bin_us, power_trace=power_trace, power_model=power_model)
         result = sim.run()
     except MissingSymbol as exc:
         raise click.BadParameter(str(exc), param_hint="--trace-from/--trace-to") from exc
+    except ConfigError as exc:
+        raise click.BadParameter(str(exc), param_hint="--power-model") from exc
+    except VoltageRangeError as exc:
+        raise click.BadParameter(str(exc), param_hint="--voltage-range") from exc
     except ElfError as exc:
         click.echo(f"mcusim: error: {exc}", err=True)
         sys.exit(EXIT_BAD_INPUT)
@@ -174,6 +190,13 @@ def run_command(firmware, board, example, max_cycles, clock_hz, out, semihosting
     if not quiet:
         _summary(result, out)
     sys.exit(result.exit_code)
+
+
+def _joules(j: float) -> str:
+    for scale, unit in ((1, "J"), (1e-3, "mJ"), (1e-6, "uJ")):
+        if j >= scale:
+            return f"{j / scale:.3f} {unit}"
+    return f"{j / 1e-9:.3f} nJ"
 
 
 def _cycle_range(text: str | None) -> tuple[int, int | None]:
@@ -227,6 +250,10 @@ def _summary(result, out) -> None:
         top = ", ".join(f"{name or '?'} {100 * share:.1f}%" for name, share in list(
             shares(result.pc_sample_functions).items())[:5])
         lines.insert(-1, f"PC samples ({len(result.pc_sample_functions):,}): {top}")
+    if result.energy:
+        rails = ", ".join(f"{rail} {_joules(j)}" for rail, j in result.energy["energy_by_rail_j"].items())
+        lines.insert(-1, f"energy {_joules(result.energy['energy_j'])} ({rails}); average "
+                         f"{1e3 * result.energy['average_power_w']:.2f} mW, peak {1e3 * result.energy['peak_power_w']:.2f} mW")
     if result.boot_note:
         lines.insert(1, f"boot: {result.boot_note}")
     if out:
@@ -321,6 +348,62 @@ def report_command(bundle, html_file):
     render_terminal(run, Console(width=None if sys.stdout.isatty() else 160, highlight=False))
 
 
+@main.command("calibrate")
+@click.argument("measurements", type=click.Path(dir_okay=False, exists=True))
+@click.option("--board", "-b", required=True, metavar="NAME", help="The board the measurements were taken on.")
+@click.option("--power-model", type=click.Path(dir_okay=False, exists=True), default=None, metavar="FILE",
+              help="The model to start from (default: the board's); terms not fitted keep its values.")
+@click.option("--fit", "terms", multiple=True, metavar="TERM",
+              help="Fit only this coefficient (repeatable), e.g. core.energy_j.alu, core.static_w_per_mhz.run, "
+                   "board.static_w.run. Default: every one the runs exercise.")
+@click.option("--out", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+              help="Where to write the fitted model (default: <board>-calibrated.toml).")
+def calibrate_command(measurements, board, power_model, terms, out):
+    """Fit the power model's coefficients to MEASUREMENTS.csv by non-negative least squares.
+
+    \b
+    Columns: firmware (path, relative to the CSV), clock_hz, voltage_range, energy_j, power_w,
+    time_s; each row gives energy_j or power_w (x time_s, else x the simulated time). mcusim
+    runs each firmware as measured, counts its events and time per operating point, fits,
+    prints each row's measured and predicted energy and R^2, and writes a powermodels TOML
+    with the fit's provenance (use it with `mcusim run --power-model FILE`)."""
+    import tomllib
+
+    from .power import calibrate as C
+    from .power.model import load_power_model
+
+    try:
+        spec = load_board(board)
+        rows = C.read_measurements(measurements)
+        base_path = power_model or str(load_power_model(spec.name).source_file)
+    except (ConfigError, ValueError) as exc:
+        raise click.UsageError(str(exc))
+
+    def on_run(i, row):
+        click.echo(f"mcusim: run {i + 1}/{len(rows)}: {Path(row.firmware).name}"
+                   + (f" at {_mhz(row.clock_hz)}" if row.clock_hz else "")
+                   + (f", {row.voltage_range}" if row.voltage_range else ""), err=True)
+
+    try:
+        design, measured, base, seconds, model = C.simulate(rows, spec.name, base_path, on_run)
+        result = C.calibrate(design, measured, base, model, list(terms) or None)
+    except (ElfError, ValueError, ConfigError) as exc:
+        raise click.UsageError(str(exc))
+    click.echo(f"{'run':<28} {'measured J':>12} {'predicted J':>12} {'residual':>9}")
+    for row, m, p in zip(rows, result.measured, result.predicted):
+        label = Path(row.firmware).name + (f"@{row.clock_hz / 1e6:g}MHz" if row.clock_hz else "")
+        click.echo(f"{label[:28]:<28} {m:>12.6g} {p:>12.6g} {100 * (p - m) / m if m else 0:>8.2f}%")
+    click.echo(f"R^2 = {result.r_squared:.6f} over {len(rows)} runs; fitted:")
+    for term, value in zip(result.terms, result.values):
+        click.echo(f"  {C.term_name(term):<32} {value:.6g}")
+    data = tomllib.loads(Path(base_path).read_text())
+    provenance = (f"mcusim calibrate on {Path(measurements).name} ({len(rows)} runs, R^2 {result.r_squared:.4f}, "
+                  f"worst residual {100 * np.max(np.abs(result.predicted - result.measured) / result.measured):.2f}%)")
+    target = Path(out or f"{spec.name}-calibrated.toml")
+    target.write_text(f"# {provenance}, starting from {base_path}\n" + C.to_toml(C.apply(data, result, provenance)))
+    click.echo(f"mcusim: wrote {target}", err=True)
+
+
 @main.command("trace")
 @click.argument("bundle", type=click.Path(exists=True))
 @click.option("--elf", type=click.Path(dir_okay=False, exists=True), default=None,
@@ -386,6 +469,156 @@ def compare_command(a, b, force):
     for line in mismatch:
         click.echo(f"mcusim: warning: {line}", err=True)
     click.echo(compare_report(run_a, run_b))
+
+
+@main.command("power-budget")
+@click.argument("bundle", type=click.Path(file_okay=False, exists=True))
+@click.option("--period-s", type=click.FloatRange(min=0, min_open=True), required=True, metavar="T",
+              help="One inference every T seconds; the firmware sleeps in between.")
+@click.option("--budget-mw", type=click.FloatRange(min=0, min_open=True), required=True, metavar="P",
+              help="The average power the device may draw (mW).")
+@click.option("--battery-mah", type=click.FloatRange(min=0, min_open=True), default=None, metavar="C",
+              help="Battery capacity (mAh), with --battery-v: prints the battery life.")
+@click.option("--battery-v", type=click.FloatRange(min=0, min_open=True), default=None, metavar="V",
+              help="Battery voltage (V).")
+@click.option("--region", metavar="NAME", default=None,
+              help='The region that is one inference (default "inference" when the firmware marks it, else the '
+                   "whole run).")
+@click.option("--power-model", type=click.Path(dir_okay=False, exists=True), default=None, metavar="FILE",
+              help="Take the sleep power and wake-up time from this model instead of the one the run used.")
+@click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
+def power_budget_command(bundle, period_s, budget_mw, battery_mah, battery_v, region, power_model, as_json):
+    """Average power of one inference every T seconds, asleep in between, against a budget:
+    the active energy and time from a bundle (DIR from `mcusim run --out DIR`), the sleep power
+    of the deepest state the firmware slept in (sleep if it never did) at the run's final clock
+    and voltage range, and the wake-up from that state at the active power.
+
+    \b
+    Exit status: 0 within the budget, 1 over it, 2 usage error (e.g. T shorter than the inference).
+    """
+    from .power.budget import BudgetError, budget_lines, power_budget
+
+    run = _load_bundle(bundle)
+    try:
+        figures = power_budget(run, period_s, budget_mw * 1e-3, region=region, battery_mah=battery_mah,
+                               battery_v=battery_v, model_path=power_model)
+    except BudgetError as exc:
+        raise click.UsageError(str(exc)) from exc
+    if as_json:
+        click.echo(json.dumps(figures, indent=2))
+    else:
+        for note in figures["notes"]:
+            click.echo(f"mcusim: note: {note}", err=True)
+        click.echo("\n".join(budget_lines(figures)))
+    sys.exit(0 if figures["pass"] else 1)
+
+
+@main.command("dvfs")
+@click.argument("firmware", type=click.Path(dir_okay=False, exists=True))
+@click.option("--board", "-b", required=True, metavar="NAME", help="Board to run on (see `mcusim boards`).")
+@click.option("--clock-hz", "clocks", type=click.IntRange(min=1), multiple=True, metavar="HZ",
+              help="A clock to try (repeatable). Default: the power model's dvfs_clocks_hz, else the board's "
+                   "clock, its half and its quarter.")
+@click.option("--region", metavar="NAME", default=None,
+              help='The region that is one inference (default "inference" when marked, else the whole run).')
+@click.option("--plot", type=click.Path(dir_okay=False), default=None, metavar="FILE.png",
+              help="Plot energy per inference and latency against the clock.")
+@click.option("--power-model", type=click.Path(dir_okay=False, exists=True), default=None, metavar="FILE",
+              help="Use this power model (TOML) instead of the board's.")
+@click.option("--max-cycles", type=click.IntRange(min=1), default=None, metavar="N", help="Cycle limit per run.")
+@click.option("--json", "as_json", is_flag=True, help="Print the table as JSON.")
+def dvfs_command(firmware, board, clocks, region, plot, power_model, max_cycles, as_json):
+    """Run FIRMWARE at several clocks, each pinned (as --clock-hz) at the lowest voltage range
+    whose max_clock_hz allows it, and print latency, energy per inference and average power
+    per clock, and the energy-optimal clock. Exit status 1 when a run did not exit with 0."""
+    import time
+
+    from .power.budget import BudgetError, dvfs_lines, dvfs_plan, dvfs_row
+    from .power.model import load_power_model
+
+    try:
+        spec = load_board(board)
+        model = load_power_model(spec.name, power_model)
+    except ConfigError as exc:
+        raise click.BadParameter(str(exc), param_hint="--board/--power-model") from exc
+    try:
+        plan = dvfs_plan(model, spec.clock_hz, clocks)
+    except BudgetError as exc:
+        raise click.BadParameter(str(exc), param_hint="--clock-hz") from exc
+    warnings: dict[str, None] = {}
+    rows = []
+    bar = None
+    if sys.stderr.isatty():
+        from rich.console import Console
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+        bar = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                       TimeElapsedColumn(), console=Console(stderr=True), transient=True)
+        task = bar.add_task("dvfs", total=len(plan))
+        bar.start()
+    try:
+        for k, (hz, voltage_range) in enumerate(plan, 1):
+            if bar:
+                bar.update(task, description=f"dvfs: {_mhz(hz)} ({voltage_range})")
+            started = time.perf_counter()
+            try:
+                result = Simulator(firmware, spec, clock_hz=hz, voltage_range=voltage_range, power_model=power_model,
+                                   max_cycles=max_cycles, on_warning=lambda m: warnings.setdefault(m)).run()
+                row = dvfs_row(result.to_dict(), hz, voltage_range, model, region)
+            except ElfError as exc:
+                click.echo(f"mcusim: error: {exc}", err=True)
+                sys.exit(EXIT_BAD_INPUT)
+            except BudgetError as exc:
+                raise click.UsageError(str(exc)) from exc
+            rows.append(row)
+            if bar:
+                bar.advance(task)
+            else:
+                click.echo(f"mcusim: dvfs: {k}/{len(plan)} {_mhz(hz)} ({voltage_range}): "
+                           f"{time.perf_counter() - started:.1f} s host", err=True)
+    finally:
+        if bar:
+            bar.stop()
+    for message in warnings:  # (the clock is pinned on purpose: not the firmware's clock changes)
+        if "--clock-hz keeps it" not in message:
+            click.echo(f"mcusim: warning: {message}", err=True)
+    failed = [row for row in rows if row["exit_code"]]
+    for row in failed:
+        click.echo(f"mcusim: warning: the run at {_mhz(row['clock_hz'])} ended with exit code {row['exit_code']}",
+                   err=True)
+    if as_json:
+        click.echo(json.dumps({"board": spec.name, "firmware": firmware, "power_model": model.source_file,
+                               "rows": rows, "energy_optimal_hz": min(rows, key=lambda r: r["energy_j"])["clock_hz"]},
+                              indent=2))
+    else:
+        click.echo("\n".join(dvfs_lines(rows)))
+    if plot:
+        from .power.plots import dvfs_plot
+
+        dvfs_plot(rows, plot, f"{spec.name}: {Path(firmware).name}, {rows[0]['what']}")
+        click.echo(f"mcusim: wrote {plot}", err=True)
+    sys.exit(1 if failed else 0)
+
+
+@main.command("power-plot")
+@click.argument("bundle", type=click.Path(file_okay=False, exists=True))
+@click.option("--out", type=click.Path(dir_okay=False), default=None, metavar="FILE.png",
+              help="Where to write the PNG (default DIR/power.png).")
+def power_plot_command(bundle, out):
+    """Plot a bundle's power: the trace per rail stacked over time (DIR/power.csv, from
+    --power-trace) with the region runs beneath it (DIR/timeline.json, from --perfetto), and
+    the energy per region (run.json)."""
+    from .power.plots import power_plot
+
+    _load_bundle(bundle)  # (a clear message when run.json is missing)
+    path = Path(out or Path(bundle) / "power.png")
+    try:
+        left_out = power_plot(bundle, path)
+    except (ValueError, OSError) as exc:
+        raise click.UsageError(str(exc)) from exc
+    for note in left_out:
+        click.echo(f"mcusim: note: {note}", err=True)
+    click.echo(f"mcusim: wrote {path}", err=True)
 
 
 if __name__ == "__main__":

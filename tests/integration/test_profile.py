@@ -39,7 +39,7 @@ def test_profile_bundle_and_report(firmware_build, tmp_path):
                          text=True, env=env)
     assert run.returncode == 0, run.stderr
     header = (tmp_path / "functions.csv").read_text().splitlines()[0]
-    assert header == "function,exclusive_cycles,inclusive_cycles,calls,share"
+    assert header == "function,exclusive_cycles,inclusive_cycles,calls,share,energy_j"
     report = subprocess.run([sys.executable, "-m", "mcusim.cli", "report", str(tmp_path)], capture_output=True,
                             text=True, env=env)
     assert report.returncode == 0 and "functions (exact profile)" in report.stdout

@@ -4,6 +4,11 @@ the one `pyocd` runs on a probe's SWO data): what it decodes must be what mcusim
 pyOCD is a test dependency (pyproject `test` extra): without it this module fails, it is
 never skipped.
 """
+import subprocess
+from itertools import pairwise
+
+import pytest
+from conftest import require_tool
 from pyocd.trace import events
 from pyocd.trace.sink import TraceEventSink
 from pyocd.trace.swo import SWOParser
@@ -11,6 +16,7 @@ from pyocd.trace.swo import SWOParser
 from mcusim.analysis import swo
 from mcusim.analysis.sampling import EXCEPTION_PC, SLEEP_PC
 from mcusim.api import Simulator
+from mcusim.peripherals.core.dwt import CYCCNT, EVENT_FLAGS
 
 
 class _Core:
@@ -128,3 +134,121 @@ def test_sleep_samples_and_small_itm_writes_decode():
         (10, 0x08000100), (20, 0), (50, 0)]
     assert [(e.timestamp, e.exception_number, e.action) for e in of_type(decoded, events.TraceExceptionEvent)] == [
         (20, 16, 1), (30, 16, 2), (40, 0, 3)]
+
+
+# A program that turns every DWT event counter packet on (ARMv7-M ARM C1.8.7 DWT_CTRL:
+# CYCCNTENA, POSTPRESET = 3, CPI/EXC/SLEEP/LSU/FOLD/CYCEVTENA), runs a loop of loads and taken
+# branches (LSUCNT, CPICNT), then sleeps through SysTick interrupts (SLEEPCNT, EXCCNT).
+EVENTS_CTRL = 1 | 3 << 1 | 0b111111 << 17
+EVENTS_SOURCE = """
+    .syntax unified
+    .cpu cortex-m4
+    .thumb
+    .text
+    .word 0x20001000
+    .word reset
+    .rept 13
+    .word fault
+    .endr
+    .word systick
+    .global reset
+    .thumb_func
+    .type reset, %function
+reset:
+    ldr r0, =0xE000EDFC      @ DEMCR.TRCENA
+    mov r1, #0x01000000
+    str r1, [r0]
+    ldr r0, =0xE0001000      @ DWT_CTRL
+    ldr r1, ={ctrl}
+    str r1, [r0]
+    ldr r2, =0x20000100
+    ldr r3, ={iterations}
+1:  ldr r4, [r2]
+    ldr r5, [r2, #4]
+    add r4, r5
+    subs r3, #1
+    bne 1b
+    ldr r0, =0xE000E010      @ SysTick: reload, current, then CLKSOURCE | TICKINT | ENABLE
+    ldr r1, ={reload}
+    str r1, [r0, #4]
+    movs r1, #0
+    str r1, [r0, #8]
+    movs r6, #0
+    movs r1, #7
+    str r1, [r0]
+2:  wfi
+    cmp r6, #{ticks}
+    blt 2b
+    movs r1, #0
+    str r1, [r0]
+    movs r0, #0x18           @ semihosting SYS_EXIT, ADP_Stopped_ApplicationExit
+    ldr r1, =0x20026
+    bkpt 0xab
+    .thumb_func
+    .type systick, %function
+systick:
+    adds r6, #1
+    bx lr
+    .thumb_func
+    .type fault, %function
+fault:
+    b .
+    .ltorg
+"""
+
+
+def counter_program(tmp_path) -> str:
+    assembler, linker = require_tool("arm-none-eabi-as"), require_tool("arm-none-eabi-ld")
+    source, obj, elf = tmp_path / "events.s", tmp_path / "events.o", tmp_path / "events.elf"
+    source.write_text(EVENTS_SOURCE.format(ctrl=EVENTS_CTRL, iterations=3000, reload=999, ticks=40))
+    subprocess.run([assembler, "-o", str(obj), str(source)], check=True)
+    subprocess.run([linker, "-Ttext=0x08000000", "-e", "reset", "-o", str(elf), str(obj)], check=True)
+    return str(elf)
+
+
+@pytest.mark.parametrize("board", ["mcu-m", "mcu-d"])
+def test_event_counter_packets_count_every_wrap(tmp_path, board):
+    """One packet bit per wrap of each counter since the program enabled it (its total then is
+    the counter's anchor: the counters start at 0), and per POSTCNT reload: the first at the first
+    transition of CYCCNT bit 6 (POSTINIT 0), then every (POSTPRESET + 1) x 64 cycles."""
+    sim = Simulator(counter_program(tmp_path), board, swo=True)
+    result = sim.run()
+    assert result.exit_code == 0
+    machine = sim.machine
+    decoded = decode(result.swo)
+    packets = of_type(decoded, events.TraceEventCounter)
+    assert not of_type(decoded, events.TraceOverflow)
+
+    dwt = machine.dwt
+    wraps = {}
+    for register, flag in EVENT_FLAGS.items():
+        running, start_value, anchor = dwt.counters[register]
+        assert running and start_value == 0
+        wraps[flag] = (machine.counter_total(register) - anchor) // 256
+    enabled_at = dwt.counters[CYCCNT][2]
+    first, period = enabled_at + 64, 4 * 64
+    wraps[swo.CYC] = (result.cycles - first) // period + 1
+    found = {flag: sum(1 for p in packets if p.counter_mask & flag) for flag in wraps}
+    assert found == wraps
+    assert all(wraps[flag] > 2 for flag in (swo.CPI, swo.EXC, swo.SLEEP, swo.CYC))
+    # the loop's second load: pipelined on the M4 (an LSUCNT cycle), dual-issued on the M7 (FOLDCNT)
+    assert wraps[swo.LSU if board == "mcu-m" else swo.FOLD] > 10
+
+    captured, lost = machine.swo.counters.events()
+    captured = list(captured)
+    assert lost is None
+    assert [p.counter_mask for p in packets] == [flags for _, flags in swo.counter_packets(captured)]
+    cycles = [cycle for cycle, _ in captured]
+    assert cycles == sorted(cycles) and enabled_at < cycles[0] and cycles[-1] <= result.cycles
+    assert [c for c, f in captured if f == swo.CYC] == [first + k * period for k in range(wraps[swo.CYC])]
+    # SLEEPCNT wraps every 256 cycles of sleep: within the sleep, evenly spaced
+    sleep = [c for c, f in captured if f == swo.SLEEP]
+    assert sum(1 for a, b in pairwise(sleep) if b - a == 256) > len(sleep) // 2
+
+
+def test_event_counter_packets_decode():
+    stream = swo.encode(counters=[(4, swo.CPI), (4, swo.CPI), (4, swo.LSU), (9, swo.CYC | swo.FOLD),
+                                  (12, swo.EXC), (12, swo.SLEEP)])
+    decoded = of_type(decode(stream), events.TraceEventCounter)
+    assert [(e.timestamp, e.counter_mask) for e in decoded] == [
+        (4, swo.CPI | swo.LSU), (4, swo.CPI), (9, swo.CYC | swo.FOLD), (12, swo.EXC | swo.SLEEP)]

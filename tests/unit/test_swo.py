@@ -7,6 +7,7 @@ from elfgen import program
 import mcusim
 from mcusim.analysis import swo
 from mcusim.analysis.sampling import EXCEPTION_PC, SLEEP_PC
+from mcusim.machine import native as N
 
 SYNC = bytes.fromhex("000000000080")  # D4.2.1: 47 zero bits, then a one bit
 
@@ -146,3 +147,101 @@ def test_run_captures_only_when_asked(tmp_path):
     assert on.swo == SYNC  # no ITM writes, exceptions or samples in this program
     on.write_bundle(tmp_path / "on")
     assert (tmp_path / "on" / "trace.swo").read_bytes() == SYNC
+
+
+@pytest.mark.parametrize("flags, expected", [
+    (swo.CPI, "05 01"),                  # ID 0 = 00000, bit 2 = 1, SS=01; payload bit 0 CPI
+    (swo.EXC, "05 02"),
+    (swo.SLEEP, "05 04"),
+    (swo.LSU, "05 08"),
+    (swo.FOLD, "05 10"),
+    (swo.CYC, "05 20"),                  # POSTCNT reloaded
+    (swo.CPI | swo.LSU, "05 09"),        # two counters wrapped at once: one packet
+    (0x3F, "05 3f"),
+])
+def test_event_counter_packets(flags, expected):
+    assert swo.event_counter(flags) == bytes.fromhex(expected)
+
+
+def test_event_counter_packets_need_a_counter():
+    for flags in (0, 0x40):
+        with pytest.raises(ValueError):
+            swo.event_counter(flags)
+
+
+def test_counter_events_of_a_cycle_share_packets():
+    wraps = [(3, swo.CPI), (3, swo.CPI), (3, swo.LSU), (3, swo.CPI), (8, swo.FOLD), (9, swo.CYC), (9, swo.EXC)]
+    assert list(swo.counter_packets(wraps)) == [(3, swo.CPI | swo.LSU), (3, swo.CPI), (3, swo.CPI), (8, swo.FOLD),
+                                                (9, swo.CYC | swo.EXC)]
+    assert list(swo.counter_packets([])) == []
+
+
+def test_stream_puts_counter_packets_in_cycle_order():
+    stream = swo.encode(itm=[(5, 0, b"a")], exceptions=[(9, 15, swo.ENTER)],
+                        counters=[(5, swo.CPI), (5, swo.CPI), (7, swo.CYC), (9, swo.SLEEP)])
+    assert stream == SYNC + bytes.fromhex(
+        "01 61 05 01 05 01 50"     # cycle 5: the ITM byte, two CPI wraps, LTS 5
+        "05 20 20"                 # cycle 7: POSTCNT reloaded, LTS 2
+        "0e 0f 10 05 04 20")       # cycle 9: SysTick entered, SLEEPCNT wrapped, LTS 2
+
+
+def _ceil_at(since, now, before, total, wrap):
+    return since + -(-(now - since) * (wrap - before) // (total - before))
+
+
+def _native_counters(cpi=(0, 0, False), lsu=(0, 0, False), fold=(0, 0, False)):
+    return {swo.CPI: cpi, swo.LSU: lsu, swo.FOLD: fold}
+
+
+def test_native_counter_wraps_are_interpolated_and_bounded():
+    """native.counter_events, as the block hook calls it: each wrap at the cycle where the
+    counter's total crossed it, linearly between two observations; the first `capacity` kept."""
+    state = N.NativeState()
+    events = swo.CounterEvents(state, capacity=4)
+    assert state[N.COUNTER_EVENTS] == 0  # nothing enabled: the hook does not look
+    state[N.CYCLES], state[N.CPI_TOTAL] = 100, 50
+    events.configure(_native_counters(cpi=(50, 10, True)), now=100)  # CPICNT 10: wraps at total 296
+    assert state[N.COUNTER_EVENTS] == events.table
+    state[N.CYCLES], state[N.CPI_TOTAL] = 1100, 550
+    events.observe()
+    state[N.CYCLES], state[N.CPI_TOTAL] = 1110, 560
+    events.observe()
+    state[N.CYCLES], state[N.CPI_TOTAL] = 2000, 560 + 5 * 256
+    events.observe()
+    kept, lost = events.events()
+    expected = [_ceil_at(100, 1100, 50, 550, 296), _ceil_at(1100, 1110, 550, 560, 552)] + [
+        _ceil_at(1110, 2000, 560, 1840, wrap) for wrap in (808, 1064, 1320, 1576, 1832)]
+    assert expected[:2] == [592, 1102]
+    assert list(kept) == [(cycle, swo.CPI) for cycle in expected[:4]]
+    assert lost == expected[4]  # the first one the table had no room for
+    assert state[events.table + N.EV_DROPPED] == 3
+
+
+def test_native_counter_events_follow_the_firmware():
+    state = N.NativeState()
+    events = swo.CounterEvents(state)
+    state[N.CYCLES], state[N.LSU_TOTAL], state[N.FOLD_TOTAL] = 10, 0, 0
+    events.configure(_native_counters(lsu=(0, 0, True), fold=(0, 250, True)), now=10)  # FOLDCNT wraps in 6
+    state[N.CYCLES], state[N.LSU_TOTAL], state[N.FOLD_TOTAL] = 20, 300, 6
+    # an MMIO write in the block that ran: LSU still counting (its next wrap stays), FOLD's event
+    # off after its wrap (kept, at the write)
+    events.configure(_native_counters(lsu=(280, 24, True), fold=(6, 0, False)), now=15)
+    state[N.CYCLES] = 30
+    events.observe()
+    assert list(events.events()[0]) == [(15, swo.FOLD), (_ceil_at(10, 30, 0, 300, 256), swo.LSU)]
+    events.configure(_native_counters(lsu=(300, 44, False)), now=30)
+    assert state[N.COUNTER_EVENTS] == 0  # all off: the hook stops looking
+
+
+def test_counter_event_runs_merge_with_the_native_wraps():
+    state = N.NativeState()
+    events = swo.CounterEvents(state, capacity=5)
+    events.run(swo.CYC, 64, 256, 3)      # 64, 320, 576
+    events.run(swo.SLEEP, 300, 256, 2)   # 300, 556
+    events.run(swo.EXC, 400, 256, 0)     # nothing
+    kept, lost = events.events()
+    assert list(kept) == [(64, swo.CYC), (300, swo.SLEEP), (320, swo.CYC), (556, swo.SLEEP), (576, swo.CYC)]
+    assert lost is None
+    events.run(swo.EXC, 600, 256, 1)
+    kept, lost = events.events()
+    assert len(list(kept)) == 5 and lost == 600

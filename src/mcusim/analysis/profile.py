@@ -25,7 +25,7 @@ from ..machine import native as N
 EXTRA_ROWS = {N.PROFILE_UNKNOWN: "(outside any function)", N.PROFILE_EXCEPTIONS: "(exception entry and return)",
               N.PROFILE_SLEEP: "(sleep)"}
 EVENT_ROWS = {N.EVENT_ENTRY: N.PROFILE_EXCEPTIONS, N.EVENT_RETURN: N.PROFILE_EXCEPTIONS, N.EVENT_SLEEP: N.PROFILE_SLEEP}
-COLUMNS = ["function", "exclusive_cycles", "inclusive_cycles", "calls", "share"]
+COLUMNS = ["function", "exclusive_cycles", "inclusive_cycles", "calls", "share", "energy_j"]
 TREE_CAPACITY = 1 << 16  # call tree nodes (distinct call paths); beyond, calls go to "(call tree full)"
 FULL_NODE_NAME = "(call tree full)"
 
@@ -53,7 +53,7 @@ class FunctionProfile:
         line_ranges = list(line_ranges)[:N.MAX_LINE_RANGES]
         counters = sum(2 * ((end - start) // 2 + 1) for start, end in line_ranges)
         self.table = state.reserve(self.meta + N.PROFILE_TREE_META + (N.PROFILE_NODE + 2) * tree_capacity
-                                   + 3 * N.MAX_LINE_RANGES + counters)
+                                   + 3 * N.MAX_LINE_RANGES + counters + n + N.PROFILE_EXTRA)
         self.meta += self.table
         buffer = state.buffer
         buffer[self.table] = n
@@ -68,6 +68,8 @@ class FunctionProfile:
             buffer[ranges + 3 * i: ranges + 3 * i + 3] = [start, end, offset]
             self.line_ranges.append((start, end, offset))
             offset += 2 * ((end - start) // 2 + 1)
+        self.energy = offset  # per function: dynamic energy in femtojoules
+        buffer[self.meta + N.TREE_ENERGY] = offset
         nodes = self.meta + N.PROFILE_TREE_META
         buffer[nodes: nodes + 2 * N.PROFILE_NODE] = [0, -1, 0, 0, 0, -2, 0, 0]  # the root, TREE_FULL
         state[N.PROFILE_TABLE] = self.table
@@ -169,11 +171,13 @@ class FunctionProfile:
         exclusive = b[self.table + 1 + 2 * n: self.table + 1 + 2 * n + n + N.PROFILE_EXTRA]
         calls = b[self.table + 1 + 3 * n + N.PROFILE_EXTRA: self.table + 1 + 4 * n + 2 * N.PROFILE_EXTRA]
         inclusive = self.inclusive()
+        energy = b[self.energy: self.energy + n + N.PROFILE_EXTRA]
         rows = []
         for i in np.nonzero(exclusive)[0]:
             rows.append({"function": self.name(i), "exclusive_cycles": int(exclusive[i]),
                          "inclusive_cycles": max(inclusive.get(i, 0), int(exclusive[i])), "calls": int(calls[i]),
-                         "share": round(int(exclusive[i]) / total_cycles, 6) if total_cycles else 0.0})
+                         "share": round(int(exclusive[i]) / total_cycles, 6) if total_cycles else 0.0,
+                         "dynamic_energy_j": int(energy[i]) * 1e-15})
         return sorted(rows, key=lambda r: -r["exclusive_cycles"])
 
     def stacks(self) -> list[tuple[list[str], int]]:
@@ -190,7 +194,7 @@ class FunctionProfile:
 
 def write_csv(rows: list[dict], path: Path) -> None:
     with open(path, "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=COLUMNS)
+        writer = csv.DictWriter(f, fieldnames=COLUMNS, extrasaction="ignore")
         writer.writeheader()
         writer.writerows(rows)
 

@@ -18,6 +18,8 @@ import numpy as np
 COLUMNS = ["name", "count", "cycles_mean", "cycles_min", "cycles_max", "seconds_mean", "share", "macs", "bytes",
            "macs_per_cycle", "cycles_p50", "cycles_p95", "cycles_p99"]
 
+ENERGY_COLUMNS = ["energy_j", "energy_j_total", "average_power_w", "ops_per_joule"]  # with a power model
+
 
 @dataclass
 class RegionRecorder:
@@ -95,7 +97,8 @@ def read_info(read_word, read_string, table_address: int | None, limit: int = 40
 
 def write_csv(rows: list[dict], path: Path) -> None:
     with open(path, "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=COLUMNS)
+        writer = csv.DictWriter(f, fieldnames=COLUMNS + [c for c in ENERGY_COLUMNS if any(c in r for r in rows)],
+                                extrasaction="ignore")
         writer.writeheader()
         for row in rows:
             writer.writerow(row)

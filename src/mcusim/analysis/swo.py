@@ -1,10 +1,11 @@
 """The SWO byte stream a trace probe would capture: ITM and DWT packets (ARMv7-M Architecture
 Reference Manual, DDI 0403E, Appendix D4 "Debug ITM and DWT Packet Protocol") built from a
-run's ITM stimulus writes, exception events and PC samples.
+run's ITM stimulus writes, exception events, PC samples and DWT counter events.
 
-`encode` is a pure function of plain data (cycles, ports, payloads, exception numbers, PCs),
-so the packet formats are testable without running firmware. `SwoRecorder` is the bounded
-capture the machine fills while running, only when the stream was asked for.
+`encode` is a pure function of plain data (cycles, ports, payloads, exception numbers, PCs,
+counter flags), so the packet formats are testable without running firmware. `SwoRecorder` is
+the bounded capture the machine fills while running, only when the stream was asked for, and
+`CounterEvents` its part for the DWT event counter packets.
 
 Timestamps are local timestamp (LTS) packets counting core cycles since the previous LTS
 (the ITM timestamp counter with TSPrescale 1); the stream starts at cycle 0 (reset).
@@ -15,7 +16,11 @@ import functools
 import heapq
 from array import array
 from collections.abc import Iterable
+from itertools import islice, takewhile
 
+import numpy as np
+
+from ..machine import native as N
 from .sampling import EXCEPTION_PC, SLEEP_PC
 
 MAX_EVENTS = 4_000_000  # ITM writes + exception events kept (at most 16 bytes each: 64 MB)
@@ -28,7 +33,12 @@ LTS_MAX = (1 << 28) - 1  # D4.2.4: a local timestamp holds at most 28 bits (4 pa
 # Exception trace packet FN field (D4.3.2).
 ENTER, EXIT, RETURN = 1, 2, 3
 # Hardware source packet discriminator IDs (D4.3).
-EXCEPTION_TRACE_ID, PC_SAMPLE_ID = 1, 2
+EVENT_COUNTER_ID, EXCEPTION_TRACE_ID, PC_SAMPLE_ID = 0, 1, 2
+# Event counter packet payload bits (D4.3.1): the DWT counter that wrapped from 255 to 0, or (CYC)
+# the POSTCNT counter that reloaded.
+CPI, EXC, SLEEP, LSU, FOLD, CYC = 0x01, 0x02, 0x04, 0x08, 0x10, 0x20
+COUNTER_FLAGS = (CPI, EXC, SLEEP, LSU, FOLD, CYC)
+MAX_COUNTER_EVENTS = 1 << 20  # counter wraps and POSTCNT reloads kept (8 MB table of the native ones)
 # Size field SS of source packets (D4.2.8, D4.2.9): payload of 1, 2 or 4 bytes.
 _SIZE_BITS = {1: 0b01, 2: 0b10, 4: 0b11}
 
@@ -88,6 +98,34 @@ def exception_trace(number: int, function: int) -> bytes:
     return hardware_source(EXCEPTION_TRACE_ID, value.to_bytes(2, "little"))
 
 
+def event_counter(flags: int) -> bytes:
+    """D4.3.1 Event counter packet, discriminator 0, 1-byte payload: a bit per DWT counter that
+    wrapped (bit 0 CPI, 1 Exc, 2 Sleep, 3 LSU, 4 Fold) and bit 5 Cyc, POSTCNT reloaded."""
+    if not 0 < flags < 0x40:
+        raise ValueError(f"event counter flags 0x{flags:x}: bits 0..5, at least one")
+    return hardware_source(EVENT_COUNTER_ID, bytes([flags]))
+
+
+def counter_packets(events: Iterable) -> Iterable:
+    """(cycle, flags) of the event counter packets for (cycle, flags) counter events in cycle
+    order: the events of one cycle share packets, as many as the counter that wrapped most often
+    then (two CPI wraps and an LSU wrap at one cycle: CPI | LSU, then CPI)."""
+    current, counts = None, {}
+    for cycle, flags in events:
+        if cycle != current:
+            yield from _shared(current, counts)
+            current, counts = cycle, {}
+        for flag in COUNTER_FLAGS:
+            if flags & flag:
+                counts[flag] = counts.get(flag, 0) + 1
+    yield from _shared(current, counts)
+
+
+def _shared(cycle, counts: dict):
+    for k in range(max(counts.values(), default=0)):
+        yield cycle, sum(flag for flag, count in counts.items() if count > k)
+
+
 def pc_sample(pc: int | None) -> bytes:
     """D4.3.3 Periodic PC sample packet, discriminator 2: the sampled PC as a 4-byte payload,
     or (pc None) the 1-byte payload 0x00 that says the core was asleep."""
@@ -98,10 +136,11 @@ def pc_sample(pc: int | None) -> bytes:
 
 # -- the stream ------------------------------------------------------------------------------
 def encode(itm: Iterable = (), exceptions: Iterable = (), pc_samples: Iterable = (), overflows: Iterable = (),
-           sync_period: int = SYNC_PERIOD_CYCLES) -> bytes:
+           sync_period: int = SYNC_PERIOD_CYCLES, counters: Iterable = ()) -> bytes:
     """The packet stream of a run. Each input is in cycle order:
     itm (cycle, port, payload bytes of 1, 2 or 4), exceptions (cycle, number, ENTER/EXIT/RETURN),
-    pc_samples (cycle, pc or None asleep), overflows (cycle where packets began to be lost).
+    pc_samples (cycle, pc or None asleep), overflows (cycle where packets began to be lost),
+    counters (cycle, CPI/EXC/SLEEP/LSU/FOLD/CYC flags): one event each (see counter_packets).
 
     The events of one cycle are followed by one local timestamp; a gap longer than an LTS
     holds is first bridged by timestamps of LTS_MAX (a decoder that adds them up keeps the
@@ -110,6 +149,7 @@ def encode(itm: Iterable = (), exceptions: Iterable = (), pc_samples: Iterable =
                          ((c, 1, exception_trace(n, f)) for c, n, f in exceptions),
                          ((c, 2, instrumentation(p, d)) for c, p, d in itm),
                          ((c, 3, pc_sample(pc)) for c, pc in pc_samples),
+                         ((c, 4, event_counter(f)) for c, f in counter_packets(counters)),
                          key=lambda event: event[0])
     out = bytearray(sync())
     stamped = 0      # cycle of the last local timestamp (the counter starts at reset)
@@ -149,10 +189,12 @@ def sample_events(cycles, pcs, chunk: int = 1 << 16):
 
 class SwoRecorder:
     """ITM stimulus writes and exception events with their cycles, for `encode`: the first
-    `capacity` of them, in flat arrays (a run can write millions); counts what it drops."""
+    `capacity` of them, in flat arrays (a run can write millions); counts what it drops. With
+    the machine's native `state`, also the DWT event counter packets (`counters`)."""
 
-    def __init__(self, capacity: int = MAX_EVENTS):
+    def __init__(self, capacity: int = MAX_EVENTS, state=None):
         self.capacity = capacity
+        self.counters = CounterEvents(state) if state is not None else None
         self.itm_cycles, self.itm_ports, self.itm_sizes, self.itm_values = (array("q"), array("B"), array("B"),
                                                                             array("I"))
         self.exception_cycles, self.exception_codes = array("q"), array("H")  # number | FN << 12
@@ -188,3 +230,88 @@ class SwoRecorder:
         """(cycle, exception number, ENTER/EXIT/RETURN), in order."""
         for cycle, code in zip(self.exception_cycles, self.exception_codes):
             yield cycle, code & 0x1FF, code >> 12
+
+
+class CounterEvents:
+    """The DWT event counter packets of a run (ARMv7-M ARM C1.8.7, D4.3.1): the wraps of CPICNT,
+    LSUCNT and FOLDCNT, which the native block hook records (native.counter_events), and runs of
+    evenly spaced events Python works out itself: EXCCNT and SLEEPCNT count every cycle of the
+    time the machine moves on (exception entry and return, sleep), POSTCNT reloads every so many
+    cycles. peripherals/core/dwt.py says when each counter's events are on and where it stands.
+
+    Bounded: the first `capacity` events in cycle order (and the native table holds as many);
+    `events` says from which cycle on the rest were left out."""
+
+    def __init__(self, state, capacity: int = MAX_COUNTER_EVENTS):
+        self.state = state
+        self.capacity = capacity
+        self.table = state.reserve(N.EV_RECORDS + capacity)
+        state[self.table + N.EV_CAPACITY] = capacity
+        for i in range(len(N.EV_FLAGS)):
+            state[self.table + N.EV_COUNTERS + 2 * i] = N.EV_NEVER
+        self.runs = {flag: array("q") for flag in COUNTER_FLAGS}  # (first cycle, step, count) triples
+
+    def configure(self, native: dict, now: int) -> None:
+        """The native counters' events from now (cycle) on: per flag CPI, LSU, FOLD (total, counter
+        value, event on) at the instruction that changed them."""
+        st, t = self.state, self.table
+        was_on = st[N.COUNTER_EVENTS] != 0
+        if not was_on:  # the native hook starts observing from here
+            st[t + N.EV_SINCE] = st[N.CYCLES]
+            for i, total_slot in enumerate((N.CPI_TOTAL, N.LSU_TOTAL, N.FOLD_TOTAL)):
+                st[t + N.EV_COUNTERS + 2 * i + 1] = st[total_slot]
+        on = False
+        for i, flag in enumerate(N.EV_FLAGS):
+            slot = t + N.EV_COUNTERS + 2 * i
+            total, value, enabled = native[flag]
+            wrap = total + 256 - value if enabled else N.EV_NEVER
+            old = st[slot] if was_on else N.EV_NEVER
+            if old <= total:  # wrapped since the hook last looked, before this instruction
+                if enabled and (wrap - old) % 256 == 0:
+                    wrap = old  # counting on as before: the hook records them
+                else:
+                    self.run(flag, now, 0, (total - old) // 256 + 1)
+            st[slot] = wrap
+            on = on or wrap != N.EV_NEVER
+        st[N.COUNTER_EVENTS] = t if on else 0
+
+    def observe(self) -> None:
+        """Record the native counters' wraps up to now (before Python moves time on)."""
+        if self.state[N.COUNTER_EVENTS]:
+            N.counter_events(self.state.buffer)
+
+    def run(self, flag: int, first: int, step: int, count: int) -> None:
+        """`count` events of one counter from cycle `first` on, every `step` cycles."""
+        if count > 0:
+            self.runs[flag].extend((first, step, count))
+
+    def _native(self):
+        st, t = self.state, self.table
+        records = st.buffer[t + N.EV_RECORDS: t + N.EV_RECORDS + st[t + N.EV_COUNT]]
+        cycles = records & ((1 << 56) - 1)
+        order = np.argsort(cycles, kind="stable")  # (one observation records counter by counter)
+        return zip(cycles[order].tolist(), (records[order] >> 56).tolist())
+
+    def _runs(self, flag: int):
+        runs = self.runs[flag]
+        for i in range(0, len(runs), 3):
+            first, step, count = runs[i: i + 3]
+            for k in range(count):
+                yield first + k * step, flag
+
+    def _merged(self, until: int | None):
+        merged = heapq.merge(self._native(), *(self._runs(flag) for flag in COUNTER_FLAGS),
+                             key=lambda event: event[0])
+        return merged if until is None else takewhile(lambda event: event[0] < until, merged)
+
+    def events(self):
+        """((cycle, flag) of the events in cycle order, for `encode`; the cycle from which on
+        events were left out, or None)."""
+        st, t = self.state, self.table
+        lost = st[t + N.EV_FIRST_DROPPED] if st[t + N.EV_DROPPED] else None
+        total = st[t + N.EV_COUNT] + sum(sum(runs[2::3]) for runs in self.runs.values())
+        if total > self.capacity:
+            beyond = next(islice(self._merged(lost), self.capacity, None), None)
+            if beyond is not None:
+                lost = beyond[0]
+        return self._merged(lost), lost

@@ -46,15 +46,18 @@ def _identifier(name: str, taken: set[str]) -> str:
     return identifier
 
 
-def write(path: str | Path, pins, regions, end_seconds: float | None = None, comment: str = "mcusim") -> None:
+def write(path: str | Path, pins, regions, end_seconds: float | None = None, comment: str = "mcusim",
+          power=()) -> None:
     """Write the VCD: scope `mcusim.gpio` with one wire per pin ever driven (z while undriven),
     scope `mcusim.regions` with one wire per region name (1 while a run of it is open; nested and
     repeated runs of one name count up and down) and `current`, a string with the innermost
     open region. Changes at the same nanosecond merge into their final value. Unmatched end
-    markers are ignored."""
-    pins, regions = list(pins), list(regions)
+    markers are ignored. `power`: (seconds, rail, watts) steps, as real variables in scope
+    `mcusim.power` (the power trace's bins)."""
+    pins, regions, power = list(pins), list(regions), list(power)
     events = sorted([(seconds, False, name, level) for seconds, name, level in pins]
-                    + [(seconds, True, name, begin) for seconds, name, begin in regions], key=lambda e: e[0])
+                    + [(seconds, True, name, begin) for seconds, name, begin in regions]
+                    + [(seconds, None, rail, watts) for seconds, rail, watts in power], key=lambda e: e[0])
     with open(path, "w") as stream, VCDWriter(stream, timescale=TIMESCALE, comment=comment) as writer:
         taken: set[str] = set()
         pin_vars = {name: writer.register_var("mcusim.gpio", _identifier(name, taken), "wire", size=1, init="z")
@@ -63,6 +66,8 @@ def write(path: str | Path, pins, regions, end_seconds: float | None = None, com
         region_vars = {name: writer.register_var("mcusim.regions", _identifier(name, taken), "wire", size=1, init=0)
                        for name in sorted({name for _, name, begin in regions if begin})}
         current = writer.register_var("mcusim.regions", "current", "string", init=NO_REGION) if regions else None
+        power_vars = {rail: writer.register_var("mcusim.power", _identifier(f"{rail}_w", set()), "real", init=0.0)
+                      for rail in dict.fromkeys(rail for _, rail, _ in power)}
         depth = dict.fromkeys(region_vars, 0)
         open_stack: list[str] = []
         pending: dict = {}  # var -> value at time `now`, written when time moves on
@@ -73,6 +78,9 @@ def write(path: str | Path, pins, regions, end_seconds: float | None = None, com
                 for var, new in pending.items():
                     writer.change(var, now, new)
                 pending, now = {}, time
+            if is_region is None:
+                pending[power_vars[name]] = float(value)
+                continue
             if not is_region:
                 pending[pin_vars[name]] = "z" if value is None else int(value)
                 continue

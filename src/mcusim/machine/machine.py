@@ -20,10 +20,12 @@ from unicorn import arm_const as A
 from ..analysis import swo as swo_stream
 from ..analysis.branch_trace import BranchTraceCapture, MissingSymbol, TraceWindow
 from ..analysis.lines import line_rows
+from ..power.accounting import DEFAULT_BIN_US, PowerMeter, VoltageRangeError
+from ..power.model import load_power_model
 from ..analysis.profile import EXTRA_ROWS, FunctionProfile
-from ..analysis.regions import RegionRecorder, read_info, summarize, timeline
+from ..analysis.regions import RegionRecorder, matched, read_info, summarize, timeline
 from ..analysis.sampling import EXCEPTION_PC, SLEEP_PC, PcSampler
-from ..config import BoardSpec
+from ..config import BoardSpec, ConfigError
 from ..elf import ElfError, ElfImage
 from ..peripherals import model_class
 from ..peripherals.bus import Bus
@@ -93,7 +95,8 @@ class Machine:
                  max_cycles: int | None = None, semihosting_root=None, cmdline: str = "",
                  on_output=None, on_warning=None, on_progress=None, stdin=None, profile: bool = False,
                  pc_sample_cycles: int | None = None, swo: bool = False,
-                 branch_trace: TraceWindow | None = None, vcd: bool = False):
+                 branch_trace: TraceWindow | None = None, voltage_range: str | None = None,
+                 power_bin_us: float = DEFAULT_BIN_US, power_model: str | None = None, power: bool = True, vcd: bool = False):
         self.board = board
         self.stdin = stdin  # a binary stream for semihosting console reads, or None (end of file)
         self.image = image
@@ -137,7 +140,8 @@ class Machine:
             if profile else None
         self.sampler = PcSampler(self.state, pc_sample_cycles) if pc_sample_cycles else None
         self.trace = self._branch_trace(branch_trace) if branch_trace is not None else None
-        self.swo = swo_stream.SwoRecorder() if swo else None  # ITM and exception events for trace.swo
+        self.power = self._power_meter(voltage_range, power_bin_us, power_model) if power else None
+        self.swo = swo_stream.SwoRecorder(state=self.state) if swo else None  # ITM, exception, counter events
         self.state.on_reallocate = self._reregister_hook
         self.decoder = Decoder(self.state, self.read_memory, core.default_instruction_cycles,
                                is_writable=self._is_writable, timing=self._core_timing(core))
@@ -219,6 +223,35 @@ class Machine:
         if self.state[N.TRACE_STATE] == 0:
             self.warn_once("trace-empty", "the branch trace window never opened (--trace-from / --trace-cycles)")
         return self.trace.records()
+
+    def _power_meter(self, voltage_range: str | None, bin_us: float, path: str | None) -> PowerMeter | None:
+        """The board's power model (or the one at `path`) at work, or None for a board without
+        one (then asking for a voltage range is an error)."""
+        try:
+            model = load_power_model(self.board.name, path)
+        except ConfigError:
+            if path is not None:
+                raise
+            if voltage_range is not None:
+                raise VoltageRangeError(f"{self.board.name} has no power model, so no voltage ranges")
+            return None
+        clock = self.pinned_clock_hz or self.board.reset_clock_hz
+        return PowerMeter(self.state, model, clock, voltage_range, bin_us, pinned_range=voltage_range is not None)
+
+    def voltage_scaling_changed(self, register_value: int) -> None:
+        """The firmware selected a voltage range (STM32 PWR VOS): the power model's operating point."""
+        if self.power is not None:
+            name = self.power.model.range_registers.get(register_value)
+            if name is None:
+                return
+            if not hasattr(self, "time_base"):  # (at construction: devices reset before the core)
+                self.power.operating_point(0, 0.0, self.power.clock_hz, name)
+            else:
+                now = self.cycles_now()
+                self.power.operating_point(now, self.simulated_seconds_at(now), self.clock_hz, name)
+
+    def simulated_seconds_at(self, cycle: int) -> float:
+        return self.time_base + (cycle - self.clock_anchor_cycle) / self.clock_hz
 
     def finish_trace(self) -> None:
         """Close the branch trace window where the run ended."""
@@ -421,6 +454,8 @@ class Machine:
         self.clock_anchor_cycle = now
         self.clock_hz = hz
         self.clock_changes.append(ClockChange(now, hz, source))
+        if self.power is not None:
+            self.power.operating_point(now, self.time_base, hz)
         for port in self.flash_ports:
             port.clock_changed(hz)
 
@@ -588,11 +623,17 @@ class Machine:
         """The SWO packet stream (analysis/swo.py) of the run, or None when it was not asked for.
 
         PC samples of sleep become the DWT sleep packet, those of exception entry and return
-        0xFFFFFFFF (see swo.sample_events)."""
+        0xFFFFFFFF (see swo.sample_events). DWT event counter packets: see peripherals/core/dwt.py."""
         if self.swo is None:
             return None
         rec = self.swo
-        overflows = []
+        self.dwt.finish_events()
+        counters, counters_lost = rec.counters.events()
+        overflows = [] if counters_lost is None else [counters_lost]
+        if counters_lost is not None:
+            self.warn_once("swo-counters-dropped", f"DWT event counter packets from cycle {counters_lost:,} on "
+                                                   f"were left out of the SWO stream (beyond the first "
+                                                   f"{rec.counters.capacity:,}; an overflow packet marks where)")
         if rec.dropped:
             self.warn_once("swo-dropped", f"{rec.dropped:,} ITM writes and exception events beyond the first "
                                           f"{rec.capacity:,} were left out of the SWO stream (an overflow packet "
@@ -603,7 +644,7 @@ class Machine:
             overflows.append(int(samples[0][-1]) + self.sampler.period)
         return swo_stream.encode(rec.itm_events(), rec.exception_events(),
                                  () if samples is None else swo_stream.sample_events(*samples),
-                                 sorted(overflows))
+                                 sorted(overflows), counters=counters)
 
     def region_timeline(self) -> dict:
         """The regions as a Chrome/Perfetto trace (analysis/regions.timeline)."""
@@ -623,6 +664,10 @@ class Machine:
     def function_profile(self) -> list[dict]:
         """The exact profile's rows (analysis/profile.py), or [] when it was not asked for."""
         return self.profile.rows(self.cycles) if self.profile is not None else []
+
+    def region_runs(self) -> list[tuple]:
+        """Each completed region run: (name, start cycle, end cycle, start s, end s)."""
+        return list(matched(self.regions, self._read_c_string))
 
     def region_statistics(self) -> list[dict]:
         """Per region name (see analysis/regions.py), with the image's MACs and bytes where it says."""
@@ -741,6 +786,9 @@ class Machine:
                      profile_address: int | None = None) -> None:
         """Move time on outside the native hook (exception overhead, sleep, skipped loops),
         charging it in the profile and the PC samples to what it was spent on."""
+        if self.swo is not None:  # DWT event counter packets: EXCCNT and SLEEPCNT count this time
+            self.dwt.python_time(self.state[N.CYCLES], cycles,
+                                 {EXCEPTION_PC: EXCCNT, SLEEP_PC: SLEEPCNT}.get(sample_pc))
         if self.sampler is not None:
             self.sampler.take_block()
         if self.profile is not None:
@@ -748,7 +796,15 @@ class Machine:
                 self.profile.switch_to(profile_event)
             elif profile_address is not None:
                 self.profile.switch_to_address(profile_address)
+        if self.power is not None:
+            self.power.snapshot()  # (the trace's dynamic energy stays put while Python moves time on)
+            if profile_event == N.EVENT_SLEEP:
+                start = self.state[N.CYCLES]
+                self.power.asleep(start, start + cycles, self.simulated_seconds_at(start),
+                                  self.simulated_seconds_at(start + cycles), bool(self.scb.scr & SCR_SLEEPDEEP))
         self._advance(cycles)
+        if self.power is not None:
+            self.power.snapshot()
         if self.sampler is not None:
             self.sampler.charge(sample_pc)
 

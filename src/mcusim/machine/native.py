@@ -137,8 +137,34 @@ TRACE_FROM_CYCLE = 65
 TRACE_TO = 66         # ... and ends at this address (-1: never) or cycle
 TRACE_TO_CYCLE = 67
 TRACE_HELD = 68       # a block whose incoming branch is recorded but which has not run yet (else -1)
+COUNTER_EVENTS = 69   # DWT event counter packets (see counter_events): the table (0: no event enabled)
 # Slots [FL_FIRST_SLOT, FL_LAST_SLOT) belong to the flash timing model (flash_timing.py).
-HEADER_LENGTH = FL_LAST_SLOT
+# Power accounting (power/accounting.py; docs/power.md): slots from POWER_FIRST_SLOT on. Always
+# counted: instructions per class and data words, from the blocks' summaries; the flash line
+# reads; the dynamic energy of each rail in femtojoules (class and word energies come from the
+# power model's coefficients, set by Python: a block's energy is summed once per summary).
+POWER_FIRST_SLOT = FL_LAST_SLOT
+CLASS_NAMES = ("alu", "multiply", "simd", "fp", "branch", "load", "store")
+P_COUNTS = POWER_FIRST_SLOT           # per class in CLASS_NAMES, then the data words (8 slots)
+P_WORDS = P_COUNTS + 7
+P_FLASH_READS = P_COUNTS + 8          # flash line reads (instruction lines and data, not cache hits)
+P_ENERGY_CORE = P_COUNTS + 9          # femtojoules so far: instruction classes ...
+P_ENERGY_SRAM = P_COUNTS + 10         # ... data words ...
+P_ENERGY_FLASH = P_COUNTS + 11        # ... flash line reads
+P_COEFFICIENTS = P_COUNTS + 12        # femtojoules per class (7), per data word, per flash read (9 slots)
+P_COEF_WORD = P_COEFFICIENTS + 7
+P_COEF_FLASH = P_COEFFICIENTS + 8
+P_SNAPSHOT_TABLE = P_COUNTS + 21      # snapshots of the energies for the power trace (0: off): ...
+P_SNAPSHOT_PERIOD = P_COUNTS + 22     # ... one every so many cycles, ...
+P_SNAPSHOT_NEXT = P_COUNTS + 23
+P_SNAPSHOT_COUNT = P_COUNTS + 24
+P_SNAPSHOT_CAPACITY = P_COUNTS + 25
+P_SNAPSHOT_DROPPED = P_COUNTS + 26   # times the table was thinned out
+P_PROFILE_SINCE = P_COUNTS + 27       # the energy total when the profile last switched function
+P_ENABLED = P_COUNTS + 28             # 1: count (a board with a power model, unless turned off)
+SNAPSHOT = 4                          # per snapshot: cycle, core, sram and flash femtojoules
+POWER_LAST_SLOT = P_COUNTS + 29
+HEADER_LENGTH = POWER_LAST_SLOT
 MAX_WINDOWS = 1024
 WINDOW_TABLE = HEADER_LENGTH          # per window: base, size_bytes, offset of its tables
 # Block summary cache, direct-mapped by block address: what a block costs, ready to add.
@@ -158,7 +184,10 @@ E_FETCH_PORT = E_LAST_INSN + 1  # the flash port block its fast path uses
 E_FUNCTION = E_FETCH_PORT + 1   # its function in the profile's table + 1 (0: not looked up yet)
 E_LINE_SLOT = E_FUNCTION + 1    # its first and end halfword's slots in the line counters (0: not looked up
 E_LINE_END = E_FUNCTION + 2     # yet, -1: outside them)
-CACHE_ENTRY = E_FUNCTION + 3
+E_CLASSES = E_FUNCTION + 3      # its F_CLASS_A, B and C sums
+E_ENERGY_CORE = E_FUNCTION + 6  # its instructions' and data words' energy (femtojoules)
+E_ENERGY_SRAM = E_FUNCTION + 7
+CACHE_ENTRY = E_FUNCTION + 8
 BLOCK_CACHE = WINDOW_TABLE + 3 * MAX_WINDOWS
 FLASH_AREA = BLOCK_CACHE + CACHE_ENTRIES * CACHE_ENTRY  # flash cache tags and per-line records
 BTAC_AREA = FLASH_AREA + FL_AREA_SLOTS  # per predictor entry: branch address + 1 (0 = empty), target, counter
@@ -206,8 +235,11 @@ F_START_FLAGS = 9   # per instruction (not summed): what a block start takes bac
 F_REFILL = 10       # per instruction (not summed): branch kind (1 if taken, 2 always) | fixed refill cycles << 2
 #                     | CALL_FLAG for BL/BLX (the exact profile's call tree tells calls from jumps)
 F_DIVIDE = 11       # per instruction (not summed): a divide's operands (see divide_hook), else 0
-FIELDS = 12
-SUMMED_FIELDS = (F_CYCLES, F_INSTRUCTIONS, F_FP, F_UNMASK, F_ISB, F_COUNTS, F_STALLS)
+F_CLASS_A = 12      # summed, packed: instruction classes (power model): alu | multiply << 21 | simd << 42
+F_CLASS_B = 13      # fp | branch << 21 | load << 42
+F_CLASS_C = 14      # store | data words moved << 21
+FIELDS = 15
+SUMMED_FIELDS = (F_CYCLES, F_INSTRUCTIONS, F_FP, F_UNMASK, F_ISB, F_COUNTS, F_STALLS, F_CLASS_A, F_CLASS_B, F_CLASS_C)
 CALL_FLAG = 1 << 16
 REFILL_CYCLES_MASK = (1 << 14) - 1
 LANE = 21           # packed fields: three 21-bit lanes (a window's sums stay far below 2**21)
@@ -316,6 +348,7 @@ PROFILE_TREE_META = 10
 # ranges they cover, and the block that ran last: its first and end slots, start cycle and
 # static cycles.
 TREE_LINE_RANGES, TREE_LINE_SLOT, TREE_LINE_END, TREE_LINE_START, TREE_LINE_STATIC = 4, 5, 6, 7, 8
+TREE_ENERGY = 9  # ... and where the per-function dynamic energy (femtojoules, n + PROFILE_EXTRA rows) is
 MAX_LINE_RANGES = 8  # after the hash table: (start, end, counters offset) per code range
 PROFILE_NODE = 4            # slots per call tree node
 TREE_ROOT, TREE_FULL = 0, 1  # node 0: the root; node 1 takes what ran below a call the full tree had no room for
@@ -423,8 +456,11 @@ def profile_switch(st, function, address, event):
     spent = st[CYCLES] - st[PROFILE_SINCE]
     meta = t + 1 + 4 * n + 2 * PROFILE_EXTRA
     node = st[meta]
+    energy = st[P_ENERGY_CORE] + st[P_ENERGY_SRAM] + st[P_ENERGY_FLASH]
     if previous >= 0:
         st[t + 1 + 2 * n + previous] += spent
+        st[st[meta + TREE_ENERGY] + previous] += energy - st[P_PROFILE_SINCE]
+    st[P_PROFILE_SINCE] = energy
     st[meta + PROFILE_TREE_META + PROFILE_NODE * node + 2] += spent
     if call:
         st[t + 1 + 2 * n + n + PROFILE_EXTRA + function] += 1
@@ -568,6 +604,51 @@ def _trace(st, address, out_of_sequence):
             st[TRACE_STATE] = 2
 
 
+# DWT event counter packets (analysis/swo.py CounterEvents; only with --swo, while firmware enables
+# one of CPICNT, LSUCNT, FOLDCNT's events). The table at COUNTER_EVENTS: records kept, how many fit,
+# how many did not, the cycle of the first that did not, the cycle of the last counter_events call;
+# per counter (CPICNT, LSUCNT, FOLDCNT) the total at which it next wraps past 255 (EV_NEVER: its
+# event is off) and its total at the last call; then the records: flag << 56 | cycle (flag: the
+# counter's bit in the packet payload, ARMv7-M ARM D4.3.1).
+EV_COUNT, EV_CAPACITY, EV_DROPPED, EV_FIRST_DROPPED, EV_SINCE, EV_COUNTERS = 0, 1, 2, 3, 4, 5
+EV_RECORDS = EV_COUNTERS + 2 * 3
+EV_FLAGS = (0x01, 0x08, 0x10)  # CPI, LSU, Fold
+EV_NEVER = 1 << 62
+
+
+@numba.njit(cache=True)
+def counter_events(st):
+    """A record for each wrap of CPICNT, LSUCNT or FOLDCNT since the last call (the block hook
+    calls it at every block start, Python before it moves time on), at the cycle interpolated
+    linearly from the counter's total between the last call and now: within one block's
+    cycles, or exactly in a span of Python time (a skipped `b .` loop)."""
+    t = st[COUNTER_EVENTS]
+    since = st[t + EV_SINCE]
+    now = st[CYCLES]
+    for i in range(3):
+        slot = t + EV_COUNTERS + 2 * i
+        total = st[CPI_TOTAL] if i == 0 else st[LSU_TOTAL] if i == 1 else st[FOLD_TOTAL]
+        before = st[slot + 1]
+        while total >= st[slot]:
+            cycle = since  # (a wrap Python set up before the last call, at an MMIO access in its block)
+            if st[slot] > before:
+                span, part, whole = now - since, st[slot] - before, total - before
+                if span < (1 << 31) and part < (1 << 31):
+                    cycle = since + (span * part + whole - 1) // whole
+                else:
+                    cycle = since + np.int64(span * (part / whole))
+            if st[t + EV_COUNT] < st[t + EV_CAPACITY]:
+                st[t + EV_RECORDS + st[t + EV_COUNT]] = EV_FLAGS[i] << 56 | cycle
+                st[t + EV_COUNT] += 1
+            else:
+                if st[t + EV_DROPPED] == 0:
+                    st[t + EV_FIRST_DROPPED] = cycle
+                st[t + EV_DROPPED] += 1
+            st[slot] += 256
+        st[slot + 1] = total
+    st[t + EV_SINCE] = now
+
+
 @numba.njit(cache=True)
 def _refill_after_branch(st, address, wide_target):
     """The previous block ended with a branch that was taken: an unconditional one (2), or a
@@ -616,6 +697,54 @@ def _start_adjust(st, adjust, flags, sign):
 
 
 @numba.njit(cache=True)
+def _block_energy(st, entry):
+    """A block's dynamic energy from its class counts and the power model's coefficients."""
+    core = 0
+    for k in range(7):
+        core += _class_count(st, entry, k) * st[P_COEFFICIENTS + k]
+    st[entry + E_ENERGY_CORE] = core
+    st[entry + E_ENERGY_SRAM] = _class_count(st, entry, 7) * st[P_COEF_WORD]
+
+
+@numba.njit(cache=True)
+def _class_count(st, entry, k):
+    """Lane k of the block's packed class counts (CLASS_NAMES, then data words)."""
+    return (st[entry + E_CLASSES + k // 3] >> (LANE * (k % 3))) & LANE_MASK
+
+
+@numba.njit(cache=True)
+def _count_power(st, entry):
+    for k in range(8):
+        st[P_COUNTS + k] += _class_count(st, entry, k)
+    st[P_ENERGY_CORE] += st[entry + E_ENERGY_CORE]
+    st[P_ENERGY_SRAM] += st[entry + E_ENERGY_SRAM]
+    if st[P_SNAPSHOT_TABLE] != 0 and st[CYCLES] >= st[P_SNAPSHOT_NEXT]:
+        power_snapshot(st)
+
+
+@numba.njit(cache=True)
+def power_snapshot(st):
+    """Keep the energies so far at this cycle (the power trace interpolates between them)."""
+    if st[P_SNAPSHOT_COUNT] < st[P_SNAPSHOT_CAPACITY]:
+        slot = st[P_SNAPSHOT_TABLE] + SNAPSHOT * st[P_SNAPSHOT_COUNT]
+        st[slot] = st[CYCLES]
+        st[slot + 1] = st[P_ENERGY_CORE]
+        st[slot + 2] = st[P_ENERGY_SRAM]
+        st[slot + 3] = st[P_ENERGY_FLASH]
+        st[P_SNAPSHOT_COUNT] += 1
+    else:  # full: keep every other snapshot and take them half as often (bounded memory, coarser trace)
+        table = st[P_SNAPSHOT_TABLE]
+        kept = st[P_SNAPSHOT_COUNT] // 2
+        for i in range(kept):
+            for k in range(SNAPSHOT):
+                st[table + SNAPSHOT * i + k] = st[table + SNAPSHOT * (2 * i + 1) + k]
+        st[P_SNAPSHOT_COUNT] = kept
+        st[P_SNAPSHOT_PERIOD] *= 2
+        st[P_SNAPSHOT_DROPPED] += 1  # (counts the halvings)
+    st[P_SNAPSHOT_NEXT] = st[CYCLES] + st[P_SNAPSHOT_PERIOD]
+
+
+@numba.njit(cache=True)
 def _summarize(st, address, size, entry):
     """Fill the block cache entry from the decode tables; False if the block is not decoded."""
     end = address + size
@@ -643,6 +772,8 @@ def _summarize(st, address, size, entry):
         st[entry + 10] = st[row_last + F_FP] - st[row_first + F_FP]
         st[entry + 11] = st[row_last + F_UNMASK] - st[row_first + F_UNMASK]
         st[entry + 12] = st[row_last + F_ISB] - st[row_first + F_ISB]
+        for k in range(3):
+            st[entry + E_CLASSES + k] = st[row_last + F_CLASS_A + k] - st[row_first + F_CLASS_A + k]
     else:
         first_kind = _kind_at(st, address)
         if first_kind != KIND_START and first_kind != KIND_SELF_LOOP or _kind_at(st, end - 2) == KIND_UNKNOWN:
@@ -662,6 +793,9 @@ def _summarize(st, address, size, entry):
         st[entry + 10] = fp
         st[entry + 11] = _range_sum(st, address, end, F_UNMASK)
         st[entry + 12] = _range_sum(st, address, end, F_ISB)
+        for k in range(3):
+            st[entry + E_CLASSES + k] = _range_sum(st, address, end, F_CLASS_A + k)
+    _block_energy(st, entry)
     st[entry + 13] = 1 if first_kind == KIND_SELF_LOOP else 0
     st[entry + E_FETCH_EPOCH] = 0
     st[entry + E_FUNCTION] = 0
@@ -737,6 +871,12 @@ def flash_cache_forget(st, g, line):
 
 
 @numba.njit(cache=True)
+def _flash_read(st):
+    st[P_FLASH_READS] += 1
+    st[P_ENERGY_FLASH] += st[P_COEF_FLASH]
+
+
+@numba.njit(cache=True)
 def flash_fetch_line(st, g, line, now):
     """Fetch `line` for the instruction needed at cycle `now`: returns (stall, contention, missed)."""
     if line == st[g + FL_BUFFER_LINE]:
@@ -755,8 +895,10 @@ def flash_fetch_line(st, g, line, now):
             contention = stall - max(0, st[g + FL_PREFETCH_READY] - now)
         else:
             stall = st[g + FL_FETCH_WAIT]
+            _flash_read(st)
     st[g + FL_BUFFER_LINE] = line
     if st[g + FL_PREFETCH] != 0:
+        _flash_read(st)  # the next line, read ahead
         st[g + FL_PREFETCH_LINE] = line + 1
         st[g + FL_PREFETCH_READY] = now + stall + st[g + FL_FETCH_WAIT] + 1
         st[g + FL_PREFETCH_DELAY] = 0
@@ -775,6 +917,7 @@ def flash_data_read(st, address):
             st[g + FL_DC_HITS] += 1
             return 0
         st[g + FL_DC_MISSES] += 1
+    _flash_read(st)
     wait = st[g + FL_DATA_WAIT]
     if st[g + FL_PREFETCH] != 0 and st[g + FL_PREFETCH_READY] > st[FL_BLOCK_START]:
         st[g + FL_PREFETCH_DELAY] += wait + 1  # the flash serves this read before the prefetch in flight
@@ -904,6 +1047,8 @@ def block_hook(uc, address_u64, size_u32, user_data):
     if st[TRACE_TABLE] != 0 and address != st[TRACE_HELD]:  # before any stop: Python may move the PC
         _trace(st, address, address != st[PREVIOUS_END])
         st[TRACE_HELD] = address
+    if st[COUNTER_EVENTS] != 0:  # DWT counter wraps in the block that ran last (before any stop)
+        counter_events(st)
     if st[CYCLES] >= st[DEADLINE]:
         st[STOP_REASON] = STOP_DEADLINE
         st[STOP_ADDRESS] = address
@@ -958,6 +1103,8 @@ def block_hook(uc, address_u64, size_u32, user_data):
     st[CODE_PC] = -1
     counts = st[entry + 4]
     stalls = st[entry + 5]
+    if st[P_ENABLED] != 0:
+        _count_power(st, entry)  # (a snapshot before this block's cycles: the energies so far)
     st[CYCLES] += st[entry + 2]
     st[INSTRUCTIONS] += st[entry + 3]
     st[LSU_TOTAL] += counts & LANE_MASK

@@ -10,10 +10,11 @@ import bisect
 import numpy as np
 from capstone import CS_ARCH_ARM, CS_MODE_MCLASS, CS_MODE_THUMB, Cs
 
-from ..machine.native import (CALL_FLAG, F_COUNTS, F_CYCLES, F_DIVIDE, F_FP, F_INSTRUCTIONS, F_ISB, F_REFILL, F_STALLS,
+from ..machine.native import (CALL_FLAG, F_CLASS_A, F_CLASS_B, F_CLASS_C, F_COUNTS, F_CYCLES, F_DIVIDE, F_FP, F_INSTRUCTIONS, F_ISB, F_REFILL, F_STALLS,
                               F_START_ADJUST, F_START_FLAGS, F_UNMASK, FIELDS, KIND, KIND_CONTINUATION,
                               KIND_SELF_LOOP, KIND_START, LANE, SUMMED_FIELDS)
 from ..machine.registers import UNICORN_REGISTERS
+from .classes import packed, power_class
 from .cortex_m4 import FP_MEMORY, MEMORY, base_mnemonic
 
 _capstone = Cs(CS_ARCH_ARM, CS_MODE_THUMB | CS_MODE_MCLASS)
@@ -171,6 +172,11 @@ class Decoder:
                 run.append((detail, costs, i))
             if mnemonic in ("bl", "blx"):
                 costs[F_REFILL][i] |= CALL_FLAG
+            if mnemonic:
+                class_a, class_b, class_c = packed(*power_class(detail, mnemonic, operands))
+                costs[F_CLASS_A][i], costs[F_CLASS_B][i], costs[F_CLASS_C][i] = class_a, class_b, class_c
+            else:
+                costs[F_CLASS_A][i] = costs[F_CLASS_B][i] = costs[F_CLASS_C][i] = 0
             costs[F_FP][i] = int(mnemonic.startswith("v"))
             costs[F_UNMASK][i] = int(_may_unmask(mnemonic, operands))
             costs[F_ISB][i] = int(mnemonic == "isb")

@@ -55,6 +55,7 @@ class Itm(Peripheral):
             self.tpr = value
         elif offset == TCR:
             self.tcr = value
+            self.machine.dwt.events_changed()  # ITMENA gates the DWT's event counter packets
         elif offset != LAR:
             return False
         return True

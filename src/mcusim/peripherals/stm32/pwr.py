@@ -10,6 +10,7 @@ class PwrL4(Peripheral):
     def reset(self) -> None:
         if self.machine.flash_timing is not None:
             self.machine.flash_timing.set_voltage_range(self.voltage_range)
+        self.machine.voltage_scaling_changed(self.voltage_range)
 
     def on_read(self, offset):
         if offset == self.offset_of("SR2"):
@@ -23,8 +24,10 @@ class PwrL4(Peripheral):
         if offset in (self.offset_of("CR1"), self.offset_of("CR2"), self.offset_of("CR3"), self.offset_of("CR4"),
                       self.offset_of("SCR")):
             self.set(offset, value)
-            if offset == self.offset_of("CR1") and self.machine.flash_timing is not None:
-                self.machine.flash_timing.set_voltage_range(self.voltage_range)
+            if offset == self.offset_of("CR1"):
+                if self.machine.flash_timing is not None:
+                    self.machine.flash_timing.set_voltage_range(self.voltage_range)
+                self.machine.voltage_scaling_changed(self.voltage_range)
             return True
         return False
 
@@ -55,5 +58,13 @@ class PwrF7(Peripheral):
     def on_write(self, offset, value, raw_offset, size, raw_value):
         if offset in (self.offset_of("CR1"), self.offset_of("CR2")):
             self.set(offset, value)
+            if offset == self.offset_of("CR1"):
+                self.machine.voltage_scaling_changed(self.voltage_scale)
             return True
         return offset == self.offset_of("CSR1")
+
+    @property
+    def voltage_scale(self) -> int:
+        """PWR_CR1.VOS (RM0385 4.4.1): 1 scale 3, 2 scale 2, 3 scale 1; 4 + VOS with over-drive on."""
+        cr1 = self.get(self.offset_of("CR1"))
+        return ((cr1 >> 14) & 3) + (4 if cr1 & self.ODEN else 0)

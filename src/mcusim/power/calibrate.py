@@ -1,0 +1,206 @@
+"""Fit a power model's coefficients to measurements (`mcusim calibrate`): non-negative least
+squares (scipy) over the event counts and the time at each operating point that mcusim
+simulates for each measured run.
+
+Each row of the measurements CSV names a firmware and its settings and gives the measured
+energy (`energy_j`) or average power (`power_w`) and optionally the measured time (`time_s`);
+the columns: firmware, clock_hz, voltage_range, energy_j, power_w, time_s (empty cells allowed).
+"""
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .model import CLASS_EVENTS
+
+# The coefficients a fit can set: (rail, table, key), and how each one's feature is computed.
+EVENT_TERMS = [(rail, "energy_j", event) for rail, event in
+               [("core", e) for e in CLASS_EVENTS] + [("sram", "sram_access"), ("flash", "flash_read")]]
+STATIC_TERMS = [("core", "static_w_per_mhz", "run"), ("core", "static_w", "run"), ("board", "static_w", "run"),
+                ("core", "static_w", "sleep"), ("core", "static_w", "stop")]
+TERMS = EVENT_TERMS + STATIC_TERMS
+
+
+def term_name(term) -> str:
+    rail, table, key = term
+    return f"{rail}.{table}.{key}"
+
+
+@dataclass
+class Measurement:
+    firmware: str
+    clock_hz: int | None
+    voltage_range: str | None
+    energy_j: float | None
+    power_w: float | None
+    time_s: float | None
+
+
+def read_measurements(path: str | Path) -> list[Measurement]:
+    rows = []
+    with open(path, newline="") as f:
+        for number, raw in enumerate(csv.DictReader(f), start=2):
+            def value(key, kind=float):
+                text = (raw.get(key) or "").strip()
+                return kind(float(text)) if text else None
+            try:
+                row = Measurement(raw["firmware"].strip(), value("clock_hz", int), (raw.get("voltage_range") or "").strip()
+                                  or None, value("energy_j"), value("power_w"), value("time_s"))
+            except (KeyError, ValueError) as exc:
+                raise ValueError(f"{path}:{number}: {exc} (columns: firmware, clock_hz, voltage_range, energy_j, "
+                                 f"power_w, time_s)") from None
+            if row.energy_j is None and row.power_w is None:
+                raise ValueError(f"{path}:{number}: give energy_j or power_w")
+            if not Path(row.firmware).is_absolute():
+                row.firmware = str(Path(path).parent / row.firmware)
+            rows.append(row)
+    if not rows:
+        raise ValueError(f"{path}: no measurements")
+    return rows
+
+
+def features(counts: dict[str, int], segments, model) -> np.ndarray:
+    """One row of the design matrix: what each coefficient multiplies in this run's energy."""
+    run = [s for s in segments if s.state == "run"]
+    seconds = sum(s.end_s - s.start_s for s in segments) or 1e-30
+    squared = sum((s.end_s - s.start_s) * model.scale(s.voltage_range) ** 2 for s in segments) / seconds
+    row = [counts.get(event, 0) * squared for _, _, event in EVENT_TERMS]
+    row.append(sum((s.end_s - s.start_s) * s.clock_hz / 1e6 * model.scale(s.voltage_range) ** 2 for s in run))
+    row.append(sum((s.end_s - s.start_s) * model.scale(s.voltage_range) for s in run))
+    row.append(sum(s.end_s - s.start_s for s in run))
+    for state in ("sleep", "stop"):
+        row.append(sum((s.end_s - s.start_s) * model.scale(s.voltage_range) for s in segments if s.state == state))
+    return np.array(row, float)
+
+
+def target(measurement: Measurement, simulated_s: float) -> float:
+    """The measured energy of the run (power x the measured time, else x the simulated time)."""
+    if measurement.energy_j is not None:
+        return measurement.energy_j
+    return measurement.power_w * (measurement.time_s if measurement.time_s is not None else simulated_s)
+
+
+@dataclass
+class Fit:
+    terms: list            # the fitted terms, in TERMS' notation
+    values: np.ndarray     # their coefficients
+    predicted: np.ndarray  # energy per row
+    measured: np.ndarray
+    r_squared: float
+
+
+def fit(design: np.ndarray, measured: np.ndarray, fixed: np.ndarray) -> Fit:
+    """NNLS on the terms some row excites; `fixed` holds each term's energy from the base model
+    for the terms left out (it is taken off the measurements first)."""
+    from scipy.optimize import nnls
+
+    used = [j for j in range(design.shape[1]) if np.any(design[:, j] > 0)]
+    if len(used) > len(measured):
+        raise ValueError(f"{len(measured)} measurements cannot fit {len(used)} coefficients: add rows (other "
+                         "firmware, clocks or voltage ranges) or fit fewer terms (--fit)")
+    a = design[:, used]
+    scale = np.linalg.norm(a, axis=0)
+    scale[scale == 0] = 1.0
+    solution, _ = nnls(a / scale, measured - fixed)
+    values = solution / scale
+    predicted = a @ values + fixed
+    total = np.sum((measured - measured.mean()) ** 2)
+    r_squared = 1.0 - np.sum((measured - predicted) ** 2) / total if total > 0 else 1.0
+    return Fit([TERMS[j] for j in used], values, predicted, measured, float(r_squared))
+
+
+def apply(data: dict, result: Fit, provenance: str) -> dict:
+    """The base model's TOML data with the fitted coefficients in place, each rail's source
+    extended with the fit's provenance."""
+    rails = {rail["name"]: rail for rail in data["rail"]}
+    for (rail, table, key), value in zip(result.terms, result.values):
+        target_rail = rails.setdefault(rail, {"name": rail})
+        if rail not in [r["name"] for r in data["rail"]]:
+            data["rail"].append(target_rail)
+        target_rail.setdefault(table, {})[key] = float(value)
+        note = f" Fitted {table}.{key}: {provenance}."
+        if note not in target_rail.get("source", ""):
+            target_rail["source"] = target_rail.get("source", "") + note
+    return data
+
+
+def to_toml(data: dict) -> str:
+    """The power model as TOML (the subset the schema uses: scalars, flat tables, [[rail]])."""
+    def scalar(value):
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        if isinstance(value, (int, float)):
+            return repr(value)
+        if isinstance(value, list):
+            return "[" + ", ".join(scalar(v) for v in value) + "]"
+        return '"' + str(value).replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+    def inline(table: dict) -> str:
+        return "{ " + ", ".join(f"{k} = {scalar(v)}" for k, v in table.items()) + " }"
+
+    lines = [f"{k} = {scalar(v)}" for k, v in data.items() if not isinstance(v, dict) and k != "rail"]
+    tables = []
+    for key, value in data.items():
+        if isinstance(value, dict):
+            for name, sub in value.items():
+                if isinstance(sub, dict):
+                    tables += ["", f"[{key}.{name}]"] + [f"{k} = {scalar(v)}" for k, v in sub.items()]
+                else:
+                    lines.append(f"{key}.{name} = {scalar(sub)}")  # (dotted keys before any table)
+    lines += tables
+    for rail in data.get("rail", []):
+        lines += ["", "[[rail]]"]
+        for k, v in rail.items():
+            lines.append(f"{k} = {inline(v) if isinstance(v, dict) else scalar(v)}")
+    return "\n".join(lines) + "\n"
+
+
+def simulate(rows: list[Measurement], board: str, model_path: str | None, on_run=None):
+    """Run each measured firmware as measured; returns (design matrix, measured energies,
+    the base model's energies, simulated seconds)."""
+    from ..api import Simulator
+    from .energy import RunEnergy
+
+    design, measured, base, seconds = [], [], [], []
+    for i, row in enumerate(rows):
+        if on_run:
+            on_run(i, row)
+        sim = Simulator(row.firmware, board, clock_hz=row.clock_hz, voltage_range=row.voltage_range,
+                        power_model=model_path)
+        result = sim.run()
+        meter = sim.machine.power
+        if meter is None:
+            raise ValueError(f"{board} has no power model to start from: give --power-model")
+        energy = RunEnergy(meter, result.cycles, result.simulated_seconds)
+        design.append(features(meter.counts(), energy.segments, meter.model))
+        measured.append(target(row, result.simulated_seconds))
+        base.append(sum(energy.totals().values()))
+        seconds.append(result.simulated_seconds)
+    return np.array(design), np.array(measured), np.array(base), np.array(seconds), meter.model
+
+
+def base_coefficients(model) -> np.ndarray:
+    rails = {rail.name: rail for rail in model.rails}
+    values = []
+    for rail, table, key in TERMS:
+        r = rails.get(rail)
+        values.append(getattr(r, table).get(key, 0.0) if r is not None else 0.0)
+    return np.array(values)
+
+
+def calibrate(design, measured, base_energy, model, chosen: list[str] | None = None) -> Fit:
+    """Fit the chosen terms (all that the runs excite by default); the rest of the base model
+    stays as it is and its share is taken off the measurements."""
+    names = [term_name(t) for t in TERMS]
+    unknown = set(chosen or []) - set(names)
+    if unknown:
+        raise ValueError(f"unknown terms {sorted(unknown)}; the terms: {', '.join(names)}")
+    columns = [j for j, name in enumerate(names) if chosen is None or name in chosen]
+    coefficients = base_coefficients(model)
+    fixed = base_energy - design[:, columns] @ coefficients[columns]
+    mask = np.zeros_like(design)
+    mask[:, columns] = design[:, columns]
+    return fit(mask, measured, fixed)

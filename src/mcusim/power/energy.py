@@ -1,0 +1,154 @@
+"""A run's energy from the power meter: totals per rail, the power trace in bins, and energy
+per region and per function (run.json, power.csv)."""
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import numpy as np
+
+from .accounting import FEMTO, PowerMeter
+
+DYNAMIC_RAILS = ("core", "sram", "flash")  # the native energy columns, in snapshot order
+
+
+class RunEnergy:
+    """Cumulative energy per rail as a function of simulated time, and what follows from it."""
+
+    def __init__(self, meter: PowerMeter, end_cycle: int, end_s: float):
+        self.model = meter.model
+        self.end_s = end_s
+        self.rails = [rail.name for rail in self.model.rails]
+        self.segments = meter.segments(end_cycle, end_s)
+        # static power (and the per-cycle energy) integrated over the segments: piecewise linear
+        times = [0.0]
+        static = {rail: [0.0] for rail in self.rails}
+        cycle_energy = {rail.name: rail.energy_j.get("cycle", 0.0) for rail in self.model.rails}
+        self.state_seconds: dict[str, float] = {}
+        for seg in self.segments:
+            duration = seg.end_s - seg.start_s
+            scale = self.model.scale(seg.voltage_range)
+            power = self.model.static_power(seg.state, seg.clock_hz, seg.voltage_range)
+            running = seg.state == "run"
+            for rail in self.rails:
+                extra = cycle_energy[rail] * (seg.end_cycle - seg.start_cycle) * scale ** 2 if running else 0.0
+                static[rail].append(static[rail][-1] + power[rail] * duration + extra)
+            times.append(seg.end_s)
+            self.state_seconds[seg.state] = self.state_seconds.get(seg.state, 0.0) + duration
+        self.static_times = np.array(times)
+        self.static = {rail: np.array(values) for rail, values in static.items()}
+        snapshots = meter.dynamic_snapshots(end_cycle)
+        self.dynamic_times = meter.seconds_of(snapshots[:, 0], end_cycle, end_s)
+        self.dynamic = {rail: snapshots[:, 1 + k] * FEMTO for k, rail in enumerate(DYNAMIC_RAILS)}
+
+    def cumulative(self, seconds) -> dict[str, np.ndarray]:
+        """Joules per rail from the start to each time in `seconds`."""
+        seconds = np.asarray(seconds, float)
+        out = {}
+        for rail in self.rails:
+            total = np.interp(seconds, self.static_times, self.static[rail])
+            if rail in self.dynamic:
+                total = total + np.interp(seconds, self.dynamic_times, self.dynamic[rail])
+            out[rail] = total
+        return out
+
+    def totals(self) -> dict[str, float]:
+        return {rail: float(values[-1]) for rail, values in self.cumulative([self.end_s]).items()}
+
+    def between(self, start_s: float, end_s: float) -> float:
+        """Joules spent in [start_s, end_s], all rails."""
+        ends = self.cumulative([start_s, end_s])
+        return float(sum(values[1] - values[0] for values in ends.values()))
+
+    def trace(self, bin_us: float) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """Bin start times and each rail's average watts in the bin."""
+        width = bin_us * 1e-6
+        edges = np.arange(0.0, self.end_s + width, width)
+        edges[-1] = min(edges[-1], self.end_s) if len(edges) > 1 else self.end_s
+        if len(edges) < 2:
+            edges = np.array([0.0, max(self.end_s, 1e-12)])
+        cumulative = self.cumulative(edges)
+        spans = np.diff(edges)
+        spans[spans <= 0] = 1e-12
+        return edges[:-1], {rail: np.diff(values) / spans for rail, values in cumulative.items()}
+
+    def static_run_energy(self) -> float:
+        """Static energy (all rails) while running code: shared out over functions by cycles."""
+        return sum(self._static_in("run"))
+
+    def _static_in(self, state: str):
+        for seg in self.segments:
+            if seg.state == state:
+                duration = seg.end_s - seg.start_s
+                power = self.model.static_power(state, seg.clock_hz, seg.voltage_range)
+                scale = self.model.scale(seg.voltage_range)
+                cycles = seg.end_cycle - seg.start_cycle
+                yield sum(power.values()) * duration + sum(
+                    r.energy_j.get("cycle", 0.0) for r in self.model.rails) * cycles * scale ** 2
+
+
+def write_trace(times: np.ndarray, watts: dict[str, np.ndarray], path: Path) -> None:
+    """power.csv: time_s, then one watts column per rail."""
+    with open(path, "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["time_s"] + [f"{rail}_w" for rail in watts])
+        for i, t in enumerate(times):
+            writer.writerow([f"{t:.9f}"] + [f"{watts[rail][i]:.6g}" for rail in watts])
+
+
+def annotate_regions(rows: list[dict], runs, energy: RunEnergy) -> None:
+    """Each region row gains energy_j (mean per run), energy_j_total, average_power_w and, for
+    regions with MACs, ops_per_joule (2 ops per MAC; equal to ops per second per watt)."""
+    per_name: dict[str, list[float]] = {}
+    for name, _, _, start_s, end_s in runs:
+        per_name.setdefault(name, []).append(energy.between(start_s, end_s))
+    for row in rows:
+        joules = per_name.get(row["name"], [])
+        if not joules:
+            continue
+        mean = sum(joules) / len(joules)
+        row["energy_j"] = mean
+        row["energy_j_total"] = sum(joules)
+        row["average_power_w"] = mean / row["seconds_mean"] if row["seconds_mean"] else 0.0
+        if row.get("macs"):
+            row["ops_per_joule"] = 2 * row["macs"] / mean if mean else 0.0
+
+
+def annotate_functions(rows: list[dict], energy: RunEnergy, run_cycles: int) -> None:
+    """Each function row's energy_j: its dynamic energy plus its share, by cycles, of the static
+    energy while running; the sleep row gets the static energy of sleep and stop."""
+    code_cycles = sum(r["exclusive_cycles"] for r in rows if r["function"] != "(sleep)") or 1
+    run_static = energy.static_run_energy()
+    asleep = sum(energy._static_in("sleep")) + sum(energy._static_in("stop"))
+    for row in rows:
+        dynamic = row.pop("dynamic_energy_j", 0.0)
+        if row["function"] == "(sleep)":
+            row["energy_j"] = dynamic + asleep
+        else:
+            row["energy_j"] = dynamic + run_static * row["exclusive_cycles"] / code_cycles
+
+
+def summary(energy: RunEnergy, bin_us: float, counts: dict[str, int]) -> dict:
+    """run.json's energy fields."""
+    totals = energy.totals()
+    total = sum(totals.values())
+    times, watts = energy.trace(bin_us)
+    combined = sum(watts.values()) if watts else np.zeros(0)
+    return {"energy_j": total, "energy_by_rail_j": totals,
+            "average_power_w": total / energy.end_s if energy.end_s else 0.0,
+            "peak_power_w": float(combined.max()) if len(combined) else 0.0,
+            "power": {"model": energy.model.source_file, "bin_us": bin_us,
+                      "seconds_by_state": energy.state_seconds, "events": counts,
+                      "voltage_ranges": sorted({seg.voltage_range for seg in energy.segments}),
+                      "voltage_range": energy.segments[-1].voltage_range if energy.segments else None}}
+
+
+def with_power_counters(timeline: dict, trace) -> dict:
+    """The Perfetto timeline plus one counter track per rail (milliwatts per bin)."""
+    if trace is None:
+        return timeline
+    times, watts = trace
+    counters = [{"name": "power (mW)", "ph": "C", "pid": 1, "ts": float(t) * 1e6,
+                 "args": {rail: round(float(w[i]) * 1e3, 6) for rail, w in watts.items()}}
+                for i, t in enumerate(times)]
+    return {**timeline, "traceEvents": timeline["traceEvents"] + counters}
