@@ -23,21 +23,16 @@ from .elf import ElfError, ElfImage
 from .machine.exceptions import exception_name
 from .machine.machine import DEFAULT_MAX_CYCLES
 from .progress import RunProgress
+from .units import joules as _joules
+from .units import mhz as _mhz
+from .units import seconds as _seconds
 
 EXIT_BAD_INPUT = 3
 DEFAULT_SAMPLE_PERIOD = 1000  # cycles between PC samples under --all
 
 
-def _mhz(hz: int) -> str:
-    return f"{hz / 1e6:g} MHz"
 
 
-def _seconds(s: float) -> str:
-    if s < 1e-3:
-        return f"{s * 1e6:.3f} us"
-    if s < 1:
-        return f"{s * 1e3:.3f} ms"
-    return f"{s:.3f} s"
 
 
 class _Stream:
@@ -192,11 +187,6 @@ def run_command(firmware, board, example, max_cycles, clock_hz, out, semihosting
     sys.exit(result.exit_code)
 
 
-def _joules(j: float) -> str:
-    for scale, unit in ((1, "J"), (1e-3, "mJ"), (1e-6, "uJ")):
-        if j >= scale:
-            return f"{j / scale:.3f} {unit}"
-    return f"{j / 1e-9:.3f} nJ"
 
 
 def _cycle_range(text: str | None) -> tuple[int, int | None]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 import time
 
-from .analysis.report import seconds
+from .units import seconds
 
 
 class RunProgress:

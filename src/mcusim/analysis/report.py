@@ -7,6 +7,7 @@ Every part of run.json is optional here: an old bundle, or one from a run withou
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from ..units import mhz, seconds
 
 TOP_FUNCTIONS = 20
 TOP_LINES = 20
@@ -26,16 +27,8 @@ class Section:
     text_columns: int = 1
 
 
-def mhz(hz: float) -> str:
-    return f"{hz / 1e6:g} MHz"
 
 
-def seconds(s: float) -> str:
-    if s < 1e-3:
-        return f"{s * 1e6:.3f} us"
-    if s < 1:
-        return f"{s * 1e3:.3f} ms"
-    return f"{s:.3f} s"
 
 
 def _count(value) -> str:

@@ -69,6 +69,8 @@ class PowerMeter:
 
     def operating_point(self, cycle: int, seconds: float, clock_hz: int, voltage_range: str | None = None) -> None:
         """The clock or the voltage range changes at `cycle` (DVFS)."""
+        if voltage_range is None and self.model.voltage_follows_clock and not self.pinned_range:
+            voltage_range = self.model.range_for_clock(clock_hz)  # (e.g. Apollo3 burst mode's higher supply)
         if voltage_range is not None and not self.pinned_range and voltage_range != self.voltage_range:
             self.voltage_range = voltage_range
             self._set_coefficients()

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from ..config import ConfigError
 from .model import PowerModel, load_power_model
+from ..units import joules, seconds
 
 DEFAULT_REGION = "inference"
 SLEEP_STATES = ("stop", "sleep")  # deepest first: the states a duty-cycled firmware waits in
@@ -132,9 +133,9 @@ def power_budget(run: dict, period_s: float, budget_w: float, *, region: str | N
         "min_period_s": min_period, "battery": None, "notes": notes,
     }
     if battery_mah is not None:
-        joules = battery_mah * battery_v * JOULES_PER_MAH_V
-        life_s = joules / average_w
-        out["battery"] = {"mah": battery_mah, "v": battery_v, "energy_j": joules, "life_s": life_s,
+        stored_j = battery_mah * battery_v * JOULES_PER_MAH_V
+        life_s = stored_j / average_w
+        out["battery"] = {"mah": battery_mah, "v": battery_v, "energy_j": stored_j, "life_s": life_s,
                           "life_h": life_s / 3600, "life_days": life_s / 86400}
     return out
 
@@ -176,19 +177,8 @@ def watts(w: float) -> str:
     return f"{w / 1e-9:.3f} nW"
 
 
-def joules(j: float) -> str:
-    for scale, unit in ((1e3, "kJ"), (1, "J"), (1e-3, "mJ"), (1e-6, "uJ")):
-        if abs(j) >= scale:
-            return f"{j / scale:.3f} {unit}"
-    return f"{j / 1e-9:.3f} nJ"
 
 
-def seconds(s: float) -> str:
-    if s < 1e-3:
-        return f"{s * 1e6:.3f} us"
-    if s < 1:
-        return f"{s * 1e3:.3f} ms"
-    return f"{s:.3f} s"
 
 
 def budget_lines(b: dict) -> list[str]:

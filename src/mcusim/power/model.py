@@ -46,6 +46,7 @@ class PowerModel:
     source_file: str = ""
     max_clock_hz: dict[str, int] = field(default_factory=dict)  # range -> highest clock it allows (optional)
     dvfs_clocks_hz: tuple[int, ...] = ()  # the clocks `mcusim dvfs` tries by default (optional)
+    voltage_follows_clock: bool = False  # the hardware raises the voltage with the clock (Apollo3 burst)
 
     def range_for_clock(self, clock_hz: float) -> str | None:
         """The lowest-voltage range whose max_clock_hz allows `clock_hz`; the default range when
@@ -112,6 +113,6 @@ def power_model_from(data: dict, source_file: str = "") -> PowerModel:
             raise ConfigError(f"{where}: max_clock_hz and dvfs_clocks_hz must be positive")
         return PowerModel(data.get("board", ""), tuple(rails), float(data["reference_core_v"]), ranges, registers,
                           default, dict(data.get("wakeup_us", {})), float(data.get("supply_v", 3.3)), source_file,
-                          limits, dvfs)
+                          limits, dvfs, bool(data.get("voltage_follows_clock", False)))
     except KeyError as exc:
         raise ConfigError(f"{where}: missing {exc}") from exc
