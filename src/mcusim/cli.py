@@ -10,7 +10,7 @@ import click
 import numpy as np
 
 from . import __version__, examples
-from .analysis.compare import differences
+from .analysis.compare import differences, setting_differences
 from .analysis.compare import report as compare_report
 from .analysis.branch_trace import DEFAULT_LIMIT as DEFAULT_TRACE_LIMIT
 from .analysis.branch_trace import MissingSymbol, TraceWindow
@@ -456,7 +456,7 @@ def compare_command(a, b, force):
     mismatch = differences(run_a, run_b)
     if mismatch and not force:
         raise click.UsageError("the runs are not comparable (" + "; ".join(mismatch) + "); --force compares anyway")
-    for line in mismatch:
+    for line in mismatch + setting_differences(run_a, run_b):
         click.echo(f"mcusim: warning: {line}", err=True)
     click.echo(compare_report(run_a, run_b))
 

@@ -13,6 +13,7 @@ from mcusim.analysis import branch_trace as BT
 from mcusim.elf import ElfImage
 
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+BIG = 3_000_000  # branch trace records: a whole KWS inference has about 1.1 million
 
 
 def by_name(rows):
@@ -58,7 +59,7 @@ def trace_inclusive(events, image):
 @pytest.fixture(scope="module")
 def kws_d(firmware_build):
     elf = firmware_build / "mcu-d" / "kws_dscnn-opt.elf"
-    return elf, mcusim.run(elf, "mcu-d", profile=True, branch_trace=True, flamegraph=True)
+    return elf, mcusim.run(elf, "mcu-d", profile=True, branch_trace=BT.TraceWindow(limit=BIG), flamegraph=True)
 
 
 def test_inclusive_cycles_match_the_branch_trace(kws_d):
@@ -106,7 +107,7 @@ def test_flame_graph_files_hold_every_cycle(kws_d, tmp_path):
 def test_branch_trace_rebuilds_every_instruction(firmware_build, board, program, tmp_path):
     """Straight-line code between the records, from the ELF: exactly the instructions the run counted."""
     elf = firmware_build / board / f"{program}.elf"
-    result = mcusim.run(elf, board, branch_trace=True)
+    result = mcusim.run(elf, board, branch_trace=BT.TraceWindow(limit=BIG))
     result.write_bundle(tmp_path)
     trace = BT.read(tmp_path / "branches.bin")
     assert trace.dropped == 0 and trace.clock_hz == result.clock_hz

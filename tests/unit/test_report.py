@@ -44,3 +44,25 @@ def test_a_bare_run_json_still_reports():
     assert "no regions" in terminal({})
     page = build({}, timeline="/nonexistent/timeline.json", pc_samples="/nonexistent/pc_samples.csv")
     assert "no regions" in page and "data:image/png" not in page
+
+
+def test_energy_section_only_with_a_power_model():
+    from mcusim.analysis.report import energy
+
+    assert energy({"cycles": 10}) is None
+    run = {"energy_j": 0.002, "energy_by_rail_j": {"core": 0.0015, "board": 0.0005}, "average_power_w": 0.1,
+           "peak_power_w": 0.12, "power": {"model": "/x/mcu-m.toml"},
+           "regions": [{"name": "inference", "energy_j": 0.001, "average_power_w": 0.11}]}
+    rows = {row[0]: row[1:] for row in energy(run).rows}
+    assert rows["energy: core"] == ["1.500 mJ", "75.0%"] and rows["energy"][0] == "2.000 mJ"
+    assert rows["peak power"][0] == "120.000 mW" and rows["power model"][0] == "mcu-m.toml"
+    assert rows["region inference"] == ["1.000 mJ per run", "110.000 mW"]
+
+
+def test_compare_warns_when_capture_or_power_settings_differ():
+    from mcusim.analysis.compare import setting_differences
+
+    a = {"settings": {"pc_sample_cycles": 1000, "voltage_range": None}}
+    b = {"settings": {"pc_sample_cycles": 500, "voltage_range": "range2"}}
+    assert setting_differences(a, b) == ["setting pc_sample_cycles: 1000 vs 500", "setting voltage_range: None vs range2"]
+    assert setting_differences(a, a) == [] and setting_differences({}, {}) == []

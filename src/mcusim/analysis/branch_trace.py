@@ -32,7 +32,7 @@ RECORD = np.dtype([("word", "<u8"), ("source", "<u4"), ("target", "<u4")])
 KINDS = {N.TRACE_SYNC: "sync", N.TRACE_BRANCH: "branch", N.TRACE_EXCEPTION: "exception",
          N.TRACE_RETURN: "return", N.TRACE_LOOP: "loop", N.TRACE_END: "end"}
 CYCLE_MASK = (1 << 48) - 1
-DEFAULT_LIMIT = 4_000_000  # records (64 MB in the file)
+DEFAULT_LIMIT = 1_000_000  # records (16 MB in the file; the capture table is reserved up front)
 
 
 class MissingSymbol(ValueError):

@@ -6,9 +6,19 @@ from __future__ import annotations
 SETTINGS = ("board", "core", "clock_hz")
 
 
+CAPTURE_SETTINGS = ("pc_sample_cycles", "voltage_range", "power_model", "power_bin_us")
+
+
 def differences(a: dict, b: dict) -> list[str]:
     """What makes the two runs' cycles incomparable."""
     return [f"{key}: {a.get(key)} vs {b.get(key)}" for key in SETTINGS if a.get(key) != b.get(key)]
+
+
+def setting_differences(a: dict, b: dict) -> list[str]:
+    """Capture and power settings that differ: the runs compare, but their samples or energy
+    do not mean the same (warned about, not refused)."""
+    sa, sb = a.get("settings") or {}, b.get("settings") or {}
+    return [f"setting {key}: {sa.get(key)} vs {sb.get(key)}" for key in CAPTURE_SETTINGS if sa.get(key) != sb.get(key)]
 
 
 def _delta_rows(a_rows: list[dict], b_rows: list[dict], key: str, value: str) -> list[tuple]:

@@ -7,7 +7,9 @@ Every part of run.json is optional here: an old bundle, or one from a run withou
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from ..units import mhz, seconds
+from pathlib import Path
+
+from ..units import joules, mhz, seconds
 
 TOP_FUNCTIONS = 20
 TOP_LINES = 20
@@ -132,9 +134,26 @@ def regions(run: dict) -> Section:
                                "MACs/cycle"], table, "" if table else NO_REGIONS)
 
 
+def energy(run: dict) -> Section | None:
+    """Energy per rail and power, then per region (mean per run), when the board has a power model."""
+    if run.get("energy_j") is None:
+        return None
+    total = run["energy_j"] or 1e-30
+    table = [[f"energy: {rail}", joules(j), _share(j / total)] for rail, j in (run.get("energy_by_rail_j") or {}).items()]
+    table += [["energy", joules(run["energy_j"]), ""],
+              ["power model", Path(str((run.get("power") or {}).get("model", "?"))).name, ""],
+              ["average power", f"{1e3 * (run.get('average_power_w') or 0):.3f} mW", ""],
+              ["peak power", f"{1e3 * (run.get('peak_power_w') or 0):.3f} mW", ""]]
+    for r in run.get("regions") or []:
+        if "energy_j" in r:
+            table.append([f"region {r['name']}", joules(r["energy_j"]) + " per run",
+                          f"{1e3 * r.get('average_power_w', 0):.3f} mW"])
+    return Section("energy", None, table)
+
+
 def sections(run: dict) -> list[Section]:
     """The report's tables, in order; the optional ones only when the bundle has them."""
-    parts = [header(run), counters(run), functions(run), lines(run), samples(run), regions(run)]
+    parts = [header(run), counters(run), energy(run), functions(run), lines(run), samples(run), regions(run)]
     return [part for part in parts if part is not None]
 
 

@@ -162,8 +162,11 @@ P_SNAPSHOT_CAPACITY = P_COUNTS + 25
 P_SNAPSHOT_DROPPED = P_COUNTS + 26   # times the table was thinned out
 P_PROFILE_SINCE = P_COUNTS + 27       # the energy total when the profile last switched function
 P_ENABLED = P_COUNTS + 28             # 1: count (a board with a power model, unless turned off)
+P_PACKED = P_COUNTS + 29              # the blocks' packed class sums since the last unpack (3 slots) ...
+P_PACKED_BLOCKS = P_COUNTS + 32       # ... over this many blocks (unpacked every UNPACK_BLOCKS: no lane overflows)
+UNPACK_BLOCKS = 128                   # x at most 8192 data words a block < 2**21
 SNAPSHOT = 4                          # per snapshot: cycle, core, sram and flash femtojoules
-POWER_LAST_SLOT = P_COUNTS + 29
+POWER_LAST_SLOT = P_COUNTS + 33
 HEADER_LENGTH = POWER_LAST_SLOT
 MAX_WINDOWS = 1024
 WINDOW_TABLE = HEADER_LENGTH          # per window: base, size_bytes, offset of its tables
@@ -713,9 +716,24 @@ def _class_count(st, entry, k):
 
 
 @numba.njit(cache=True)
-def _count_power(st, entry):
+def power_unpack(st):
+    """Move the packed class sums into the counters."""
     for k in range(8):
-        st[P_COUNTS + k] += _class_count(st, entry, k)
+        st[P_COUNTS + k] += (st[P_PACKED + k // 3] >> (LANE * (k % 3))) & LANE_MASK
+    st[P_PACKED] = 0
+    st[P_PACKED + 1] = 0
+    st[P_PACKED + 2] = 0
+    st[P_PACKED_BLOCKS] = 0
+
+
+@numba.njit(cache=True)
+def _count_power(st, entry):
+    st[P_PACKED] += st[entry + E_CLASSES]
+    st[P_PACKED + 1] += st[entry + E_CLASSES + 1]
+    st[P_PACKED + 2] += st[entry + E_CLASSES + 2]
+    st[P_PACKED_BLOCKS] += 1
+    if st[P_PACKED_BLOCKS] >= UNPACK_BLOCKS:
+        power_unpack(st)
     st[P_ENERGY_CORE] += st[entry + E_ENERGY_CORE]
     st[P_ENERGY_SRAM] += st[entry + E_ENERGY_SRAM]
     if st[P_SNAPSHOT_TABLE] != 0 and st[CYCLES] >= st[P_SNAPSHOT_NEXT]:

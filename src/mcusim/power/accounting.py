@@ -90,6 +90,7 @@ class PowerMeter:
     def counts(self) -> dict[str, int]:
         """The run's event counts (the calibration's features)."""
         st = self.state
+        N.power_unpack(st.buffer)
         counts = {event: int(st[N.P_COUNTS + k]) for k, event in enumerate(CLASS_EVENTS)}
         counts["sram_access"] = int(st[N.P_WORDS])
         counts["flash_read"] = int(st[N.P_FLASH_READS])
