@@ -3,12 +3,11 @@ coefficients are known, each rail's energy follows from the run's event counts, 
 each power state and the voltage; the trace, regions and functions add up to the total."""
 import csv
 import json
-import subprocess
 
 import pytest
 
 import mcusim
-from conftest import require_tool
+from asmbuild import build_elf
 
 MODEL = """
 board = "mcu-m"
@@ -89,12 +88,7 @@ def model(tmp_path):
 
 
 def sleeper(tmp_path, deep: bool):
-    assembler, linker = require_tool("arm-none-eabi-as"), require_tool("arm-none-eabi-ld")
-    source, obj, elf = tmp_path / "sleep.s", tmp_path / "sleep.o", tmp_path / f"sleep{int(deep)}.elf"
-    source.write_text(SLEEPER.format(scr=4 if deep else 0))
-    subprocess.run([assembler, "-o", str(obj), str(source)], check=True)
-    subprocess.run([linker, "-Ttext=0x08000000", "-e", "reset", "-o", str(elf), str(obj)], check=True)
-    return elf
+    return build_elf(tmp_path, f"sleep{int(deep)}", SLEEPER.format(scr=4 if deep else 0))
 
 
 def test_each_rail_follows_from_counts_time_and_voltage(firmware_build, model):

@@ -1,12 +1,11 @@
 """signals.vcd end to end: a pin toggled by a tiny hand-assembled program on each vendor's
 board, and the regions of a TinyML model, read back from the VCD."""
 import json
-import subprocess
 
 import pytest
 
 import mcusim
-from conftest import require_tool
+from asmbuild import build_elf
 from mcusim.analysis.regions import matched
 from mcusim.analysis.vcd import ticks
 from vcdread import edges, read_vcd
@@ -93,12 +92,8 @@ delay:
 
 def assemble(tmp_path, board) -> tuple:
     program = PROGRAMS[board]
-    assembler, linker = require_tool("arm-none-eabi-as"), require_tool("arm-none-eabi-ld")
-    source, obj, elf = tmp_path / f"{board}.s", tmp_path / f"{board}.o", tmp_path / f"{board}.elf"
-    source.write_text(SOURCE.format(stack=program["ram"] + 0x1000, toggles=TOGGLES, delay=DELAY, **program))
-    subprocess.run([assembler, "-o", str(obj), str(source)], check=True)
-    subprocess.run([linker, f"-Ttext=0x{program['flash']:08x}", "-e", "reset", "-o", str(elf), str(obj)], check=True)
-    return elf, program
+    source = SOURCE.format(stack=program["ram"] + 0x1000, toggles=TOGGLES, delay=DELAY, **program)
+    return build_elf(tmp_path, board, source, program["flash"]), program
 
 
 @pytest.mark.parametrize("board", sorted(PROGRAMS))

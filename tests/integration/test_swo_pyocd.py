@@ -4,11 +4,10 @@ the one `pyocd` runs on a probe's SWO data): what it decodes must be what mcusim
 pyOCD is a test dependency (pyproject `test` extra): without it this module fails, it is
 never skipped.
 """
-import subprocess
 from itertools import pairwise
 
 import pytest
-from conftest import require_tool
+from asmbuild import build_elf
 from pyocd.trace import events
 from pyocd.trace.sink import TraceEventSink
 from pyocd.trace.swo import SWOParser
@@ -198,12 +197,8 @@ fault:
 
 
 def counter_program(tmp_path) -> str:
-    assembler, linker = require_tool("arm-none-eabi-as"), require_tool("arm-none-eabi-ld")
-    source, obj, elf = tmp_path / "events.s", tmp_path / "events.o", tmp_path / "events.elf"
-    source.write_text(EVENTS_SOURCE.format(ctrl=EVENTS_CTRL, iterations=3000, reload=999, ticks=40))
-    subprocess.run([assembler, "-o", str(obj), str(source)], check=True)
-    subprocess.run([linker, "-Ttext=0x08000000", "-e", "reset", "-o", str(elf), str(obj)], check=True)
-    return str(elf)
+    return str(build_elf(tmp_path, "events", EVENTS_SOURCE.format(ctrl=EVENTS_CTRL, iterations=3000, reload=999,
+                                                                  ticks=40)))
 
 
 @pytest.mark.parametrize("board", ["mcu-m", "mcu-d"])
