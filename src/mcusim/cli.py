@@ -13,7 +13,7 @@ from . import __version__, examples
 from .analysis.compare import differences, setting_differences
 from .analysis.compare import report as compare_report
 from .analysis.branch_trace import DEFAULT_LIMIT as DEFAULT_TRACE_LIMIT
-from .analysis.branch_trace import MissingSymbol, TraceWindow
+from .analysis.branch_trace import MissingSymbol, TraceWindow, board_aliases
 from .analysis.branch_trace import instructions as instruction_trace
 from .analysis.branch_trace import read as read_branch_trace
 from .api import Simulator
@@ -425,7 +425,12 @@ def trace_command(bundle, elf, instructions, limit):
     if trace.dropped:
         click.echo(f"mcusim: warning: {trace.dropped:,} records were dropped at capture (--trace-limit)", err=True)
     if instructions:
-        for address in itertools.islice(instruction_trace(trace, image), limit or None):
+        aliases = []
+        try:
+            aliases = board_aliases(load_board(_load_bundle(str(path.parent)).get("board", "")))
+        except (click.UsageError, ConfigError):
+            pass  # (without the bundle's board: code at aliased addresses cannot be followed)
+        for address in itertools.islice(instruction_trace(trace, image, aliases), limit or None):
             click.echo(f"0x{address:08x}  {image.symbolize(address)}")
         return
     for event in trace.events():

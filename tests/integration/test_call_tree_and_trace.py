@@ -10,6 +10,7 @@ import pytest
 
 import mcusim
 from mcusim.analysis import branch_trace as BT
+from mcusim.config import load_board
 from mcusim.elf import ElfImage
 
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
@@ -103,7 +104,7 @@ def test_flame_graph_files_hold_every_cycle(kws_d, tmp_path):
 
 
 @pytest.mark.parametrize("board,program", [("mcu-m", "exceptions"), ("mcu-s", "kws_dscnn-opt"),
-                                           ("mcu-d", "bench-float"), ("mcu-b", "dwt")])
+                                           ("mcu-d", "bench-float"), ("mcu-b", "dwt"), ("mcu-d", "flash-timing")])
 def test_branch_trace_rebuilds_every_instruction(firmware_build, board, program, tmp_path):
     """Straight-line code between the records, from the ELF: exactly the instructions the run counted."""
     elf = firmware_build / board / f"{program}.elf"
@@ -114,7 +115,8 @@ def test_branch_trace_rebuilds_every_instruction(firmware_build, board, program,
     kinds = Counter(event["kind"] for event in trace.events())
     assert kinds["sync"] == 1 and kinds["end"] == 1 and kinds["branch"] > 100
     assert kinds["exception"] == result.exceptions_taken
-    assert sum(1 for _ in BT.instructions(trace, ElfImage.load(elf))) == result.instructions
+    aliases = BT.board_aliases(load_board(board))  # (flash-timing runs code through the F7's ITCM alias)
+    assert sum(1 for _ in BT.instructions(trace, ElfImage.load(elf), aliases)) == result.instructions
 
 
 def test_branch_trace_window_limit_and_decoder(firmware_build, tmp_path):
@@ -150,6 +152,26 @@ def test_bad_trace_options_are_refused(firmware_build, tmp_path):
     assert no_out.returncode == 2 and "give --out DIR" in no_out.stderr
     (tmp_path / "branches.bin").write_bytes(b"not a trace")
     assert "not an mcusim branch trace" in cli("trace", tmp_path / "branches.bin", "--elf", elf).stderr
+
+
+def test_tail_chained_exceptions_rebuild(tmp_path):
+    """A handler that returns while another exception is pending goes straight to it."""
+    from elfgen import ENTRY, program
+
+    elf = tmp_path / "tail.elf"
+    elf.write_bytes(program("tail_chain", handlers={14: ENTRY["return"], 15: ENTRY["return"]}))
+    result = mcusim.run(elf, "mps2-an386", branch_trace=True)
+    trace = BT.BranchTrace(result.branch_trace, 0, 0, b"")
+    assert [e["kind"] for e in trace.events()].count("exception") == result.exceptions_taken >= 2
+    assert sum(1 for _ in BT.instructions(trace, ElfImage.load(elf))) == result.instructions
+
+
+def test_lines_count_code_outside_the_image_too(firmware_build):
+    """mcu-d flash-timing runs code through the ITCM alias: its cycles get their own row."""
+    result = mcusim.run(firmware_build / "mcu-d" / "flash-timing.elf", "mcu-d", profile=True)
+    assert sum(row["cycles"] for row in result.lines) == result.cycles
+    assert sum(row["instructions"] for row in result.lines) == result.instructions
+    assert any(row["function"] == "(code outside the image's line ranges)" for row in result.lines)
 
 
 def test_line_profile_adds_up_to_the_function_profile(kws_d, tmp_path):

@@ -179,3 +179,17 @@ def test_shipped_models_give_energy_on_every_board(firmware_build, board):
     rails = result.energy["energy_by_rail_j"]
     assert {"core", "flash", "sram", "board"} <= set(rails) and all(j >= 0 for j in rails.values())
     assert result.energy["energy_j"] > 0 and result.energy["power"]["model"].endswith(f"{board}.toml")
+
+
+def test_function_energies_add_up_with_sleep_and_a_per_cycle_energy(tmp_path):
+    path = tmp_path / "cycle.toml"
+    path.write_text(MODEL.format(alu=ALU).replace("energy_j = { alu", "energy_j = { cycle = 5e-12, alu"))
+    result = mcusim.run(sleeper(tmp_path, False), "mcu-m", power_model=path, profile=True)
+    assert result.energy["power"]["seconds_by_state"]["sleep"] > 0
+    assert sum(r["energy_j"] for r in result.functions) == pytest.approx(result.energy["energy_j"], rel=1e-9)
+
+
+def test_a_pinned_clock_picks_the_voltage_where_it_follows_the_clock(firmware_build):
+    """Apollo3 burst: at 96 MHz the part runs on its higher supply, pinned or not."""
+    pinned = mcusim.run(firmware_build / "mcu-b" / "hello.elf", "mcu-b", clock_hz=96_000_000)
+    assert pinned.energy["power"]["voltage_ranges"] == ["burst"]

@@ -3,15 +3,16 @@ with their cycle, captured by the native block hook into a bounded table (native
 written to `branches.bin`. With the ELF, the records give back every instruction that ran
 (`instructions()`), the way an ETM decoder rebuilds program flow from branch packets.
 
-File layout, little-endian: a 64-byte header (MAGIC, format version u32, record count u64,
-records dropped u64, clock in Hz u64, then the first 28 bytes of the ELF's SHA-256 digest),
+File layout, little-endian: a 64-byte header (MAGIC, format version u32, a reserved u32, record
+count u64, records dropped u64, clock in Hz u64, then the first 24 bytes of the ELF's SHA-256),
 then 16-byte records: u64 (kind << 56 | exception number << 48 | cycle), u32 source, u32 target.
 
   kind        source                          target
   sync        where the window opened         same
   branch      the taken branch instruction    where it went
   exception   the preempted instruction       the handler (number: the exception)
-  return      the instruction that returned   where the preempted code resumed (number: the exception)
+  return      the instruction that returned   where the preempted code resumed (number: the exception;
+                                              0xFFFFFFFF: tail-chained, the next exception record follows)
   loop        a `b .` skipped while idle      how many turns it ran
   end         where the window closed         same
 """
@@ -146,14 +147,19 @@ def read(path: str | Path) -> BranchTrace:
     if len(body) != count * RECORD.itemsize:
         raise ValueError(f"{path}: truncated: {count} records announced, {len(body) // RECORD.itemsize} present")
     return BranchTrace(np.frombuffer(body, RECORD).copy(), int(header["dropped"]), int(header["clock_hz"]),
-                       bytes(header["sha256"]))
+                       bytes(header["sha256"]).ljust(24, b"\0"))  # (numpy drops trailing NUL bytes)
 
 
-def _code_reader(image):
-    """Halfword reader over the ELF's loaded segments (code as linked, at its run address)."""
+def _code_reader(image, aliases=()):
+    """Halfword reader over the ELF's loaded segments (code as linked, at its run address), and
+    through `aliases`: (base, size, where it reads) of memory seen at two addresses."""
     segments = [(s.vaddr, s.data) for s in image.segments if s.data]
 
     def halfword(address: int) -> int:
+        for base, size, target in aliases:
+            if base <= address < base + size:
+                address = target + address - base
+                break
         for base, data in segments:
             if base <= address and address + 2 <= base + len(data):
                 return int.from_bytes(data[address - base: address - base + 2], "little")
@@ -162,11 +168,17 @@ def _code_reader(image):
     return halfword
 
 
-def instructions(trace: BranchTrace, image):
+def board_aliases(board) -> list[tuple[int, int, int]]:
+    """A board's memory aliases (e.g. the STM32F7's flash through ITCM at 0x00200000)."""
+    return [(r.base, r.size_bytes, board.storage_region(r).base) for r in board.memory if r.alias_of]
+
+
+def instructions(trace: BranchTrace, image, aliases=()):
     """Every instruction address that ran in the trace's window, in order, rebuilt from the
-    records and the ELF's code: straight-line code between records, the branch or preemption
-    point at each. Code that changes at run time is not followed."""
-    halfword = _code_reader(image)
+    records and the ELF's code (`aliases`: board_aliases()): straight-line code between
+    records, the branch or preemption point at each. Code that changes at run time is not
+    followed."""
+    halfword = _code_reader(image, aliases)
 
     def size(address: int) -> int:
         return 4 if (halfword(address) >> 11) in (0b11101, 0b11110, 0b11111) else 2

@@ -71,7 +71,7 @@ class FunctionProfile:
         self.energy = offset  # per function: dynamic energy in femtojoules
         buffer[self.meta + N.TREE_ENERGY] = offset
         nodes = self.meta + N.PROFILE_TREE_META
-        buffer[nodes: nodes + 2 * N.PROFILE_NODE] = [0, -1, 0, 0, 0, -2, 0, 0]  # the root, TREE_FULL
+        buffer[nodes: nodes + 2 * N.PROFILE_NODE] = [0, -1, 0, 0, -1, 0, -2, 0, 0, -1]  # the root, TREE_FULL
         state[N.PROFILE_TABLE] = self.table
         state[N.PROFILE_FUNCTION] = -1
 

@@ -659,7 +659,14 @@ class Machine:
             int(N._function_of(self.state.buffer, np.int64(address))))
         extra = [row for row in function_rows if row["function"] in EXTRA_ROWS.values()
                  and row["function"] != EXTRA_ROWS[N.PROFILE_UNKNOWN]]
-        return line_rows(self.profile.instruction_counts(), self.image.line_table(), function_of, extra, self.cycles)
+        rows = line_rows(self.profile.instruction_counts(), self.image.line_table(), function_of, extra, self.cycles)
+        missing = self.cycles - sum(row["cycles"] for row in rows)
+        if missing:  # code run outside the ELF's segments (e.g. through an alias such as the F7's ITCM)
+            rows.append({"file": "", "line": 0, "function": "(code outside the image's line ranges)", "cycles": missing,
+                         "instructions": self.instructions - sum(row["instructions"] for row in rows),
+                         "share": round(missing / self.cycles, 6) if self.cycles else 0.0})
+            rows.sort(key=lambda r: -r["cycles"])
+        return rows
 
     def function_profile(self) -> list[dict]:
         """The exact profile's rows (analysis/profile.py), or [] when it was not asked for."""
@@ -749,6 +756,8 @@ class Machine:
             self.swo.exception(self.cycles_now(), number, swo_stream.EXIT)
         if tail_chain and self.profile is not None:
             self.profile.switch_to(N.EVENT_RETURN)  # back on the boundary: the next handler follows at once
+        if tail_chain and self.trace is not None:  # the next handler's entry record says where it goes
+            self.trace.record(N.TRACE_RETURN, self.state[N.PREVIOUS_BRANCH_AT], 0xFFFFFFFF, number)
         if not tail_chain:
             extra = self.board.core.exception_return_cycles
             if fp_frame and self.state[N.LAZY_FP_PENDING]:
@@ -1030,7 +1039,8 @@ class Machine:
             refill += self.state[N.REFILL_WIDE_ODD]  # `b.w .` at an odd halfword: a wide target
         turns = max(1, -(-(target - self.state[N.CYCLES]) // (branch_cycles + refill)))
         if self.trace is not None:
-            self.trace.record(N.TRACE_LOOP, address, turns)
+            for first in range(0, turns, 0xFFFFFFFF):  # (a record holds up to 2**32 - 1 turns)
+                self.trace.record(N.TRACE_LOOP, address, min(0xFFFFFFFF, turns - first))
         self._python_time(turns * (branch_cycles + refill), address, profile_address=address)
         if self.profile is not None:
             self.profile.charge_instruction(address, turns * (branch_cycles + refill), turns)

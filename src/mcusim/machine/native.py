@@ -342,18 +342,20 @@ def _predict(st, branch_at, taken, target):
 # then n + PROFILE_EXTRA exclusive-cycle totals and as many call counts. The extra rows collect
 # code outside every function, exception entry and return, and sleep. Then the call tree: its
 # current node, node count, capacity and calls that found it full (PROFILE_TREE_META slots),
-# the nodes (parent, function, exclusive cycles, calls each) and a hash table of
-# (parent, function) -> node + 1 with twice as many slots as nodes.
+# the nodes (parent, function, exclusive cycles, calls, return address of the last call each)
+# and a hash table of (parent, function) -> node + 1 with twice as many slots as nodes.
 PROFILE_EXTRA = 3
 PROFILE_UNKNOWN, PROFILE_EXCEPTIONS, PROFILE_SLEEP = 0, 1, 2  # offsets from n
-PROFILE_TREE_META = 10
+PROFILE_TREE_META = 12
 # ... the meta slots past the tree's four: the line counters (see _count_lines): how many code
 # ranges they cover, and the block that ran last: its first and end slots, start cycle and
 # static cycles.
 TREE_LINE_RANGES, TREE_LINE_SLOT, TREE_LINE_END, TREE_LINE_START, TREE_LINE_STATIC = 4, 5, 6, 7, 8
-TREE_ENERGY = 9  # ... and where the per-function dynamic energy (femtojoules, n + PROFILE_EXTRA rows) is
+TREE_ENERGY = 9  # ... and where the per-function dynamic energy (femtojoules, n + PROFILE_EXTRA rows) is,
+TREE_RESUMING = 10  # 1 between an exception return and the code it resumes
+TREE_FULL_FROM = 11  # the node below which the tree found no room (TREE_FULL walks up from there)
 MAX_LINE_RANGES = 8  # after the hash table: (start, end, counters offset) per code range
-PROFILE_NODE = 4            # slots per call tree node
+PROFILE_NODE = 5            # slots per call tree node
 TREE_ROOT, TREE_FULL = 0, 1  # node 0: the root; node 1 takes what ran below a call the full tree had no room for
 # What moved the profile on: a block of code, or Python (exception entry, exception return, sleep).
 EVENT_CODE, EVENT_ENTRY, EVENT_RETURN, EVENT_SLEEP = 0, 1, 2, 3
@@ -395,6 +397,7 @@ def _tree_child(st, meta, parent, function):
             h = 0
     if st[meta + 1] >= capacity:
         st[meta + 3] += 1
+        st[meta + TREE_FULL_FROM] = parent
         return TREE_FULL
     node = st[meta + 1]
     st[meta + 1] += 1
@@ -403,72 +406,127 @@ def _tree_child(st, meta, parent, function):
     st[row + 1] = function
     st[row + 2] = 0
     st[row + 3] = 0
+    st[row + 4] = -1
     st[table + h] = node + 1
     return node
 
 
 @numba.njit(cache=True)
-def _tree_move(st, meta, node, function, call, event, n):
-    """Where the call tree goes from `node` when `function` starts running: a call goes one
-    level down; returning to a function on the current path (from a call or an exception) goes
-    back up to it; a jump into another function replaces the current one. Exception entry and
-    return overhead sits on a boundary node between the interrupted code and the handler."""
+def _parent(st, meta, node):
+    """A node's parent; the full node's is where the tree ran out of room."""
+    if node == TREE_FULL:
+        return st[meta + TREE_FULL_FROM]
+    return st[meta + PROFILE_TREE_META + PROFILE_NODE * node]
+
+
+@numba.njit(cache=True)
+def _return_address(st):
+    """Where the call that just branched returns to: after the BL/BLX that ended the last block."""
+    at = st[PREVIOUS_BRANCH_AT]
+    return at + 4 if _kind_at(st, at + 2) == KIND_CONTINUATION else at + 2
+
+
+@numba.njit(cache=True)
+def _tree_call(st, meta, node, function, returns_to):
+    """One level down: `function` called from `node`, returning to `returns_to` (-1: unknown)."""
+    child = _tree_child(st, meta, node, function)
+    row = meta + PROFILE_TREE_META + PROFILE_NODE * child
+    st[row + 3] += 1
+    st[row + 4] = returns_to
+    return child
+
+
+@numba.njit(cache=True)
+def _tree_up(st, meta, at, function):
+    """The nearest node of `function` from `at` up, or -1."""
+    while at != TREE_ROOT:
+        if st[meta + PROFILE_TREE_META + PROFILE_NODE * at + 1] == function:
+            return at
+        at = _parent(st, meta, at)
+    return -1
+
+
+@numba.njit(cache=True)
+def _tree_move(st, meta, node, function, call, returning, event, n):
+    """Where the call tree goes from `node` when `function` starts running, and whether that
+    was a call: a call goes one level down; a return (to the address the current call returns
+    to, or to a function on the current path) goes back up; a jump into another function
+    replaces the current one. Exception entry and return overhead sits on a boundary node
+    between the interrupted code and the handler; the code an exception return resumes is
+    found above the boundary."""
     nodes = meta + PROFILE_TREE_META
     exceptions = n + PROFILE_EXCEPTIONS
     sleep = n + PROFILE_SLEEP
-    if st[nodes + PROFILE_NODE * node + 1] == sleep and event != EVENT_SLEEP:
-        node = st[nodes + PROFILE_NODE * node]  # woken up
+    kind = st[nodes + PROFILE_NODE * node + 1]
+    if kind == sleep and event != EVENT_SLEEP:
+        node = _parent(st, meta, node)  # woken up
+        kind = st[nodes + PROFILE_NODE * node + 1]
     if event == EVENT_ENTRY:
-        if st[nodes + PROFILE_NODE * node + 1] == exceptions:
-            return node  # tail-chained: still between the interrupted code and a handler
-        return _tree_child(st, meta, node, exceptions)
+        if kind == exceptions:
+            return node, False  # tail-chained: still between the interrupted code and a handler
+        return _tree_call(st, meta, node, exceptions, -1), False
     if event == EVENT_RETURN:
         at = node
         while at != TREE_ROOT and st[nodes + PROFILE_NODE * at + 1] != exceptions:
-            at = st[nodes + PROFILE_NODE * at]
-        return at if at != TREE_ROOT else node
+            at = _parent(st, meta, at)
+        return (at if at != TREE_ROOT else node), False
     if event == EVENT_SLEEP:
-        if st[nodes + PROFILE_NODE * node + 1] == sleep:
-            return node
-        return _tree_child(st, meta, node, sleep)
+        if kind == sleep:
+            return node, False
+        return _tree_child(st, meta, node, sleep), False
+    if st[meta + TREE_RESUMING] != 0:  # back from an exception: the code it interrupted goes on
+        st[meta + TREE_RESUMING] = 0
+        if kind == exceptions:
+            node = _parent(st, meta, node)
+        found = _tree_up(st, meta, node, function)
+        if found >= 0:
+            return found, False
+        if call:  # (`call` here: at the function's first instruction) interrupted on the way in
+            return _tree_call(st, meta, node, function, -1), True
+        return _tree_child(st, meta, _parent(st, meta, node) if node != TREE_ROOT else node, function), False
     if call:
-        child = _tree_child(st, meta, node, function)
-        st[nodes + PROFILE_NODE * child + 3] += 1
-        return child
-    at = node
-    while at != TREE_ROOT:
-        if st[nodes + PROFILE_NODE * at + 1] == function:
-            return at
-        at = st[nodes + PROFILE_NODE * at]
-    if st[nodes + PROFILE_NODE * node + 1] == exceptions or node == TREE_ROOT:
-        return _tree_child(st, meta, node, function)
-    return _tree_child(st, meta, st[nodes + PROFILE_NODE * node], function)
+        if (st[ENDS_IN_BRANCH] & CALL_FLAG) != 0:
+            return _tree_call(st, meta, node, function, _return_address(st)), True
+        # a tail call returns where the function that jumped would have
+        return _tree_call(st, meta, node, function, st[nodes + PROFILE_NODE * node + 4]), True
+    found = _tree_up(st, meta, _parent(st, meta, node) if returning else node, function)
+    if found >= 0:
+        return found, False
+    if kind == exceptions or node == TREE_ROOT:
+        return _tree_child(st, meta, node, function), False
+    return _tree_child(st, meta, _parent(st, meta, node), function), False
 
 
 @numba.njit(cache=True)
 def profile_switch(st, function, address, event):
     """The cycles since the last switch belong to what ran; `function` runs from now. A call:
-    entering a function at its first instruction from another one, or by BL/BLX (recursion)."""
+    entering a function at its first instruction from another one, or by BL/BLX (recursion);
+    a return: reaching the address the current call returns to."""
     t = st[PROFILE_TABLE]
     n = st[t]
     previous = st[PROFILE_FUNCTION]
-    call = (function >= 0 and function < n and st[t + 1 + function] == address
-            and (function != previous or (st[ENDS_IN_BRANCH] & CALL_FLAG) != 0))
-    if function == previous and not call and event == EVENT_CODE:
-        return  # the same function goes on: its cycles keep adding up since PROFILE_SINCE
-    spent = st[CYCLES] - st[PROFILE_SINCE]
     meta = t + 1 + 4 * n + 2 * PROFILE_EXTRA
     node = st[meta]
+    at_start = function >= 0 and function < n and st[t + 1 + function] == address
+    resuming = event == EVENT_CODE and st[meta + TREE_RESUMING] != 0
+    call = at_start and (function != previous or (st[ENDS_IN_BRANCH] & CALL_FLAG) != 0)
+    returning = event == EVENT_CODE and address == st[meta + PROFILE_TREE_META + PROFILE_NODE * node + 4]
+    if function == previous and not call and not returning and not resuming and event == EVENT_CODE:
+        return  # the same function goes on: its cycles keep adding up since PROFILE_SINCE
+    spent = st[CYCLES] - st[PROFILE_SINCE]
     energy = st[P_ENERGY_CORE] + st[P_ENERGY_SRAM] + st[P_ENERGY_FLASH]
     if previous >= 0:
         st[t + 1 + 2 * n + previous] += spent
         st[st[meta + TREE_ENERGY] + previous] += energy - st[P_PROFILE_SINCE]
     st[P_PROFILE_SINCE] = energy
     st[meta + PROFILE_TREE_META + PROFILE_NODE * node + 2] += spent
-    if call:
-        st[t + 1 + 2 * n + n + PROFILE_EXTRA + function] += 1
+    if event == EVENT_RETURN:
+        st[meta + TREE_RESUMING] = 1
     if event != EVENT_FLUSH:
-        st[meta] = _tree_move(st, meta, node, function, call, event, n)
+        moved, called = _tree_move(st, meta, node, function, at_start if resuming else call, returning, event, n)
+        st[meta] = moved
+        if called:
+            st[t + 1 + 2 * n + n + PROFILE_EXTRA + function] += 1
     st[PROFILE_FUNCTION] = function
     st[PROFILE_SINCE] = st[CYCLES]
 
@@ -742,15 +800,10 @@ def _count_power(st, entry):
 
 @numba.njit(cache=True)
 def power_snapshot(st):
-    """Keep the energies so far at this cycle (the power trace interpolates between them)."""
-    if st[P_SNAPSHOT_COUNT] < st[P_SNAPSHOT_CAPACITY]:
-        slot = st[P_SNAPSHOT_TABLE] + SNAPSHOT * st[P_SNAPSHOT_COUNT]
-        st[slot] = st[CYCLES]
-        st[slot + 1] = st[P_ENERGY_CORE]
-        st[slot + 2] = st[P_ENERGY_SRAM]
-        st[slot + 3] = st[P_ENERGY_FLASH]
-        st[P_SNAPSHOT_COUNT] += 1
-    else:  # full: keep every other snapshot and take them half as often (bounded memory, coarser trace)
+    """Keep the energies so far at this cycle (the power trace interpolates between them). A
+    full table keeps every other snapshot and takes them half as often from then on (bounded
+    memory, coarser trace)."""
+    if st[P_SNAPSHOT_COUNT] >= st[P_SNAPSHOT_CAPACITY]:
         table = st[P_SNAPSHOT_TABLE]
         kept = st[P_SNAPSHOT_COUNT] // 2
         for i in range(kept):
@@ -759,6 +812,12 @@ def power_snapshot(st):
         st[P_SNAPSHOT_COUNT] = kept
         st[P_SNAPSHOT_PERIOD] *= 2
         st[P_SNAPSHOT_DROPPED] += 1  # (counts the halvings)
+    slot = st[P_SNAPSHOT_TABLE] + SNAPSHOT * st[P_SNAPSHOT_COUNT]
+    st[slot] = st[CYCLES]
+    st[slot + 1] = st[P_ENERGY_CORE]
+    st[slot + 2] = st[P_ENERGY_SRAM]
+    st[slot + 3] = st[P_ENERGY_FLASH]
+    st[P_SNAPSHOT_COUNT] += 1
     st[P_SNAPSHOT_NEXT] = st[CYCLES] + st[P_SNAPSHOT_PERIOD]
 
 
@@ -902,9 +961,11 @@ def flash_fetch_line(st, g, line, now):
     stall = 0
     contention = 0
     missed = False
+    from_flash = False
     if st[g + FL_IC_ON] != 0 and flash_cache_access(st, g, False, line):
         st[g + FL_IC_HITS] += 1
     else:
+        from_flash = True
         if st[g + FL_IC_ON] != 0:
             st[g + FL_IC_MISSES] += 1
             missed = True
@@ -916,7 +977,8 @@ def flash_fetch_line(st, g, line, now):
             _flash_read(st)
     st[g + FL_BUFFER_LINE] = line
     if st[g + FL_PREFETCH] != 0:
-        _flash_read(st)  # the next line, read ahead
+        if from_flash:  # the next line, read ahead (counted after a miss only, as the fast path does)
+            _flash_read(st)
         st[g + FL_PREFETCH_LINE] = line + 1
         st[g + FL_PREFETCH_READY] = now + stall + st[g + FL_FETCH_WAIT] + 1
         st[g + FL_PREFETCH_DELAY] = 0

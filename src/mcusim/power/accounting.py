@@ -55,7 +55,8 @@ class PowerMeter:
         self.points: list[tuple[int, float, int, str]] = []  # (cycle, seconds, clock, range) from then on
         self.sleeps: list[tuple[int, int, float, float, str]] = []  # (start, end cycle, start, end s, state)
         self._set_coefficients()
-        self.operating_point(0, 0.0, clock_hz, self.voltage_range)
+        # (None: the model's default, or the range the clock needs where the voltage follows it)
+        self.operating_point(0, 0.0, clock_hz, voltage_range)
 
     def _set_coefficients(self) -> None:
         """Per-event energies at the present core voltage, in femtojoules, for the hook."""
@@ -75,7 +76,8 @@ class PowerMeter:
             self.voltage_range = voltage_range
             self._set_coefficients()
         self.clock_hz = clock_hz
-        self.state[N.P_SNAPSHOT_PERIOD] = max(1, round(self.bin_us * 1e-6 * clock_hz / 4))
+        thinned = int(self.state[N.P_SNAPSHOT_DROPPED])  # (each thinning doubled the period)
+        self.state[N.P_SNAPSHOT_PERIOD] = max(1, round(self.bin_us * 1e-6 * clock_hz / 4)) << thinned
         self.points.append((cycle, seconds, clock_hz, self.voltage_range))
 
     def asleep(self, start_cycle: int, end_cycle: int, start_s: float, end_s: float, deep: bool) -> None:

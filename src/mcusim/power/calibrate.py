@@ -136,7 +136,7 @@ def to_toml(data: dict) -> str:
             return repr(value)
         if isinstance(value, list):
             return "[" + ", ".join(scalar(v) for v in value) + "]"
-        return '"' + str(value).replace("\\", "\\\\").replace('"', '\\"') + '"'
+        return '"' + str(value).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
     def inline(table: dict) -> str:
         return "{ " + ", ".join(f"{k} = {scalar(v)}" for k, v in table.items()) + " }"

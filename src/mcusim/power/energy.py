@@ -63,10 +63,10 @@ class RunEnergy:
     def trace(self, bin_us: float) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         """Bin start times and each rail's average watts in the bin."""
         width = bin_us * 1e-6
-        edges = np.arange(0.0, self.end_s + width, width)
-        edges[-1] = min(edges[-1], self.end_s) if len(edges) > 1 else self.end_s
-        if len(edges) < 2:
-            edges = np.array([0.0, max(self.end_s, 1e-12)])
+        count = max(1, int(np.ceil(self.end_s / width - 1e-9)))  # the last bin may be partial, never empty
+        edges = np.minimum(np.arange(count + 1) * width, self.end_s)
+        if self.end_s <= 0:
+            edges = np.array([0.0, 1e-12])
         cumulative = self.cumulative(edges)
         spans = np.diff(edges)
         spans[spans <= 0] = 1e-12
@@ -74,17 +74,17 @@ class RunEnergy:
 
     def static_run_energy(self) -> float:
         """Static energy (all rails) while running code: shared out over functions by cycles."""
-        return sum(self._static_in("run"))
+        return sum(self.static_in("run"))
 
-    def _static_in(self, state: str):
+    def static_in(self, state: str):
         for seg in self.segments:
             if seg.state == state:
                 duration = seg.end_s - seg.start_s
                 power = self.model.static_power(state, seg.clock_hz, seg.voltage_range)
                 scale = self.model.scale(seg.voltage_range)
                 cycles = seg.end_cycle - seg.start_cycle
-                yield sum(power.values()) * duration + sum(
-                    r.energy_j.get("cycle", 0.0) for r in self.model.rails) * cycles * scale ** 2
+                per_cycle = sum(r.energy_j.get("cycle", 0.0) for r in self.model.rails) if state == "run" else 0.0
+                yield sum(power.values()) * duration + per_cycle * cycles * scale ** 2
 
 
 def write_trace(times: np.ndarray, watts: dict[str, np.ndarray], path: Path) -> None:
@@ -119,7 +119,7 @@ def annotate_functions(rows: list[dict], energy: RunEnergy, run_cycles: int) -> 
     energy while running; the sleep row gets the static energy of sleep and stop."""
     code_cycles = sum(r["exclusive_cycles"] for r in rows if r["function"] != "(sleep)") or 1
     run_static = energy.static_run_energy()
-    asleep = sum(energy._static_in("sleep")) + sum(energy._static_in("stop"))
+    asleep = sum(energy.static_in("sleep")) + sum(energy.static_in("stop"))
     for row in rows:
         dynamic = row.pop("dynamic_energy_j", 0.0)
         if row["function"] == "(sleep)":

@@ -12,6 +12,8 @@ from ..config.loader import data_dir
 STATES = ("run", "sleep", "stop", "off")
 CLASS_EVENTS = ("alu", "multiply", "simd", "fp", "branch", "load", "store")  # native.CLASS_NAMES
 EVENTS = ("cycle",) + CLASS_EVENTS + ("sram_access", "flash_read")
+# the rail each counted event's energy is summed on (native P_ENERGY_CORE, _SRAM, _FLASH); "cycle" goes anywhere
+EVENT_RAILS = {**dict.fromkeys(CLASS_EVENTS, "core"), "sram_access": "sram", "flash_read": "flash"}
 
 
 @dataclass(frozen=True)
@@ -94,6 +96,11 @@ def power_model_from(data: dict, source_file: str = "") -> PowerModel:
             for table in ("static_w", "static_w_per_mhz"):
                 if set(raw.get(table, {})) - set(STATES):
                     raise ConfigError(f"{where}: rail {raw['name']}: {table} states must be among {STATES}")
+            for event in raw.get("energy_j", {}):
+                home = EVENT_RAILS.get(event)
+                if home is not None and raw["name"] != home:
+                    raise ConfigError(f"{where}: rail {raw['name']}: {event} energy belongs on the {home} rail "
+                                      "(the hook sums it there)")
             values = [*raw.get("static_w", {}).values(), *raw.get("static_w_per_mhz", {}).values(),
                       *raw.get("energy_j", {}).values()]
             if any(v < 0 for v in values):
