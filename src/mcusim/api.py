@@ -269,7 +269,7 @@ class Simulator:
         if m.power is not None:
             run_energy = RunEnergy(m.power, m.cycles, m.simulated_seconds())
             annotate_regions(regions, m.region_runs(), run_energy)
-            annotate_functions(functions, run_energy, m.cycles)
+            annotate_functions(functions, run_energy)
             energy = energy_summary(run_energy, self.power_bin_us, m.power.counts())
             if self.power_trace or self.timeline:
                 power_trace = run_energy.trace(self.power_bin_us)

@@ -75,21 +75,21 @@ class FunctionProfile:
         state[N.PROFILE_TABLE] = self.table
         state[N.PROFILE_FUNCTION] = -1
 
+    def flush_lines(self) -> None:
+        """Charge the block that ran last in the line counters before Python moves time on."""
+        N.line_flush(self.state.buffer, np.int64(self.meta))
+
     def switch_to(self, event: int) -> None:
         """From now on the cycles belong to exception entry or return overhead, or to sleep."""
-        N.line_flush(self.state.buffer, np.int64(self.meta))
+        self.flush_lines()
         N.profile_switch(self.state.buffer, np.int64(self.n + EVENT_ROWS[event]), np.int64(-1), np.int64(event))
 
     def switch_to_address(self, address: int) -> None:
         """From now on the cycles belong to the function holding `address`."""
+        self.flush_lines()
         buffer = self.state.buffer
-        N.line_flush(buffer, np.int64(self.meta))
         N.profile_switch(buffer, np.int64(N._function_of(buffer, np.int64(address))), np.int64(address),
                          np.int64(N.EVENT_CODE))
-
-    def flush_lines(self) -> None:
-        """Charge the block that ran last in the line counters before Python moves time on."""
-        N.line_flush(self.state.buffer, np.int64(self.meta))
 
     def charge_instruction(self, address: int, cycles: int, executions: int) -> None:
         """Time Python moved on running one instruction over and over (a skipped `b .` loop)."""
@@ -105,7 +105,7 @@ class FunctionProfile:
         """Per line range: start address, then per halfword the times it ran, the cycles spent
         on it (its static cost per run plus the extra cycles of the blocks starting at it) and
         whether an instruction starts there."""
-        N.line_flush(self.state.buffer, np.int64(self.meta))
+        self.flush_lines()
         out = []
         for start, end, offset in self.line_ranges:
             halfwords = (end - start) // 2

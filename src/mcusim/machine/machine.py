@@ -460,7 +460,7 @@ class Machine:
             port.clock_changed(hz)
 
     def simulated_seconds(self) -> float:
-        return self.time_base + (self.state[N.CYCLES] - self.clock_anchor_cycle) / self.clock_hz
+        return self.simulated_seconds_at(self.state[N.CYCLES])
 
     def counter_total(self, register: int) -> int:
         """Unwrapped total of a DWT counter's events so far (at the executing instruction)."""
@@ -574,7 +574,7 @@ class Machine:
     def region_marker(self, begin: bool, name_address: int) -> None:
         """An ITM region marker (firmware/include/mcusim.h), at the executing instruction."""
         cycle = self.cycles_now()
-        seconds = self.time_base + (cycle - self.clock_anchor_cycle) / self.clock_hz
+        seconds = self.simulated_seconds_at(cycle)
         self.regions.mark(begin, name_address, cycle, seconds)
 
     def pin_changed(self, pin: str, level: int | None) -> None:
@@ -586,7 +586,7 @@ class Machine:
             self.pin_events_dropped += 1
             return
         cycle = self.cycles_now()
-        seconds = self.time_base + (cycle - self.clock_anchor_cycle) / self.clock_hz
+        seconds = self.simulated_seconds_at(cycle)
         self.pin_events.append((cycle, seconds, pin, level))
 
     def signal_events(self) -> dict:

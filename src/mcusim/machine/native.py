@@ -786,6 +786,10 @@ def power_unpack(st):
 
 @numba.njit(cache=True)
 def _count_power(st, entry):
+    """This block's events and energy; a due snapshot first keeps the energies before it, at
+    the cycle it starts."""
+    if st[P_SNAPSHOT_TABLE] != 0 and st[CYCLES] >= st[P_SNAPSHOT_NEXT]:
+        power_snapshot(st)
     st[P_PACKED] += st[entry + E_CLASSES]
     st[P_PACKED + 1] += st[entry + E_CLASSES + 1]
     st[P_PACKED + 2] += st[entry + E_CLASSES + 2]
@@ -794,8 +798,6 @@ def _count_power(st, entry):
         power_unpack(st)
     st[P_ENERGY_CORE] += st[entry + E_ENERGY_CORE]
     st[P_ENERGY_SRAM] += st[entry + E_ENERGY_SRAM]
-    if st[P_SNAPSHOT_TABLE] != 0 and st[CYCLES] >= st[P_SNAPSHOT_NEXT]:
-        power_snapshot(st)
 
 
 @numba.njit(cache=True)
@@ -1184,7 +1186,7 @@ def block_hook(uc, address_u64, size_u32, user_data):
     counts = st[entry + 4]
     stalls = st[entry + 5]
     if st[P_ENABLED] != 0:
-        _count_power(st, entry)  # (a snapshot before this block's cycles: the energies so far)
+        _count_power(st, entry)
     st[CYCLES] += st[entry + 2]
     st[INSTRUCTIONS] += st[entry + 3]
     st[LSU_TOTAL] += counts & LANE_MASK

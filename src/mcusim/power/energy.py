@@ -23,18 +23,15 @@ class RunEnergy:
         # static power (and the per-cycle energy) integrated over the segments: piecewise linear
         times = [0.0]
         static = {rail: [0.0] for rail in self.rails}
-        cycle_energy = {rail.name: rail.energy_j.get("cycle", 0.0) for rail in self.model.rails}
         self.state_seconds: dict[str, float] = {}
+        self.static_by_state: dict[str, float] = {}  # joules, all rails
         for seg in self.segments:
-            duration = seg.end_s - seg.start_s
-            scale = self.model.scale(seg.voltage_range)
-            power = self.model.static_power(seg.state, seg.clock_hz, seg.voltage_range)
-            running = seg.state == "run"
+            joules = self._segment_static(seg)
             for rail in self.rails:
-                extra = cycle_energy[rail] * (seg.end_cycle - seg.start_cycle) * scale ** 2 if running else 0.0
-                static[rail].append(static[rail][-1] + power[rail] * duration + extra)
+                static[rail].append(static[rail][-1] + joules[rail])
             times.append(seg.end_s)
-            self.state_seconds[seg.state] = self.state_seconds.get(seg.state, 0.0) + duration
+            self.state_seconds[seg.state] = self.state_seconds.get(seg.state, 0.0) + seg.end_s - seg.start_s
+            self.static_by_state[seg.state] = self.static_by_state.get(seg.state, 0.0) + sum(joules.values())
         self.static_times = np.array(times)
         self.static = {rail: np.array(values) for rail, values in static.items()}
         snapshots = meter.dynamic_snapshots(end_cycle)
@@ -72,19 +69,14 @@ class RunEnergy:
         spans[spans <= 0] = 1e-12
         return edges[:-1], {rail: np.diff(values) / spans for rail, values in cumulative.items()}
 
-    def static_run_energy(self) -> float:
-        """Static energy (all rails) while running code: shared out over functions by cycles."""
-        return sum(self.static_in("run"))
-
-    def static_in(self, state: str):
-        for seg in self.segments:
-            if seg.state == state:
-                duration = seg.end_s - seg.start_s
-                power = self.model.static_power(state, seg.clock_hz, seg.voltage_range)
-                scale = self.model.scale(seg.voltage_range)
-                cycles = seg.end_cycle - seg.start_cycle
-                per_cycle = sum(r.energy_j.get("cycle", 0.0) for r in self.model.rails) if state == "run" else 0.0
-                yield sum(power.values()) * duration + per_cycle * cycles * scale ** 2
+    def _segment_static(self, seg) -> dict[str, float]:
+        """Joules per rail of a segment's static power, plus its per-cycle energy while running."""
+        duration = seg.end_s - seg.start_s
+        power = self.model.static_power(seg.state, seg.clock_hz, seg.voltage_range)
+        cycles = (seg.end_cycle - seg.start_cycle) * self.model.scale(seg.voltage_range) ** 2 \
+            if seg.state == "run" else 0.0
+        return {rail.name: power[rail.name] * duration + rail.energy_j.get("cycle", 0.0) * cycles
+                for rail in self.model.rails}
 
 
 def write_trace(times: np.ndarray, watts: dict[str, np.ndarray], path: Path) -> None:
@@ -114,12 +106,12 @@ def annotate_regions(rows: list[dict], runs, energy: RunEnergy) -> None:
             row["ops_per_joule"] = 2 * row["macs"] / mean if mean else 0.0
 
 
-def annotate_functions(rows: list[dict], energy: RunEnergy, run_cycles: int) -> None:
+def annotate_functions(rows: list[dict], energy: RunEnergy) -> None:
     """Each function row's energy_j: its dynamic energy plus its share, by cycles, of the static
     energy while running; the sleep row gets the static energy of sleep and stop."""
     code_cycles = sum(r["exclusive_cycles"] for r in rows if r["function"] != "(sleep)") or 1
-    run_static = energy.static_run_energy()
-    asleep = sum(energy.static_in("sleep")) + sum(energy.static_in("stop"))
+    run_static = energy.static_by_state.get("run", 0.0)
+    asleep = energy.static_by_state.get("sleep", 0.0) + energy.static_by_state.get("stop", 0.0)
     for row in rows:
         dynamic = row.pop("dynamic_energy_j", 0.0)
         if row["function"] == "(sleep)":
