@@ -34,6 +34,11 @@ int board_flash_features(uint32_t features);
 uintptr_t board_flash_alias(const void *code);
 int board_flash_alias_features(uint32_t features);
 
+/* RAM the core reaches through its data cache (the STM32F7's SRAM1 over AXIM), for programs
+ * that time data accesses against it (sram-timing): `bytes` free bytes there, or NULL when the
+ * board has none (the weak default in common/). */
+void *board_cached_ram(size_t bytes);
+
 /* Console UART, 115200 8N1, polled. */
 void console_init(void);
 void console_putc(char c);

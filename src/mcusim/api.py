@@ -62,7 +62,7 @@ class RunResult:
     branches_predicted: int = 0    # branches the predictor resolved (cores with one) ...
     branch_mispredicts: int = 0    # ... and the ones it got wrong
     icache: dict = field(default_factory=dict)  # {"hits", "misses"} where a cache model runs
-    dcache: dict = field(default_factory=dict)
+    dcache: dict = field(default_factory=dict)  # and "writebacks" (dirty lines written back)
     regions: list = field(default_factory=list)  # per region name (ITM markers): analysis/regions.py
     functions: list = field(default_factory=list)  # the exact profile (profile=True): analysis/profile.py
     lines: list = field(default_factory=list)      # ... per source line, with DWARF: analysis/lines.py

@@ -229,7 +229,8 @@ def _summary(result, out) -> None:
         extras.append(f"{result.branch_mispredicts:,} of {result.branches_predicted:,} branches mispredicted")
     for name, counts in (("I-cache", result.icache), ("D-cache", result.dcache)):
         if counts and counts["hits"] + counts["misses"]:
-            extras.append(f"{name} {counts['hits']:,} hits, {counts['misses']:,} misses")
+            writebacks = f", {counts['writebacks']:,} write-backs" if counts.get("writebacks") else ""
+            extras.append(f"{name} {counts['hits']:,} hits, {counts['misses']:,} misses{writebacks}")
     if extras:
         lines.insert(3, "; ".join(extras))
     if result.functions:

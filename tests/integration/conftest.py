@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[2]
 FIRMWARE = ROOT / "firmware"
 BOARDS = ["mcu-s", "mcu-m", "mcu-b", "mcu-d", "mps2-an386", "mps2-an500"]
 PROGRAMS = ["hello", "uart-hello", "exceptions", "dwt", "bench", "isa", "bench-dsp", "bench-table",
-            "bench-float", "flash-timing", "pipeline"]
+            "bench-float", "flash-timing", "pipeline", "sram-timing"]
 MODELS = ["micro_speech", "person_detection", "kws_dscnn", "resnet8", "anomaly_ae", "kws_dscnn_s",
           "kws_dscnn_l", "odd_shapes"]  # firmware/Makefile ALL_MODELS
 VARIANTS = ["ref", "opt"]

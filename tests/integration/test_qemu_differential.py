@@ -1,7 +1,7 @@
 """The same ELFs on QEMU (mps2-an386, mps2-an500) and on mcusim: same output, same exit status.
 
 QEMU 7.2 models no DWT cycle counter (its DWT reads as zero), so `dwt` and the timing
-programs (`isa`, `flash-timing`, `pipeline`) are the ones whose results legitimately differ: there QEMU must report the missing counter and
+programs (`isa`, `flash-timing`, `pipeline`, `sram-timing`) are the ones whose results legitimately differ: there QEMU must report the missing counter and
 mcusim must count.
 """
 import subprocess
@@ -11,7 +11,7 @@ import pytest
 import mcusim
 from conftest import MODELS, PROGRAMS, VARIANTS
 
-TIMING_PROGRAMS = ("isa", "flash-timing", "pipeline")
+TIMING_PROGRAMS = ("isa", "flash-timing", "pipeline", "sram-timing")
 
 
 def run_qemu(qemu: str, board: str, elf) -> tuple[str, int]:

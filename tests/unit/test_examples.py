@@ -18,7 +18,7 @@ def cli(*args):
 def test_every_example_is_shipped_for_every_board():
     found = examples.available()
     assert set(found) == {"hello", "uart-hello", "exceptions", "dwt", "bench", "isa", "bench-dsp", "bench-table",
-                          "bench-float", "flash-timing", "pipeline",
+                          "bench-float", "flash-timing", "pipeline", "sram-timing",
                           } | {f"{model}-{variant}" for model in ("micro_speech", "person_detection", "kws_dscnn", "resnet8",
                                                           "anomaly_ae", "kws_dscnn_s", "kws_dscnn_l", "odd_shapes")
                              for variant in ("ref", "opt")}

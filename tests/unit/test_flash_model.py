@@ -119,3 +119,77 @@ def test_board_flash_timing_is_checked(tmp_path):
                      '[flash_timing]\nregion = "flash"\nline_bytes = 6\n')
     with pytest.raises(ConfigError, match="line_bytes"):
         load_board(str(board))
+
+
+def axim(**settings):
+    """mcu-d's AXIM port: the L1 data cache serves SRAM1/SRAM2 as well as the flash."""
+    state = N.NativeState(capacity_halfwords=64)
+    spec = load_board("mcu-d")
+    port = FlashTiming(spec.flash_ports[0], spec, state)
+    port.configure(**settings)
+    return port, state.buffer
+
+
+SRAM1 = 0x20010000
+
+
+def test_ram_reads_wait_without_the_data_cache_and_writes_do_not():
+    port, st = axim(dcache=False)
+    wait = port.spec.ram_read_wait_cycles
+    assert wait > 0
+    assert N.ram_access(st, SRAM1, False) == wait and N.ram_access(st, SRAM1, False) == wait
+    assert N.ram_access(st, SRAM1, True) == 0            # the store buffer takes it
+    assert N.ram_access(st, 0x20000000, False) == 0      # DTCM: not behind the port
+    assert port.hooks_needed == (False, True, False)     # reads hooked, writes need no hook
+
+
+def test_ram_lines_are_write_allocated_and_written_back_when_replaced():
+    port, st = axim(dcache=True)
+    wait, writeback = port.spec.ram_read_wait_cycles, port.spec.writeback_wait_cycles
+    sets, ways, line = port.spec.dcache.sets, port.spec.dcache.ways, port.spec.line_bytes
+    same_set = [SRAM1 + k * sets * line for k in range(ways + 1)]
+    assert N.ram_access(st, same_set[0], True) == 0      # a write miss allocates, dirty
+    assert N.ram_access(st, same_set[0] + 4, False) == 0  # so the read hits
+    for address in same_set[1:ways]:
+        assert N.ram_access(st, address, False) == wait
+    # the set is full; the oldest line (dirty) goes: the miss waits for its write-back too
+    assert N.ram_access(st, same_set[ways], False) == wait + writeback
+    assert port.totals()["dcache_writebacks"] == 1
+    assert N.ram_access(st, same_set[1], False) == 0      # clean lines replaced later cost no write-back
+    assert N.ram_access(st, same_set[0], False) == wait
+    assert port.totals()["dcache_writebacks"] == 1
+    assert port.hooks_needed == (False, True, True)
+
+
+def test_maintenance_cleans_and_invalidates_by_address_and_by_set_and_way():
+    port, st = axim(dcache=True)
+    wait = port.spec.ram_read_wait_cycles
+    N.ram_access(st, SRAM1, True)
+    port.maintain_address(SRAM1 + 8, clean=True, invalidate=False)   # DCCMVAC: written back, kept
+    assert port.totals()["dcache_writebacks"] == 1
+    assert N.ram_access(st, SRAM1, False) == 0
+    port.maintain_address(SRAM1, clean=False, invalidate=True)       # DCIMVAC: gone
+    assert N.ram_access(st, SRAM1, False) == wait
+    N.ram_access(st, SRAM1, True)
+    set_index = (SRAM1 // port.spec.line_bytes) % port.spec.dcache.sets
+    for way in range(port.spec.dcache.ways):                         # DCCISW over the set
+        port.maintain_line(set_index, way, clean=True, invalidate=True)
+    assert port.totals()["dcache_writebacks"] == 2
+    assert N.ram_access(st, SRAM1, False) == wait
+
+
+def test_flash_and_ram_lines_share_the_data_cache():
+    port, st = axim(dcache=True, data_wait=7)
+    sets, ways, line = port.spec.dcache.sets, port.spec.dcache.ways, port.spec.line_bytes
+    assert N.flash_data_read(st, 0x08000000) == 7
+    for k in range(ways):  # RAM lines of the same set push the flash line out
+        N.ram_access(st, SRAM1 + k * sets * line, True)
+    assert N.flash_data_read(st, 0x08000000) == 7 + port.spec.writeback_wait_cycles
+
+
+def test_ram_ranges_must_name_ram_regions(tmp_path):
+    board = tmp_path / "bad.toml"
+    board.write_text('[board]\nname = "bad"\nextends = "soc/stm32l476rg"\n'
+                     '[flash_timing]\nregion = "flash"\nline_bytes = 8\nram_ranges = ["flash"]\n')
+    with pytest.raises(ConfigError, match="ram_ranges"):
+        load_board(str(board))

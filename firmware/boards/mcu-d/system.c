@@ -151,6 +151,20 @@ int board_flash_features(uint32_t features)
     return 0;
 }
 
+/* SRAM1 (RM0385 2.2.2: 0x20010000, 240 KB), over AXIM and so through the L1 data cache. The
+ * kit's linker script fills RAM from 0x20000000 (DTCM) and puts the stack at the top of SRAM2:
+ * the start of SRAM1 is free while .bss ends below it. */
+#define SRAM1_BASE 0x20010000u
+#define SRAM1_FREE 0x20000u  /* leaves the upper 112 KB of SRAM1 and SRAM2 to the stack */
+extern uint32_t _ebss[];
+
+void *board_cached_ram(size_t bytes)
+{
+    if ((uintptr_t)_ebss > SRAM1_BASE || bytes > SRAM1_FREE)
+        return NULL;
+    return (void *)SRAM1_BASE;
+}
+
 uintptr_t board_flash_alias(const void *code)
 {
     uintptr_t address = (uintptr_t)code;

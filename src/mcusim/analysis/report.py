@@ -86,6 +86,8 @@ def counters(run: dict) -> Section:
         if accesses:
             rows.append([f"{label} hits", _count(cache["hits"]), ""])
             rows.append([f"{label} misses", _count(cache["misses"]), f"{100 * cache['misses'] / accesses:.2f}% of accesses"])
+            if cache.get("writebacks"):
+                rows.append([f"{label} write-backs", _count(cache["writebacks"]), "dirty lines written back"])
     return Section("counters", ["counter", "value", "share"], rows)
 
 

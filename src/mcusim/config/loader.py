@@ -182,7 +182,9 @@ def _flash_timing(data: dict) -> FlashTimingSpec:
         prefetch=bool(data.get("prefetch", False)), icache=_cache(data.get("icache")), dcache=_cache(data.get("dcache")),
         flash_clock_hz=int(data.get("flash_clock_hz", 0)), wait_state_limits=limits,
         ranges=tuple(data.get("ranges", ())), core_caches=bool(data.get("core_caches", False)),
-        line_buffer=bool(data.get("line_buffer", True)))
+        line_buffer=bool(data.get("line_buffer", True)), ram_ranges=tuple(data.get("ram_ranges", ())),
+        ram_read_wait_cycles=int(data.get("ram_read_wait_cycles", 0)),
+        writeback_wait_cycles=int(data.get("writeback_wait_cycles", 0)))
 
 
 def _check(spec: BoardSpec) -> None:
@@ -198,7 +200,12 @@ def _check(spec: BoardSpec) -> None:
             raise ConfigError(f"board {spec.name}: regions {a.name} and {b.name} overlap")
     if len({port.name for port in spec.flash_ports}) != len(spec.flash_ports):
         raise ConfigError(f"board {spec.name}: flash_timing ports need distinct names")
+    ram = {r.name for r in spec.memory if r.kind == "ram" and not r.alias_of}
     for flash in spec.flash_ports:
+        unknown = [name for name in flash.ram_ranges if name not in ram]
+        if unknown:
+            raise ConfigError(f"board {spec.name}: flash_timing {flash.name}: ram_ranges {unknown} are not RAM "
+                              f"regions (RAM: {sorted(ram)})")
         if flash.region not in names:
             raise ConfigError(f"board {spec.name}: flash_timing names unknown region {flash.region}")
         for name in flash.ranges:

@@ -49,6 +49,9 @@ class FlashTimingSpec:
     ranges: tuple[str, ...] = ()     # regions read through this interface (default: the region and its aliases)
     core_caches: bool = False        # the caches are the core's L1 (SCB CCR.IC/DC, cache maintenance)
     line_buffer: bool = True         # the line last read serves a branch back into it
+    ram_ranges: tuple[str, ...] = () # RAM regions whose data goes through this port's data cache
+    ram_read_wait_cycles: int = 0    # wait cycles of a data read from them that the data cache does not serve
+    writeback_wait_cycles: int = 0   # further wait of a data cache miss that replaces a dirty line
     # [(highest core clock, fewest wait states)] the manual allows, per voltage range
     wait_state_limits: dict[str, tuple[tuple[int, int], ...]] = field(default_factory=dict)
 

@@ -9,6 +9,11 @@ the data side a read that misses the data cache (or finds none) costs `data wait
 while an instruction prefetch is in flight it delays that prefetch (data has priority on the
 flash, RM0351 3.3): the delay is counted as contention.
 
+A port with a data cache may also serve RAM (`ram_ranges`, e.g. the STM32F7's SRAM1/SRAM2 behind
+AXIM): the data cache holds those lines too, written back and allocated on writes, and a read
+it does not serve waits `ram_read_wait_cycles` (plus `writeback_wait_cycles` when the line it
+replaces is dirty): `ram_access` in native.py, on a memory hook over those ranges.
+
 The state lives in the native buffer (native.py, slots FL_*, and two cache tag arrays): the
 block hook runs `flash_fetch_line` for each flash line a block touches, a memory hook runs
 `flash_data_read` on data reads from flash. This class writes the settings there; peripheral
@@ -41,8 +46,10 @@ class FlashTiming:
         storage = board.storage_region(next(r for r in board.memory if r.name == spec.region))
         through = spec.ranges or [r.name for r in board.memory if r is storage or r.alias_of == storage.name]
         self.ranges = [(r.base, r.end) for r in board.memory if r.name in through]
-        if len(self.ranges) > N.FL_MAX_RANGES:
-            raise ValueError(f"board {board.name}: flash {spec.region} has more than {N.FL_MAX_RANGES} address ranges")
+        self.ram_ranges = [(r.base, r.end) for r in board.memory if r.name in spec.ram_ranges]
+        if max(len(self.ranges), len(self.ram_ranges)) > N.FL_MAX_RANGES:
+            raise ValueError(f"board {board.name}: flash port {spec.name} has more than {N.FL_MAX_RANGES} "
+                             f"flash or RAM address ranges")
         for cache in (spec.icache, spec.dcache):
             if cache is not None and cache.sets * cache.ways > N.FL_MAX_CACHE_LINES:
                 raise ValueError(f"board {board.name}: a flash cache of more than {N.FL_MAX_CACHE_LINES} lines")
@@ -76,6 +83,12 @@ class FlashTiming:
         for i, (start, end) in enumerate(self.ranges):
             at = self.g + N.FL_RANGE_TABLE + 3 * i
             self.state.buffer[at: at + 3] = (start, end, 0)
+        self[N.FL_RAM_COUNT] = len(self.ram_ranges)
+        for i, (start, end) in enumerate(self.ram_ranges):
+            at = self.g + N.FL_RAM_TABLE + 2 * i
+            self.state.buffer[at: at + 2] = (start, end)
+        self[N.FL_RAM_WAIT] = spec.ram_read_wait_cycles
+        self[N.FL_WRITEBACK_WAIT] = spec.writeback_wait_cycles
         self[N.FL_LINE_SHIFT] = spec.line_bytes.bit_length() - 1
         self[N.FL_NO_LINE_BUFFER] = 0 if spec.line_buffer else 1
         self[N.FL_IC_TAGS], self[N.FL_DC_TAGS] = self.ic_tags, self.dc_tags
@@ -123,7 +136,7 @@ class FlashTiming:
 
     def _apply(self, check: bool = True) -> None:
         s = self.settings
-        was_waiting = self[N.FL_DATA_WAIT] > 0
+        hooks_before = self.hooks_needed
         self[N.FL_FETCH_WAIT] = self.core_cycles(s["fetch_wait"])
         self[N.FL_DATA_WAIT] = self.core_cycles(s["data_wait"])
         self[N.FL_PREFETCH] = int(bool(s["prefetch"]))
@@ -134,7 +147,7 @@ class FlashTiming:
             self[N.FL_PREFETCH_LINE] = -1
         if check:
             self._check_wait_states()
-        if self.on_change is not None and was_waiting != (self[N.FL_DATA_WAIT] > 0):
+        if self.on_change is not None and hooks_before != self.hooks_needed:
             self.on_change()
 
     def _check_wait_states(self) -> None:
@@ -163,20 +176,55 @@ class FlashTiming:
             self[N.FL_BUFFER_LINE] = -1
             self[N.FL_PREFETCH_LINE] = -1
 
-    def invalidate_line(self, data_side: bool, set_index: int, way: int) -> None:
-        """Empty one line of a cache by set and way (e.g. SCB DCISW)."""
+    def maintain_line(self, set_index: int, way: int, clean: bool, invalidate: bool, data_side: bool = True) -> None:
+        """Clean (write back if dirty) and/or invalidate one line by set and way (SCB DCCSW,
+        DCISW, DCCISW; an invalidated dirty line's data is dropped, as on the part)."""
         sets, ways = (self[N.FL_DC_SETS], self[N.FL_DC_WAYS]) if data_side else (self[N.FL_IC_SETS], self[N.FL_IC_WAYS])
         if set_index >= sets or way >= ways:
             return
-        slot = (self.dc_tags if data_side else self.ic_tags) + 2 * (ways * set_index + way)
-        self.state.buffer[slot: slot + 2] = 0
-        if not data_side or self.dc_tags == self.ic_tags:
-            self.state[N.FL_EPOCH] += 1  # an instruction cache changed
+        self._maintain_slot((self.dc_tags if data_side else self.ic_tags) + 2 * (ways * set_index + way),
+                            clean, invalidate, data_side)
+
+    def maintain_address(self, address: int, clean: bool, invalidate: bool) -> None:
+        """Clean and/or invalidate the data cache line holding `address`, if any (SCB DCCMVAC,
+        DCIMVAC, DCCIMVAC)."""
+        if any(start <= address < end for start, end in self.ram_ranges):
+            line = address >> self[N.FL_LINE_SHIFT]
+        elif (offset := N.flash_offset(self.state.buffer, self.g, address)) >= 0:
+            line = offset >> self[N.FL_LINE_SHIFT]
+        else:
+            return
+        sets, ways = self[N.FL_DC_SETS], self[N.FL_DC_WAYS]
+        if not sets:
+            return
+        first = self.dc_tags + 2 * ways * (line % sets)
+        for way in range(ways):
+            if abs(int(self.state.buffer[first + 2 * way])) == line + 1:
+                self._maintain_slot(first + 2 * way, clean, invalidate, True)
+
+    def _maintain_slot(self, slot: int, clean: bool, invalidate: bool, data_side: bool) -> None:
+        buffer = self.state.buffer
+        if clean and buffer[slot] < 0:
+            buffer[slot] = -buffer[slot]
+            self[N.FL_DC_WRITEBACKS] += 1
+        if invalidate:
+            buffer[slot: slot + 2] = 0
+            if not data_side or self.dc_tags == self.ic_tags:
+                self.state[N.FL_EPOCH] += 1  # an instruction cache changed
 
     @property
     def data_reads_wait(self) -> bool:
         return self[N.FL_DATA_WAIT] > 0
 
+    @property
+    def hooks_needed(self) -> tuple[bool, bool, bool]:
+        """The memory hooks the machine must hold for this port: on flash data reads, RAM reads,
+        RAM writes (each moves every access in its range to Unicorn's slow path)."""
+        ram_cached = bool(self.ram_ranges) and self[N.FL_DC_ON] != 0
+        ram_reads = ram_cached or bool(self.ram_ranges) and self[N.FL_RAM_WAIT] > 0
+        return self.data_reads_wait, ram_reads, ram_cached
+
     def totals(self) -> dict[str, int]:
         return {"icache_hits": self[N.FL_IC_HITS], "icache_misses": self[N.FL_IC_MISSES],
-                "dcache_hits": self[N.FL_DC_HITS], "dcache_misses": self[N.FL_DC_MISSES]}
+                "dcache_hits": self[N.FL_DC_HITS], "dcache_misses": self[N.FL_DC_MISSES],
+                "dcache_writebacks": self[N.FL_DC_WRITEBACKS]}

@@ -302,15 +302,21 @@ class Machine:
         return next((port for port in self.flash_ports if port.name == name), None)
 
     def _register_flash_reads(self) -> None:
-        """Native read hooks on the flash while its data reads wait (only then: a memory hook
-        moves every access in its range to Unicorn's slow path)."""
+        """Native memory hooks on the flash while its data reads wait, and on RAM behind a data
+        cache while it is on or its reads wait (only then: a memory hook moves every access in
+        its range to Unicorn's slow path)."""
         for handle in self._flash_read_hooks:
             N.unregister_hook(self.uc, handle)
         self._flash_read_hooks = []
         for port in self.flash_ports:
-            if port.data_reads_wait:
+            flash_reads, ram_reads, ram_writes = port.hooks_needed
+            if flash_reads:
                 for start, end in port.ranges:
                     self._flash_read_hooks.append(N.register_flash_read_hook(self.uc, self.state, start, end - 1))
+            if ram_reads:
+                for start, end in port.ram_ranges:
+                    self._flash_read_hooks.append(
+                        N.register_ram_access_hook(self.uc, self.state, start, end - 1, writes=ram_writes))
 
     def _reregister_hook(self, _buffer) -> None:
         """The shared buffer moved: every native hook gets the new address."""
@@ -543,21 +549,35 @@ class Machine:
         if flash is not None:
             flash.configure(icache=bool(ccr & 1 << 17), dcache=bool(ccr & 1 << 16))
 
+    # Data cache maintenance by set/way and by address (ARMv7-M ARM B2.2.7, registers at
+    # 0xE000EF00 + offset): offset -> (by set/way, clean, invalidate).
+    _DCACHE_OPERATIONS = {0x5C: (False, False, True),   # DCIMVAC
+                          0x60: (True, False, True),    # DCISW
+                          0x64: (False, True, False),   # DCCMVAU
+                          0x68: (False, True, False),   # DCCMVAC
+                          0x6C: (True, True, False),    # DCCSW
+                          0x70: (False, True, True),    # DCCIMVAC
+                          0x74: (True, True, True)}     # DCCISW
+
     def cache_maintenance(self, offset: int, value: int) -> None:
-        """Cache maintenance writes (ARMv7-M ARM B2.2.7, at 0xE000EF50 + offset - 0x50): ICIALLU
-        empties the instruction cache, DCISW and DCCISW one data cache line by set and way (set
-        from bit log2(line bytes), way in the top bits); the others (by address, clean only)
-        change nothing timed here: the data cache holds only flash lines, which never change."""
+        """Cache maintenance writes: ICIALLU empties the instruction cache; the data cache
+        operations clean (write back a dirty line) and/or invalidate one line, by set and way
+        (set from bit log2(line bytes), way in the top bits) or by address."""
         flash = self._l1_port()
         if flash is None:
             return
         if offset == 0x50:    # ICIALLU
             flash.reset_cache(data_side=False)
-        elif offset in (0x60, 0x74):  # DCISW, DCCISW
-            ways = flash.spec.dcache.ways if flash.spec.dcache else 1
-            way_shift = 32 - max(1, (ways - 1).bit_length())
-            set_shift = flash.spec.line_bytes.bit_length() - 1
-            flash.invalidate_line(True, (value >> set_shift) & 0x1FF, value >> way_shift if ways > 1 else 0)
+        elif offset in self._DCACHE_OPERATIONS and flash.spec.dcache is not None:
+            by_set_way, clean, invalidate = self._DCACHE_OPERATIONS[offset]
+            if by_set_way:
+                ways = flash.spec.dcache.ways
+                way_shift = 32 - max(1, (ways - 1).bit_length())
+                set_shift = flash.spec.line_bytes.bit_length() - 1
+                flash.maintain_line((value >> set_shift) & 0x1FF, value >> way_shift if ways > 1 else 0,
+                                    clean, invalidate)
+            else:
+                flash.maintain_address(value, clean, invalidate)
 
     def console_write(self, data: bytes, source: str, stderr: bool = False) -> None:
         self.outputs.stdout += data
@@ -1132,10 +1152,10 @@ class Machine:
             totals = port.totals()
             for side, spec in (("icache", port.spec.icache), ("dcache", port.spec.dcache)):
                 if spec is not None:
-                    counts = found[side] or {"hits": 0, "misses": 0}
-                    counts["hits"] += totals[f"{side}_hits"]
-                    counts["misses"] += totals[f"{side}_misses"]
-                    found[side] = counts
+                    for key, value in totals.items():
+                        if key.startswith(side + "_"):
+                            name = key[len(side) + 1:]
+                            found[side][name] = found[side].get(name, 0) + value
         return found
 
     def dwt_totals(self) -> dict[str, int]:

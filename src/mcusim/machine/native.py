@@ -61,7 +61,12 @@ FL_IC_MISSES = 31
 FL_DC_HITS = 32
 FL_DC_MISSES = 33
 FL_NO_LINE_BUFFER = 34    # 1: a branch target is read again even if it is in the line last read
-FL_PORT_SLOTS = 36
+FL_RAM_COUNT = 36         # RAM ranges whose data goes through the port's data cache: (start, end) pairs
+FL_RAM_TABLE = 37         # up to FL_MAX_RANGES pairs (lines there are numbered by absolute address)
+FL_RAM_WAIT = 45          # cycles a data read from those ranges waits (a miss, or the data cache off)
+FL_WRITEBACK_WAIT = 46    # cycles a read miss also waits when the line it replaces is dirty
+FL_DC_WRITEBACKS = 47     # dirty data cache lines written back (replaced or cleaned)
+FL_PORT_SLOTS = 48
 FL_LAST_SLOT = FL_PORTS + FL_MAX_PORTS * FL_PORT_SLOTS
 
 FL_MAX_CACHE_LINES = 2048  # per cache: sets x ways
@@ -988,22 +993,83 @@ def flash_fetch_line(st, g, line, now):
 
 
 @numba.njit(cache=True)
+def data_cache_access(st, g, line, write):
+    """Look `line` up in the port's data cache (LRU, as flash_cache_access); a write leaves the
+    line dirty (its tag stored negated: write-back, write-allocate). Returns (hit, whether the
+    line a miss replaced was dirty); counts the hit or miss and the write-back."""
+    sets = st[g + FL_DC_SETS]
+    ways = st[g + FL_DC_WAYS]
+    first = st[g + FL_DC_TAGS] + 2 * ways * (line % sets)
+    st[FL_USE_CLOCK] += 1
+    oldest = first
+    for way in range(ways):
+        slot = first + 2 * way
+        if st[slot] == line + 1 or st[slot] == -(line + 1):
+            st[slot + 1] = st[FL_USE_CLOCK]
+            if write:
+                st[slot] = -(line + 1)
+            st[g + FL_DC_HITS] += 1
+            return True, False
+        if st[slot + 1] < st[oldest + 1]:
+            oldest = slot
+    dirty = st[oldest] < 0
+    st[oldest] = -(line + 1) if write else line + 1
+    st[oldest + 1] = st[FL_USE_CLOCK]
+    st[g + FL_DC_MISSES] += 1
+    if dirty:
+        st[g + FL_DC_WRITEBACKS] += 1
+    if st[g + FL_DC_TAGS] == st[g + FL_IC_TAGS]:
+        st[FL_EPOCH] += 1  # an instruction cache changed
+    return False, dirty
+
+
+@numba.njit(cache=True)
+def ram_port(st, address):
+    """The block of the port whose data cache serves RAM at `address`, or -1."""
+    for k in range(st[FL_PORT_COUNT]):
+        g = FL_PORTS + k * FL_PORT_SLOTS
+        for i in range(st[g + FL_RAM_COUNT]):
+            entry = g + FL_RAM_TABLE + 2 * i
+            if st[entry] <= address < st[entry + 1]:
+                return g
+    return -1
+
+
+@numba.njit(cache=True)
+def ram_access(st, address, write):
+    """Wait cycles of a data access to RAM behind a port's data cache (docs/timing.md, Cortex-M7
+    memory): a read waits on a miss, or always with the cache off, and longer when the line it
+    replaces is dirty; a write waits for nothing (the store buffer takes it) but allocates."""
+    g = ram_port(st, address)
+    if g < 0:
+        return 0
+    if st[g + FL_DC_ON] == 0:
+        return 0 if write else st[g + FL_RAM_WAIT]
+    hit, dirty = data_cache_access(st, g, address >> st[g + FL_LINE_SHIFT], write)
+    if hit or write:
+        return 0
+    return st[g + FL_RAM_WAIT] + (st[g + FL_WRITEBACK_WAIT] if dirty else 0)
+
+
+@numba.njit(cache=True)
 def flash_data_read(st, address):
     """Wait cycles of a data read at `address` (0 outside the flash ports or on a data cache hit)."""
     g = flash_port(st, address)
     if g < 0:
         return 0
     line = flash_offset(st, g, address) >> st[g + FL_LINE_SHIFT]
+    writeback = 0
     if st[g + FL_DC_ON] != 0:
-        if flash_cache_access(st, g, True, line):
-            st[g + FL_DC_HITS] += 1
+        hit, dirty = data_cache_access(st, g, line, False)
+        if hit:
             return 0
-        st[g + FL_DC_MISSES] += 1
+        if dirty:  # the flash line replaces RAM data written since it was cached
+            writeback = st[g + FL_WRITEBACK_WAIT]
     _flash_read(st)
     wait = st[g + FL_DATA_WAIT]
     if st[g + FL_PREFETCH] != 0 and st[g + FL_PREFETCH_READY] > st[FL_BLOCK_START]:
         st[g + FL_PREFETCH_DELAY] += wait + 1  # the flash serves this read before the prefetch in flight
-    return wait
+    return wait + writeback
 
 
 @numba.njit(cache=True)
@@ -1253,6 +1319,7 @@ def divide_hook(uc, address, size, user_data):
     st[DIVIDE_TOTAL] += extra
 
 
+UC_MEM_WRITE = 17  # unicorn.UC_MEM_WRITE: the `access` argument of a memory hook for a write
 MEMORY_HOOK_SIGNATURE = types.void(types.voidptr, types.int32, types.uint64, types.int32, types.int64,
                                    types.voidptr)
 
@@ -1265,6 +1332,17 @@ def flash_read_hook(uc, access, address_u64, size, value, user_data):
     wait = flash_data_read(st, np.int64(address_u64))
     st[CYCLES] += wait
     st[LSU_TOTAL] += wait  # DWT LSUCNT counts the extra cycles of loads and stores
+    st[DATA_WAIT_TOTAL] += wait
+
+
+@numba.cfunc(MEMORY_HOOK_SIGNATURE, cache=True)
+def ram_access_hook(uc, access, address_u64, size, value, user_data):
+    """A data read or write of RAM behind a data cache (registered on those ranges only)."""
+    header = carray(user_data, (DATA_START,), np.int64)
+    st = carray(user_data, (header[TOTAL_LENGTH],), np.int64)
+    wait = ram_access(st, np.int64(address_u64), access == UC_MEM_WRITE)
+    st[CYCLES] += wait
+    st[LSU_TOTAL] += wait
     st[DATA_WAIT_TOTAL] += wait
 
 
@@ -1554,6 +1632,15 @@ def register_flash_read_hook(uc, state: NativeState, begin: int, end: int) -> in
     from unicorn import UC_HOOK_MEM_READ
 
     return _register(uc, UC_HOOK_MEM_READ, flash_read_hook, state, begin, end)
+
+
+def register_ram_access_hook(uc, state: NativeState, begin: int, end: int, writes: bool) -> int:
+    """Time the data reads (and, with `writes`, track the writes) of RAM in [begin, end] behind
+    a data cache."""
+    from unicorn import UC_HOOK_MEM_READ, UC_HOOK_MEM_WRITE
+
+    kind = UC_HOOK_MEM_READ | (UC_HOOK_MEM_WRITE if writes else 0)
+    return _register(uc, kind, ram_access_hook, state, begin, end)
 
 
 def register_divide_hook(uc, state: NativeState, address: int) -> int:
