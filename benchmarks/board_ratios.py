@@ -29,6 +29,7 @@ def main() -> None:
     programs = args.program or ["bench", "bench-dsp", "bench-table", "bench-float"]
     print("| program | board | cycles | simulated ms | throughput vs mcu-s | per clock vs mcu-s |")
     print("|---|---|---|---|---|---|")
+    ratios = {board: [] for board in BOARDS}  # (throughput, per clock) per program
     for program in programs:
         base = None
         for board in BOARDS:
@@ -39,8 +40,13 @@ def main() -> None:
                 base = result
             throughput = base.simulated_seconds / result.simulated_seconds
             per_clock = base.cycles / result.cycles
+            ratios[board].append((throughput, per_clock))
             print(f"| {program} | {board} | {result.cycles:,} | {1000 * result.simulated_seconds:.2f} | "
                   f"{throughput:.2f} | {per_clock:.2f} |")
+    if len(programs) > 1:
+        print(f"| mean of the {len(programs)} programs | " + " | ".join(
+            f"{board} {sum(t for t, _ in ratios[board]) / len(programs):.2f} throughput, "
+            f"{sum(c for _, c in ratios[board]) / len(programs):.2f} per clock" for board in BOARDS[1:]) + " |")
     print()
     print("Paper Table VI (average over five TinyML applications): throughput vs MCU-S "
           + ", ".join(f"{b} {v:.2f}" for b, v in PAPER_THROUGHPUT.items())

@@ -27,10 +27,14 @@ from mcusim.config import load_board
 from mcusim.elf import ElfImage
 
 ROOT = Path(__file__).resolve().parents[1]
+SEMIHOSTING_EXITS = (0x18, 0x20)  # SYS_EXIT, SYS_EXIT_EXTENDED (Arm semihosting specification)
+# The Cortex-M7 model against the Cortex-M4 model on the same kind of board (the goal: within 2x).
+CORE_PAIRS = (("mps2-an500", "mps2-an386"), ("mcu-d", "mcu-m"))
 
 
-def plain_unicorn_seconds(elf: Path, board_name: str) -> tuple[float, int]:
-    """Wall time of Unicorn alone running the image to its semihosting exit."""
+def plain_unicorn_seconds(elf: Path, board_name: str) -> float | None:
+    """Wall time of Unicorn alone running the image to its semihosting exit (None when the
+    image makes another semihosting call first, e.g. to print: plain Unicorn stops there)."""
     board = load_board(board_name)
     image = ElfImage.load(elf)
     uc = Uc(UC_ARCH_ARM, UC_MODE_THUMB | UC_MODE_MCLASS)
@@ -46,11 +50,11 @@ def plain_unicorn_seconds(elf: Path, board_name: str) -> tuple[float, int]:
     sp = int.from_bytes(uc.mem_read(vectors, 4), "little")
     pc = int.from_bytes(uc.mem_read(vectors + 4, 4), "little")
     uc.reg_write(A.UC_ARM_REG_SP, sp)
-    done = []
-    uc.hook_add(UC_HOOK_INTR, lambda u, intno, _: (done.append(intno), u.emu_stop()))
+    uc.hook_add(UC_HOOK_INTR, lambda u, intno, _: u.emu_stop())
     started = time.perf_counter()
     uc.emu_start(pc, 0xFFFFFFFF)
-    return time.perf_counter() - started, len(done)
+    seconds = time.perf_counter() - started
+    return seconds if uc.reg_read(A.UC_ARM_REG_R0) in SEMIHOSTING_EXITS else None
 
 
 def mcusim_seconds(elf: Path, board: str) -> tuple[float, int]:
@@ -81,6 +85,7 @@ def main() -> None:
     print("| board | program | instructions | mcusim s | plain Unicorn s | QEMU s | mcusim / Unicorn | "
           "mcusim / QEMU | mcusim MIPS |")
     print("|---|---|---|---|---|---|---|---|---|")
+    medians = {}
     for board, program in [(b, p) for b in boards for p in programs]:
         elf = ROOT / "firmware" / "build" / board / f"{program}.elf"
         mcusim_seconds(elf, board)  # warm-up: numba cache, Unicorn translation
@@ -89,18 +94,23 @@ def main() -> None:
         for _ in range(args.repeat):
             seconds, instructions = mcusim_seconds(elf, board)
             ours.append(seconds)
-            if board.startswith("mps2"):
-                plain.append(plain_unicorn_seconds(elf, board)[0])
+            if board.startswith("mps2") and (p := plain_unicorn_seconds(elf, board)) is not None:
+                plain.append(p)
             q = qemu_seconds(elf, board)
             if q is not None:
                 qemu.append(q)
-        m = statistics.median(ours)
+        m = medians[board, program] = statistics.median(ours)
         u = statistics.median(plain) if plain else None
         q = statistics.median(qemu) if qemu else None
         fmt = lambda x: f"{x:.3f}" if x is not None else "n/a"  # noqa: E731
         ratio = lambda a, b: f"{a / b:.2f}x" if b else "n/a"  # noqa: E731
         print(f"| {board} | {program} | {instructions:,} | {fmt(m)} | {fmt(u)} | {fmt(q)} | {ratio(m, u)} | "
               f"{ratio(m, q)} | {instructions / m / 1e6:.0f} |")
+    for m7, m4 in CORE_PAIRS:
+        shown = [f"{program} {medians[m7, program] / medians[m4, program]:.2f}x" for program in programs
+                 if (m7, program) in medians and (m4, program) in medians]
+        if shown:
+            print(f"\n{m7} / {m4} (Cortex-M7 model / Cortex-M4 model): " + ", ".join(shown))
     sys.stdout.flush()
 
 

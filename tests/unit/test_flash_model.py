@@ -158,7 +158,7 @@ def test_ram_lines_are_write_allocated_and_written_back_when_replaced():
     assert N.ram_access(st, same_set[1], False) == 0      # clean lines replaced later cost no write-back
     assert N.ram_access(st, same_set[0], False) == wait
     assert port.totals()["dcache_writebacks"] == 1
-    assert port.hooks_needed == (False, True, True)
+    assert port.hooks_needed == (True, True, True)  # flash data reads share the cache: hooked too
 
 
 def test_maintenance_cleans_and_invalidates_by_address_and_by_set_and_way():
@@ -192,4 +192,21 @@ def test_ram_ranges_must_name_ram_regions(tmp_path):
     board.write_text('[board]\nname = "bad"\nextends = "soc/stm32l476rg"\n'
                      '[flash_timing]\nregion = "flash"\nline_bytes = 8\nram_ranges = ["flash"]\n')
     with pytest.raises(ConfigError, match="ram_ranges"):
+        load_board(str(board))
+
+
+def test_flash_data_reads_are_hooked_while_the_shared_data_cache_is_on_even_without_wait_states():
+    """At LATENCY 0 a flash read costs nothing, but its line still pushes RAM lines out."""
+    port, _ = axim(dcache=True, data_wait=0)
+    assert port.hooks_needed == (True, True, True)
+    port.configure(dcache=False)
+    assert port.hooks_needed == (False, True, False)
+
+
+def test_ram_ranges_need_a_data_cache_of_their_own(tmp_path):
+    board = tmp_path / "bad.toml"
+    board.write_text('[board]\nname = "bad"\nextends = "soc/stm32l476rg"\n'
+                     '[flash_timing]\nregion = "flash"\nline_bytes = 8\nram_ranges = ["sram1"]\n'
+                     'icache = { sets = 1, ways = 4 }\ndcache = { sets = 1, ways = 4, shared_with_icache = true }\n')
+    with pytest.raises(ConfigError, match="data cache of their own"):
         load_board(str(board))

@@ -206,6 +206,9 @@ def _check(spec: BoardSpec) -> None:
         if unknown:
             raise ConfigError(f"board {spec.name}: flash_timing {flash.name}: ram_ranges {unknown} are not RAM "
                               f"regions (RAM: {sorted(ram)})")
+        if flash.ram_ranges and (flash.dcache is None or flash.dcache.shared_with_icache):
+            raise ConfigError(f"board {spec.name}: flash_timing {flash.name}: ram_ranges need a data cache of "
+                              f"their own (dcache, not shared with the instruction cache)")
         if flash.region not in names:
             raise ConfigError(f"board {spec.name}: flash_timing names unknown region {flash.region}")
         for name in flash.ranges:

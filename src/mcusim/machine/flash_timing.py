@@ -222,7 +222,8 @@ class FlashTiming:
         RAM writes (each moves every access in its range to Unicorn's slow path)."""
         ram_cached = bool(self.ram_ranges) and self[N.FL_DC_ON] != 0
         ram_reads = ram_cached or bool(self.ram_ranges) and self[N.FL_RAM_WAIT] > 0
-        return self.data_reads_wait, ram_reads, ram_cached
+        # flash data lines take data cache room from RAM lines even when they cost no wait
+        return self.data_reads_wait or ram_cached, ram_reads, ram_cached
 
     def totals(self) -> dict[str, int]:
         return {"icache_hits": self[N.FL_IC_HITS], "icache_misses": self[N.FL_IC_MISSES],

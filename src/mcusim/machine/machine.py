@@ -571,10 +571,10 @@ class Machine:
         elif offset in self._DCACHE_OPERATIONS and flash.spec.dcache is not None:
             by_set_way, clean, invalidate = self._DCACHE_OPERATIONS[offset]
             if by_set_way:
-                ways = flash.spec.dcache.ways
+                sets, ways = flash.spec.dcache.sets, flash.spec.dcache.ways
                 way_shift = 32 - max(1, (ways - 1).bit_length())
                 set_shift = flash.spec.line_bytes.bit_length() - 1
-                flash.maintain_line((value >> set_shift) & 0x1FF, value >> way_shift if ways > 1 else 0,
+                flash.maintain_line((value >> set_shift) & (sets - 1), value >> way_shift if ways > 1 else 0,
                                     clean, invalidate)
             else:
                 flash.maintain_address(value, clean, invalidate)

@@ -910,12 +910,12 @@ def flash_port(st, address):
 
 
 @numba.njit(cache=True)
-def flash_cache_access(st, g, data_side, line):
-    """Look `line` up in a set-associative LRU cache; on a miss it replaces the set's oldest line."""
-    side = FL_DC_ON if data_side else FL_IC_ON
-    sets = st[g + side + 1]
-    ways = st[g + side + 2]
-    first = st[g + side + 3] + 2 * ways * (line % sets)
+def flash_cache_access(st, g, line):
+    """Look `line` up in the port's instruction cache (set-associative, LRU); on a miss it
+    replaces the set's oldest line."""
+    sets = st[g + FL_IC_SETS]
+    ways = st[g + FL_IC_WAYS]
+    first = st[g + FL_IC_TAGS] + 2 * ways * (line % sets)
     st[FL_USE_CLOCK] += 1
     oldest = first
     for way in range(ways):
@@ -927,8 +927,7 @@ def flash_cache_access(st, g, data_side, line):
             oldest = slot
     st[oldest] = line + 1
     st[oldest + 1] = st[FL_USE_CLOCK]
-    if not data_side or st[g + FL_DC_TAGS] == st[g + FL_IC_TAGS]:
-        st[FL_EPOCH] += 1  # an instruction cache changed
+    st[FL_EPOCH] += 1  # an instruction cache changed
     return False
 
 
@@ -969,7 +968,7 @@ def flash_fetch_line(st, g, line, now):
     contention = 0
     missed = False
     from_flash = False
-    if st[g + FL_IC_ON] != 0 and flash_cache_access(st, g, False, line):
+    if st[g + FL_IC_ON] != 0 and flash_cache_access(st, g, line):
         st[g + FL_IC_HITS] += 1
     else:
         from_flash = True
