@@ -194,13 +194,12 @@ class FlashTiming:
             line = offset >> self[N.FL_LINE_SHIFT]
         else:
             return
-        sets, ways = self[N.FL_DC_SETS], self[N.FL_DC_WAYS]
-        if not sets:
+        if not self[N.FL_DC_SETS]:
             return
-        first = self.dc_tags + 2 * ways * (line % sets)
-        for way in range(ways):
-            if abs(int(self.state.buffer[first + 2 * way])) == line + 1:
-                self._maintain_slot(first + 2 * way, clean, invalidate, True)
+        first, ways = N.cache_set(self.state.buffer, self.g, N.FL_DC_ON, line)
+        slot = N.cache_find(self.state.buffer, first, ways, line)[0]
+        if slot >= 0:
+            self._maintain_slot(slot, clean, invalidate, True)
 
     def _maintain_slot(self, slot: int, clean: bool, invalidate: bool, data_side: bool) -> None:
         buffer = self.state.buffer

@@ -910,21 +910,37 @@ def flash_port(st, address):
 
 
 @numba.njit(cache=True)
-def flash_cache_access(st, g, line):
-    """Look `line` up in the port's instruction cache (set-associative, LRU); on a miss it
-    replaces the set's oldest line."""
-    sets = st[g + FL_IC_SETS]
-    ways = st[g + FL_IC_WAYS]
-    first = st[g + FL_IC_TAGS] + 2 * ways * (line % sets)
-    st[FL_USE_CLOCK] += 1
+def cache_set(st, g, side, line):
+    """(first tag slot, ways) of the set `line` maps to in the port's cache at `side`
+    (FL_IC_ON or FL_DC_ON: enabled, sets, ways, tag array follow it)."""
+    ways = st[g + side + 2]
+    return st[g + side + 3] + 2 * ways * (line % st[g + side + 1]), ways
+
+
+@numba.njit(cache=True)
+def cache_find(st, first, ways, line):
+    """(the slot holding `line`, clean or dirty, or -1; the set's least recently used slot).
+    A slot is the line + 1 (negated while dirty; 0: empty), then its last use."""
     oldest = first
     for way in range(ways):
         slot = first + 2 * way
-        if st[slot] == line + 1:
-            st[slot + 1] = st[FL_USE_CLOCK]
-            return True
+        if st[slot] == line + 1 or st[slot] == -(line + 1):
+            return slot, oldest
         if st[slot + 1] < st[oldest + 1]:
             oldest = slot
+    return -1, oldest
+
+
+@numba.njit(cache=True)
+def flash_cache_access(st, g, line):
+    """Look `line` up in the port's instruction cache (set-associative, LRU); on a miss it
+    replaces the set's oldest line."""
+    first, ways = cache_set(st, g, FL_IC_ON, line)
+    st[FL_USE_CLOCK] += 1
+    slot, oldest = cache_find(st, first, ways, line)
+    if slot >= 0:
+        st[slot + 1] = st[FL_USE_CLOCK]
+        return True
     st[oldest] = line + 1
     st[oldest + 1] = st[FL_USE_CLOCK]
     st[FL_EPOCH] += 1  # an instruction cache changed
@@ -934,13 +950,8 @@ def flash_cache_access(st, g, line):
 @numba.njit(cache=True)
 def flash_cache_find(st, g, line):
     """The tag slot holding `line` in the port's instruction cache, or -1."""
-    sets = st[g + FL_IC_SETS]
-    ways = st[g + FL_IC_WAYS]
-    first = st[g + FL_IC_TAGS] + 2 * ways * (line % sets)
-    for way in range(ways):
-        if st[first + 2 * way] == line + 1:
-            return first + 2 * way
-    return -1
+    first, ways = cache_set(st, g, FL_IC_ON, line)
+    return cache_find(st, first, ways, line)[0]
 
 
 @numba.njit(cache=True)
@@ -996,21 +1007,15 @@ def data_cache_access(st, g, line, write):
     """Look `line` up in the port's data cache (LRU, as flash_cache_access); a write leaves the
     line dirty (its tag stored negated: write-back, write-allocate). Returns (hit, whether the
     line a miss replaced was dirty); counts the hit or miss and the write-back."""
-    sets = st[g + FL_DC_SETS]
-    ways = st[g + FL_DC_WAYS]
-    first = st[g + FL_DC_TAGS] + 2 * ways * (line % sets)
+    first, ways = cache_set(st, g, FL_DC_ON, line)
     st[FL_USE_CLOCK] += 1
-    oldest = first
-    for way in range(ways):
-        slot = first + 2 * way
-        if st[slot] == line + 1 or st[slot] == -(line + 1):
-            st[slot + 1] = st[FL_USE_CLOCK]
-            if write:
-                st[slot] = -(line + 1)
-            st[g + FL_DC_HITS] += 1
-            return True, False
-        if st[slot + 1] < st[oldest + 1]:
-            oldest = slot
+    slot, oldest = cache_find(st, first, ways, line)
+    if slot >= 0:
+        st[slot + 1] = st[FL_USE_CLOCK]
+        if write:
+            st[slot] = -(line + 1)
+        st[g + FL_DC_HITS] += 1
+        return True, False
     dirty = st[oldest] < 0
     st[oldest] = -(line + 1) if write else line + 1
     st[oldest + 1] = st[FL_USE_CLOCK]
