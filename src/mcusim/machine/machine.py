@@ -161,10 +161,10 @@ class Machine:
         self.flash_ports = self._flash_ports(core)
         self.flash_timing = self.flash_ports[0] if self.flash_ports else None  # the main port
         self.state[N.LAZY_FP_CYCLES] = core.exception_fp_context_cycles
-        self._flash_read_hooks: list[int] = []
+        self._memory_hooks: list[int] = []
         self._build_peripherals()
         self._hook_handle = N.register_block_hook(self.uc, self.state)
-        self._register_flash_reads()
+        self._register_memory_hooks()
         self._exact_pc_blocks: dict[tuple[int, int], int | None] = {}  # block -> its code hook (None: to add)
         self.uc.hook_add(UC_HOOK_INTR, self._on_interrupt)
         self.uc.hook_add(UC_HOOK_MEM_INVALID, self._on_invalid_access)
@@ -294,35 +294,35 @@ class Machine:
             # a pinned clock is a what-if: the firmware's wait states were chosen for its own clock
             port = FlashTiming(spec, self.board, self.state, port=k, warn=self.warn_once,
                                check_wait_states=self.pinned_clock_hz is None)
-            port.on_change = self._register_flash_reads
+            port.on_change = self._register_memory_hooks
             ports.append(port)
         return ports
 
     def flash_port(self, name: str) -> FlashTiming | None:
         return next((port for port in self.flash_ports if port.name == name), None)
 
-    def _register_flash_reads(self) -> None:
+    def _register_memory_hooks(self) -> None:
         """Native memory hooks on the flash while its data reads wait, and on RAM behind a data
         cache while it is on or its reads wait (only then: a memory hook moves every access in
         its range to Unicorn's slow path)."""
-        for handle in self._flash_read_hooks:
+        for handle in self._memory_hooks:
             N.unregister_hook(self.uc, handle)
-        self._flash_read_hooks = []
+        self._memory_hooks = []
         for port in self.flash_ports:
             flash_reads, ram_reads, ram_writes = port.hooks_needed
             if flash_reads:
                 for start, end in port.ranges:
-                    self._flash_read_hooks.append(N.register_flash_read_hook(self.uc, self.state, start, end - 1))
+                    self._memory_hooks.append(N.register_flash_read_hook(self.uc, self.state, start, end - 1))
             if ram_reads:
                 for start, end in port.ram_ranges:
-                    self._flash_read_hooks.append(
+                    self._memory_hooks.append(
                         N.register_ram_access_hook(self.uc, self.state, start, end - 1, writes=ram_writes))
 
     def _reregister_hook(self, _buffer) -> None:
         """The shared buffer moved: every native hook gets the new address."""
         N.unregister_hook(self.uc, self._hook_handle)
         self._hook_handle = N.register_block_hook(self.uc, self.state)
-        self._register_flash_reads()
+        self._register_memory_hooks()
         for block, handle in self._exact_pc_blocks.items():
             if handle is not None:
                 N.unregister_hook(self.uc, handle)
