@@ -176,14 +176,13 @@ class FlashTiming:
             self[N.FL_BUFFER_LINE] = -1
             self[N.FL_PREFETCH_LINE] = -1
 
-    def maintain_line(self, set_index: int, way: int, clean: bool, invalidate: bool, data_side: bool = True) -> None:
-        """Clean (write back if dirty) and/or invalidate one line by set and way (SCB DCCSW,
-        DCISW, DCCISW; an invalidated dirty line's data is dropped, as on the part)."""
-        sets, ways = (self[N.FL_DC_SETS], self[N.FL_DC_WAYS]) if data_side else (self[N.FL_IC_SETS], self[N.FL_IC_WAYS])
+    def maintain_line(self, set_index: int, way: int, clean: bool, invalidate: bool) -> None:
+        """Clean (write back if dirty) and/or invalidate one data cache line by set and way (SCB
+        DCCSW, DCISW, DCCISW; an invalidated dirty line's data is dropped, as on the part)."""
+        sets, ways = self[N.FL_DC_SETS], self[N.FL_DC_WAYS]
         if set_index >= sets or way >= ways:
             return
-        self._maintain_slot((self.dc_tags if data_side else self.ic_tags) + 2 * (ways * set_index + way),
-                            clean, invalidate, data_side)
+        self._maintain_slot(self.dc_tags + 2 * (ways * set_index + way), clean, invalidate)
 
     def maintain_address(self, address: int, clean: bool, invalidate: bool) -> None:
         """Clean and/or invalidate the data cache line holding `address`, if any (SCB DCCMVAC,
@@ -199,16 +198,17 @@ class FlashTiming:
         first, ways = N.cache_set(self.state.buffer, self.g, N.FL_DC_ON, line)
         slot = N.cache_find(self.state.buffer, first, ways, line)[0]
         if slot >= 0:
-            self._maintain_slot(slot, clean, invalidate, True)
+            self._maintain_slot(slot, clean, invalidate)
 
-    def _maintain_slot(self, slot: int, clean: bool, invalidate: bool, data_side: bool) -> None:
+    def _maintain_slot(self, slot: int, clean: bool, invalidate: bool) -> None:
+        """Clean and/or invalidate the data cache line at tag `slot`."""
         buffer = self.state.buffer
         if clean and buffer[slot] < 0:
             buffer[slot] = -buffer[slot]
             self[N.FL_DC_WRITEBACKS] += 1
         if invalidate:
             buffer[slot: slot + 2] = 0
-            if not data_side or self.dc_tags == self.ic_tags:
+            if self.dc_tags == self.ic_tags:
                 self.state[N.FL_EPOCH] += 1  # an instruction cache changed
 
     @property

@@ -90,6 +90,17 @@ def _function_segments(image: ElfImage) -> list[tuple[int, int]]:
 PROGRESS_SLICE_CYCLES = 20_000_000  # with a progress callback, emulation stops at least this often
 
 
+# Data cache maintenance by set/way and by address (ARMv7-M ARM B2.2.7, registers at
+# 0xE000EF00 + offset): offset -> (by set/way, clean, invalidate).
+DCACHE_OPERATIONS = {0x5C: (False, False, True),   # DCIMVAC
+                      0x60: (True, False, True),    # DCISW
+                      0x64: (False, True, False),   # DCCMVAU
+                      0x68: (False, True, False),   # DCCMVAC
+                      0x6C: (True, True, False),    # DCCSW
+                      0x70: (False, True, True),    # DCCIMVAC
+                      0x74: (True, True, True)}     # DCCISW
+
+
 class Machine:
     def __init__(self, board: BoardSpec, image: ElfImage, *, clock_hz: int | None = None,
                  max_cycles: int | None = None, semihosting_root=None, cmdline: str = "",
@@ -549,16 +560,6 @@ class Machine:
         if flash is not None:
             flash.configure(icache=bool(ccr & 1 << 17), dcache=bool(ccr & 1 << 16))
 
-    # Data cache maintenance by set/way and by address (ARMv7-M ARM B2.2.7, registers at
-    # 0xE000EF00 + offset): offset -> (by set/way, clean, invalidate).
-    _DCACHE_OPERATIONS = {0x5C: (False, False, True),   # DCIMVAC
-                          0x60: (True, False, True),    # DCISW
-                          0x64: (False, True, False),   # DCCMVAU
-                          0x68: (False, True, False),   # DCCMVAC
-                          0x6C: (True, True, False),    # DCCSW
-                          0x70: (False, True, True),    # DCCIMVAC
-                          0x74: (True, True, True)}     # DCCISW
-
     def cache_maintenance(self, offset: int, value: int) -> None:
         """Cache maintenance writes: ICIALLU empties the instruction cache; the data cache
         operations clean (write back a dirty line) and/or invalidate one line, by set and way
@@ -568,8 +569,8 @@ class Machine:
             return
         if offset == 0x50:    # ICIALLU
             flash.reset_cache(data_side=False)
-        elif offset in self._DCACHE_OPERATIONS and flash.spec.dcache is not None:
-            by_set_way, clean, invalidate = self._DCACHE_OPERATIONS[offset]
+        elif offset in DCACHE_OPERATIONS and flash.spec.dcache is not None:
+            by_set_way, clean, invalidate = DCACHE_OPERATIONS[offset]
             if by_set_way:
                 sets, ways = flash.spec.dcache.sets, flash.spec.dcache.ways
                 way_shift = 32 - max(1, (ways - 1).bit_length())
