@@ -235,6 +235,7 @@ class ExceptionUnit:
         except UcError as exc:
             raise Lockup(f"exception stacking failed: stack pointer 0x{sp:08x} is outside memory") from exc
         uc.reg_write(A.UC_ARM_REG_PSP if use_psp else A.UC_ARM_REG_MSP, aligned)
+        uc.reg_write(A.UC_ARM_REG_EPSR, 1 << 24)  # the handler starts outside any IT block (ARMv7-M ARM B1.5.6)
         exc_return = (0xFFFFFFF1 if not fp_frame else 0xFFFFFFE1)
         if in_thread:
             exc_return |= 0b1000
@@ -304,7 +305,8 @@ class ExceptionUnit:
             control |= 0b100
         uc.reg_write(A.UC_ARM_REG_CONTROL, control)
         uc.reg_write(A.UC_ARM_REG_PSP if use_psp else A.UC_ARM_REG_MSP, sp + frame_size)
-        uc.reg_write(A.UC_ARM_REG_XPSR, (xpsr & ~(1 << 9)) | (1 << 24))
+        # NZCVQG: the GE flags too (plain XPSR leaves them out); IT bits resume an interrupted IT block
+        uc.reg_write(A.UC_ARM_REG_XPSR_NZCVQG, (xpsr & ~(1 << 9)) | (1 << 24))
         uc.reg_write(A.UC_ARM_REG_PC, words[6] & ~1)
 
     def take_pending(self, fault_return_address: int | None = None) -> bool:

@@ -173,6 +173,8 @@ class Machine:
         self.flash_timing = self.flash_ports[0] if self.flash_ports else None  # the main port
         self.state[N.LAZY_FP_CYCLES] = core.exception_fp_context_cycles
         self._memory_hooks: list[int] = []
+        self._hooks_stale = False
+        self._divide_trap_stale = False
         self._build_peripherals()
         self._hook_handle = N.register_block_hook(self.uc, self.state)
         self._register_memory_hooks()
@@ -305,12 +307,34 @@ class Machine:
             # a pinned clock is a what-if: the firmware's wait states were chosen for its own clock
             port = FlashTiming(spec, self.board, self.state, port=k, warn=self.warn_once,
                                check_wait_states=self.pinned_clock_hz is None)
-            port.on_change = self._register_memory_hooks
+            port.on_change = self._memory_hooks_changed
             ports.append(port)
         return ports
 
     def flash_port(self, name: str) -> FlashTiming | None:
         return next((port for port in self.flash_ports if port.name == name), None)
+
+    def _memory_hooks_changed(self) -> None:
+        """The flash or cache settings need other memory hooks: change them between runs
+        (adding or removing a hook, or flushing translations, from inside an MMIO callback
+        would act on the block being executed)."""
+        self._hooks_stale = True
+        self.request_stop()
+
+    def _apply_hook_changes(self) -> None:
+        """Between runs: the memory hooks and divide hooks the settings now need. Translated
+        code is flushed: Unicorn decides at translation whether a load or store reaches the
+        memory hooks, so code translated before a change would keep its old timing."""
+        if self._hooks_stale:
+            self._hooks_stale = False
+            self._register_memory_hooks()
+            self.uc.ctl_flush_tb()
+        if self._divide_trap_stale:
+            self._divide_trap_stale = False
+            for handle in self._divide_hooks:
+                self.uc.hook_del(handle)
+            self._divide_hooks = []
+            self._hook_divides(list(self.decoder.divides))
 
     def _register_memory_hooks(self) -> None:
         """Native memory hooks on the flash while its data reads wait, and on RAM behind a data
@@ -500,11 +524,10 @@ class Machine:
                 self.uc.ctl_remove_cache(address, address + 4)
 
     def divide_trap_changed(self) -> None:
-        """CCR.DIV_0_TRP: watch every divide (a Python hook each) only while the trap is on."""
-        for handle in self._divide_hooks:
-            self.uc.hook_del(handle)
-        self._divide_hooks = []
-        self._hook_divides(list(self.decoder.divides))
+        """CCR.DIV_0_TRP: watch every divide (a Python hook each) only while the trap is on
+        (the hooks change between runs)."""
+        self._divide_trap_stale = True
+        self.request_stop()
 
     def _hook_divides(self, addresses) -> None:
         if not self.exceptions.ccr & (1 << 4):
@@ -858,6 +881,7 @@ class Machine:
         try:
             while self.exit is None:
                 self._service_events()
+                self._apply_hook_changes()
                 self._install_exact_pc_hooks()
                 if self.state[N.CYCLES] >= self.max_cycles:
                     self._finish("max-cycles", EXIT_MAX_CYCLES, f"reached the cycle limit ({self.max_cycles:,} cycles)")

@@ -221,6 +221,7 @@ KIND_SELF_LOOP = 3    # an instruction start that branches to itself (`b .`)
 llvmlite.binding.load_library_permanently(uclib._name)
 _uc_emu_stop = types.ExternalFunction("uc_emu_stop", types.int32(types.voidptr))
 _uc_reg_read = types.ExternalFunction("uc_reg_read", types.int32(types.voidptr, types.int32, types.intp))
+_uc_reg_write = types.ExternalFunction("uc_reg_write", types.int32(types.voidptr, types.int32, types.intp))
 
 BLOCK_HOOK_SIGNATURE = types.void(types.voidptr, types.uint64, types.uint32, types.voidptr)
 
@@ -1328,12 +1329,23 @@ MEMORY_HOOK_SIGNATURE = types.void(types.voidptr, types.int32, types.uint64, typ
                                    types.voidptr)
 
 
+UC_ARM_REG_EPSR = 121  # unicorn.arm_const.UC_ARM_REG_EPSR
+EPSR_THUMB_ONLY = 1 << 24
+
+
+@numba.njit(cache=True)
+def _restore_it_state(uc, header):
+    header[SCRATCH] = EPSR_THUMB_ONLY
+    _uc_reg_write(uc, UC_ARM_REG_EPSR, header.ctypes.data + 8 * SCRATCH)
+
+
 @numba.cfunc(MEMORY_HOOK_SIGNATURE, cache=True)
 def flash_read_hook(uc, access, address_u64, size, value, user_data):
     """A data read from flash (registered on the flash ranges only while data reads wait)."""
     header = carray(user_data, (DATA_START,), np.int64)
     st = carray(user_data, (header[TOTAL_LENGTH],), np.int64)
     wait = flash_data_read(st, np.int64(address_u64))
+    _restore_it_state(uc, header)
     st[CYCLES] += wait
     st[LSU_TOTAL] += wait  # DWT LSUCNT counts the extra cycles of loads and stores
     st[DATA_WAIT_TOTAL] += wait
@@ -1345,6 +1357,7 @@ def ram_access_hook(uc, access, address_u64, size, value, user_data):
     header = carray(user_data, (DATA_START,), np.int64)
     st = carray(user_data, (header[TOTAL_LENGTH],), np.int64)
     wait = ram_access(st, np.int64(address_u64), access == UC_MEM_WRITE)
+    _restore_it_state(uc, header)
     st[CYCLES] += wait
     st[LSU_TOTAL] += wait
     st[DATA_WAIT_TOTAL] += wait
