@@ -223,14 +223,17 @@ class Simulator:
                  pc_sample_cycles: int | None = None, timeline: bool = False, swo: bool = False,
                  vcd: bool = False, branch_trace: TraceWindow | bool | None = None, flamegraph: bool = False,
                  voltage_range: str | None = None, power_bin_us: float = DEFAULT_BIN_US, power_trace: bool = False,
-                 power_model: str | Path | None = None, power: bool = True):
+                 power_model: str | Path | None = None, power: bool = True, timing: bool = True):
         """Captures: `profile` (exact function profile), `pc_sample_cycles`, `timeline`
         (Perfetto), `swo`, `vcd`, `branch_trace` (True, or a TraceWindow) and `flamegraph`
         (folded stacks and speedscope; implies the profile). Energy is always computed where
         the board has a power model; `voltage_range` pins its operating voltage, `power_bin_us`
         sets the power trace's bins and `power_trace` writes them (power.csv); `power_model` is
         a powermodels TOML to use instead of the board's (e.g. from `mcusim calibrate`);
-        `power=False` leaves energy out (benchmarks/power_cost.py measures what it costs)."""
+        `power=False` leaves energy out (benchmarks/power_cost.py measures what it costs).
+        `timing=False` runs functionally only (one cycle per instruction, no flash, cache or
+        memory timing, no energy): the same instructions and results as a timed run, which
+        the tests hold as an invariant (docs/testing.md)."""
         self.board = board if isinstance(board, BoardSpec) else load_board(board)
         self.image = ElfImage.load(firmware)
         self.timeline = timeline
@@ -244,7 +247,7 @@ class Simulator:
                         "vcd": vcd, "flamegraph": flamegraph, "voltage_range": voltage_range,
                         "power_bin_us": power_bin_us, "power_trace": power_trace,
                         "power_model": str(power_model) if power_model else None,
-                        "branch_trace": None if window is None else dataclasses.asdict(window)}
+                        "branch_trace": None if window is None else dataclasses.asdict(window), "timing": timing}
         if clock_hz is not None and clock_hz <= 0:
             raise ValueError("clock_hz must be positive")
         self.machine = Machine(self.board, self.image, clock_hz=clock_hz, max_cycles=max_cycles,
@@ -252,7 +255,8 @@ class Simulator:
                                on_warning=on_warning, on_progress=on_progress, stdin=stdin, profile=profile,
                                pc_sample_cycles=pc_sample_cycles, swo=swo, vcd=vcd, branch_trace=window,
                                voltage_range=voltage_range, power_bin_us=power_bin_us,
-                               power_model=str(power_model) if power_model else None, power=power)
+                               power_model=str(power_model) if power_model else None, power=power and timing,
+                               timing=timing)
 
     def run(self) -> RunResult:
         m = self.machine

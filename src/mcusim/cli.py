@@ -114,10 +114,13 @@ def main():
 @click.option("--power-trace", is_flag=True, help="Write DIR/power.csv (with --out): watts per rail per time bin.")
 @click.option("--power-model", type=click.Path(dir_okay=False, exists=True), default=None, metavar="FILE",
               help="Use this power model (TOML, e.g. from `mcusim calibrate`) instead of the board's.")
+@click.option("--timing", type=click.Choice(["on", "off"]), default="on", show_default=True,
+              help="off: functional only, one cycle per instruction with no flash, cache or memory timing and no "
+                   "energy. A timed run executes the same instructions with the same results (docs/testing.md).")
 @click.option("--quiet", "-q", is_flag=True, help="No summary or warnings on stderr (fault reports still print).")
 def run_command(firmware, board, example, max_cycles, clock_hz, out, semihosting_root, profile, pc_sample_cycles,
                 perfetto, swo, vcd, branch_trace, trace_from, trace_to, trace_cycles, trace_limit, flamegraph,
-                capture_all, voltage_range, power_bin_us, power_trace, power_model, quiet):
+                capture_all, voltage_range, power_bin_us, power_trace, power_model, timing, quiet):
     """Run FIRMWARE (an ELF) on a board; its output goes to stdout, a summary to stderr.
 
     \b
@@ -164,7 +167,8 @@ def run_command(firmware, board, example, max_cycles, clock_hz, out, semihosting
                         on_output=_Stream(progress.before_output), on_warning=warn, on_progress=progress,
                         stdin=sys.stdin.buffer, profile=profile, pc_sample_cycles=pc_sample_cycles, timeline=perfetto,
                         swo=swo, vcd=vcd, branch_trace=window, flamegraph=flamegraph, voltage_range=voltage_range,
-                        power_bin_us=power_bin_us, power_trace=power_trace, power_model=power_model)
+                        power_bin_us=power_bin_us, power_trace=power_trace, power_model=power_model,
+                        timing=timing == "on")
         result = sim.run()
     except MissingSymbol as exc:
         raise click.BadParameter(str(exc), param_hint="--trace-from/--trace-to") from exc

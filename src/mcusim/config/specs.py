@@ -120,6 +120,21 @@ class BoardSpec:
                 return region
         return None
 
+    def regions_covering(self, address: int, length: int) -> list[tuple[MemoryRegion, int, int]] | None:
+        """The regions [address, address + length) lies in, as (region, start, end) pieces in
+        address order, or None if any byte of it is unmapped. Adjacent banks are one range to a
+        linker script (e.g. DTCM + SRAM1 + SRAM2 as one `RAM`), so a segment may cross them."""
+        pieces = []
+        at, end = address, address + max(length, 1)
+        while at < end:
+            region = self.region_at(at)
+            if region is None:
+                return None
+            piece_end = min(end, region.end)
+            pieces.append((region, at, piece_end))
+            at = piece_end
+        return pieces
+
     def storage_region(self, region: MemoryRegion) -> MemoryRegion:
         """The region that owns the bytes of `region` (itself unless it is an alias)."""
         if region.alias_of is None:

@@ -6,6 +6,7 @@ changes, timer events) is handled here in Python.
 """
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass, field
 
@@ -107,7 +108,12 @@ class Machine:
                  on_output=None, on_warning=None, on_progress=None, stdin=None, profile: bool = False,
                  pc_sample_cycles: int | None = None, swo: bool = False,
                  branch_trace: TraceWindow | None = None, voltage_range: str | None = None,
-                 power_bin_us: float = DEFAULT_BIN_US, power_model: str | None = None, power: bool = True, vcd: bool = False):
+                 power_bin_us: float = DEFAULT_BIN_US, power_model: str | None = None, power: bool = True, vcd: bool = False,
+                 timing: bool = True):
+        if not timing:  # functional only: one cycle per instruction, no flash, cache or memory timing
+            board = dataclasses.replace(board, core=dataclasses.replace(
+                board.core, timing_model="one_cycle_per_instruction", default_instruction_cycles=1))
+        self.timing = timing
         self.board = board
         self.stdin = stdin  # a binary stream for semihosting console reads, or None (end of file)
         self.image = image
@@ -558,16 +564,16 @@ class Machine:
 
     def board_cache_id(self, offset: int, csselr: int) -> int:
         """CLIDR, CTR and CCSIDR (ARMv7-M ARM B4.8) of a core with L1 caches, from their geometry."""
-        flash = self._l1_port()
-        if flash is None:
+        spec = next((port for port in self.board.flash_ports if port.core_caches), None)  # (timed or not)
+        if spec is None:
             return 0
         if offset == 0x78:   # CLIDR: separate L1 I and D caches (Ctype1 = 3), LoUU = LoC = 1
             return 0x09000003
-        line_words = flash.spec.line_bytes // 4
+        line_words = spec.line_bytes // 4
         log_words = line_words.bit_length() - 1
         if offset == 0x7C:   # CTR: format ARMv7, CWG = DminLine = IminLine = log2(line words), L1Ip PIPT
             return 0x80000000 | log_words << 24 | log_words << 16 | 0b11 << 14 | log_words
-        cache = flash.spec.icache if csselr & 1 else flash.spec.dcache
+        cache = spec.icache if csselr & 1 else spec.dcache
         if cache is None:
             return 0
         # CCSIDR: write-through, write-back, read- and write-allocate supported; sets, ways, line size

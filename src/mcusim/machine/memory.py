@@ -26,33 +26,39 @@ class MemoryMap:
         return ", ".join(f"{r.name} 0x{r.base:08x}-0x{r.end - 1:08x}" for r in sorted(self.board.memory, key=lambda r: r.base))
 
     def load(self, image: ElfImage) -> None:
-        """Copy every loadable segment into the memory it is linked for, or refuse the image."""
+        """Copy every loadable segment into the memory it is linked for, or refuse the image.
+        A segment may cross adjacent banks; each piece goes to its own bank's storage."""
         for segment in image.segments:
             if segment.data:
-                self._check_fits(image, segment, segment.paddr, len(segment.data), "loads at")
-                region = self.board.region_at(segment.paddr, len(segment.data))
-                storage = self.board.storage_region(region)
-                offset = segment.paddr - region.base
-                self.buffers[storage.name][offset: offset + len(segment.data)] = np.frombuffer(segment.data, np.uint8)
-                self.loaded.append((storage.name, offset, offset + len(segment.data)))
+                pieces = self._pieces(image, segment, segment.paddr, len(segment.data), "loads at")
+                for region, start, end in pieces:
+                    storage = self.board.storage_region(region)
+                    offset = start - region.base
+                    data = segment.data[start - segment.paddr: end - segment.paddr]
+                    self.buffers[storage.name][offset: offset + len(data)] = np.frombuffer(data, np.uint8)
+                    self.loaded.append((storage.name, offset, offset + len(data)))
             if segment.memsz > len(segment.data) or segment.vaddr != segment.paddr:
-                self._check_fits(image, segment, segment.vaddr, segment.memsz, "runs at")
+                self._pieces(image, segment, segment.vaddr, segment.memsz, "runs at")
 
-    def _check_fits(self, image, segment, address: int, length: int, verb: str) -> None:
-        if self.board.region_at(address, length) is None:
+    def _pieces(self, image, segment, address: int, length: int, verb: str) -> list:
+        pieces = self.board.regions_covering(address, length)
+        if pieces is None:
             raise ElfError(
                 f"{image.path}: {segment.describe()} {verb} 0x{address:08x}-0x{address + length - 1:08x}, "
                 f"which does not fit the memory of board {self.board.name} ({self.regions_text()}); "
                 f"is the firmware linked for this board?")
+        return pieces
 
     def is_loaded(self, address: int, length: int) -> bool:
-        region = self.board.region_at(address, length)
-        if region is None:
+        pieces = self.board.regions_covering(address, length)
+        if pieces is None:
             return False
-        storage = self.board.storage_region(region)
-        offset = address - region.base
-        return any(name == storage.name and start <= offset and offset + length <= end
-                   for name, start, end in self.loaded)
+        for region, start, end in pieces:
+            storage = self.board.storage_region(region)
+            first, last = start - region.base, end - region.base
+            if not any(name == storage.name and lo <= first and last <= hi for name, lo, hi in self.loaded):
+                return False
+        return True
 
     def read_word(self, address: int) -> int:
         return int.from_bytes(self.uc.mem_read(address, 4), "little")
