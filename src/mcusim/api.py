@@ -218,7 +218,8 @@ class Simulator:
     """
 
     def __init__(self, firmware: str | Path, board: str | BoardSpec = "mcu-d", *, clock_hz: int | None = None,
-                 max_cycles: int | None = None, semihosting_root: str | Path | None = None, cmdline: str = "",
+                 max_cycles: int | None = None, semihosting_root: str | Path | None = None,
+                 args: list[str] | tuple[str, ...] = (), cmdline: str | None = None,
                  on_output=None, on_warning=None, on_progress=None, stdin=None, profile: bool = False,
                  pc_sample_cycles: int | None = None, timeline: bool = False, swo: bool = False,
                  vcd: bool = False, branch_trace: TraceWindow | bool | None = None, flamegraph: bool = False,
@@ -230,9 +231,20 @@ class Simulator:
         the board has a power model; `voltage_range` pins its operating voltage, `power_bin_us`
         sets the power trace's bins and `power_trace` writes them (power.csv); `power_model` is
         a powermodels TOML to use instead of the board's (e.g. from `mcusim calibrate`);
-        `power=False` leaves energy out (benchmarks/power_cost.py measures what it costs)."""
+        `power=False` leaves energy out (benchmarks/power_cost.py measures what it costs).
+
+        Semihosting SYS_GET_CMDLINE answers the program name (`firmware` as given) and `args`
+        joined by spaces, as QEMU joins its `-semihosting-config arg=` values; `cmdline` gives
+        the whole line instead."""
         self.board = board if isinstance(board, BoardSpec) else load_board(board)
         self.image = ElfImage.load(firmware)
+        args = list(args)
+        if cmdline is not None and args:
+            raise ValueError("give either args or cmdline, not both")
+        if not all(isinstance(arg, str) for arg in args):
+            raise TypeError("args must be strings")
+        if cmdline is None:
+            cmdline = " ".join([str(firmware), *args])
         self.timeline = timeline
         self.vcd = vcd
         self.flamegraph = flamegraph
@@ -244,7 +256,8 @@ class Simulator:
                         "vcd": vcd, "flamegraph": flamegraph, "voltage_range": voltage_range,
                         "power_bin_us": power_bin_us, "power_trace": power_trace,
                         "power_model": str(power_model) if power_model else None,
-                        "branch_trace": None if window is None else dataclasses.asdict(window)}
+                        "branch_trace": None if window is None else dataclasses.asdict(window),
+                        "args": args, "cmdline": cmdline}
         if clock_hz is not None and clock_hz <= 0:
             raise ValueError("clock_hz must be positive")
         self.machine = Machine(self.board, self.image, clock_hz=clock_hz, max_cycles=max_cycles,
@@ -253,6 +266,11 @@ class Simulator:
                                pc_sample_cycles=pc_sample_cycles, swo=swo, vcd=vcd, branch_trace=window,
                                voltage_range=voltage_range, power_bin_us=power_bin_us,
                                power_model=str(power_model) if power_model else None, power=power)
+        split = [arg for arg in args if not arg or " " in arg]
+        if split:
+            self.machine.warn(f"program arguments {', '.join(repr(a) for a in split)}: the command line joins the "
+                              f"arguments with spaces, as QEMU does, and newlib's crt0 splits it at spaces (an empty "
+                              f"argument vanishes); quote inside the argument ('\"two words\"') to keep one")
 
     def run(self) -> RunResult:
         m = self.machine

@@ -64,7 +64,7 @@ def main():
 
 
 @main.command("run")
-@click.argument("firmware", required=False, type=click.Path(dir_okay=False))
+@click.argument("firmware_and_args", nargs=-1, metavar="FIRMWARE [-- ARG...]")
 @click.option("--board", "-b", required=True, metavar="NAME", help="Board to run on (see `mcusim boards`).")
 @click.option("--example", metavar="PROGRAM", help="Run a bundled example program instead of FIRMWARE.")
 @click.option("--max-cycles", type=click.IntRange(min=1), default=None, metavar="N",
@@ -115,16 +115,28 @@ def main():
 @click.option("--power-model", type=click.Path(dir_okay=False, exists=True), default=None, metavar="FILE",
               help="Use this power model (TOML, e.g. from `mcusim calibrate`) instead of the board's.")
 @click.option("--quiet", "-q", is_flag=True, help="No summary or warnings on stderr (fault reports still print).")
-def run_command(firmware, board, example, max_cycles, clock_hz, out, semihosting_root, profile, pc_sample_cycles,
-                perfetto, swo, vcd, branch_trace, trace_from, trace_to, trace_cycles, trace_limit, flamegraph,
-                capture_all, voltage_range, power_bin_us, power_trace, power_model, quiet):
+def run_command(firmware_and_args, board, example, max_cycles, clock_hz, out, semihosting_root,
+                profile, pc_sample_cycles, perfetto, swo, vcd, branch_trace, trace_from, trace_to, trace_cycles,
+                trace_limit, flamegraph, capture_all, voltage_range, power_bin_us, power_trace, power_model, quiet):
     """Run FIRMWARE (an ELF) on a board; its output goes to stdout, a summary to stderr.
+
+    \b
+    Arguments after `--` are the program's: semihosting SYS_GET_CMDLINE gives the firmware
+    "FIRMWARE ARG..." (newlib builds argc/argv from it), as QEMU's
+    -semihosting-config arg=FIRMWARE,arg=ARG... does.
 
     \b
     Exit status: the firmware's semihosting exit code; 124 when the cycle limit ends the
     run (or the core sleeps with nothing to wake it); 125 on a lockup or a fault with no
     handler; 3 for firmware mcusim cannot run; 2 for usage errors.
     """
+    if example:
+        firmware, program_args = None, list(firmware_and_args)
+    elif firmware_and_args:
+        firmware = click.Path(dir_okay=False).convert(firmware_and_args[0], None, click.get_current_context())
+        program_args = list(firmware_and_args[1:])
+    else:
+        firmware, program_args = None, []
     if (firmware is None) == (example is None):
         raise click.UsageError("give either FIRMWARE or --example PROGRAM")
     try:
@@ -161,6 +173,7 @@ def run_command(firmware, board, example, max_cycles, clock_hz, out, semihosting
         window = TraceWindow(trace_limit, trace_from, trace_to, first, last)
     try:
         sim = Simulator(firmware, spec, clock_hz=clock_hz, max_cycles=max_cycles, semihosting_root=semihosting_root,
+                        args=program_args,
                         on_output=_Stream(progress.before_output), on_warning=warn, on_progress=progress,
                         stdin=sys.stdin.buffer, profile=profile, pc_sample_cycles=pc_sample_cycles, timeline=perfetto,
                         swo=swo, vcd=vcd, branch_trace=window, flamegraph=flamegraph, voltage_range=voltage_range,
