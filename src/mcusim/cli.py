@@ -21,6 +21,7 @@ from .power.accounting import DEFAULT_BIN_US, VoltageRangeError
 from .config import ConfigError, board_names, load_board
 from .elf import ElfError, ElfImage
 from .machine.exceptions import exception_name
+from .machine.flash_timing import FlashLatencyError, parse_flash_latency
 from .machine.machine import DEFAULT_MAX_CYCLES
 from .progress import RunProgress
 from .units import joules as _joules
@@ -71,6 +72,10 @@ def main():
               help=f"Stop after N core cycles (exit code 124). Default {DEFAULT_MAX_CYCLES:,}.")
 @click.option("--clock-hz", type=click.IntRange(min=1), default=None, metavar="HZ",
               help="Pin the core clock at HZ for the whole run, whatever clock the firmware sets up.")
+@click.option("--flash-latency", metavar="auto|N", default=None,
+              help="Flash wait states instead of the firmware's LATENCY setting: auto = the reference manual's "
+                   "minimum for the clock and voltage range, followed as they change (for firmware that does "
+                   "not set up its flash); N = N wait states. Prefetch and caches stay as the firmware sets them.")
 @click.option("--out", type=click.Path(file_okay=False), default=None, metavar="DIR",
               help="Write a result bundle: DIR/run.json, and DIR/regions.csv when the firmware marks regions "
                    "(see `mcusim report`).")
@@ -115,7 +120,7 @@ def main():
 @click.option("--power-model", type=click.Path(dir_okay=False, exists=True), default=None, metavar="FILE",
               help="Use this power model (TOML, e.g. from `mcusim calibrate`) instead of the board's.")
 @click.option("--quiet", "-q", is_flag=True, help="No summary or warnings on stderr (fault reports still print).")
-def run_command(firmware_and_args, board, example, max_cycles, clock_hz, out, semihosting_root,
+def run_command(firmware_and_args, board, example, max_cycles, clock_hz, flash_latency, out, semihosting_root,
                 profile, pc_sample_cycles, perfetto, swo, vcd, branch_trace, trace_from, trace_to, trace_cycles,
                 trace_limit, flamegraph, capture_all, voltage_range, power_bin_us, power_trace, power_model, quiet):
     """Run FIRMWARE (an ELF) on a board; its output goes to stdout, a summary to stderr.
@@ -139,6 +144,10 @@ def run_command(firmware_and_args, board, example, max_cycles, clock_hz, out, se
         firmware, program_args = None, []
     if (firmware is None) == (example is None):
         raise click.UsageError("give either FIRMWARE or --example PROGRAM")
+    try:
+        flash_latency = parse_flash_latency(flash_latency)
+    except FlashLatencyError as exc:
+        raise click.BadParameter(str(exc), param_hint="--flash-latency") from exc
     try:
         spec = load_board(board)
     except ConfigError as exc:
@@ -173,7 +182,7 @@ def run_command(firmware_and_args, board, example, max_cycles, clock_hz, out, se
         window = TraceWindow(trace_limit, trace_from, trace_to, first, last)
     try:
         sim = Simulator(firmware, spec, clock_hz=clock_hz, max_cycles=max_cycles, semihosting_root=semihosting_root,
-                        args=program_args,
+                        args=program_args, flash_latency=flash_latency,
                         on_output=_Stream(progress.before_output), on_warning=warn, on_progress=progress,
                         stdin=sys.stdin.buffer, profile=profile, pc_sample_cycles=pc_sample_cycles, timeline=perfetto,
                         swo=swo, vcd=vcd, branch_trace=window, flamegraph=flamegraph, voltage_range=voltage_range,
@@ -185,6 +194,8 @@ def run_command(firmware_and_args, board, example, max_cycles, clock_hz, out, se
         raise click.BadParameter(str(exc), param_hint="--power-model") from exc
     except VoltageRangeError as exc:
         raise click.BadParameter(str(exc), param_hint="--voltage-range") from exc
+    except FlashLatencyError as exc:
+        raise click.BadParameter(str(exc), param_hint="--flash-latency") from exc
     except ElfError as exc:
         click.echo(f"mcusim: error: {exc}", err=True)
         sys.exit(EXIT_BAD_INPUT)
