@@ -24,6 +24,7 @@ from .power.energy import RunEnergy, annotate_functions, annotate_regions
 from .power.energy import summary as energy_summary
 from .power.energy import with_power_counters
 from .power.energy import write_trace as write_power_trace
+from .machine.flash_timing import parse_flash_latency
 from .machine.machine import DEFAULT_MAX_CYCLES, Machine
 
 
@@ -218,7 +219,9 @@ class Simulator:
     """
 
     def __init__(self, firmware: str | Path, board: str | BoardSpec = "mcu-d", *, clock_hz: int | None = None,
-                 max_cycles: int | None = None, semihosting_root: str | Path | None = None, cmdline: str = "",
+                 max_cycles: int | None = None, semihosting_root: str | Path | None = None,
+                 args: list[str] | tuple[str, ...] = (), cmdline: str | None = None,
+                 flash_latency: str | int | None = None,
                  on_output=None, on_warning=None, on_progress=None, stdin=None, profile: bool = False,
                  pc_sample_cycles: int | None = None, timeline: bool = False, swo: bool = False,
                  vcd: bool = False, branch_trace: TraceWindow | bool | None = None, flamegraph: bool = False,
@@ -233,9 +236,22 @@ class Simulator:
         `power=False` leaves energy out (benchmarks/power_cost.py measures what it costs).
         `timing=False` runs functionally only (one cycle per instruction, no flash, cache or
         memory timing, no energy): the same instructions and results as a timed run, which
-        the tests hold as an invariant (docs/testing.md)."""
+        the tests hold as an invariant (docs/testing.md).
+
+        Semihosting SYS_GET_CMDLINE answers the program name (`firmware` as given) and `args`
+        joined by spaces, as QEMU joins its `-semihosting-config arg=` values; `cmdline` gives
+        the whole line instead. `flash_latency` ("auto" or a number of wait states) overrides
+        the flash latency the firmware programs: FlashTiming."""
         self.board = board if isinstance(board, BoardSpec) else load_board(board)
         self.image = ElfImage.load(firmware)
+        args = list(args)
+        if cmdline is not None and args:
+            raise ValueError("give either args or cmdline, not both")
+        if not all(isinstance(arg, str) for arg in args):
+            raise TypeError("args must be strings")
+        if cmdline is None:
+            cmdline = " ".join([str(firmware), *args])
+        flash_latency = parse_flash_latency(flash_latency)
         self.timeline = timeline
         self.vcd = vcd
         self.flamegraph = flamegraph
@@ -247,16 +263,23 @@ class Simulator:
                         "vcd": vcd, "flamegraph": flamegraph, "voltage_range": voltage_range,
                         "power_bin_us": power_bin_us, "power_trace": power_trace,
                         "power_model": str(power_model) if power_model else None,
-                        "branch_trace": None if window is None else dataclasses.asdict(window), "timing": timing}
+                        "branch_trace": None if window is None else dataclasses.asdict(window),
+                        "args": args, "cmdline": cmdline, "flash_latency": flash_latency, "timing": timing}
         if clock_hz is not None and clock_hz <= 0:
             raise ValueError("clock_hz must be positive")
         self.machine = Machine(self.board, self.image, clock_hz=clock_hz, max_cycles=max_cycles,
-                               semihosting_root=semihosting_root, cmdline=cmdline, on_output=on_output,
+                               semihosting_root=semihosting_root, cmdline=cmdline, flash_latency=flash_latency,
+                               on_output=on_output,
                                on_warning=on_warning, on_progress=on_progress, stdin=stdin, profile=profile,
                                pc_sample_cycles=pc_sample_cycles, swo=swo, vcd=vcd, branch_trace=window,
                                voltage_range=voltage_range, power_bin_us=power_bin_us,
                                power_model=str(power_model) if power_model else None, power=power and timing,
                                timing=timing)
+        split = [arg for arg in args if not arg or " " in arg]
+        if split:
+            self.machine.warn(f"program arguments {', '.join(repr(a) for a in split)}: the command line joins the "
+                              f"arguments with spaces, as QEMU does, and newlib's crt0 splits it at spaces (an empty "
+                              f"argument vanishes); quote inside the argument ('\"two words\"') to keep one")
 
     def run(self) -> RunResult:
         m = self.machine

@@ -21,6 +21,7 @@ from .power.accounting import DEFAULT_BIN_US, VoltageRangeError
 from .config import ConfigError, board_names, load_board
 from .elf import ElfError, ElfImage
 from .machine.exceptions import exception_name
+from .machine.flash_timing import FlashLatencyError, parse_flash_latency
 from .machine.machine import DEFAULT_MAX_CYCLES
 from .progress import RunProgress
 from .units import joules as _joules
@@ -63,14 +64,27 @@ def main():
     """
 
 
-@main.command("run")
-@click.argument("firmware", required=False, type=click.Path(dir_okay=False))
+class _RunCommand(click.Command):
+    """`run`, remembering whether the command line had `--` (program arguments must follow it:
+    a stray word before it is a usage error, not an argument for the firmware)."""
+
+    def parse_args(self, ctx, args):
+        ctx.meta["program_args_marked"] = "--" in args
+        return super().parse_args(ctx, args)
+
+
+@main.command("run", cls=_RunCommand)
+@click.argument("firmware_and_args", nargs=-1, metavar="FIRMWARE [-- ARG...]")
 @click.option("--board", "-b", required=True, metavar="NAME", help="Board to run on (see `mcusim boards`).")
 @click.option("--example", metavar="PROGRAM", help="Run a bundled example program instead of FIRMWARE.")
 @click.option("--max-cycles", type=click.IntRange(min=1), default=None, metavar="N",
               help=f"Stop after N core cycles (exit code 124). Default {DEFAULT_MAX_CYCLES:,}.")
 @click.option("--clock-hz", type=click.IntRange(min=1), default=None, metavar="HZ",
               help="Pin the core clock at HZ for the whole run, whatever clock the firmware sets up.")
+@click.option("--flash-latency", metavar="auto|N", default=None,
+              help="Flash wait states instead of the firmware's LATENCY setting: auto = the reference manual's "
+                   "minimum for the clock and voltage range, followed as they change (for firmware that does "
+                   "not set up its flash); N = N wait states. Prefetch and caches stay as the firmware sets them.")
 @click.option("--out", type=click.Path(file_okay=False), default=None, metavar="DIR",
               help="Write a result bundle: DIR/run.json, and DIR/regions.csv when the firmware marks regions "
                    "(see `mcusim report`).")
@@ -118,18 +132,38 @@ def main():
               help="off: functional only, one cycle per instruction with no flash, cache or memory timing and no "
                    "energy. A timed run executes the same instructions with the same results (docs/testing.md).")
 @click.option("--quiet", "-q", is_flag=True, help="No summary or warnings on stderr (fault reports still print).")
-def run_command(firmware, board, example, max_cycles, clock_hz, out, semihosting_root, profile, pc_sample_cycles,
-                perfetto, swo, vcd, branch_trace, trace_from, trace_to, trace_cycles, trace_limit, flamegraph,
-                capture_all, voltage_range, power_bin_us, power_trace, power_model, timing, quiet):
+def run_command(firmware_and_args, board, example, max_cycles, clock_hz, flash_latency, out, semihosting_root,
+                profile, pc_sample_cycles, perfetto, swo, vcd, branch_trace, trace_from, trace_to, trace_cycles,
+                trace_limit, flamegraph, capture_all, voltage_range, power_bin_us, power_trace, power_model, timing,
+                quiet):
     """Run FIRMWARE (an ELF) on a board; its output goes to stdout, a summary to stderr.
+
+    \b
+    Arguments after `--` are the program's: semihosting SYS_GET_CMDLINE gives the firmware
+    "FIRMWARE ARG..." (newlib builds argc/argv from it), as QEMU's
+    -semihosting-config arg=FIRMWARE,arg=ARG... does.
 
     \b
     Exit status: the firmware's semihosting exit code; 124 when the cycle limit ends the
     run (or the core sleeps with nothing to wake it); 125 on a lockup or a fault with no
     handler; 3 for firmware mcusim cannot run; 2 for usage errors.
     """
+    if example:
+        firmware, program_args = None, list(firmware_and_args)
+    elif firmware_and_args:
+        firmware = click.Path(dir_okay=False).convert(firmware_and_args[0], None, click.get_current_context())
+        program_args = list(firmware_and_args[1:])
+    else:
+        firmware, program_args = None, []
     if (firmware is None) == (example is None):
         raise click.UsageError("give either FIRMWARE or --example PROGRAM")
+    if program_args and not click.get_current_context().meta.get("program_args_marked"):
+        raise click.UsageError(f"unexpected {program_args[0]!r}: arguments for the firmware go after `--` "
+                               f"(mcusim run FIRMWARE --board NAME -- ARG...)")
+    try:
+        flash_latency = parse_flash_latency(flash_latency)
+    except FlashLatencyError as exc:
+        raise click.BadParameter(str(exc), param_hint="--flash-latency") from exc
     try:
         spec = load_board(board)
     except ConfigError as exc:
@@ -164,6 +198,7 @@ def run_command(firmware, board, example, max_cycles, clock_hz, out, semihosting
         window = TraceWindow(trace_limit, trace_from, trace_to, first, last)
     try:
         sim = Simulator(firmware, spec, clock_hz=clock_hz, max_cycles=max_cycles, semihosting_root=semihosting_root,
+                        args=program_args, flash_latency=flash_latency,
                         on_output=_Stream(progress.before_output), on_warning=warn, on_progress=progress,
                         stdin=sys.stdin.buffer, profile=profile, pc_sample_cycles=pc_sample_cycles, timeline=perfetto,
                         swo=swo, vcd=vcd, branch_trace=window, flamegraph=flamegraph, voltage_range=voltage_range,
@@ -176,6 +211,8 @@ def run_command(firmware, board, example, max_cycles, clock_hz, out, semihosting
         raise click.BadParameter(str(exc), param_hint="--power-model") from exc
     except VoltageRangeError as exc:
         raise click.BadParameter(str(exc), param_hint="--voltage-range") from exc
+    except FlashLatencyError as exc:
+        raise click.BadParameter(str(exc), param_hint="--flash-latency") from exc
     except ElfError as exc:
         click.echo(f"mcusim: error: {exc}", err=True)
         sys.exit(EXIT_BAD_INPUT)

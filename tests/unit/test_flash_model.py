@@ -6,14 +6,15 @@ from elfgen import program
 from mcusim.config import load_board
 from mcusim.config.loader import ConfigError
 from mcusim.machine import native as N
-from mcusim.machine.flash_timing import FlashTiming
+from mcusim.machine.flash_timing import FlashLatencyError, FlashTiming
 
 
-def model(board="mcu-m", **settings):
+def model(board="mcu-m", latency=None, clock_pinned=False, **settings):
     state = N.NativeState(capacity_halfwords=64)
     spec = load_board(board)
     warnings = []
-    flash = FlashTiming(spec.flash_timing, spec, state, warn=lambda key, text: warnings.append(text))
+    flash = FlashTiming(spec.flash_timing, spec, state, warn=lambda key, text: warnings.append(text),
+                        latency=latency, clock_pinned=clock_pinned)
     flash.configure(**settings)
     return flash, state.buffer, warnings
 
@@ -106,11 +107,80 @@ def test_raising_the_clock_without_wait_states_is_warned_about_but_not_at_reset(
     assert sim.machine.warnings == []
 
 
-def test_a_pinned_clock_is_not_checked_against_the_firmware_wait_states(tmp_path):
+def test_a_pinned_clock_with_the_reset_latency_is_warned_about_once(tmp_path):
     path = tmp_path / "count.elf"
     path.write_bytes(program("count"))
     result = mcusim.run(path, "mcu-m", clock_hz=80_000_000, max_cycles=10_000)
-    assert not any("wait states" in w for w in result.warnings)
+    assert [w for w in result.warnings if "wait states" in w] == [
+        "flash has 0 wait states at 80 MHz (--clock-hz), voltage range 1; the reference manual requires at least 4: "
+        "the part would read wrong data (the run keeps 0; --flash-latency auto applies the minimum)"]
+
+
+def test_a_pinned_clock_checks_the_latency_where_the_firmware_means_it(tmp_path):
+    """Not at reset (the firmware has not set its latency yet), but when it switches its clock,
+    when it lowers its latency and at the end of the run."""
+    path = tmp_path / "count.elf"
+    path.write_bytes(program("count"))
+    machine = mcusim.Simulator(path, "mcu-m", clock_hz=80_000_000, max_cycles=10_000).machine
+    flash = machine.flash_timing
+    flash.configure(fetch_wait=4, data_wait=4)   # FLASH_ACR first, as SystemInit does
+    machine.set_clock(4_000_000, "RCC")          # the PLL set up while still on MSI: no switch
+    machine.set_clock(80_000_000, "RCC")         # the switch: 4 wait states are right for 80 MHz
+    assert machine.warnings == ["firmware switched the clock to 4 MHz (RCC); --clock-hz keeps it at 80 MHz"]
+    flash.configure(fetch_wait=3, data_wait=3)   # lowered: checked at once
+    assert "flash has 3 wait states at 80 MHz (--clock-hz)" in machine.warnings[-1]
+
+
+def test_auto_latency_follows_the_clock_and_voltage_range_and_overrides_the_firmware():
+    flash, _, warnings = model(latency="auto", fetch_wait=0, data_wait=0, prefetch=True, icache=False)
+    assert flash[N.FL_FETCH_WAIT] == 0                    # 4 MHz: 0 wait states (RM0351 table 12)
+    flash.clock_changed(80_000_000)
+    assert flash[N.FL_FETCH_WAIT] == flash[N.FL_DATA_WAIT] == 4
+    flash.configure(fetch_wait=1, data_wait=1)            # the firmware's LATENCY is replaced ...
+    assert flash[N.FL_FETCH_WAIT] == 4
+    assert flash[N.FL_PREFETCH] == 1 and flash[N.FL_IC_ON] == 0  # ... its prefetch and caches are not
+    flash.clock_changed(24_000_000)
+    flash.set_voltage_range(2)
+    assert flash[N.FL_FETCH_WAIT] == 3                    # range 2: 18-26 MHz
+    assert warnings == []
+
+
+def test_a_forced_latency_holds_and_is_checked_like_the_firmwares():
+    flash, _, warnings = model(latency=2, fetch_wait=4, data_wait=4)
+    assert flash[N.FL_FETCH_WAIT] == flash[N.FL_DATA_WAIT] == 2
+    flash.clock_changed(80_000_000)
+    assert flash[N.FL_FETCH_WAIT] == 2
+    assert warnings == ["flash has 2 wait states (--flash-latency) at 80 MHz, voltage range 1; the reference manual "
+                        "requires at least 4: the part would read wrong data (the run keeps 2)"]
+
+
+def test_stm32f746_wait_states_follow_rm0385_table_5_for_the_nucleo_supply():
+    port = FlashTiming(load_board("mcu-d").flash_ports[1], load_board("mcu-d"), N.NativeState(capacity_halfwords=64),
+                       latency="auto")
+    assert port.voltage_range == "2.7-3.6 V"
+    for hz, ws in ((16_000_000, 0), (30_000_000, 0), (30_000_001, 1), (180_000_000, 5), (216_000_000, 7)):
+        port.clock_changed(hz)
+        assert port.required_wait_states() == ws and port[N.FL_FETCH_WAIT] == ws
+
+
+@pytest.mark.parametrize("board,latency,message", [
+    ("mcu-m", "fast", "not a flash latency"),
+    ("mcu-m", -1, "not a flash latency"),
+    ("mcu-m", 5, "takes 0 to 4"),
+    ("mcu-s", 2, "no flash latency setting"),
+    ("mcu-b", "auto", "no reference-manual table"),
+])
+def test_bad_flash_latencies_are_refused_with_the_reason(board, latency, message):
+    with pytest.raises(FlashLatencyError, match=message):
+        model(board, latency=latency)
+
+
+def test_every_wait_state_table_is_checked(tmp_path):
+    board = tmp_path / "bad.toml"  # a table row with more wait states than the LATENCY field holds
+    board.write_text('[board]\nname = "bad"\nextends = "soc/stm32l476rg"\n'
+                     '[flash_timing.wait_state_limits]\n3 = [[1_000_000, 9]]\n')
+    with pytest.raises(ConfigError, match="max_wait_states"):
+        load_board(str(board))
 
 
 def test_board_flash_timing_is_checked(tmp_path):

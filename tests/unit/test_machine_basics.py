@@ -210,3 +210,14 @@ def test_semihosting_call_mid_block_then_branch_counts_the_refill_once(tmp_path)
     assert result.exit_code == 7
     assert result.instructions == 6
     assert result.cycles == 7
+
+
+def test_program_arguments_follow_the_program_name_on_the_command_line_and_in_run_json(tmp_path):
+    path = tmp_path / "exit7.elf"
+    path.write_bytes(program("exit7"))
+    sim = mcusim.Simulator(path, "mcu-m", args=["--fast", "3"])
+    assert sim.machine.semihosting.cmdline == f"{path} --fast 3"  # QEMU: arg=PATH,arg=--fast,arg=3
+    assert sim.run().to_dict()["settings"]["args"] == ["--fast", "3"]
+    assert mcusim.Simulator(path, "mcu-m").machine.semihosting.cmdline == str(path)  # as QEMU's -kernel PATH
+    with pytest.raises(ValueError, match="args or cmdline"):
+        mcusim.Simulator(path, "mcu-m", args=["a"], cmdline="x a")

@@ -1,9 +1,13 @@
 """Semihosting operations against a stand-in machine (memory as a bytearray)."""
+import errno
 import io
 import struct
+from types import SimpleNamespace
 
 import pytest
 
+from mcusim.config import load_board
+from mcusim.elf import Segment
 from mcusim.machine import semihosting as S
 
 
@@ -98,6 +102,47 @@ def test_command_line(machine):
     assert sh.call(S.SYS_GET_CMDLINE, 0x100) == 0
     assert machine.uc.mem_read(0x600, 11) == b"app --fast\0"
     assert struct.unpack("<I", machine.uc.mem_read(0x104, 4))[0] == 10
+
+
+def test_a_command_line_longer_than_the_buffer_fails_and_writes_nothing(machine):
+    sh = S.Semihosting(machine, cmdline="app " + "x" * 80)
+    put(machine, 0x100, 0x600, 64)
+    assert sh.call(S.SYS_GET_CMDLINE, 0x100) == -1
+    assert machine.uc.mem_read(0x600, 64) == bytes(64)
+    assert struct.unpack("<I", machine.uc.mem_read(0x104, 4))[0] == 64  # the block is left as it was
+    assert sh.call(S.SYS_ERRNO, 0) == errno.E2BIG
+    assert any("too small" in w for w in machine.warnings)
+
+
+def segment(start, end):
+    """A loadable segment running at start..end (its memsz; no file bytes needed here)."""
+    return Segment(index=0, paddr=start, vaddr=start, data=b"", memsz=end - start, executable=False, sections=())
+
+
+def test_heapinfo_gives_the_ram_after_the_image_and_a_stack_at_the_top_of_the_initial_sps_ram(machine):
+    machine.board = load_board("mcu-m")
+    machine.image = SimpleNamespace(segments=[segment(0x08000000, 0x08004000), segment(0x20000000, 0x20000b3c)])
+    machine.initial_sp = 0x20018000  # the end of SRAM1: the stack is in SRAM1, not the SRAM2 alias after it
+    put(machine, 0x100, 0x200)
+    assert S.Semihosting(machine).call(S.SYS_HEAPINFO, 0x100) == 0
+    heap_base, heap_limit, stack_base, stack_limit = struct.unpack("<4I", machine.uc.mem_read(0x200, 16))
+    assert (heap_base, stack_base) == (0x20000b40, 0x20018000)  # after .bss, 8-byte aligned
+    assert (heap_limit, stack_limit) == (stack_base, heap_base)  # they share the RAM between them, as on QEMU
+
+
+def test_heapinfo_shares_adjacent_ram_banks_but_not_a_mirror():
+    # mcu-d: .bss in DTCM, SP at the top of SRAM2: DTCM, SRAM1 and SRAM2 follow on, so heap and stack share them
+    assert S.heap_info(load_board("mcu-d"), [segment(0x20000000, 0x20000400)], 0x20050000) == (
+        0x20000400, 0x20050000, 0x20050000, 0x20000400)
+    # MPS2: SSRAM2&3 ends where its own mirror starts: the stack starts at the end of the real memory
+    assert S.heap_info(load_board("mps2-an386"), [segment(0, 0x8000), segment(0x20000000, 0x20000100)],
+                       0x20400000) == (0x20000100, 0x20400000, 0x20400000, 0x20000100)
+
+
+def test_heapinfo_keeps_heap_and_stack_in_their_own_ram_when_apart():
+    # mcu-m, stack in SRAM2 at 0x10000000: the heap must not grow through the SRAM2 alias after SRAM1
+    assert S.heap_info(load_board("mcu-m"), [segment(0x20000000, 0x20000100)], 0x10008000) == (
+        0x20000100, 0x20018000, 0x10008000, 0x10000000)
 
 
 def test_exit_codes(machine):

@@ -6,7 +6,7 @@ from __future__ import annotations
 SETTINGS = ("board", "core", "clock_hz")
 
 
-CAPTURE_SETTINGS = ("pc_sample_cycles", "voltage_range", "power_model", "power_bin_us")
+CAPTURE_SETTINGS = ("pc_sample_cycles", "voltage_range", "power_model", "power_bin_us", "flash_latency")
 
 
 def differences(a: dict, b: dict) -> list[str]:

@@ -181,6 +181,8 @@ def _flash_timing(data: dict) -> FlashTimingSpec:
         fetch_wait_cycles=int(data.get("fetch_wait_cycles", 0)), data_wait_cycles=int(data.get("data_wait_cycles", 0)),
         prefetch=bool(data.get("prefetch", False)), icache=_cache(data.get("icache")), dcache=_cache(data.get("dcache")),
         flash_clock_hz=int(data.get("flash_clock_hz", 0)), wait_state_limits=limits,
+        voltage_range=str(data.get("voltage_range", "")),
+        max_wait_states=int(data["max_wait_states"]) if "max_wait_states" in data else None,
         ranges=tuple(data.get("ranges", ())), core_caches=bool(data.get("core_caches", False)),
         line_buffer=bool(data.get("line_buffer", True)), ram_ranges=tuple(data.get("ram_ranges", ())),
         ram_read_wait_cycles=int(data.get("ram_read_wait_cycles", 0)),
@@ -220,5 +222,17 @@ def _check(spec: BoardSpec) -> None:
         for cache in (flash.icache, flash.dcache):
             if cache is not None and (cache.sets < 1 or cache.ways < 1):
                 raise ConfigError(f"board {spec.name}: a flash cache needs sets >= 1 and ways >= 1")
+        for voltage_range, rows in flash.wait_state_limits.items():
+            clocks = [hz for hz, _ in rows]
+            if not rows or clocks != sorted(set(clocks)) or any(ws < 0 for _, ws in rows):
+                raise ConfigError(f"board {spec.name}: flash_timing {flash.name}: wait_state_limits {voltage_range} "
+                                  f"must list [highest clock, wait states] rows by rising clock")
+            if flash.max_wait_states is None or max(ws for _, ws in rows) > flash.max_wait_states:
+                raise ConfigError(f"board {spec.name}: flash_timing {flash.name}: wait_state_limits need "
+                                  f"max_wait_states (the latency field) at least as large as their wait states")
+        if flash.wait_state_limits and flash.voltage_range not in flash.wait_state_limits:
+            raise ConfigError(f"board {spec.name}: flash_timing {flash.name}: voltage_range "
+                              f"{flash.voltage_range!r} is not a wait_state_limits key "
+                              f"({', '.join(flash.wait_state_limits)})")
     if spec.console_uart and spec.peripheral(spec.console_uart) is None:
         raise ConfigError(f"board {spec.name}: console UART {spec.console_uart} is not among its peripherals")

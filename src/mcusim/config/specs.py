@@ -54,6 +54,8 @@ class FlashTimingSpec:
     writeback_wait_cycles: int = 0   # further wait of a data cache miss that replaces a dirty line
     # [(highest core clock, fewest wait states)] the manual allows, per voltage range
     wait_state_limits: dict[str, tuple[tuple[int, int], ...]] = field(default_factory=dict)
+    voltage_range: str = ""          # the wait_state_limits key in force until a power model selects another
+    max_wait_states: int | None = None  # the latency field's largest value (None: no field, fixed timing)
 
 
 @dataclass(frozen=True)

@@ -18,10 +18,34 @@ The state lives in the native buffer (native.py, slots FL_*, and two cache tag a
 block hook runs `flash_fetch_line` for each flash line a block touches, a memory hook runs
 `flash_data_read` on data reads from flash. This class writes the settings there; peripheral
 models (FLASH_ACR, NVMC, CACHECTRL) change them through `configure`.
+
+Wait states against the clock: where the SoC file gives the reference manual's table
+(`wait_state_limits`, per voltage range), a latency below the table's minimum for the clock is
+warned about once per (clock, voltage range, latency): the part would read wrong data, and the
+run keeps the latency it was given. `--flash-latency` (`latency`) replaces the firmware's
+latency field: "auto" with the table's minimum for the clock and voltage range in force,
+followed through every change of either, for firmware that never sets up its flash; a number
+forces that many wait states. Prefetch and caches stay as the firmware sets them.
 """
 from __future__ import annotations
 
 from . import native as N
+
+
+class FlashLatencyError(ValueError):
+    """A --flash-latency value that is malformed or that the board cannot take."""
+
+
+def parse_flash_latency(value: str | int | None) -> str | int | None:
+    """None (the firmware's latency), "auto", or a number of wait states (an int or its digits)."""
+    if value is None or value == "auto":
+        return value
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise FlashLatencyError(f"{value!r} is not a flash latency: give auto (the reference manual's minimum for "
+                                f"the clock) or a number of wait states (0, 1, 2, ...)")
+    return value
 
 
 class FlashTiming:
@@ -30,9 +54,16 @@ class FlashTiming:
     Settings count wait states as the controller's register does; when the flash runs on its
     own clock (`flash_clock_hz`), a core clock above it makes each flash cycle several core
     cycles. `on_change` is called when data reads start or stop waiting (the machine adds or
-    removes its memory hooks)."""
+    removes its memory hooks).
 
-    def __init__(self, spec, board, state, port: int = 0, warn=None, check_wait_states: bool = True):
+    With the clock pinned (`clock_pinned`) the firmware's clock setup is ignored, so checking
+    its latency at each step would be wrong: at reset, before the firmware has had a chance to
+    raise it, any latency looks too low at the pinned clock. The check then runs where the
+    firmware means its latency to hold: when it lowers the latency, when it switches its clock
+    (`check_wait_states`, called by the machine) and at the end of the run."""
+
+    def __init__(self, spec, board, state, port: int = 0, warn=None, clock_pinned: bool = False,
+                 latency: str | int | None = None):
         if port >= N.FL_MAX_PORTS:
             raise ValueError(f"board {board.name}: more than {N.FL_MAX_PORTS} flash ports")
         self.spec = spec
@@ -40,7 +71,9 @@ class FlashTiming:
         self.state = state
         self.g = N.FL_PORTS + port * N.FL_PORT_SLOTS
         self.warn = warn or (lambda key, message: None)
-        self.check_wait_states = check_wait_states
+        self.clock_pinned = clock_pinned
+        self.latency = self._checked_latency(parse_flash_latency(latency), board)
+        self.in_force = 0  # fetch wait states in force, in the latency field's units
         self.on_change = None
         self.clock_hz = board.reset_clock_hz
         storage = board.storage_region(next(r for r in board.memory if r.name == spec.region))
@@ -59,6 +92,22 @@ class FlashTiming:
         state[N.FL_PORT_COUNT] = max(state[N.FL_PORT_COUNT], port + 1)
         self.reset()
 
+    def _checked_latency(self, latency, board):
+        spec = self.spec
+        if latency is None:
+            return None
+        if spec.max_wait_states is None:
+            raise FlashLatencyError(f"board {board.name} has no flash latency setting (its flash timing is fixed): "
+                                    f"--flash-latency does not apply")
+        if latency == "auto" and not spec.wait_state_limits:
+            raise FlashLatencyError(f"board {board.name} has no reference-manual table of wait states per clock "
+                                    f"(its flash timing is managed by ROM or SDK code): --flash-latency auto does not "
+                                    f"apply; give a number of wait states")
+        if latency != "auto" and latency > spec.max_wait_states:
+            raise FlashLatencyError(f"{latency} wait states: the flash latency of board {board.name} takes 0 to "
+                                    f"{spec.max_wait_states}")
+        return latency
+
     def __getitem__(self, slot: int) -> int:
         return self.state[self.g + slot]
 
@@ -68,7 +117,7 @@ class FlashTiming:
     def reset(self) -> None:
         """Reset state; the controller's reset value is applied by its peripheral model next."""
         spec = self.spec
-        self.voltage_range = "1"
+        self.voltage_range = spec.voltage_range
         self.settings = {"fetch_wait": spec.fetch_wait_cycles, "data_wait": spec.data_wait_cycles,
                          "prefetch": spec.prefetch, "icache": spec.icache is not None and spec.icache.enabled,
                          "dcache": spec.dcache is not None and spec.dcache.enabled}
@@ -121,7 +170,7 @@ class FlashTiming:
 
     def set_voltage_range(self, voltage_range: int) -> None:
         self.voltage_range = str(voltage_range)
-        self._check_wait_states()
+        self._apply()
 
     def clock_changed(self, hz: int) -> None:
         self.clock_hz = hz
@@ -134,38 +183,64 @@ class FlashTiming:
             return wait_states
         return -(-(wait_states + 1) * self.clock_hz // flash_hz) - 1
 
+    def required_wait_states(self) -> int | None:
+        """The reference manual's fewest wait states for the clock and voltage range in force;
+        None without a table for them or when the clock is above every row."""
+        limits = self.spec.wait_state_limits.get(self.voltage_range, ())
+        return next((ws for hz, ws in limits if self.clock_hz <= hz), None)
+
+    def wait_states(self, kind: str) -> int:
+        """The wait states in force for `kind` (fetch_wait or data_wait): the firmware's, or the
+        --flash-latency override."""
+        if self.latency is None:
+            return self.settings[kind]
+        if self.latency != "auto":
+            return self.latency
+        needed = self.required_wait_states()
+        if needed is not None:
+            return needed
+        limits = self.spec.wait_state_limits.get(self.voltage_range)
+        # above the table the part cannot run at all (warned about): its slowest setting is the nearest
+        return max(ws for _, ws in limits) if limits else self.settings[kind]
+
     def _apply(self, check: bool = True) -> None:
         s = self.settings
         hooks_before = self.hooks_needed
-        self[N.FL_FETCH_WAIT] = self.core_cycles(s["fetch_wait"])
-        self[N.FL_DATA_WAIT] = self.core_cycles(s["data_wait"])
+        lowered = self.wait_states("fetch_wait") < self.in_force
+        self.in_force = self.wait_states("fetch_wait")
+        self[N.FL_FETCH_WAIT] = self.core_cycles(self.in_force)
+        self[N.FL_DATA_WAIT] = self.core_cycles(self.wait_states("data_wait"))
         self[N.FL_PREFETCH] = int(bool(s["prefetch"]))
         self[N.FL_IC_ON] = int(bool(s["icache"]))
         self[N.FL_DC_ON] = int(bool(s["dcache"]))
         self[N.FL_ACTIVE] = int(self[N.FL_FETCH_WAIT] > 0)
         if not s["prefetch"]:
             self[N.FL_PREFETCH_LINE] = -1
-        if check:
-            self._check_wait_states()
+        if check and (lowered or not self.clock_pinned):
+            self.check_wait_states()
         if self.on_change is not None and hooks_before != self.hooks_needed:
             self.on_change()
 
-    def _check_wait_states(self) -> None:
-        """Warn when the firmware runs the core faster than its wait states allow (the part
-        would read wrong data; the simulator keeps going with the wait states it was given)."""
+    def check_wait_states(self) -> None:
+        """Warn when the core runs faster than the wait states in force allow (the part would
+        read wrong data; the simulator keeps going with the wait states it was given)."""
         limits = self.spec.wait_state_limits.get(self.voltage_range)
-        if not limits or not self.check_wait_states:
+        if not limits:
             return
-        needed = next((ws for hz, ws in limits if self.clock_hz <= hz), None)
-        have = self.settings["fetch_wait"]
+        needed = self.required_wait_states()
+        have = self.in_force
+        clock = f"{self.clock_hz / 1e6:g} MHz{' (--clock-hz)' if self.clock_pinned else ''}"
         if needed is None:
             self.warn(f"flash-clock:{self.clock_hz}:{self.voltage_range}",
-                      f"core clock {self.clock_hz / 1e6:g} MHz is above every flash wait-state setting for "
-                      f"voltage range {self.voltage_range}")
+                      f"core clock {clock} is above every flash wait-state setting for voltage range "
+                      f"{self.voltage_range} (reference manual table)")
         elif have < needed:
-            self.warn(f"flash-latency:{self.clock_hz}:{have}",
-                      f"flash has {have} wait states at {self.clock_hz / 1e6:g} MHz (voltage range "
-                      f"{self.voltage_range}); the manual requires at least {needed}")
+            forced = isinstance(self.latency, int)
+            self.warn(f"flash-latency:{self.clock_hz}:{self.voltage_range}:{have}",
+                      f"flash has {have} wait states{' (--flash-latency)' if forced else ''} at {clock}, voltage "
+                      f"range {self.voltage_range}; the reference manual requires at least {needed}: the part "
+                      f"would read wrong data (the run keeps {have}"
+                      f"{'' if forced else '; --flash-latency auto applies the minimum'})")
 
     def reset_cache(self, data_side: bool) -> None:
         """Invalidate a cache (e.g. FLASH_ACR ICRST/DCRST); data_side selects the data cache."""

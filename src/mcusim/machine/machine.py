@@ -40,7 +40,7 @@ from . import native as N
 from .access_locator import AccessLocator
 from .exceptions import (BUSFAULT, DIVBYZERO, HARDFAULT, IBUSERR, INVSTATE, NOCP, PRECISERR, SVCALL, UNDEFINSTR,
                          USAGEFAULT, ExceptionUnit, Lockup, exception_name)
-from .flash_timing import FlashTiming
+from .flash_timing import FlashLatencyError, FlashTiming
 from .memory import MemoryMap
 from .registers import UNICORN_REGISTERS as _REGISTER_IDS
 from .semihosting import Semihosting, SemihostingExit
@@ -105,6 +105,7 @@ DCACHE_OPERATIONS = {0x5C: (False, False, True),   # DCIMVAC
 class Machine:
     def __init__(self, board: BoardSpec, image: ElfImage, *, clock_hz: int | None = None,
                  max_cycles: int | None = None, semihosting_root=None, cmdline: str = "",
+                 flash_latency: str | int | None = None,
                  on_output=None, on_warning=None, on_progress=None, stdin=None, profile: bool = False,
                  pc_sample_cycles: int | None = None, swo: bool = False,
                  branch_trace: TraceWindow | None = None, voltage_range: str | None = None,
@@ -175,7 +176,7 @@ class Machine:
         self.mmio_is_write = False
         self.exceptions = ExceptionUnit(self, board.irq_count, board.nvic_priority_bits)
         self.semihosting = Semihosting(self, semihosting_root, cmdline)
-        self.flash_ports = self._flash_ports(core)
+        self.flash_ports = self._flash_ports(core, flash_latency)
         self.flash_timing = self.flash_ports[0] if self.flash_ports else None  # the main port
         self.state[N.LAZY_FP_CYCLES] = core.exception_fp_context_cycles
         self._memory_hooks: list[int] = []
@@ -304,15 +305,17 @@ class Machine:
             return CortexM7Timing(table)
         return CortexM4Timing(table)
 
-    def _flash_ports(self, core) -> list[FlashTiming]:
+    def _flash_ports(self, core, latency: str | int | None) -> list[FlashTiming]:
         """The flash interface models, on boards that describe them and cores with a timing model."""
         if not self.board.flash_ports or core.timing_model == "one_cycle_per_instruction":
+            if latency is not None:
+                raise FlashLatencyError(f"board {self.board.name} has no flash wait states to set (its memories "
+                                        f"are zero-wait): --flash-latency does not apply")
             return []
         ports = []
         for k, spec in enumerate(self.board.flash_ports):
-            # a pinned clock is a what-if: the firmware's wait states were chosen for its own clock
             port = FlashTiming(spec, self.board, self.state, port=k, warn=self.warn_once,
-                               check_wait_states=self.pinned_clock_hz is None)
+                               clock_pinned=self.pinned_clock_hz is not None, latency=latency)
             port.on_change = self._memory_hooks_changed
             ports.append(port)
         return ports
@@ -416,7 +419,8 @@ class Machine:
         uc.reg_write(A.UC_ARM_REG_PRIMASK, 0)
         uc.reg_write(A.UC_ARM_REG_BASEPRI, 0)
         uc.reg_write(A.UC_ARM_REG_FAULTMASK, 0)
-        uc.reg_write(A.UC_ARM_REG_MSP, sp & ~3)
+        self.initial_sp = sp & ~3  # (semihosting SYS_HEAPINFO places the stack by it)
+        uc.reg_write(A.UC_ARM_REG_MSP, self.initial_sp)
         uc.reg_write(A.UC_ARM_REG_PSP, 0)
         uc.reg_write(A.UC_ARM_REG_LR, 0xFFFFFFFF)
         uc.reg_write(A.UC_ARM_REG_PC, pc & ~1)
@@ -426,6 +430,7 @@ class Machine:
         self.state[N.PREVIOUS_END] = -1
         if self.trace is not None:
             self.trace.record(N.TRACE_SYNC, pc & ~1, pc & ~1)  # (while recording: a reset moves the PC)
+        self.firmware_clock_hz = board.reset_clock_hz  # the clock the firmware has set up (pinned or not)
         if first:
             self.clock_hz = self.pinned_clock_hz or board.reset_clock_hz
             for port in self.flash_ports:
@@ -493,6 +498,10 @@ class Machine:
             if hz != self.clock_hz and source != "reset":
                 self.warn_once(f"clock-pinned:{hz}", f"firmware switched the clock to {hz / 1e6:g} MHz ({source}); "
                                f"--clock-hz keeps it at {self.clock_hz / 1e6:g} MHz")
+            if hz != self.firmware_clock_hz and source != "reset":
+                self.firmware_clock_hz = hz  # its flash latency is meant for the clock it switches to now
+                for port in self.flash_ports:
+                    port.check_wait_states()
             return
         if hz == self.clock_hz:
             return
@@ -933,6 +942,9 @@ class Machine:
         finally:
             self.host_seconds = time.perf_counter() - started
             self.semihosting.close()
+        if self.pinned_clock_hz:  # the latency the firmware ended with, against the pinned clock
+            for port in self.flash_ports:
+                port.check_wait_states()
         return self.exit
 
     def _finish(self, reason: str, code: int, detail: str) -> None:

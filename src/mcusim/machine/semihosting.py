@@ -3,6 +3,11 @@
 Console handles (":tt") go to the firmware's stdout stream; host files are refused unless a
 root folder was given, and then only paths inside it are opened, removed or renamed.
 Operation numbers: Arm "Semihosting for AArch32 and AArch64" v3, chapter 2.
+
+SYS_HEAPINFO and SYS_GET_CMDLINE answer what newlib's rdimon crt0 (libgloss/arm/crt0.S) builds
+the C runtime from: it sets SP to the stack base (and only falls back to a `__stack` symbol,
+which many linker scripts lack, when the answer is 0), bounds sbrk by the heap limit, and
+splits the command line at spaces into argc/argv (honouring '...' and "..." quotes).
 """
 from __future__ import annotations
 
@@ -25,6 +30,57 @@ FEATURES_FILE = ":semihosting-features"
 # Feature byte 0: bit 0 SH_EXT_EXIT_EXTENDED, bit 1 SH_EXT_STDOUT_STDERR (semihosting v3, 2.1.1).
 FEATURES = b"SHFB\x03"
 OPEN_MODES = ["rb", "rb", "rb+", "rb+", "wb", "wb", "wb+", "wb+", "ab", "ab", "ab+", "ab+"]
+
+
+def ram_spans(board) -> list[list[tuple[int, int]]]:
+    """The board's RAM regions (aliases included, by address) in runs of adjacent regions of
+    distinct storage (the STM32L476's SRAM1 and the SRAM2 alias after it; the STM32F746's
+    DTCM, SRAM1 and SRAM2). A mirror of storage already in a run starts a new run (the MPS2
+    SSRAM mirrors): growing into it would overwrite the run's own bottom."""
+    spans: list[tuple[list[tuple[int, int]], set[str]]] = []
+    for region in sorted(board.memory, key=lambda r: r.base):
+        storage = board.storage_region(region)
+        if storage.kind != "ram":
+            continue
+        if spans and spans[-1][0][-1][1] == region.base and storage.name not in spans[-1][1]:
+            spans[-1][0].append((region.base, region.end))
+            spans[-1][1].add(storage.name)
+        else:
+            spans.append(([(region.base, region.end)], {storage.name}))
+    return [regions for regions, _ in spans]
+
+
+def heap_info(board, segments, initial_sp: int) -> tuple[int, int, int, int]:
+    """SYS_HEAPINFO's heap base, heap limit, stack base and stack limit for this image.
+
+    The heap starts right after the image's end in RAM (the highest end of its loaded RAM
+    segments, .data/.bss), 8-byte aligned; the stack starts at the top of the RAM region that
+    holds the initial SP of the vector table (the region below it when the SP is a region's
+    end, as it usually is). When both lie in one run of adjacent RAM, heap below the stack,
+    they share it as QEMU shares its one free RAM gap (semihosting/arm-compat-semi.c: heap
+    limit = stack base, stack limit = heap base); otherwise each is bounded by its own region.
+    """
+    spans = ram_spans(board)
+    regions = [region for span in spans for region in span]
+
+    def region_of(address: int) -> tuple[int, int] | None:
+        return next((r for r in regions if r[0] <= address < r[1]), None)
+
+    image = [(region_of(s.vaddr), s.vaddr + s.memsz) for s in segments if s.memsz and region_of(s.vaddr)]
+    top = max(image, key=lambda item: item[1], default=None)
+    stack_region = region_of(initial_sp - 1) if initial_sp else None
+    if stack_region is None:
+        stack_region = top[0] if top else max(regions, key=lambda r: r[1] - r[0])
+    heap_region = top[0] if top else stack_region
+
+    def image_end(region: tuple[int, int]) -> int:
+        return (max((end for r, end in image if r == region), default=region[0]) + 7) & ~7
+
+    heap_base, stack_base = image_end(heap_region), stack_region[1]
+    span_of = {region: k for k, span in enumerate(spans) for region in span}
+    if span_of[heap_region] == span_of[stack_region] and heap_base < stack_base:
+        return heap_base, stack_base, stack_base, heap_base
+    return heap_base, heap_region[1], stack_base, image_end(stack_region)
 
 
 class SemihostingExit(Exception):
@@ -256,16 +312,25 @@ class Semihosting:
         return subprocess.run([str(program), *words[1:]], cwd=self.root).returncode
 
     def _cmdline(self, p):
+        """The command line and its length. A buffer too small for it and its NUL gets the error
+        return (-1: "not successful" in the spec's SYS_GET_CMDLINE) with nothing written and
+        errno E2BIG, as QEMU answers it; newlib's crt0 then sees an empty line (argc 0)."""
         buffer, length = self._args(p, 2)
-        data = self.cmdline.encode()[: max(0, length - 1)] + b"\0"
+        data = self.cmdline.encode() + b"\0"
+        if len(data) > length:
+            self.machine.warn(f"semihosting: SYS_GET_CMDLINE buffer of {length} bytes is too small for the "
+                              f"{len(data)}-byte command line; the call fails")
+            self.errno = errno.E2BIG
+            return -1
         self.machine.uc.mem_write(buffer, data)
         self.machine.uc.mem_write(p + 4, (len(data) - 1).to_bytes(4, "little"))
         return 0
 
     def _heapinfo(self, p):
-        # Zeros tell newlib's crt0 to use the linker-script symbols for heap and stack.
         block = self._word(p)
-        self.machine.uc.mem_write(block, bytes(16))
+        m = self.machine
+        words = heap_info(m.board, m.image.segments, m.initial_sp)
+        m.uc.mem_write(block, b"".join(word.to_bytes(4, "little") for word in words))
         return 0
 
     def _exit(self, p):
