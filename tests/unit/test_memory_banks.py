@@ -1,0 +1,49 @@
+"""Segments may cross adjacent memory banks, as vendor linker scripts have them (one `RAM`
+region over DTCM + SRAM1 + SRAM2 on the STM32F7, SRAM1 + SRAM2's alias on the STM32L4, TCM +
+SRAM on the Apollo3); each piece lands in its own bank (and that bank's aliases)."""
+import pytest
+
+import mcusim
+from elfgen import PF_R, PF_W, PF_X, program
+
+PATTERN = bytes(range(256)) * 2  # 512 bytes
+
+
+def write(tmp_path, data):
+    path = tmp_path / "app.elf"
+    path.write_bytes(data)
+    return path
+
+
+@pytest.mark.parametrize("board,flash,boundary,alias", [
+    ("mcu-m", 0x08000000, 0x20018000, 0x10000000),   # SRAM1 | SRAM2 through its alias at 0x20018000
+    ("mcu-d", 0x08000000, 0x20010000, None),         # DTCM | SRAM1
+    ("mcu-d", 0x08000000, 0x2004C000, None),         # SRAM1 | SRAM2
+    ("mcu-b", 0x0000C000, 0x10010000, None),         # TCM | SRAM
+])
+def test_a_segment_across_two_banks_loads_into_both(tmp_path, board, flash, boundary, alias):
+    start = boundary - 256
+    sim = mcusim.Simulator(write(tmp_path, program("exit7", flash_base=flash,
+                                                   extra=[(start, PATTERN, PF_R | PF_W)])), board)
+    memory = sim.machine.read_memory
+    assert memory(start, len(PATTERN)) == PATTERN
+    if alias is not None:  # the second bank's own address shows the same bytes
+        assert memory(alias, 256) == PATTERN[256:]
+    assert sim.run().exit_code == 7
+
+
+def test_code_linked_for_the_itcm_flash_alias_and_data_in_itcm_ram_run_on_mcu_d(tmp_path):
+    sim = mcusim.Simulator(write(tmp_path, program("exit7", flash_base=0x00200000,
+                                                   extra=[(0x00000000, PATTERN, PF_R | PF_W | PF_X)])), "mcu-d")
+    assert sim.machine.read_memory(0x08000000, 8) == sim.machine.read_memory(0x00200000, 8)  # one flash
+    assert sim.machine.read_memory(0, len(PATTERN)) == PATTERN
+    assert sim.run().exit_code == 7
+
+
+def test_a_segment_running_off_the_last_bank_is_refused_with_the_map(tmp_path):
+    image = program("exit7", flash_base=0x08000000, extra=[(0x20050000 - 16, PATTERN, PF_R | PF_W)])
+    with pytest.raises(mcusim.elf.ElfError) as error:
+        mcusim.Simulator(write(tmp_path, image), "mcu-d")
+    message = str(error.value)
+    assert "0x2004fff0-0x200501ef" in message and "does not fit the memory of board mcu-d" in message
+    assert "sram2 0x2004c000-0x2004ffff" in message
