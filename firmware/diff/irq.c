@@ -1,6 +1,7 @@
 /*
  * irq.c - diff-irq: SysTick interrupts arrive every 997 core cycles while the main program
- * reads constant tables from flash (loads.S: loads that wait with flash wait states on), keeps
+ * reads constant tables from flash (loads.S: loads that wait with flash wait states on), runs an
+ * IT block that a block boundary splits (loads.S diff_it_across_pages), keeps
  * floating-point values in registers across the interrupts (the handler uses the FPU: lazy FP
  * stacking) and relies on the SIMD GE flags across them. The handler checks its own work. What
  * is printed does not depend on where or how often the interrupts land: the main program's
@@ -13,6 +14,7 @@
 #include "mcusim.h"
 
 uint32_t diff_it_loads(const uint8_t *table, uint32_t rounds, uint32_t seed);
+uint32_t diff_it_across_pages(uint32_t rounds);
 
 static volatile uint32_t ticks, handler_errors;
 
@@ -35,13 +37,14 @@ void SysTick_Handler(void)
     ticks = k;
 }
 
-/* GE flags set before and used after a stretch of code an interrupt may split. */
+/* GE flags set before and used after a block boundary (the branch), where an interrupt may come. */
 static uint32_t simd(uint32_t rounds)
 {
     uint32_t h = 2166136261u, a = 0x80ff7f01u, b = 0x7f01807fu, r;
     for (uint32_t i = 0; i < rounds; i++) {
         __asm volatile("sadd8 %0, %1, %2\n\t"
-                       "nop\n\tnop\n\tnop\n\tnop\n\tnop\n\tnop\n\tnop\n\tnop\n\t"
+                       "b 1f\n"
+                       "1:\tnop\n\tnop\n\t"
                        "sel %0, %1, %2" : "=&r"(r) : "r"(a), "r"(b));
         h = diff_hash_word(h, r);
         a = a * 1664525u + 1013904223u;
@@ -75,10 +78,12 @@ int main(void)
     for (uint32_t seed = 1; seed < 5; seed++)
         tables = diff_hash_word(tables, loads(diff_rodata(diff_table), 2000, seed * 0x9e3779b9u));
     uint32_t ge = simd(4000);
+    uint32_t pages = (*(uint32_t (*)(uint32_t))diff_code((void *)diff_it_across_pages))(30000);
     uint32_t fp = floats(20000);
     REG32(SYST_CSR) = 0;
     diff_report("tables", tables);
     diff_report("simd", ge);
+    diff_report("it-across-pages", pages);
     diff_report("floats", fp);
     printf("handler errors %lu\n", (unsigned long)handler_errors);
     return 0;

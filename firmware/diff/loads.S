@@ -108,3 +108,41 @@ diff_pop_pc:
     movs    r0, #0
     pop     {r4, pc}
     .size diff_pop_pc, . - diff_pop_pc
+
+/*
+ * uint32_t diff_it_across_pages(uint32_t rounds)
+ *   An IT block that crosses a 1 KB boundary: QEMU (and so Unicorn) ends a translated block
+ *   there, so the next block starts inside the IT block and an interrupt can arrive between
+ *   its instructions. The interrupted code must resume with its IT state and flags, and the
+ *   handler must start outside any IT block (ARMv7-M ARM B1.5.6, B1.5.8). Returns a count that
+ *   depends only on `rounds`.
+ */
+    .type diff_it_across_pages, %function
+    .global diff_it_across_pages
+    .p2align 10
+diff_it_across_pages:
+    push    {r4-r6, lr}
+    movs    r1, #0
+    movs    r2, #0
+    movs    r3, #0
+    movs    r4, #0
+    b       1f
+    .space  1024 - 14 - 2 - 16, 0   @ pad so the ITTTT below sits at offset 1016
+1:  ands    r5, r0, #3              @ offset 1004 .. (the loop: 6 instructions before the IT)
+    cmp     r5, #1
+    nop
+    nop
+    nop
+    nop
+    itttt   ls                      @ offset 1016
+    addls   r1, r1, #1              @ 1018
+    addls   r2, r2, #3              @ 1020
+    addls   r3, r3, #5              @ 1022 | the next instruction starts a new 1 KB page
+    addls   r4, r4, #7              @ 1024
+    subs    r0, r0, #1
+    bne     1b
+    add     r0, r1, r2, lsl #8
+    add     r0, r0, r3, lsl #16
+    add     r0, r0, r4, lsl #24
+    pop     {r4-r6, pc}
+    .size diff_it_across_pages, . - diff_it_across_pages
