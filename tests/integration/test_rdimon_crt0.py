@@ -45,16 +45,17 @@ SECTIONS {{
 """
 
 
-def build(tmp_path: Path, board: str) -> Path:
+def build(tmp_path: Path, board: str, zero_sp: bool = False) -> Path:
     """The probe for `board`, soft-float (crt0 does not switch the FPU on), loaded as linked:
     .data lives in RAM in the image, as a debugger or QEMU loads it (crt0 copies nothing)."""
     gcc = require_tool("arm-none-eabi-gcc")
     cpu, flash, flash_length, ram, ram_length = LAYOUT[board]
     script = tmp_path / f"{board}.ld"
     script.write_text(LINKER_SCRIPT.format(flash=flash, flash_length=flash_length, ram=ram, ram_length=ram_length))
-    elf = tmp_path / f"{board}.elf"
+    elf = tmp_path / f"{board}{'-zero-sp' if zero_sp else ''}.elf"
     done = subprocess.run([gcc, f"-mcpu={cpu}", "-mthumb", "-mfloat-abi=soft", "-O2", "--specs=rdimon.specs",
-                           "-T", str(script), str(PROBE), "-o", str(elf)], capture_output=True, text=True)
+                           *(["-DZERO_SP"] if zero_sp else []), "-T", str(script), str(PROBE), "-o", str(elf)],
+                          capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     return elf
 
@@ -116,3 +117,13 @@ def test_a_word_before_double_dash_is_a_usage_error_not_an_argument(elfs):
                           capture_output=True, text=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     assert done.returncode == 2 and "'stray'" in done.stderr and "after `--`" in done.stderr
     assert done.stdout == ""
+
+
+@pytest.mark.parametrize("board", ["mcu-m", "mps2-an386", "mps2-an500"])
+def test_a_vector_table_with_sp_0_runs_as_on_qemu_when_crt0_sets_the_stack(tmp_path, qemu, board):
+    elf = build(tmp_path, board, zero_sp=True)
+    expected, code = run_qemu(qemu, QEMU_FOR[LAYOUT[board][0]], build(tmp_path, QEMU_FOR[LAYOUT[board][0]],
+                                                                       zero_sp=True), ["prog", "a"])
+    result = mcusim.run(elf, board, cmdline="prog a")
+    assert (result.stdout, result.exit_code) == (expected, code) == (expected, 2)
+    assert any("initial SP is 0" in warning for warning in result.warnings)

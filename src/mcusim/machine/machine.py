@@ -401,7 +401,7 @@ class Machine:
             pc = self.memory.read_word(table + 4)
         except UcError as exc:
             raise ElfError(f"{self.image.path}: cannot read a vector table at 0x{table:08x}") from exc
-        if pc in (0, 0xFFFFFFFF) or sp in (0, 0xFFFFFFFF):
+        if pc in (0, 0xFFFFFFFF) or sp == 0xFFFFFFFF:
             raise ElfError(f"{self.image.path}: no vector table at 0x{table:08x} (initial SP 0x{sp:08x}, "
                            f"reset vector 0x{pc:08x}); is the firmware linked for board {board.name}?")
         if not pc & 1:
@@ -410,6 +410,9 @@ class Machine:
         if board.region_at(pc & ~1) is None:
             raise ElfError(f"{self.image.path}: the reset vector 0x{pc:08x} points outside the memory of board "
                            f"{board.name} ({self.memory.regions_text()})")
+        if sp == 0 and first:  # QEMU runs it too: newlib's rdimon crt0 takes its SP from SYS_HEAPINFO
+            self.warn("the vector table's initial SP is 0: the firmware must set up its own stack before "
+                      "using it (newlib's rdimon crt0 does, from SYS_HEAPINFO)")
         self.exceptions.reset()
         self.exceptions.vtor = table
         if not first:

@@ -10,7 +10,11 @@
 
 extern char _estack[];  /* the linker script's end of RAM */
 void _start(void);
+#ifdef ZERO_SP  /* some minimal vector tables leave the SP word 0: crt0 sets SP before any use */
+__attribute__((section(".isr_vector"), used)) static void *const vectors[2] = {0, (void *)_start};
+#else
 __attribute__((section(".isr_vector"), used)) static void *const vectors[2] = {_estack, (void *)_start};
+#endif
 
 /* a few KB of stack: each level keeps 64 bytes live */
 static unsigned depth(unsigned n)
