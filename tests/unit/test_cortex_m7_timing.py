@@ -5,6 +5,7 @@ from capstone import CS_ARCH_ARM, CS_MODE_MCLASS, CS_MODE_THUMB, Cs
 
 from mcusim.config import load_core
 from mcusim.config.loader import core_timing_table
+from mcusim.machine import native as N
 from mcusim.timing.cortex_m7 import CortexM7Timing
 
 # Assembled once with arm-none-eabi-as -mcpu=cortex-m7 (the source is in each comment).
@@ -25,6 +26,9 @@ CODE = {
     "fp_flags_to_branch": "b4ee600af1ee10faffdc00bf",  # vcmp.f32 s0, s1; vmrs APSR_nzcv, fpscr; bgt; nop
     "fp_latency": "30ee810a70ee201a",        # vadd.f32 s0, s1, s2; vadd.f32 s3, s0, s1
     "store_data_late": "08681060",           # ldr r0, [r1]; str r0, [r2]
+    # subs r0, #1; add.w r1, r1, #1 (and r2 ... r6: no flags); bne .-26
+    "flags_early": "013801f1010102f1010203f1010304f1010405f1010506f10106f1d1",
+    "direct_branches": "02e000f002f87047",   # b .+8; bl .+8; bx lr
 }
 EXPECTED = {
     "independent_pair": [1, 0],       # two ALUs: dual issue
@@ -43,6 +47,7 @@ EXPECTED = {
     "fp_flags_to_branch": [1, 3, 2, 1],  # VCMP 3 to VMRS (alone); VMRS 3 to the branch, read 1 early; NOP alone
     "fp_latency": [1, 3],             # FP add latency 3
     "store_data_late": [1, 1],        # store data read a cycle late: the load's result in time
+    "flags_early": [1, 0, 1, 0, 1, 0, 1, 0],  # the flags set 3 cycles before the branch
 }
 
 
@@ -81,3 +86,32 @@ def test_block_start_takes_back_the_wait_for_code_that_did_not_run(timing):
     (at_load, _, _), (at_add, interlock, lost) = timing.start_adjustments(run)
     assert at_load == 0
     assert at_add == -1 and interlock == 1 and lost == 0
+
+
+def costed(timing, name):
+    """The in-sequence cost of each instruction of CODE[name]."""
+    timing.begin_run()
+    costs, previous = [], None
+    for insn in instructions(name):
+        costs.append(timing.cost(insn, previous))
+        previous = insn
+    return costs
+
+
+def mispredict_cycles(cost):
+    return (cost.refill >> 2) & N.REFILL_CYCLES_MASK
+
+
+def test_a_branch_resolves_early_when_its_flags_were_set_three_cycles_before(timing):
+    """jnk0le: a wrong prediction costs 8, or 6 with flag forwarding (TRM 1.2.3)."""
+    assert mispredict_cycles(costed(timing, "flags_to_branch")[-1]) == timing.t["branch_mispredict"] == 8
+    assert mispredict_cycles(costed(timing, "flags_early")[-1]) == timing.t["branch_mispredict_early"] == 6
+
+
+def test_only_direct_unconditional_branches_are_predicted_statically(timing):
+    b, bl, bx = costed(timing, "direct_branches")
+    for branch in (b, bl):
+        assert branch.refill & N.STATIC_TAKEN
+        assert (branch.refill >> N.STATIC_SHIFT) & N.STATIC_CYCLES_MASK == timing.t["branch_static_taken"]
+    assert not bx.refill & N.STATIC_TAKEN and mispredict_cycles(bx) == timing.t["branch_mispredict"]
+    assert not costed(timing, "flags_to_branch")[-1].refill & N.STATIC_TAKEN
