@@ -6,6 +6,7 @@ from mcusim.machine import native as N
 from mcusim.timing.cortex_m4 import REFILL_ALWAYS, REFILL_IF_TAKEN
 
 ENTRIES = 64
+WAYS = 2       # as cores/cortex-m7.toml: 32 sets
 PENALTY = 8    # MISPREDICT_PENALTY: a branch whose F_REFILL gives no cycles of its own
 STATIC = 2     # a static redirect, as cores/cortex-m7.toml branch_static_taken
 
@@ -13,6 +14,7 @@ STATIC = 2     # a static redirect, as cores/cortex-m7.toml branch_static_taken
 def predictor():
     st = N.NativeState(capacity_halfwords=64).buffer
     st[N.PREDICTOR_ENTRIES] = ENTRIES
+    st[N.PREDICTOR_WAYS] = WAYS
     st[N.MISPREDICT_PENALTY] = PENALTY
     return st
 
@@ -93,18 +95,22 @@ def test_a_table_branch_to_a_new_case_each_time_is_always_wrong():
     assert run(st, cases)[0] == 16
 
 
-def test_branches_that_share_an_entry_evict_each_other():
-    """Direct-mapped by halfword address: 2 * ENTRIES bytes apart is the same entry."""
+def test_a_set_holds_two_branches_and_replaces_the_least_recently_used():
+    """Set-associative by halfword address: 2 * sets bytes apart is the same set."""
+    stride = 2 * ENTRIES // WAYS
+    a, b, c = 0x1000, 0x1000 + stride, 0x1000 + 2 * stride
     st = predictor()
-    a, b = 0x1000, 0x1000 + 2 * ENTRIES
-    outcomes = [(at, True, at + 0x40, conditional()) for _ in range(5) for at in (a, b)]
-    assert run(st, outcomes)[0] == 10
+    two = [(at, True, at + 0x40, conditional()) for _ in range(5) for at in (a, b)]
+    assert run(st, two)[0] == 2             # both fit: wrong only the first time each
     st = predictor()
-    outcomes = [(at, True, at + 0x40, conditional()) for _ in range(5) for at in (a, a + 2)]
-    assert run(st, outcomes)[0] == 2
+    three = [(at, True, at + 0x40, conditional()) for _ in range(5) for at in (a, b, c)]
+    assert run(st, three)[0] == 15          # a, b, c, a...: each evicts the next one to come
+    st = predictor()
+    reused = [(at, True, at + 0x40, conditional()) for _ in range(5) for at in (a, b, a, c)]
+    assert run(st, reused)[0] == 3 + 4 * 2  # a stays (used last before c comes); b and c take turns
 
 
 def test_a_not_taken_branch_never_enters_the_btac():
     st = predictor()
     assert run(st, [(0x1000, False, 0x1002, conditional())] * 5) == (0, 0)
-    assert not np.any(st[N.BTAC_AREA:N.BTAC_AREA + 3 * ENTRIES])
+    assert not np.any(st[N.BTAC_AREA:N.BTAC_AREA + N.BTAC_ENTRY * ENTRIES])

@@ -97,6 +97,7 @@ REFILL_WIDE_ODD = 17  # ... and again when its target is a 32-bit instruction at
 LSU_TOTAL = 18        # DWT LSUCNT / CPICNT / FOLDCNT events, unwrapped
 CPI_TOTAL = 19
 FOLD_TOTAL = 20
+PREDICTOR_WAYS = 21   # branch target address cache ways (PREDICTOR_ENTRIES / PREDICTOR_WAYS sets)
 REFILL_TOTAL = 24     # cycles spent refilling the pipeline (taken branches, loads into PC)
 ENDS_IN_BRANCH = 25   # F_REFILL of the last instruction of the block that ran last
 BLOCK_ADJUSTED = 26   # 1 when the executing block was entered out of sequence (start adjustments applied)
@@ -198,9 +199,10 @@ E_ENERGY_SRAM = E_FUNCTION + 7
 CACHE_ENTRY = E_FUNCTION + 8
 BLOCK_CACHE = WINDOW_TABLE + 3 * MAX_WINDOWS
 FLASH_AREA = BLOCK_CACHE + CACHE_ENTRIES * CACHE_ENTRY  # flash cache tags and per-line records
-BTAC_AREA = FLASH_AREA + FL_AREA_SLOTS  # per predictor entry: branch address + 1 (0 = empty), target, counter
+BTAC_AREA = FLASH_AREA + FL_AREA_SLOTS  # per predictor entry: branch address + 1 (0 = empty), target, counter,
+BTAC_ENTRY = 4                          # last use (the PREDICTED count then)
 MAX_PREDICTOR_ENTRIES = 1024
-DATA_START = BTAC_AREA + 3 * MAX_PREDICTOR_ENTRIES
+DATA_START = BTAC_AREA + BTAC_ENTRY * MAX_PREDICTOR_ENTRIES
 
 # STOP_REASON values.
 STOP_NONE = 0
@@ -322,15 +324,26 @@ def _ends_in_branch(st, end):
 
 @numba.njit(cache=True)
 def _predict(st, branch_at, taken, target, branch):
-    """A branch target address cache (docs/timing.md, Cortex-M7): direct-mapped by branch
-    address, each entry a target and a 2-bit counter, allocated when a branch is taken (weakly
-    taken). A hit with the counter at 2 or 3 predicts taken to the stored target. A miss on a
-    direct unconditional branch (STATIC_TAKEN in `branch`, its F_REFILL) is taken by the static
-    predictor at decode, costing its redirect cycles; anything else is predicted not taken. A
-    wrong prediction costs the branch's refill cycles (else MISPREDICT_PENALTY); both count as
-    CPICNT and the branch_refill stall."""
-    slot = BTAC_AREA + 3 * ((branch_at >> 1) % st[PREDICTOR_ENTRIES])
-    hit = st[slot] == branch_at + 1
+    """A branch target address cache (docs/timing.md, Cortex-M7): PREDICTOR_WAYS-way set
+    associative by branch address, least recently used replacement, each entry a target and a
+    2-bit counter, allocated when a branch is taken (weakly taken). A hit with the counter at 2
+    or 3 predicts taken to the stored target. A miss on a direct unconditional branch
+    (STATIC_TAKEN in `branch`, its F_REFILL) is taken by the static predictor at decode, costing
+    its redirect cycles; anything else is predicted not taken. A wrong prediction costs the
+    branch's refill cycles (else MISPREDICT_PENALTY); both count as CPICNT and the branch_refill
+    stall."""
+    ways = st[PREDICTOR_WAYS]
+    base = BTAC_AREA + BTAC_ENTRY * ways * ((branch_at >> 1) % (st[PREDICTOR_ENTRIES] // ways))
+    slot = base
+    hit = False
+    for way in range(ways):
+        entry = base + BTAC_ENTRY * way
+        if st[entry] == branch_at + 1:
+            slot = entry
+            hit = True
+            break
+        if st[entry + 3] < st[slot + 3]:
+            slot = entry  # the least recently used (an empty entry first)
     predicted_taken = hit and st[slot + 2] >= 2
     static = not hit and (branch & STATIC_TAKEN) != 0
     cost = 0
@@ -351,6 +364,8 @@ def _predict(st, branch_at, taken, target, branch):
         if hit:
             st[slot + 2] = max(0, st[slot + 2] - 1)
     st[PREDICTED] += 1
+    if taken or hit:
+        st[slot + 3] = st[PREDICTED]
     if not correct:
         cost = (branch >> 2) & REFILL_CYCLES_MASK
         if cost == 0:
