@@ -31,7 +31,7 @@ CORTEX_M7 = {
     "alu_chain": 700,      # one dependent ADD a cycle (6); SUBS pairs with the last; BNE in the 7th
     "mac_chain": 700,      # MLA latency 2 but the accumulator is read a cycle late: one a cycle, as alu_chain
     "mul_chain": 1200,     # MUL latency 2 through a normal operand: cycles 1, 3, .., 11; SUBS pairs; BNE 12
-    "load_use": 800,       # LDR latency 2: ADDs at 3, 5, 7, each paired with the next LDR; SUBS pairs; BNE 8
+    "load_use": 500,       # LDR latency 1: ADDs at 2, 3, 4, each paired with the next LDR; SUBS pairs; BNE 5
     "clz_only": 700,       # CLZ only in the older slot: 6 cycles; SUBS pairs with the last; BNE 7
     "branch_never": 300,   # TST + BNE (1), then ADDS + SUBS (2), BNE (3): predicted not taken
     "branch_alt": 1050,    # half the iterations 3, half 2 (the taken path skips ADDS), + 8 each mispredict (TST

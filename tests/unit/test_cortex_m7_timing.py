@@ -26,6 +26,10 @@ CODE = {
     "fp_flags_to_branch": "b4ee600af1ee10faffdc00bf",  # vcmp.f32 s0, s1; vmrs APSR_nzcv, fpscr; bgt; nop
     "fp_latency": "30ee810a70ee201a",        # vadd.f32 s0, s1, s2; vadd.f32 s3, s0, s1
     "store_data_late": "08681060",           # ldr r0, [r1]; str r0, [r2]
+    "load_into_multiply": "086800fb03f2",    # ldr r0, [r1]; mul r2, r0, r3
+    "load_into_address": "08680268",         # ldr r0, [r1]; ldr r2, [r0]
+    "load_into_offset": "08681a58",          # ldr r0, [r1]; ldr r2, [r3, r0]
+    "load_into_shifted": "086800eb8302",     # ldr r0, [r1]; add.w r2, r0, r3, lsl #2
     # subs r0, #1; add.w r1, r1, #1 (and r2 ... r6: no flags); bne .-26
     "flags_early": "013801f1010102f1010203f1010304f1010405f1010506f10106f1d1",
     "direct_branches": "02e000f002f87047",   # b .+8; bl .+8; bx lr
@@ -33,9 +37,9 @@ CODE = {
 EXPECTED = {
     "independent_pair": [1, 0],       # two ALUs: dual issue
     "dependent_chain": [1, 1],        # ALU latency 1: the next cycle
-    "load_use": [1, 2],               # load latency 2
-    "narrow_load_use": [1, 3],        # byte load latency 3
-    "post_index_walk": [1, 2],        # the written-back base comes from the ALU (1), read a cycle early
+    "load_use": [1, 1],               # word load latency 1 (LLVM WriteLd, jnk0le)
+    "narrow_load_use": [1, 2],        # byte load latency 2
+    "post_index_walk": [1, 1],        # the written-back base bypasses from the address stage to the next address
     "address_from_alu": [1, 2],       # an address is read a cycle early
     "older_slot_only": [1, 0, 1, 1],  # CLZ pairs as the older instruction, never as the younger
     "mac_chain": [1, 1],              # the accumulator is read a cycle late: one MLA a cycle
@@ -46,7 +50,11 @@ EXPECTED = {
     "flags_to_branch": [1, 0],        # a branch pairs with the instruction that sets its flags
     "fp_flags_to_branch": [1, 3, 2, 1],  # VCMP 3 to VMRS (alone); VMRS 3 to the branch, read 1 early; NOP alone
     "fp_latency": [1, 3],             # FP add latency 3
-    "store_data_late": [1, 1],        # store data read a cycle late: the load's result in time
+    "store_data_late": [1, 0],        # store data read a cycle late: the load's result in time to pair
+    "load_into_multiply": [1, 2],     # a word load cannot bypass into a multiply (LLVM, jnk0le)
+    "load_into_address": [1, 2],      # an address is read a cycle early
+    "load_into_offset": [1, 3],       # ... and an offset register from a word load a cycle later still (LLVM)
+    "load_into_shifted": [1, 2],      # the unshifted operand of a shifted-operand instruction: no bypass (LLVM, jnk0le)
     "flags_early": [1, 0, 1, 0, 1, 0, 1, 0],  # the flags set 3 cycles before the branch
 }
 
@@ -77,7 +85,7 @@ def test_dual_issued_instruction_counts_as_folded(timing):
 
 def test_block_start_takes_back_the_wait_for_code_that_did_not_run(timing):
     """Entered at the ADD, the load before it did not run: the ADD issues at once."""
-    run = instructions("load_use")
+    run = instructions("narrow_load_use")
     timing.begin_run()
     previous = None
     for insn in run:

@@ -42,7 +42,9 @@ class _Insn:
     early: set[str] = field(default_factory=set)   # read a cycle early (address, shifted operand)
     late: dict[str, int] = field(default_factory=dict)  # read late: register -> cycles
     latency: int = 1
-    fast: set[str] = field(default_factory=set)  # written with the ALU latency (a written-back base)
+    fast: set[str] = field(default_factory=set)  # written back by the address unit (a written-back base)
+    index: str | None = None   # a load's or store's offset register
+    word_load: bool = False    # a word load: its result cannot bypass into some readers (word_load_no_bypass)
     occupancy: int = 1         # cycles before the next instruction can issue (LDM, divide...)
     single: bool = False       # issues alone
     first_only: bool = False   # only as the older instruction of a pair
@@ -66,9 +68,13 @@ class _Pipeline:
     free: int = 1                   # first cycle the next instruction may issue alone
     ready: dict = field(default_factory=dict)   # register -> first cycle a normal read sees it
     written_at: dict = field(default_factory=dict)  # register -> issue cycle of the instruction that wrote it
+    early: dict = field(default_factory=dict)   # register -> first cycle an early read sees it, where that is
+    #                                             not `ready` + early_operand (a written-back base)
+    word_loaded: set = field(default_factory=set)  # registers a word load wrote last
 
     def copy(self) -> "_Pipeline":
-        return _Pipeline(self.cycle, list(self.issued), self.free, dict(self.ready), dict(self.written_at))
+        return _Pipeline(self.cycle, list(self.issued), self.free, dict(self.ready), dict(self.written_at),
+                         dict(self.early), set(self.word_loaded))
 
 
 class CortexM7Timing:
@@ -110,7 +116,8 @@ class CortexM7Timing:
         if memory_operand is not None:
             info.early = {self._reg(insn, memory_operand.mem.base)} if memory_operand.mem.base else set()
             if memory_operand.mem.index:
-                info.early.add(self._reg(insn, memory_operand.mem.index))
+                info.index = self._reg(insn, memory_operand.mem.index)
+                info.early.add(info.index)
         elif name in ("push", "pop", "vpush", "vpop"):
             info.early = {"sp"}
             info.fast = {"sp"}
@@ -132,6 +139,7 @@ class CortexM7Timing:
         if name in LOADS or name.startswith("ldrex") or name == "ldrd":
             info.load = True
             info.latency = t["load_narrow_latency"] if name in NARROW_LOADS else t["load_latency"]
+            info.word_load = name in ("ldr", "ldrt", "ldrd")
         elif name in STORES or name.startswith("strex") or name == "strd":
             info.store = True
             data = [self._reg(insn, op.reg) for op in insn.operands if op.type == cs_arm.ARM_OP_REG]
@@ -231,14 +239,18 @@ class CortexM7Timing:
 
     def _operands_ready(self, p: _Pipeline, info: _Insn) -> int:
         """First cycle the operands of `info` allow it to issue."""
+        t = self.t
         earliest = 0
-        early = self.t["early_operand"]
         for register in info.reads:
             ready = p.ready.get(register)
             if ready is None:
                 continue
             if register in info.early:
-                ready += early
+                ready = p.early.get(register, ready + t["early_operand"])
+            if register in p.word_loaded and (register == info.index or (info.mac or info.name in ("sdiv", "udiv")
+                                                                           or info.shifted)
+                                              and register not in info.early and register not in info.late):
+                ready += t["word_load_no_bypass"]
             ready -= info.late.get(register, 0)
             earliest = max(earliest, ready)
         return earliest
@@ -261,8 +273,17 @@ class CortexM7Timing:
         p.free = max(p.free, when + info.occupancy)
         for register in info.writes:
             if register != "pc":
-                p.ready[register] = when + (self.t["alu_latency"] if register in info.fast else info.latency)
                 p.written_at[register] = when
+                p.early.pop(register, None)
+                if register in info.fast:
+                    p.ready[register] = when + self.t["base_update_latency"]
+                    p.early[register] = when + self.t["base_update_latency"] + self.t["early_operand"]
+                else:
+                    p.ready[register] = when + info.latency
+                if info.word_load and register not in info.fast:
+                    p.word_loaded.add(register)
+                else:
+                    p.word_loaded.discard(register)
         return delta, waited
 
     def cost(self, insn, previous) -> Cost:
