@@ -30,6 +30,13 @@ CODE = {
     "load_into_address": "08680268",         # ldr r0, [r1]; ldr r2, [r0]
     "load_into_offset": "08681a58",          # ldr r0, [r1]; ldr r2, [r3, r0]
     "load_into_shifted": "086800eb8302",     # ldr r0, [r1]; add.w r2, r0, r3, lsl #2
+    "shifted_pair": "01eb820004eb8503",      # add.w r0, r1, r2, lsl #2; add.w r3, r4, r5, lsl #2
+    "shifted_constants": "01f4fc6083f4fe52",  # and r0, r1, #0x7e0; eor r2, r3, #0x1fc0
+    "pattern_constants": "81f01b3003f0ff02",  # eor r0, r1, #0x1b1b1b1b; and r2, r3, #0xff
+    "extend_then_shifted": "c8b203eb8402",   # uxtb r0, r1; add.w r2, r3, r4, lsl #2
+    "multiply_and_store": "01fb02f02360",    # mul r0, r1, r2; str r3, [r4]
+    "load_store_pair": "08681a60",           # ldr r0, [r1]; str r2, [r3]
+    "bitfield_source": "d118c1f30710",       # adds r1, r2, r3; ubfx r0, r1, #4, #8
     # subs r0, #1; add.w r1, r1, #1 (and r2 ... r6: no flags); bne .-26
     "flags_early": "013801f1010102f1010203f1010304f1010405f1010506f10106f1d1",
     "direct_branches": "02e000f002f87047",   # b .+8; bl .+8; bx lr
@@ -55,6 +62,13 @@ EXPECTED = {
     "load_into_address": [1, 2],      # an address is read a cycle early
     "load_into_offset": [1, 3],       # ... and an offset register from a word load a cycle later still (LLVM)
     "load_into_shifted": [1, 2],      # the unshifted operand of a shifted-operand instruction: no bypass (LLVM, jnk0le)
+    "shifted_pair": [1, 1],           # one shifted-operand instruction a cycle (one early shifter)
+    "shifted_constants": [1, 1],      # a rotated immediate uses the shifter too (jnk0le)
+    "pattern_constants": [1, 0],      # ... a repeated-byte pattern or an 8-bit value does not
+    "extend_then_shifted": [1, 1],    # extends (and bitfield, REV, PKH) use it as well
+    "multiply_and_store": [1, 1],     # a multiply and a store do not pair (jnk0le)
+    "load_store_pair": [1, 0],        # a load and a store do
+    "bitfield_source": [1, 2],        # UBFX reads its source a cycle early (LLVM M7Read_ISS, jnk0le)
     "flags_early": [1, 0, 1, 0, 1, 0, 1, 0],  # the flags set 3 cycles before the branch
 }
 

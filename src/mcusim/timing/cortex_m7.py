@@ -30,6 +30,17 @@ SINGLE_ISSUE = MULTIPLES + ("ldrd", "strd", "strex", "strexb", "strexh", "tbb", 
 FIRST_SLOT_ONLY = ("ldrex", "ldrexb", "ldrexh", "bfc", "bfi", "clz", "sxtb", "sxth", "uxtb", "uxth", "ssat", "usat",
                    "rev", "rev16", "revsh", "rbit", "sbfx", "ubfx", "usad8", "usada8")
 NARROW_LOADS = ("ldrb", "ldrh", "ldrsb", "ldrsh", "ldrbt", "ldrht", "ldrsbt", "ldrsht", "ldrexb", "ldrexh")
+# Bitfield, extend, reverse and pack instructions use the early shifter (jnk0le; LLVM's ShSIMD classes):
+# one of them or a shifted-operand instruction a cycle. These read all their sources early ...
+EARLY_SOURCES = ("sbfx", "ubfx", "rev", "rev16", "revsh", "rbit", "ssat", "usat")
+# ... these the one they extract or shift (their last register operand) ...
+EARLY_LAST_SOURCE = ("bfi", "pkhbt", "pkhtb", "sxtab", "sxtah", "sxtab16", "uxtab", "uxtah", "uxtab16")
+# ... and these none.
+SHIFTER = EARLY_SOURCES + EARLY_LAST_SOURCE + ("bfc", "sxtb", "sxth", "sxtb16", "uxtb", "uxth", "uxtb16")
+# 32-bit data processing with a modified immediate: one that is not an 8-bit value or a repeated-byte
+# pattern is a shifted constant, and uses the shifter (jnk0le's operand2 table).
+MODIFIED_IMMEDIATE = ("and", "bic", "orr", "orn", "eor", "add", "adc", "sbc", "sub", "rsb", "cmp", "cmn", "tst",
+                      "teq", "mov", "mvn")
 
 
 @dataclass
@@ -54,7 +65,9 @@ class _Insn:
     mac: bool = False
     branch: bool = False
     fp: bool = False
-    shifted: bool = False
+    shifted: bool = False      # a shifted register operand
+    shifter: bool = False      # uses the early shifter: a shifted operand or constant, bitfield, extend, REV...
+    early_stage: bool = False  # reads some operand in the early stage (a word load cannot bypass into the others)
     decided_by: str | None = None  # a conditional branch: what decides it (the flags, or CBZ/CBNZ's register)
     direct: bool = False          # a branch to an address in the instruction (B, BL, CBZ/CBNZ)
 
@@ -135,6 +148,13 @@ class CortexM7Timing:
             shifted_regs = {self._reg(insn, op.reg) for op in insn.operands
                             if op.type == cs_arm.ARM_OP_REG and op.shift.type not in (0, cs_arm.ARM_SFT_INVALID)}
             info.early |= shifted_regs & reads
+        if name in EARLY_SOURCES:
+            info.early |= reads - {FLAGS}
+        elif name in EARLY_LAST_SOURCE:
+            sources = [self._reg(insn, op.reg) for op in insn.operands if op.type == cs_arm.ARM_OP_REG]
+            info.early |= {sources[-1]} & reads if sources else set()
+        info.shifter = info.shifted or name in SHIFTER or self._shifted_constant(insn, name)
+        info.early_stage = info.shifted or name in EARLY_SOURCES or name in EARLY_LAST_SOURCE
         info.latency = t["alu_latency"]
         if name in LOADS or name.startswith("ldrex") or name == "ldrd":
             info.load = True
@@ -174,6 +194,19 @@ class CortexM7Timing:
             elif conditional:
                 info.decided_by = FLAGS
         return info
+
+    @staticmethod
+    def _shifted_constant(insn, name: str) -> bool:
+        """A 32-bit data-processing instruction whose immediate is a rotated 8-bit value (not an
+        8-bit value, 0x00XY00XY, 0xXY00XY00 or 0xXYXYXYXY)."""
+        if insn.size != 4 or name not in MODIFIED_IMMEDIATE:
+            return False
+        for op in insn.operands:
+            if op.type == cs_arm.ARM_OP_IMM:
+                value = op.imm & 0xFFFFFFFF
+                low = value & 0xFF
+                return not (value <= 0xFF or value in (low * 0x00010001, low * 0x01000100, low * 0x01010101))
+        return False
 
     @staticmethod
     def _reg(insn, reg) -> str | None:
@@ -235,7 +268,8 @@ class CortexM7Timing:
         if older.single or p.free > p.cycle + 1 or older.occupancy > 1:
             return False
         return not (older.store and info.store or older.mac and info.mac or older.branch and info.branch
-                    or older.fp and info.fp or older.shifted and info.shifted)
+                    or older.fp and info.fp or older.shifter and info.shifter
+                    or older.mac and info.store or older.store and info.mac)
 
     def _operands_ready(self, p: _Pipeline, info: _Insn) -> int:
         """First cycle the operands of `info` allow it to issue."""
@@ -248,7 +282,7 @@ class CortexM7Timing:
             if register in info.early:
                 ready = p.early.get(register, ready + t["early_operand"])
             if register in p.word_loaded and (register == info.index or (info.mac or info.name in ("sdiv", "udiv")
-                                                                           or info.shifted)
+                                                                           or info.early_stage)
                                               and register not in info.early and register not in info.late):
                 ready += t["word_load_no_bypass"]
             ready -= info.late.get(register, 0)
