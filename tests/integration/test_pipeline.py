@@ -28,7 +28,8 @@ CORTEX_M4 = {
 CORTEX_M7 = {
     "empty": 100,          # SUBS + BNE paired: 1
     "alu_pairs": 400,      # 6 independent ADDs in 3 cycles, SUBS + BNE in the 4th
-    "alu_chain": 700,      # one dependent ADD a cycle (6); SUBS pairs with the last; BNE in the 7th
+    "alu_chain": 600,      # the first ADD runs in the early ALU and the second pairs with it, then one dependent
+    #                        ADD a cycle (cycles 1-5); SUBS pairs with the last; BNE in the 6th
     "mac_chain": 700,      # MLA latency 2 but the accumulator is read a cycle late: one a cycle, as alu_chain
     "mul_chain": 1200,     # MUL latency 2 through a normal operand: cycles 1, 3, .., 11; SUBS pairs; BNE 12
     "load_use": 500,       # LDR latency 1: ADDs at 2, 3, 4, each paired with the next LDR; SUBS pairs; BNE 5

@@ -37,17 +37,19 @@ CODE = {
     "multiply_and_store": "01fb02f02360",    # mul r0, r1, r2; str r3, [r4]
     "load_store_pair": "08681a60",           # ldr r0, [r1]; str r2, [r3]
     "bitfield_source": "d118c1f30710",       # adds r1, r2, r3; ubfx r0, r1, #4, #8
+    "late_source_stays_late": "116804310868",  # ldr r1, [r2]; adds r1, #4; ldr r0, [r1]
+    "dependent_chain_of_three": "013001300130",  # adds r0, #1; adds r0, #1; adds r0, #1
     # subs r0, #1; add.w r1, r1, #1 (and r2 ... r6: no flags); bne .-26
     "flags_early": "013801f1010102f1010203f1010304f1010405f1010506f10106f1d1",
     "direct_branches": "02e000f002f87047",   # b .+8; bl .+8; bx lr
 }
 EXPECTED = {
     "independent_pair": [1, 0],       # two ALUs: dual issue
-    "dependent_chain": [1, 1],        # ALU latency 1: the next cycle
+    "dependent_chain": [1, 0],        # the first ADD runs in the early ALU: the second uses it in the same cycle
     "load_use": [1, 1],               # word load latency 1 (LLVM WriteLd, jnk0le)
     "narrow_load_use": [1, 2],        # byte load latency 2
     "post_index_walk": [1, 1],        # the written-back base bypasses from the address stage to the next address
-    "address_from_alu": [1, 2],       # an address is read a cycle early
+    "address_from_alu": [1, 1],       # an address is read a cycle early, and an early-ALU ADD is there in time
     "older_slot_only": [1, 0, 1, 1],  # CLZ pairs as the older instruction, never as the younger
     "mac_chain": [1, 1],              # the accumulator is read a cycle late: one MLA a cycle
     "mul_chain": [1, 2],              # a multiply result through a normal operand: latency 2
@@ -68,8 +70,10 @@ EXPECTED = {
     "extend_then_shifted": [1, 1],    # extends (and bitfield, REV, PKH) use it as well
     "multiply_and_store": [1, 1],     # a multiply and a store do not pair (jnk0le)
     "load_store_pair": [1, 0],        # a load and a store do
-    "bitfield_source": [1, 2],        # UBFX reads its source a cycle early (LLVM M7Read_ISS, jnk0le)
+    "bitfield_source": [1, 1],        # UBFX reads its source a cycle early (LLVM M7Read_ISS, jnk0le): the early ALU's
     "flags_early": [1, 0, 1, 0, 1, 0, 1, 0],  # the flags set 3 cycles before the branch
+    "late_source_stays_late": [1, 1, 2],  # the load's result is not there early: the ADD runs late, the address waits
+    "dependent_chain_of_three": [1, 0, 1],  # the second ran in the late ALU: the third follows a cycle later
 }
 
 

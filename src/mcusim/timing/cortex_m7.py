@@ -39,6 +39,10 @@ EARLY_LAST_SOURCE = ("bfi", "pkhbt", "pkhtb", "sxtab", "sxtah", "sxtab16", "uxta
 SHIFTER = EARLY_SOURCES + EARLY_LAST_SOURCE + ("bfc", "sxtb", "sxth", "sxtb16", "uxtb", "uxth", "uxtb16")
 # 32-bit data processing with a modified immediate: one that is not an 8-bit value or a repeated-byte
 # pattern is a shifted constant, and uses the shifter (jnk0le's operand2 table).
+# ADD, SUB and MOV (register or unshifted immediate) may run in the early ALU when issued as the
+# older instruction of a cycle with their sources available early (jnk0le; TRM table 3-3: ACTLR.DISDYNADD
+# turns this dynamic allocation of ADD and SUB off).
+EARLY_ALU = ("add", "sub", "mov", "movw")
 MODIFIED_IMMEDIATE = ("and", "bic", "orr", "orn", "eor", "add", "adc", "sbc", "sub", "rsb", "cmp", "cmn", "tst",
                       "teq", "mov", "mvn")
 
@@ -68,6 +72,7 @@ class _Insn:
     shifted: bool = False      # a shifted register operand
     shifter: bool = False      # uses the early shifter: a shifted operand or constant, bitfield, extend, REV...
     early_stage: bool = False  # reads some operand in the early stage (a word load cannot bypass into the others)
+    early_alu: bool = False    # may execute in the early ALU (EARLY_ALU)
     decided_by: str | None = None  # a conditional branch: what decides it (the flags, or CBZ/CBNZ's register)
     direct: bool = False          # a branch to an address in the instruction (B, BL, CBZ/CBNZ)
 
@@ -82,7 +87,8 @@ class _Pipeline:
     ready: dict = field(default_factory=dict)   # register -> first cycle a normal read sees it
     written_at: dict = field(default_factory=dict)  # register -> issue cycle of the instruction that wrote it
     early: dict = field(default_factory=dict)   # register -> first cycle an early read sees it, where that is
-    #                                             not `ready` + early_operand (a written-back base)
+    #                                             not `ready` + early_operand (a written-back base, an early
+    #                                             ALU result)
     word_loaded: set = field(default_factory=set)  # registers a word load wrote last
 
     def copy(self) -> "_Pipeline":
@@ -155,6 +161,8 @@ class CortexM7Timing:
             info.early |= {sources[-1]} & reads if sources else set()
         info.shifter = info.shifted or name in SHIFTER or self._shifted_constant(insn, name)
         info.early_stage = info.shifted or name in EARLY_SOURCES or name in EARLY_LAST_SOURCE
+        info.early_alu = (name in EARLY_ALU and not info.shifter and not conditional and not info.memory
+                          and "pc" not in writes and "pc" not in reads)
         info.latency = t["alu_latency"]
         if name in LOADS or name.startswith("ldrex") or name == "ldrd":
             info.load = True
@@ -292,26 +300,36 @@ class CortexM7Timing:
     def _issue(self, p: _Pipeline, info: _Insn) -> tuple[int, int]:
         """Issue `info` after the pipeline state `p` (updated); returns (cycles since the
         previous issue, of which waiting for operands)."""
+        t = self.t
         operands = self._operands_ready(p, info)
         if self._pairs(p, info) and operands <= p.cycle:
             p.issued.append(info)
             when = p.cycle
             waited = 0
+            older = False
         else:
             alone = max(p.cycle + 1, p.free)
             when = max(alone, operands)
             waited = when - alone
             p.issued = [info]
+            older = True
         delta = when - p.cycle
         p.cycle = when
         p.free = max(p.free, when + info.occupancy)
+        # the early ALU: its result reaches the younger instruction of the same cycle, and an
+        # early read (an address, a shifted operand) the next cycle; its flags come as usual
+        early_alu = info.early_alu and older and all(
+            p.early.get(r, p.ready[r] + t["early_operand"]) <= when for r in info.reads if r in p.ready and r != FLAGS)
         for register in info.writes:
             if register != "pc":
                 p.written_at[register] = when
                 p.early.pop(register, None)
                 if register in info.fast:
-                    p.ready[register] = when + self.t["base_update_latency"]
-                    p.early[register] = when + self.t["base_update_latency"] + self.t["early_operand"]
+                    p.ready[register] = when + t["base_update_latency"]
+                    p.early[register] = when + t["base_update_latency"] + t["early_operand"]
+                elif early_alu and register != FLAGS:
+                    p.ready[register] = when
+                    p.early[register] = when + t["alu_latency"]
                 else:
                     p.ready[register] = when + info.latency
                 if info.word_load and register not in info.fast:
