@@ -6,8 +6,10 @@ operands are ready, otherwise in a later cycle. Its cost is the distance in cycl
 previous instruction's issue (0 when dual-issued, counted as folded for the DWT). A block
 entered out of sequence starts from an empty pipeline: `start_adjustments` gives, for every
 instruction, what a schedule starting there costs compared with the in-sequence one.
-Taken branches are timed by the native branch predictor. Every number comes from
-cores/cortex-m7.toml, where its source is given (and marked where it is an estimate).
+Branches are timed by the native branch predictor (machine/native._predict); what a wrong
+prediction of each one costs, and whether the static predictor takes it, is decided here and
+kept in its F_REFILL. Every number comes from cores/cortex-m7.toml, where its source is given
+(and marked where it is an estimate); docs/timing.md describes the rules.
 """
 from __future__ import annotations
 
@@ -37,12 +39,12 @@ EARLY_SOURCES = ("sbfx", "ubfx", "rev", "rev16", "revsh", "rbit", "ssat", "usat"
 EARLY_LAST_SOURCE = ("bfi", "pkhbt", "pkhtb", "sxtab", "sxtah", "sxtab16", "uxtab", "uxtah", "uxtab16")
 # ... and these none.
 SHIFTER = EARLY_SOURCES + EARLY_LAST_SOURCE + ("bfc", "sxtb", "sxth", "sxtb16", "uxtb", "uxth", "uxtb16")
-# 32-bit data processing with a modified immediate: one that is not an 8-bit value or a repeated-byte
-# pattern is a shifted constant, and uses the shifter (jnk0le's operand2 table).
 # ADD, SUB and MOV (register or unshifted immediate) may run in the early ALU when issued as the
 # older instruction of a cycle with their sources available early (jnk0le; TRM table 3-3: ACTLR.DISDYNADD
 # turns this dynamic allocation of ADD and SUB off).
 EARLY_ALU = ("add", "sub", "mov", "movw")
+# 32-bit data processing with a modified immediate: one that is not an 8-bit value or a repeated-byte
+# pattern is a shifted constant, and uses the shifter (jnk0le's operand2 table).
 MODIFIED_IMMEDIATE = ("and", "bic", "orr", "orn", "eor", "add", "adc", "sbc", "sub", "rsb", "cmp", "cmn", "tst",
                       "teq", "mov", "mvn")
 
