@@ -4,9 +4,9 @@ Every loop is its body plus `subs r0, #1; bne 1b`. The expected counts follow fr
 in cores/*.toml and docs/timing.md, derived by hand below.
 
 Cortex-M4 (TRM r0p1 tables 3-1/3-2): one instruction at a time; SUBS 1 + taken BNE 1 + P (P = 1).
-Cortex-M7 (dual issue, LLVM ARMScheduleM7.td latencies): the loop top starts a block from an
+Cortex-M7 (dual issue, cores/cortex-m7.toml latencies): the loop top starts a block from an
 empty pipeline; SUBS and the predicted BNE pair in one cycle (flag forwarding); a wrong
-prediction costs 6.
+prediction costs 8 when the flags were set less than 3 cycles before the branch (jnk0le).
 """
 import re
 
@@ -28,13 +28,15 @@ CORTEX_M4 = {
 CORTEX_M7 = {
     "empty": 100,          # SUBS + BNE paired: 1
     "alu_pairs": 400,      # 6 independent ADDs in 3 cycles, SUBS + BNE in the 4th
-    "alu_chain": 700,      # one dependent ADD a cycle (6); SUBS pairs with the last; BNE in the 7th
+    "alu_chain": 600,      # the first ADD runs in the early ALU and the second pairs with it, then one dependent
+    #                        ADD a cycle (cycles 1-5); SUBS pairs with the last; BNE in the 6th
     "mac_chain": 700,      # MLA latency 2 but the accumulator is read a cycle late: one a cycle, as alu_chain
     "mul_chain": 1200,     # MUL latency 2 through a normal operand: cycles 1, 3, .., 11; SUBS pairs; BNE 12
-    "load_use": 800,       # LDR latency 2: ADDs at 3, 5, 7, each paired with the next LDR; SUBS pairs; BNE 8
+    "load_use": 500,       # LDR latency 1: ADDs at 2, 3, 4, each paired with the next LDR; SUBS pairs; BNE 5
     "clz_only": 700,       # CLZ only in the older slot: 6 cycles; SUBS pairs with the last; BNE 7
     "branch_never": 300,   # TST + BNE (1), then ADDS + SUBS (2), BNE (3): predicted not taken
-    "branch_alt": 850,     # half the iterations 3, half 2 (the taken path skips ADDS), + 6 each mispredict
+    "branch_alt": 1050,    # half the iterations 3, half 2 (the taken path skips ADDS), + 8 each mispredict (TST
+    #                        sets the flags just before BNE)
 }
 
 

@@ -300,7 +300,11 @@ class Machine:
             entries = table["branch_predictor_entries"]
             if not 0 < entries <= N.MAX_PREDICTOR_ENTRIES:
                 raise ValueError(f"core {core.name}: branch_predictor_entries must be 1..{N.MAX_PREDICTOR_ENTRIES}")
+            ways = table.get("branch_predictor_ways", 1)
+            if not 0 < ways <= entries or entries % ways:
+                raise ValueError(f"core {core.name}: branch_predictor_ways must divide branch_predictor_entries")
             self.state[N.PREDICTOR_ENTRIES] = entries
+            self.state[N.PREDICTOR_WAYS] = ways
             self.state[N.MISPREDICT_PENALTY] = table["branch_mispredict"]
             return CortexM7Timing(table)
         return CortexM4Timing(table)

@@ -97,6 +97,7 @@ REFILL_WIDE_ODD = 17  # ... and again when its target is a 32-bit instruction at
 LSU_TOTAL = 18        # DWT LSUCNT / CPICNT / FOLDCNT events, unwrapped
 CPI_TOTAL = 19
 FOLD_TOTAL = 20
+PREDICTOR_WAYS = 21   # branch target address cache ways (PREDICTOR_ENTRIES / PREDICTOR_WAYS sets)
 REFILL_TOTAL = 24     # cycles spent refilling the pipeline (taken branches, loads into PC)
 ENDS_IN_BRANCH = 25   # F_REFILL of the last instruction of the block that ran last
 BLOCK_ADJUSTED = 26   # 1 when the executing block was entered out of sequence (start adjustments applied)
@@ -198,9 +199,10 @@ E_ENERGY_SRAM = E_FUNCTION + 7
 CACHE_ENTRY = E_FUNCTION + 8
 BLOCK_CACHE = WINDOW_TABLE + 3 * MAX_WINDOWS
 FLASH_AREA = BLOCK_CACHE + CACHE_ENTRIES * CACHE_ENTRY  # flash cache tags and per-line records
-BTAC_AREA = FLASH_AREA + FL_AREA_SLOTS  # per predictor entry: branch address + 1 (0 = empty), target, counter
+BTAC_AREA = FLASH_AREA + FL_AREA_SLOTS  # per predictor entry: branch address + 1 (0 = empty), target, counter,
+BTAC_ENTRY = 4                          # last use (the PREDICTED count then)
 MAX_PREDICTOR_ENTRIES = 1024
-DATA_START = BTAC_AREA + 3 * MAX_PREDICTOR_ENTRIES
+DATA_START = BTAC_AREA + BTAC_ENTRY * MAX_PREDICTOR_ENTRIES
 
 # STOP_REASON values.
 STOP_NONE = 0
@@ -242,7 +244,10 @@ F_START_ADJUST = 8  # per instruction (not summed): extra cycles when it starts 
 F_START_FLAGS = 9   # per instruction (not summed): what a block start takes back: interlock cycles (bits 0-3),
 #                     an IT fold (bit 4), interlock counted as LSU (bit 5) rather than CPI
 F_REFILL = 10       # per instruction (not summed): branch kind (1 if taken, 2 always) | fixed refill cycles << 2
-#                     | CALL_FLAG for BL/BLX (the exact profile's call tree tells calls from jumps)
+#                     | CALL_FLAG for BL/BLX (the exact profile's call tree tells calls from jumps); with a
+#                     branch predictor the refill cycles are what a wrong prediction of this branch costs
+#                     (0: MISPREDICT_PENALTY), and STATIC_TAKEN marks a direct unconditional branch the
+#                     static predictor takes at decode when the BTAC misses, costing the cycles << STATIC_SHIFT
 F_DIVIDE = 11       # per instruction (not summed): a divide's operands (see divide_hook), else 0
 F_CLASS_A = 12      # summed, packed: instruction classes (power model): alu | multiply << 21 | simd << 42
 F_CLASS_B = 13      # fp | branch << 21 | load << 42
@@ -251,6 +256,9 @@ FIELDS = 15
 SUMMED_FIELDS = (F_CYCLES, F_INSTRUCTIONS, F_FP, F_UNMASK, F_ISB, F_COUNTS, F_STALLS, F_CLASS_A, F_CLASS_B, F_CLASS_C)
 CALL_FLAG = 1 << 16
 REFILL_CYCLES_MASK = (1 << 14) - 1
+STATIC_TAKEN = 1 << 17
+STATIC_SHIFT = 18
+STATIC_CYCLES_MASK = 15
 LANE = 21           # packed fields: three 21-bit lanes (a window's sums stay far below 2**21)
 LANE_MASK = (1 << LANE) - 1
 
@@ -315,16 +323,36 @@ def _ends_in_branch(st, end):
 
 
 @numba.njit(cache=True)
-def _predict(st, branch_at, taken, target):
-    """A branch target address cache (docs/timing.md, Cortex-M7): direct-mapped by branch
-    address, each entry a target and a 2-bit counter. Predicted taken (to the stored target)
-    when the entry is there and its counter is 2 or 3, otherwise not taken. A wrong prediction
-    costs MISPREDICT_PENALTY cycles (CPICNT, the branch_refill stall)."""
-    slot = BTAC_AREA + 3 * ((branch_at >> 1) % st[PREDICTOR_ENTRIES])
-    hit = st[slot] == branch_at + 1
+def _predict(st, branch_at, taken, target, branch):
+    """A branch target address cache (docs/timing.md, Cortex-M7): PREDICTOR_WAYS-way set
+    associative by branch address, least recently used replacement, each entry a target and a
+    2-bit counter, allocated when a branch is taken (weakly taken). A hit with the counter at 2
+    or 3 predicts taken to the stored target. A miss on a direct unconditional branch
+    (STATIC_TAKEN in `branch`, its F_REFILL) is taken by the static predictor at decode, costing
+    its redirect cycles; anything else is predicted not taken. A wrong prediction costs the
+    branch's refill cycles (else MISPREDICT_PENALTY); both count as CPICNT and the branch_refill
+    stall."""
+    ways = st[PREDICTOR_WAYS]
+    base = BTAC_AREA + BTAC_ENTRY * ways * ((branch_at >> 1) % (st[PREDICTOR_ENTRIES] // ways))
+    slot = base
+    hit = False
+    for way in range(ways):
+        entry = base + BTAC_ENTRY * way
+        if st[entry] == branch_at + 1:
+            slot = entry
+            hit = True
+            break
+        if st[entry + 3] < st[slot + 3]:
+            slot = entry  # the least recently used (an empty entry first)
     predicted_taken = hit and st[slot + 2] >= 2
+    static = not hit and (branch & STATIC_TAKEN) != 0
+    cost = 0
     if taken:
-        correct = predicted_taken and st[slot + 1] == target
+        if static:
+            correct = True
+            cost = (branch >> STATIC_SHIFT) & STATIC_CYCLES_MASK
+        else:
+            correct = predicted_taken and st[slot + 1] == target
         if hit:
             st[slot + 2] = min(3, st[slot + 2] + 1)
         else:
@@ -332,16 +360,20 @@ def _predict(st, branch_at, taken, target):
             st[slot + 2] = 2
         st[slot + 1] = target
     else:
-        correct = not predicted_taken
+        correct = not predicted_taken and not static
         if hit:
             st[slot + 2] = max(0, st[slot + 2] - 1)
     st[PREDICTED] += 1
+    if taken or hit:
+        st[slot + 3] = st[PREDICTED]
     if not correct:
-        penalty = st[MISPREDICT_PENALTY]
+        cost = (branch >> 2) & REFILL_CYCLES_MASK
+        if cost == 0:
+            cost = st[MISPREDICT_PENALTY]
         st[MISPREDICTS] += 1
-        st[CYCLES] += penalty
-        st[CPI_TOTAL] += penalty
-        st[REFILL_TOTAL] += penalty
+    st[CYCLES] += cost
+    st[CPI_TOTAL] += cost
+    st[REFILL_TOTAL] += cost
 
 
 # The exact profile's table (at PROFILE_TABLE): n, then n function starts and n ends (sorted),
@@ -723,7 +755,7 @@ def _refill_after_branch(st, address, wide_target):
     branch = st[ENDS_IN_BRANCH]
     kind = branch & 3
     if kind != 0 and st[PREDICTOR_ENTRIES] > 0:
-        _predict(st, st[PREVIOUS_BRANCH_AT], kind == 2 or address != st[PREVIOUS_END], address)
+        _predict(st, st[PREVIOUS_BRANCH_AT], kind == 2 or address != st[PREVIOUS_END], address, branch)
         return
     if kind == 0 or kind == 1 and address == st[PREVIOUS_END]:
         return  # (Python clears ENDS_IN_BRANCH when it moves the PC itself: exception entry/return)

@@ -6,15 +6,18 @@ operands are ready, otherwise in a later cycle. Its cost is the distance in cycl
 previous instruction's issue (0 when dual-issued, counted as folded for the DWT). A block
 entered out of sequence starts from an empty pipeline: `start_adjustments` gives, for every
 instruction, what a schedule starting there costs compared with the in-sequence one.
-Taken branches are timed by the native branch predictor. Every number comes from
-cores/cortex-m7.toml, where its source is given (and marked where it is an estimate).
+Branches are timed by the native branch predictor (machine/native._predict); what a wrong
+prediction of each one costs, and whether the static predictor takes it, is decided here and
+kept in its F_REFILL. Every number comes from cores/cortex-m7.toml, where its source is given
+(and marked where it is an estimate); docs/timing.md describes the rules.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from capstone import arm as cs_arm
 
+from ..machine.native import REFILL_CYCLES_MASK, STATIC_CYCLES_MASK, STATIC_SHIFT, STATIC_TAKEN
 from .cortex_m4 import (BRANCHES, DSP_PREFIXES, FP_MAC, FP_MEMORY, LOADS, MEMORY, MULTIPLES, MULTIPLY,
                         REFILL_ALWAYS, REFILL_IF_TAKEN, STORES, Cost, base_mnemonic)
 
@@ -29,6 +32,21 @@ SINGLE_ISSUE = MULTIPLES + ("ldrd", "strd", "strex", "strexb", "strexh", "tbb", 
 FIRST_SLOT_ONLY = ("ldrex", "ldrexb", "ldrexh", "bfc", "bfi", "clz", "sxtb", "sxth", "uxtb", "uxth", "ssat", "usat",
                    "rev", "rev16", "revsh", "rbit", "sbfx", "ubfx", "usad8", "usada8")
 NARROW_LOADS = ("ldrb", "ldrh", "ldrsb", "ldrsh", "ldrbt", "ldrht", "ldrsbt", "ldrsht", "ldrexb", "ldrexh")
+# Bitfield, extend, reverse and pack instructions use the early shifter (jnk0le; LLVM's ShSIMD classes):
+# one of them or a shifted-operand instruction a cycle. These read all their sources early ...
+EARLY_SOURCES = ("sbfx", "ubfx", "rev", "rev16", "revsh", "rbit", "ssat", "usat")
+# ... these the one they extract or shift (their last register operand) ...
+EARLY_LAST_SOURCE = ("bfi", "pkhbt", "pkhtb", "sxtab", "sxtah", "sxtab16", "uxtab", "uxtah", "uxtab16")
+# ... and these none.
+SHIFTER = EARLY_SOURCES + EARLY_LAST_SOURCE + ("bfc", "sxtb", "sxth", "sxtb16", "uxtb", "uxth", "uxtb16")
+# ADD, SUB and MOV (register or unshifted immediate) may run in the early ALU when issued as the
+# older instruction of a cycle with their sources available early (jnk0le; TRM table 3-3: ACTLR.DISDYNADD
+# turns this dynamic allocation of ADD and SUB off).
+EARLY_ALU = ("add", "sub", "mov", "movw")
+# 32-bit data processing with a modified immediate: one that is not an 8-bit value or a repeated-byte
+# pattern is a shifted constant, and uses the shifter (jnk0le's operand2 table).
+MODIFIED_IMMEDIATE = ("and", "bic", "orr", "orn", "eor", "add", "adc", "sbc", "sub", "rsb", "cmp", "cmn", "tst",
+                      "teq", "mov", "mvn")
 
 
 @dataclass
@@ -41,7 +59,9 @@ class _Insn:
     early: set[str] = field(default_factory=set)   # read a cycle early (address, shifted operand)
     late: dict[str, int] = field(default_factory=dict)  # read late: register -> cycles
     latency: int = 1
-    fast: set[str] = field(default_factory=set)  # written with the ALU latency (a written-back base)
+    fast: set[str] = field(default_factory=set)  # written back by the address unit (a written-back base)
+    index: str | None = None   # a load's or store's offset register
+    word_load: bool = False    # a word load: its result cannot bypass into some readers (word_load_no_bypass)
     occupancy: int = 1         # cycles before the next instruction can issue (LDM, divide...)
     single: bool = False       # issues alone
     first_only: bool = False   # only as the older instruction of a pair
@@ -51,7 +71,12 @@ class _Insn:
     mac: bool = False
     branch: bool = False
     fp: bool = False
-    shifted: bool = False
+    shifted: bool = False      # a shifted register operand
+    shifter: bool = False      # uses the early shifter: a shifted operand or constant, bitfield, extend, REV...
+    early_stage: bool = False  # reads some operand in the early stage (a word load cannot bypass into the others)
+    early_alu: bool = False    # may execute in the early ALU (EARLY_ALU)
+    decided_by: str | None = None  # a conditional branch: what decides it (the flags, or CBZ/CBNZ's register)
+    direct: bool = False          # a branch to an address in the instruction (B, BL, CBZ/CBNZ)
 
 
 @dataclass
@@ -62,9 +87,15 @@ class _Pipeline:
     issued: list = field(default_factory=list)  # the instructions issued in `cycle`
     free: int = 1                   # first cycle the next instruction may issue alone
     ready: dict = field(default_factory=dict)   # register -> first cycle a normal read sees it
+    written_at: dict = field(default_factory=dict)  # register -> issue cycle of the instruction that wrote it
+    early: dict = field(default_factory=dict)   # register -> first cycle an early read sees it, where that is
+    #                                             not `ready` + early_operand (a written-back base, an early
+    #                                             ALU result)
+    word_loaded: set = field(default_factory=set)  # registers a word load wrote last
 
     def copy(self) -> "_Pipeline":
-        return _Pipeline(self.cycle, list(self.issued), self.free, dict(self.ready))
+        return _Pipeline(self.cycle, list(self.issued), self.free, dict(self.ready), dict(self.written_at),
+                         dict(self.early), set(self.word_loaded))
 
 
 class CortexM7Timing:
@@ -106,7 +137,8 @@ class CortexM7Timing:
         if memory_operand is not None:
             info.early = {self._reg(insn, memory_operand.mem.base)} if memory_operand.mem.base else set()
             if memory_operand.mem.index:
-                info.early.add(self._reg(insn, memory_operand.mem.index))
+                info.index = self._reg(insn, memory_operand.mem.index)
+                info.early.add(info.index)
         elif name in ("push", "pop", "vpush", "vpop"):
             info.early = {"sp"}
             info.fast = {"sp"}
@@ -124,10 +156,20 @@ class CortexM7Timing:
             shifted_regs = {self._reg(insn, op.reg) for op in insn.operands
                             if op.type == cs_arm.ARM_OP_REG and op.shift.type not in (0, cs_arm.ARM_SFT_INVALID)}
             info.early |= shifted_regs & reads
+        if name in EARLY_SOURCES:
+            info.early |= reads - {FLAGS}
+        elif name in EARLY_LAST_SOURCE:
+            sources = [self._reg(insn, op.reg) for op in insn.operands if op.type == cs_arm.ARM_OP_REG]
+            info.early |= {sources[-1]} & reads if sources else set()
+        info.shifter = info.shifted or name in SHIFTER or self._shifted_constant(insn, name)
+        info.early_stage = info.shifted or name in EARLY_SOURCES or name in EARLY_LAST_SOURCE
+        info.early_alu = (name in EARLY_ALU and not info.shifter and not conditional and not info.memory
+                          and "pc" not in writes and "pc" not in reads)
         info.latency = t["alu_latency"]
         if name in LOADS or name.startswith("ldrex") or name == "ldrd":
             info.load = True
             info.latency = t["load_narrow_latency"] if name in NARROW_LOADS else t["load_latency"]
+            info.word_load = name in ("ldr", "ldrt", "ldrd")
         elif name in STORES or name.startswith("strex") or name == "strd":
             info.store = True
             data = [self._reg(insn, op.reg) for op in insn.operands if op.type == cs_arm.ARM_OP_REG]
@@ -155,7 +197,26 @@ class CortexM7Timing:
             info.load = True
         if info.branch and FLAGS in reads:  # TRM 1.2.3: flag forwarding resolves branches early
             info.late[FLAGS] = t["flags_to_branch_advance"]
+        if info.branch:
+            info.direct = name in ("b", "bl", "cbz", "cbnz")
+            if name in ("cbz", "cbnz"):
+                info.decided_by = self._reg(insn, insn.operands[0].reg)
+            elif conditional:
+                info.decided_by = FLAGS
         return info
+
+    @staticmethod
+    def _shifted_constant(insn, name: str) -> bool:
+        """A 32-bit data-processing instruction whose immediate is a rotated 8-bit value (not an
+        8-bit value, 0x00XY00XY, 0xXY00XY00 or 0xXYXYXYXY)."""
+        if insn.size != 4 or name not in MODIFIED_IMMEDIATE:
+            return False
+        for op in insn.operands:
+            if op.type == cs_arm.ARM_OP_IMM:
+                value = op.imm & 0xFFFFFFFF
+                low = value & 0xFF
+                return not (value <= 0xFF or value in (low * 0x00010001, low * 0x01000100, low * 0x01010101))
+        return False
 
     @staticmethod
     def _reg(insn, reg) -> str | None:
@@ -217,18 +278,23 @@ class CortexM7Timing:
         if older.single or p.free > p.cycle + 1 or older.occupancy > 1:
             return False
         return not (older.store and info.store or older.mac and info.mac or older.branch and info.branch
-                    or older.fp and info.fp or older.shifted and info.shifted)
+                    or older.fp and info.fp or older.shifter and info.shifter
+                    or older.mac and info.store or older.store and info.mac)
 
     def _operands_ready(self, p: _Pipeline, info: _Insn) -> int:
         """First cycle the operands of `info` allow it to issue."""
+        t = self.t
         earliest = 0
-        early = self.t["early_operand"]
         for register in info.reads:
             ready = p.ready.get(register)
             if ready is None:
                 continue
             if register in info.early:
-                ready += early
+                ready = p.early.get(register, ready + t["early_operand"])
+            if register in p.word_loaded and (register == info.index or (info.mac or info.name in ("sdiv", "udiv")
+                                                                           or info.early_stage)
+                                              and register not in info.early and register not in info.late):
+                ready += t["word_load_no_bypass"]
             ready -= info.late.get(register, 0)
             earliest = max(earliest, ready)
         return earliest
@@ -236,22 +302,42 @@ class CortexM7Timing:
     def _issue(self, p: _Pipeline, info: _Insn) -> tuple[int, int]:
         """Issue `info` after the pipeline state `p` (updated); returns (cycles since the
         previous issue, of which waiting for operands)."""
+        t = self.t
         operands = self._operands_ready(p, info)
         if self._pairs(p, info) and operands <= p.cycle:
             p.issued.append(info)
             when = p.cycle
             waited = 0
+            older = False
         else:
             alone = max(p.cycle + 1, p.free)
             when = max(alone, operands)
             waited = when - alone
             p.issued = [info]
+            older = True
         delta = when - p.cycle
         p.cycle = when
         p.free = max(p.free, when + info.occupancy)
+        # the early ALU: its result reaches the younger instruction of the same cycle, and an
+        # early read (an address, a shifted operand) the next cycle; its flags come as usual
+        early_alu = info.early_alu and older and all(
+            p.early.get(r, p.ready[r] + t["early_operand"]) <= when for r in info.reads if r in p.ready and r != FLAGS)
         for register in info.writes:
             if register != "pc":
-                p.ready[register] = when + (self.t["alu_latency"] if register in info.fast else info.latency)
+                p.written_at[register] = when
+                p.early.pop(register, None)
+                if register in info.fast:
+                    p.ready[register] = when + t["base_update_latency"]
+                    p.early[register] = when + t["base_update_latency"] + t["early_operand"]
+                elif early_alu and register != FLAGS:
+                    p.ready[register] = when
+                    p.early[register] = when + t["alu_latency"]
+                else:
+                    p.ready[register] = when + info.latency
+                if info.word_load and register not in info.fast:
+                    p.word_loaded.add(register)
+                else:
+                    p.word_loaded.discard(register)
         return delta, waited
 
     def cost(self, insn, previous) -> Cost:
@@ -263,9 +349,28 @@ class CortexM7Timing:
             self._run_starts[insn.address] = self._pipeline.copy()
             self._starting = False
         info = self.describe(insn)
-        delta, waited = self._issue(self._pipeline, info)
+        pipeline = self._pipeline
+        decided_at = pipeline.written_at.get(info.decided_by) if info.decided_by else None
+        delta, waited = self._issue(pipeline, info)
         self._last_address = insn.address
-        return self._as_cost(insn, info, delta, waited)
+        cost = self._as_cost(insn, info, delta, waited)
+        if info.branch:
+            refill = cost.refill | self._mispredict_cycles(info, None if decided_at is None
+                                                           else pipeline.cycle - decided_at) << 2
+            if info.direct and info.decided_by is None:
+                refill |= STATIC_TAKEN | min(STATIC_CYCLES_MASK, self.t["branch_static_taken"]) << STATIC_SHIFT
+            cost = replace(cost, refill=refill)
+        return cost
+
+    def _mispredict_cycles(self, info: _Insn, decided_before: int | None) -> int:
+        """What a wrong prediction of branch `info` costs: a direct branch whose condition was
+        set `decided_before` cycles before it issued (None: not in this run of code, so long
+        before) is resolved early when that is at least `branch_early_resolve_cycles` (TRM
+        1.2.3 flag forwarding; jnk0le: 6 cycles instead of 8)."""
+        t = self.t
+        if info.direct and (decided_before is None or decided_before >= t["branch_early_resolve_cycles"]):
+            return min(REFILL_CYCLES_MASK, t["branch_mispredict_early"])
+        return min(REFILL_CYCLES_MASK, t["branch_mispredict"])
 
     def _as_cost(self, insn, info: _Insn, delta: int, waited: int) -> Cost:
         folded = 1 if delta == 0 else 0
