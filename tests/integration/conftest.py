@@ -47,3 +47,16 @@ def firmware_build() -> Path:
 @pytest.fixture(scope="session")
 def qemu() -> str:
     return require_tool("qemu-system-arm")
+
+
+def program_flow(result) -> str:
+    """A digest of a run's branch trace as program flow: kinds, sources and targets, no cycles
+    (two runs that took the same branches have the same digest)."""
+    import hashlib
+
+    import numpy as np
+
+    records = result.branch_trace
+    assert result.branch_trace_dropped == 0, "the branch trace dropped records: raise its limit"
+    return hashlib.sha256(np.stack([records["word"] >> np.uint64(56), records["source"].astype(np.uint64),
+                                    records["target"].astype(np.uint64)]).tobytes()).hexdigest()

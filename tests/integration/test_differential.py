@@ -8,14 +8,12 @@ configuration the program sets up (its command line picks one), with the timing 
 off, prints what QEMU prints. Without interrupts, a timed run also executes exactly the
 instructions of the functional run, taking the same branches.
 """
-import hashlib
 import os
 import subprocess
 
-import numpy as np
 import pytest
 
-from conftest import FIRMWARE, require_tool
+from conftest import FIRMWARE, program_flow, require_tool
 from randprog import generate
 
 import mcusim
@@ -48,15 +46,6 @@ def qemu_output(machine: str, elf, program: str) -> str:
 def results(stdout: str) -> str:
     """The program's result lines (the header naming the configuration left out)."""
     return "".join(line for line in stdout.splitlines(True) if not line.startswith("config "))
-
-
-def flow(result) -> str:
-    """A digest of the branch trace's program flow: kinds, sources and targets, no cycles."""
-    records = result.branch_trace
-    assert result.branch_trace_dropped == 0
-    flow = np.stack([records["word"] >> np.uint64(56), records["source"].astype(np.uint64),
-                     records["target"].astype(np.uint64)])
-    return hashlib.sha256(flow.tobytes()).hexdigest()
 
 
 @pytest.fixture(scope="module")
@@ -118,7 +107,7 @@ def _runs(board, elf, program, expected_output, compare_flow):
         if compare_flow:  # (the configuration's own set-up code runs too: compare like with like)
             functional, _ = run(config, False)
             assert timed.instructions == functional.instructions, where
-            assert flow(timed) == flow(functional), f"{where}: the branch trace differs from the functional run's"
+            assert program_flow(timed) == program_flow(functional), f"{where}: the branch trace differs from the functional run's"
         else:
             assert timed.exceptions_taken > 100, f"{where}: interrupts should arrive during the work"
     return run(0, False)[0]

@@ -4,12 +4,9 @@ caches), run timed and functionally (`timing=False`) with the same results. Prog
 interrupts also execute the same instructions and take the same branches; for `exceptions`,
 whose SysTick interrupts land where time says, the output and exit status agree.
 """
-import hashlib
-
-import numpy as np
 import pytest
 
-from conftest import BOARDS
+from conftest import BOARDS, program_flow
 
 import mcusim
 from mcusim.analysis.branch_trace import TraceWindow
@@ -18,13 +15,6 @@ pytestmark = pytest.mark.integration
 
 SAME_FLOW = ["hello", "uart-hello", "bench-table", "bench-float", "micro_speech-opt"]
 SAME_OUTPUT = ["exceptions"]
-
-
-def flow(result) -> str:
-    records = result.branch_trace
-    assert result.branch_trace_dropped == 0
-    return hashlib.sha256(np.stack([records["word"] >> np.uint64(56), records["source"].astype(np.uint64),
-                                    records["target"].astype(np.uint64)]).tobytes()).hexdigest()
 
 
 @pytest.mark.parametrize("board", BOARDS)
@@ -40,7 +30,7 @@ def test_kit_programs_run_the_same_with_timing_on_and_off(board, firmware_build)
         assert functional.cycles == functional.instructions + functional.stalls["exception"], where
         if window:
             assert timed.instructions == functional.instructions, where
-            assert flow(timed) == flow(functional), where
+            assert program_flow(timed) == program_flow(functional), where
         assert timed.cycles != functional.cycles, f"{where}: the timed run should have been timed"
 
 
