@@ -29,7 +29,7 @@ CONFIGS = {"mcu-m": 10, "mcu-d": 10, "mcu-s": 2, "mcu-b": 6, "mps2-an386": 1, "m
 # the QEMU machines of each build
 QEMU_MACHINES = {"stm32-m4": ["netduinoplus2"], "low-m4": ["mps2-an386", "mps2-an500"], "low-m7": ["mps2-an500"]}
 PROGRAMS = ["diff-core", "diff-irq"]
-LAYOUT_SCRIPTS = {"stm32": "layout-stm32.ld", "low": "layout-low.ld", "apollo3": "layout-apollo3.ld"}
+RANDOM_BUILDS = ["stm32-m4", "low-m4", "apollo3-m4"]  # plain ARMv7E-M: the M4 builds serve every board
 # random instruction sequences: seeds (MCUSIM_RANDOM_SEEDS="1 2 3 ..." runs more locally)
 RANDOM_SEEDS = [int(s) for s in os.environ.get("MCUSIM_RANDOM_SEEDS", "1 2").split()]
 
@@ -56,20 +56,16 @@ def diff_elfs(firmware_build):
 
 @pytest.fixture(scope="module")
 def random_elfs(firmware_build, tmp_path_factory):
-    """diff-random for each layout (an M4 build), its sequences from RANDOM_SEEDS."""
-    gcc = require_tool("arm-none-eabi-gcc")
+    """diff-random for each layout (an M4 build), its sequences from RANDOM_SEEDS, built by the
+    firmware Makefile's diff rules into a folder of the test session."""
+    require_tool("arm-none-eabi-gcc")
     folder = tmp_path_factory.mktemp("random")
     source = folder / "sequences.S"
     source.write_text(generate(RANDOM_SEEDS, functions=8, length=120))
-    elfs = {}
-    for layout, script in LAYOUT_SCRIPTS.items():
-        elf = folder / f"random-{layout}.elf"
-        subprocess.run([gcc, "-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16", "-O2",
-                        f"-I{FIRMWARE / 'include'}", f"-I{FIRMWARE / 'diff'}", "--specs=nano.specs", "-nostartfiles",
-                        f"-L{FIRMWARE / 'common'}", "--specs=rdimon.specs", f"-T{FIRMWARE / 'diff' / script}",
-                        str(FIRMWARE / "diff" / "random.c"), str(FIRMWARE / "diff" / "startup.c"),
-                        str(FIRMWARE / "diff" / "harness.c"), str(source), "-o", str(elf)], check=True)
-        elfs[f"{layout}-m4"] = elf
+    elfs = {build: folder / "diff" / build / "diff-random.elf" for build in RANDOM_BUILDS}
+    done = subprocess.run(["make", "-C", str(FIRMWARE), f"BUILD={folder}", f"DIFF_RANDOM={source}",
+                           *map(str, elfs.values())], capture_output=True, text=True)
+    assert done.returncode == 0, f"diff-random build failed:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
     return elfs
 
 

@@ -15,6 +15,7 @@ import llvmlite.binding
 import numba
 import numpy as np
 from numba import carray, types
+from unicorn.arm_const import UC_ARM_REG_EPSR
 from unicorn.unicorn_py3.unicorn import uclib
 
 
@@ -1361,12 +1362,14 @@ MEMORY_HOOK_SIGNATURE = types.void(types.voidptr, types.int32, types.uint64, typ
                                    types.voidptr)
 
 
-UC_ARM_REG_EPSR = 121  # unicorn.arm_const.UC_ARM_REG_EPSR
 EPSR_THUMB_ONLY = 1 << 24
 
 
 @numba.njit(cache=True)
 def _restore_it_state(uc, header):
+    """Clear the IT bits Unicorn set before calling a memory hook: it restores the accessing
+    instruction's state (cpu_restore_state), while QEMU expects them zero in mid-block and
+    writes them only at a block's end inside an IT block (docs/machine.md)."""
     header[SCRATCH] = EPSR_THUMB_ONLY
     _uc_reg_write(uc, UC_ARM_REG_EPSR, header.ctypes.data + 8 * SCRATCH)
 
