@@ -22,7 +22,7 @@ from .analysis.lines import write_csv as write_lines_csv
 from .power.accounting import DEFAULT_BIN_US
 from .power.energy import RunEnergy, annotate_functions, annotate_regions
 from .power.energy import summary as energy_summary
-from .power.energy import with_power_counters
+from .power.energy import MAX_COUNTER_BINS, MAX_TRACE_BINS, trace_bin_us, with_power_counters
 from .power.energy import write_trace as write_power_trace
 from .machine.flash_timing import parse_flash_latency
 from .machine.machine import DEFAULT_MAX_CYCLES, Machine
@@ -299,7 +299,7 @@ class Simulator:
             annotate_functions(functions, run_energy)
             energy = energy_summary(run_energy, self.power_bin_us, m.power.counts())
             if self.power_trace or self.timeline:
-                power_trace = run_energy.trace(self.power_bin_us)
+                energy["power"]["trace_bin_us"], power_trace = self._power_trace(run_energy)
         sampled = {}
         if samples is not None:
             sampled = {"pc_sample_cycles": m.sampler.period, "pc_sample_cycles_at": samples[0],
@@ -350,6 +350,17 @@ class Simulator:
             max_cycles=m.max_cycles,
             semihosting_root=str(m.semihosting.root) if m.semihosting.root else None,
         )
+
+    def _power_trace(self, run_energy: RunEnergy) -> tuple[float, tuple]:
+        """The bin width and the power trace: bins of power_bin_us, widened (with a warning)
+        when there would be more than power.csv, the timeline or the VCD can hold."""
+        most = MAX_COUNTER_BINS if self.timeline or self.vcd else MAX_TRACE_BINS
+        bin_us = trace_bin_us(run_energy, self.power_bin_us, most)
+        if bin_us != self.power_bin_us:
+            self.machine.warn(f"the power trace would have {run_energy.bin_count(self.power_bin_us):,} bins of "
+                              f"{self.power_bin_us:g} us: written with {bin_us:g} us bins instead (at most "
+                              f"{most:,} bins; --power-bin-us sets the width)")
+        return bin_us, run_energy.trace(bin_us)
 
 
 def run(firmware: str | Path, board: str | BoardSpec = "mcu-d", **options) -> RunResult:

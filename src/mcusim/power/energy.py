@@ -10,6 +10,9 @@ import numpy as np
 from .accounting import FEMTO, PowerMeter
 
 DYNAMIC_RAILS = ("core", "sram", "flash")  # the native energy columns, in snapshot order
+PEAK_CHUNK = 1 << 16       # bins computed at a time for the peak power
+MAX_TRACE_BINS = 1_000_000  # power.csv bins at most (about 60 MB) ...
+MAX_COUNTER_BINS = 100_000  # ... and when the Perfetto timeline or the VCD carries them (an object per bin)
 
 
 class RunEnergy:
@@ -57,17 +60,49 @@ class RunEnergy:
         ends = self.cumulative([start_s, end_s])
         return float(sum(values[1] - values[0] for values in ends.values()))
 
-    def trace(self, bin_us: float) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-        """Bin start times and each rail's average watts in the bin."""
+    def bin_count(self, bin_us: float) -> int:
+        """Bins of `bin_us` in the run; the last one may be partial, never empty."""
+        return max(1, int(np.ceil(self.end_s / (bin_us * 1e-6) - 1e-9)))
+
+    def bins(self, index: np.ndarray, bin_us: float) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """Start times and each rail's average watts of the bins numbered `index` (bin k spans
+        k to k + 1 bin widths, cut at the end of the run): each bin on its own, so any subset
+        gives the same numbers as the whole trace."""
         width = bin_us * 1e-6
-        count = max(1, int(np.ceil(self.end_s / width - 1e-9)))  # the last bin may be partial, never empty
-        edges = np.minimum(np.arange(count + 1) * width, self.end_s)
+        index = np.asarray(index)
+        starts, ends = np.minimum(index * width, self.end_s), np.minimum((index + 1) * width, self.end_s)
         if self.end_s <= 0:
-            edges = np.array([0.0, 1e-12])
-        cumulative = self.cumulative(edges)
-        spans = np.diff(edges)
+            starts, ends = np.zeros(len(index)), np.full(len(index), 1e-12)
+        before, after = self.cumulative(starts), self.cumulative(ends)
+        spans = ends - starts
         spans[spans <= 0] = 1e-12
-        return edges[:-1], {rail: np.diff(values) / spans for rail, values in cumulative.items()}
+        return starts, {rail: (after[rail] - before[rail]) / spans for rail in self.rails}
+
+    def trace(self, bin_us: float) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """Bin start times and each rail's average watts in the bin (every bin: bound its
+        count with trace_bin_us first)."""
+        return self.bins(np.arange(self.bin_count(bin_us)), bin_us)
+
+    def peak_power(self, bin_us: float) -> float:
+        """The highest total watts of any bin of trace(bin_us), in bounded memory: the bins go
+        through in chunks, all of them up to MAX_TRACE_BINS (the same figure as the whole
+        trace's maximum); beyond, only the bins around each knot of the cumulative energy
+        (segment ends, snapshots), which is linear between knots, so that any other bin has
+        the power of the bin after the knot before it (up to rounding)."""
+        count = self.bin_count(bin_us)
+        if count <= MAX_TRACE_BINS:
+            index = np.arange(count)
+        else:
+            knots = np.concatenate([self.static_times, self.dynamic_times])
+            near = np.floor(knots / (bin_us * 1e-6))  # (as floats: exact below 2^53, never overflowing)
+            index = np.unique(np.clip(np.concatenate([near - 1, near, near + 1, near + 2, [0, count - 1]]),
+                                      0, count - 1))
+        peak = 0.0
+        for first in range(0, len(index), PEAK_CHUNK):
+            chunk = index[first:first + PEAK_CHUNK]
+            _, watts = self.bins(chunk, bin_us)
+            peak = max(peak, float(sum(watts.values(), np.zeros(len(chunk))).max()))
+        return peak
 
     def _segment_static(self, seg) -> dict[str, float]:
         """Joules per rail of a segment's static power, plus its per-cycle energy while running."""
@@ -124,15 +159,20 @@ def summary(energy: RunEnergy, bin_us: float, counts: dict[str, int]) -> dict:
     """run.json's energy fields."""
     totals = energy.totals()
     total = sum(totals.values())
-    times, watts = energy.trace(bin_us)
-    combined = sum(watts.values()) if watts else np.zeros(0)
     return {"energy_j": total, "energy_by_rail_j": totals,
             "average_power_w": total / energy.end_s if energy.end_s else 0.0,
-            "peak_power_w": float(combined.max()) if len(combined) else 0.0,
+            "peak_power_w": energy.peak_power(bin_us),
             "power": {"model": energy.model.source_file, "bin_us": bin_us,
                       "seconds_by_state": energy.state_seconds, "events": counts,
                       "voltage_ranges": sorted({seg.voltage_range for seg in energy.segments}),
                       "voltage_range": energy.segments[-1].voltage_range if energy.segments else None}}
+
+
+def trace_bin_us(energy: RunEnergy, bin_us: float, max_bins: int = MAX_TRACE_BINS) -> float:
+    """The power trace's bin width: `bin_us`, or its smallest multiple that keeps the trace
+    within `max_bins` (a long run at a slow clock would otherwise take gigabytes)."""
+    count = energy.bin_count(bin_us)
+    return bin_us if count <= max_bins else bin_us * int(np.ceil(count / max_bins))
 
 
 def with_power_counters(timeline: dict, trace) -> dict:
