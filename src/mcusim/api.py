@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -167,7 +168,7 @@ class RunResult:
         document = self.to_dict()
         document["artifacts"] = artifacts
         path = directory / "run.json"
-        path.write_text(json.dumps(document, indent=2) + "\n")
+        path.write_text(json.dumps(_finite(document), indent=2, allow_nan=False) + "\n")
         return path
 
     def _write_artifacts(self, directory: Path) -> list[str]:
@@ -185,7 +186,7 @@ class RunResult:
         if self.lines:
             emit("lines.csv", lambda path: write_lines_csv(self.lines, path))
         if self.timeline is not None:
-            emit("timeline.json", lambda path: path.write_text(json.dumps(self.timeline)))
+            emit("timeline.json", lambda path: path.write_text(json.dumps(_finite(self.timeline), allow_nan=False)))
         if self.pc_sample_cycles is not None:
             emit("pc_samples.csv", lambda path: write_samples_csv(
                 self.pc_sample_cycles_at, self.pc_sample_pcs, self.pc_sample_functions, path))
@@ -208,6 +209,18 @@ class RunResult:
             emit("speedscope.json", lambda path: write_speedscope(
                 self.stacks, Path(self.firmware_path).name, f"mcusim {__version__}", path))
         return written
+
+
+def _finite(value):
+    """`value` with every NaN or infinity as None: run.json is strict JSON (no NaN, Infinity),
+    and a figure that is undefined for a run (a ratio over nothing) is null there."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(item) for item in value]
+    return value
 
 
 class Simulator:

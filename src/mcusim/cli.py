@@ -407,7 +407,7 @@ def calibrate_command(measurements, board, power_model, terms, out):
     try:
         spec = load_board(board)
         rows = C.read_measurements(measurements)
-        base_path = power_model or str(load_power_model(spec.name).source_file)
+        base_path = load_power_model(spec.name, power_model).source_file  # (checked before any run)
     except (ConfigError, ValueError) as exc:
         raise click.UsageError(str(exc))
 
@@ -425,11 +425,16 @@ def calibrate_command(measurements, board, power_model, terms, out):
     for row, m, p in zip(rows, result.measured, result.predicted):
         label = Path(row.firmware).name + (f"@{row.clock_hz / 1e6:g}MHz" if row.clock_hz else "")
         click.echo(f"{label[:28]:<28} {m:>12.6g} {p:>12.6g} {100 * (p - m) / m if m else 0:>8.2f}%")
-    click.echo(f"R^2 = {result.r_squared:.6f} over {len(rows)} runs; fitted:")
+    if result.r_squared is None:
+        click.echo(f"R^2 = n/a over {len(rows)} run(s) (undefined: fewer than two runs, or every run measured the "
+                   "same energy); fitted:")
+    else:
+        click.echo(f"R^2 = {result.r_squared:.6f} over {len(rows)} runs; fitted:")
     for term, value in zip(result.terms, result.values):
         click.echo(f"  {C.term_name(term):<32} {value:.6g}")
     data = tomllib.loads(Path(base_path).read_text())
-    provenance = (f"mcusim calibrate on {Path(measurements).name} ({len(rows)} runs, R^2 {result.r_squared:.4f}, "
+    provenance = (f"mcusim calibrate on {Path(measurements).name} ({len(rows)} runs, R^2 "
+                  f"{'n/a' if result.r_squared is None else f'{result.r_squared:.4f}'}, "
                   f"worst residual {100 * np.max(np.abs(result.predicted - result.measured) / result.measured):.2f}%)")
     target = Path(out or f"{spec.name}-calibrated.toml")
     target.write_text(f"# {provenance}, starting from {base_path}\n" + C.to_toml(C.apply(data, result, provenance)))

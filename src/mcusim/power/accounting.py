@@ -16,6 +16,7 @@ from .model import CLASS_EVENTS, PowerModel
 FEMTO = 1e-15
 SNAPSHOTS = 1 << 16          # snapshot table (2 MB); when full it is thinned out, never lost
 DEFAULT_BIN_US = 100.0       # power trace resolution: small enough to show the layers of a model
+MIN_BIN_US, MAX_BIN_US = 1e-3, 1e12  # a nanosecond (shorter than any clock cycle here) to 11 days
 
 
 @dataclass
@@ -37,8 +38,8 @@ class VoltageRangeError(ValueError):
 class PowerMeter:
     def __init__(self, state, model: PowerModel, clock_hz: int, voltage_range: str | None = None,
                  bin_us: float = DEFAULT_BIN_US, pinned_range: bool = False):
-        if bin_us <= 0:
-            raise ValueError("the power bin width must be positive")
+        if not MIN_BIN_US <= bin_us <= MAX_BIN_US:
+            raise ValueError(f"the power bin width ({bin_us!r} us) must be from {MIN_BIN_US:g} to {MAX_BIN_US:g} us")
         if voltage_range is not None and voltage_range not in model.voltage_ranges:
             raise VoltageRangeError(f"voltage range {voltage_range!r} is not one of {model.board}'s: "
                              f"{', '.join(model.voltage_ranges)}")

@@ -9,6 +9,7 @@ the columns: firmware, clock_hz, voltage_range, energy_j, power_w, time_s (empty
 from __future__ import annotations
 
 import csv
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,26 +38,46 @@ class Measurement:
     energy_j: float | None
     power_w: float | None
     time_s: float | None
+    where: str = ""  # "FILE:LINE", for messages
 
 
 def read_measurements(path: str | Path) -> list[Measurement]:
+    """The CSV's rows; ValueError naming the row for a missing column, or a clock, energy, power
+    or time that is not a positive finite number (a fit to it would mean nothing)."""
     rows = []
-    with open(path, newline="") as f:
-        for number, raw in enumerate(csv.DictReader(f), start=2):
-            def value(key, kind=float):
-                text = (raw.get(key) or "").strip()
-                return kind(float(text)) if text else None
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            raws = list(csv.DictReader(f))
+    except (UnicodeDecodeError, csv.Error) as exc:
+        raise ValueError(f"{path}: not a measurements CSV ({exc})") from None
+    for number, raw in enumerate(raws, start=2):
+        where = f"{path}:{number}"
+
+        def value(key):
+            text = (raw.get(key) or "").strip()
+            if not text:
+                return None
             try:
-                row = Measurement(raw["firmware"].strip(), value("clock_hz", int), (raw.get("voltage_range") or "").strip()
-                                  or None, value("energy_j"), value("power_w"), value("time_s"))
-            except (KeyError, ValueError) as exc:
-                raise ValueError(f"{path}:{number}: {exc} (columns: firmware, clock_hz, voltage_range, energy_j, "
-                                 f"power_w, time_s)") from None
-            if row.energy_j is None and row.power_w is None:
-                raise ValueError(f"{path}:{number}: give energy_j or power_w")
-            if not Path(row.firmware).is_absolute():
-                row.firmware = str(Path(path).parent / row.firmware)
-            rows.append(row)
+                figure = float(text)
+            except ValueError:
+                raise ValueError(f"{where}: {key} {text!r} is not a number") from None
+            if not math.isfinite(figure) or figure <= 0:
+                raise ValueError(f"{where}: {key} {text} must be a positive finite number")
+            return figure
+        if not (raw.get("firmware") or "").strip():
+            raise ValueError(f"{where}: no firmware (columns: firmware, clock_hz, voltage_range, energy_j, "
+                             "power_w, time_s)")
+        clock = value("clock_hz")
+        if clock is not None and clock != int(clock):
+            raise ValueError(f"{where}: clock_hz {clock:g} is not a whole number of Hz")
+        row = Measurement(raw["firmware"].strip(), None if clock is None else int(clock),
+                          (raw.get("voltage_range") or "").strip() or None, value("energy_j"), value("power_w"),
+                          value("time_s"), where)
+        if row.energy_j is None and row.power_w is None:
+            raise ValueError(f"{where}: give energy_j or power_w")
+        if not Path(row.firmware).is_absolute():
+            row.firmware = str(Path(path).parent / row.firmware)
+        rows.append(row)
     if not rows:
         raise ValueError(f"{path}: no measurements")
     return rows
@@ -89,7 +110,7 @@ class Fit:
     values: np.ndarray     # their coefficients
     predicted: np.ndarray  # energy per row
     measured: np.ndarray
-    r_squared: float
+    r_squared: float | None  # None: undefined (see r_squared)
 
 
 def fit(design: np.ndarray, measured: np.ndarray, fixed: np.ndarray) -> Fit:
@@ -107,9 +128,16 @@ def fit(design: np.ndarray, measured: np.ndarray, fixed: np.ndarray) -> Fit:
     solution, _ = nnls(a / scale, measured - fixed)
     values = solution / scale
     predicted = a @ values + fixed
-    total = np.sum((measured - measured.mean()) ** 2)
-    r_squared = 1.0 - np.sum((measured - predicted) ** 2) / total if total > 0 else 1.0
-    return Fit([TERMS[j] for j in used], values, predicted, measured, float(r_squared))
+    return Fit([TERMS[j] for j in used], values, predicted, measured, r_squared(measured, predicted))
+
+
+def r_squared(measured: np.ndarray, predicted: np.ndarray) -> float | None:
+    """1 - residual / total sum of squares; None (undefined) with fewer than two rows or when
+    every row measured the same energy, as there is no variance to explain."""
+    total = float(np.sum((measured - measured.mean()) ** 2))
+    if len(measured) < 2 or total <= 0:
+        return None
+    return 1.0 - float(np.sum((measured - predicted) ** 2)) / total
 
 
 def apply(data: dict, result: Fit, provenance: str) -> dict:
@@ -168,8 +196,11 @@ def simulate(rows: list[Measurement], board: str, model_path: str | None, on_run
     for i, row in enumerate(rows):
         if on_run:
             on_run(i, row)
-        sim = Simulator(row.firmware, board, clock_hz=row.clock_hz, voltage_range=row.voltage_range,
-                        power_model=model_path)
+        try:
+            sim = Simulator(row.firmware, board, clock_hz=row.clock_hz, voltage_range=row.voltage_range,
+                            power_model=model_path)
+        except ValueError as exc:  # (an ElfError, an unknown voltage range: the row's)
+            raise ValueError(f"{row.where}: {exc}") from exc
         result = sim.run()
         meter = sim.machine.power
         if meter is None:

@@ -89,6 +89,7 @@ class RunEnergy:
         trace's maximum); beyond, only the bins around each knot of the cumulative energy
         (segment ends, snapshots), which is linear between knots, so that any other bin has
         the power of the bin after the knot before it (up to rounding)."""
+        bin_us = max(bin_us, self.end_s * 1e6 / 2**50)  # (no finer than float64 tells apart at the end)
         count = self.bin_count(bin_us)
         if count <= MAX_TRACE_BINS:
             index = np.arange(count)
