@@ -1,6 +1,7 @@
 """Command line: parse, call the API, print. `mcusim --help` lists the commands."""
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import sys
@@ -16,6 +17,8 @@ from .analysis.branch_trace import DEFAULT_LIMIT as DEFAULT_TRACE_LIMIT
 from .analysis.branch_trace import MissingSymbol, TraceWindow, board_aliases
 from .analysis.branch_trace import instructions as instruction_trace
 from .analysis.branch_trace import read as read_branch_trace
+from .analysis.bundle import BundleError
+from .analysis.bundle import load as load_bundle
 from .api import Simulator
 from .power.accounting import DEFAULT_BIN_US, VoltageRangeError
 from .config import ConfigError, board_names, load_board
@@ -345,13 +348,24 @@ def examples_command():
 
 
 def _load_bundle(directory: str) -> dict:
-    path = Path(directory) / "run.json"
+    """DIR/run.json, checked (analysis/bundle.py); a usage error saying what is wrong."""
     try:
-        return json.loads(path.read_text())
-    except FileNotFoundError:
-        raise click.UsageError(f"{path} does not exist: write it with `mcusim run ... --out {directory}`")
-    except json.JSONDecodeError as exc:
-        raise click.UsageError(f"{path} is not a run.json: {exc}")
+        return load_bundle(directory)
+    except BundleError as exc:
+        raise click.UsageError(str(exc)) from exc
+
+
+@contextlib.contextmanager
+def _bundle_errors(*directories: str):
+    """Whatever a malformed bundle still trips a reader over (past load_bundle's check) is a
+    usage error naming the file, never a traceback."""
+    try:
+        yield
+    except BundleError as exc:  # (an artifact: the message names it)
+        raise click.UsageError(str(exc)) from exc
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, ArithmeticError) as exc:
+        names = " or ".join(str(Path(directory) / "run.json") for directory in directories)
+        raise click.UsageError(f"{names} is not a run.json bundle: {type(exc).__name__}: {exc}") from exc
 
 
 @main.command("report")
@@ -369,7 +383,12 @@ def report_command(bundle, html_file):
 
         artifact = lambda name: Path(bundle, name) if Path(bundle, name).is_file() else None  # noqa: E731
         path = Path(html_file or Path(bundle) / "report.html")
-        path.write_text(build(run, artifact("timeline.json"), artifact("pc_samples.csv")), encoding="utf-8")
+        with _bundle_errors(bundle):
+            page = build(run, artifact("timeline.json"), artifact("pc_samples.csv"))
+        try:
+            path.write_text(page, encoding="utf-8")
+        except OSError as exc:
+            raise click.UsageError(f"cannot write {path}: {exc.strerror}") from exc
         click.echo(f"mcusim: wrote {path}", err=True)
         return
     from rich.console import Console
@@ -377,7 +396,8 @@ def report_command(bundle, html_file):
     from .analysis.report import render_terminal
 
     # piped: wide enough that the tables keep their names whole
-    render_terminal(run, Console(width=None if sys.stdout.isatty() else 160, highlight=False))
+    with _bundle_errors(bundle):
+        render_terminal(run, Console(width=None if sys.stdout.isatty() else 160, highlight=False))
 
 
 @main.command("calibrate")
@@ -460,8 +480,9 @@ def trace_command(bundle, elf, instructions, limit):
     except (OSError, ValueError) as exc:
         raise click.UsageError(str(exc))
     if elf is None:
-        run = _load_bundle(str(path.parent))
-        elf = run.get("firmware", {}).get("path")
+        elf = (_load_bundle(str(path.parent)).get("firmware") or {}).get("path")
+        if not elf:
+            raise click.UsageError(f"{path.parent / 'run.json'} names no firmware: name it with --elf")
     try:
         image = ElfImage.load(elf)
     except ElfError as exc:
@@ -477,8 +498,11 @@ def trace_command(bundle, elf, instructions, limit):
             aliases = board_aliases(load_board(_load_bundle(str(path.parent)).get("board", "")))
         except (click.UsageError, ConfigError):
             pass  # (without the bundle's board: code at aliased addresses cannot be followed)
-        for address in itertools.islice(instruction_trace(trace, image, aliases), limit or None):
-            click.echo(f"0x{address:08x}  {image.symbolize(address)}")
+        try:
+            for address in itertools.islice(instruction_trace(trace, image, aliases), limit or None):
+                click.echo(f"0x{address:08x}  {image.symbolize(address)}")
+        except ValueError as exc:  # (records that do not follow the ELF's code)
+            raise click.UsageError(f"{path}: {exc}") from exc
         return
     for event in trace.events():
         if limit and shown >= limit:
@@ -505,12 +529,13 @@ def compare_command(a, b, force):
     """Compare two result bundles: total cycles, and per function (with --profile) and per
     region, B against A. Runs on different boards, cores or clocks are refused unless --force."""
     run_a, run_b = _load_bundle(a), _load_bundle(b)
-    mismatch = differences(run_a, run_b)
-    if mismatch and not force:
-        raise click.UsageError("the runs are not comparable (" + "; ".join(mismatch) + "); --force compares anyway")
-    for line in mismatch + setting_differences(run_a, run_b):
-        click.echo(f"mcusim: warning: {line}", err=True)
-    click.echo(compare_report(run_a, run_b))
+    with _bundle_errors(a, b):
+        mismatch = differences(run_a, run_b)
+        if mismatch and not force:
+            raise click.UsageError("the runs are not comparable (" + "; ".join(mismatch) + "); --force compares anyway")
+        for line in mismatch + setting_differences(run_a, run_b):
+            click.echo(f"mcusim: warning: {line}", err=True)
+        click.echo(compare_report(run_a, run_b))
 
 
 @main.command("power-budget")
@@ -541,11 +566,12 @@ def power_budget_command(bundle, period_s, budget_mw, battery_mah, battery_v, re
     from .power.budget import BudgetError, budget_lines, power_budget
 
     run = _load_bundle(bundle)
-    try:
-        figures = power_budget(run, period_s, budget_mw * 1e-3, region=region, battery_mah=battery_mah,
-                               battery_v=battery_v, model_path=power_model)
-    except BudgetError as exc:
-        raise click.UsageError(str(exc)) from exc
+    with _bundle_errors(bundle):
+        try:
+            figures = power_budget(run, period_s, budget_mw * 1e-3, region=region, battery_mah=battery_mah,
+                                   battery_v=battery_v, model_path=power_model)
+        except BudgetError as exc:
+            raise click.UsageError(str(exc)) from exc
     if as_json:
         click.echo(json.dumps(figures, indent=2))
     else:
@@ -650,14 +676,15 @@ def power_plot_command(bundle, out):
     """Plot a bundle's power: the trace per rail stacked over time (DIR/power.csv, from
     --power-trace) with the region runs beneath it (DIR/timeline.json, from --perfetto), and
     the energy per region (run.json)."""
-    from .power.plots import power_plot
+    from .power.plots import NothingToPlot, power_plot
 
-    _load_bundle(bundle)  # (a clear message when run.json is missing)
+    run = _load_bundle(bundle)
     path = Path(out or Path(bundle) / "power.png")
-    try:
-        left_out = power_plot(bundle, path)
-    except (ValueError, OSError) as exc:
-        raise click.UsageError(str(exc)) from exc
+    with _bundle_errors(bundle):
+        try:
+            left_out = power_plot(bundle, path, run)
+        except (NothingToPlot, OSError) as exc:
+            raise click.UsageError(str(exc)) from exc
     for note in left_out:
         click.echo(f"mcusim: note: {note}", err=True)
     click.echo(f"mcusim: wrote {path}", err=True)

@@ -9,12 +9,12 @@ cycles as bars), the hottest functions, and the PC samples over time by function
 from __future__ import annotations
 
 import base64
-import csv
 import io
-import json
 from html import escape
 from pathlib import Path
 
+from .bundle import pc_samples as read_pc_samples
+from .bundle import timeline_slices
 from .report import Section, sections
 
 TOP_PLOTTED_FUNCTIONS = 15
@@ -35,17 +35,17 @@ img { max-width: 100%; display: block; margin: 0.5em 0 1.5em; }
 
 def build(run: dict, timeline: str | Path | None = None, pc_samples: str | Path | None = None) -> str:
     """The page for a run.json document; `timeline` and `pc_samples` are the bundle's
-    timeline.json and pc_samples.csv when it has them."""
+    timeline.json and pc_samples.csv when it has them (BundleError when they are malformed)."""
     firmware = (run.get("firmware") or {}).get("path", "?")
     body = [f"<h1>mcusim report: {escape(Path(firmware).name)} on {escape(str(run.get('board', '?')))}</h1>"]
     for part in sections(run):
         body.append(_table(part))
         if part.title == "regions" and run.get("regions"):
-            body.append(_regions_plot(run, _read_timeline(timeline)))
+            body.append(_regions_plot(run, timeline_slices(timeline) if timeline else []))
         if part.title.startswith("functions"):
             body.append(_functions_plot(run["functions"]))
         if part.title.startswith("PC samples"):
-            body.append(_samples_plot(_read_samples(pc_samples)))
+            body.append(_samples_plot(read_pc_samples(pc_samples) if pc_samples else []))
     return ("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
             f"<title>mcusim report: {escape(Path(firmware).name)}</title><style>{STYLE}</style></head>\n"
             "<body>\n" + "\n".join(part for part in body if part) + "\n</body></html>\n")
@@ -69,24 +69,6 @@ def _table(part: Section) -> str:
 
 def _kind(column: int, part: Section) -> str:
     return "text" if column < part.text_columns else "num"
-
-
-def _read_timeline(path) -> list[dict]:
-    """The region slices of timeline.json; none when it is missing or unreadable."""
-    try:
-        events = json.loads(Path(path).read_text())["traceEvents"] if path else []
-    except (OSError, ValueError, KeyError, TypeError):
-        return []
-    return [e for e in events if isinstance(e, dict) and e.get("ph") == "X"]
-
-
-def _read_samples(path) -> list[tuple[int, str]]:
-    """(cycle, function) per sample of pc_samples.csv; none when it is missing or unreadable."""
-    try:
-        with open(path, newline="") as f:
-            return [(int(row["cycle"]), row["function"] or "(outside any function)") for row in csv.DictReader(f)]
-    except (OSError, TypeError, ValueError, KeyError):
-        return []
 
 
 def _label(name: str) -> str:

@@ -5,8 +5,11 @@ global changes in the caller's matplotlib."""
 from __future__ import annotations
 
 import csv
-import json
+import math
 from pathlib import Path
+
+from ..analysis.bundle import BundleError, timeline_slices
+from ..analysis.bundle import load as load_bundle
 
 MAX_REGION_BARS = 40
 
@@ -25,27 +28,32 @@ def _figure(width: float, height: float):
     return figure
 
 
+class NothingToPlot(ValueError):
+    """The bundle has neither a power trace nor energy per region."""
+
+
 def read_trace(path: str | Path) -> tuple[list[float], dict[str, list[float]]]:
-    """power.csv: bin start times (s) and watts per rail."""
-    with open(path, newline="") as f:
-        reader = csv.reader(f)
-        header = next(reader)
-        if not header or header[0] != "time_s":
-            raise ValueError(f"{path}: not a power trace (first column {header[:1]}, expected time_s)")
-        rails = [name[:-2] if name.endswith("_w") else name for name in header[1:]]
-        times, watts = [], {rail: [] for rail in rails}
-        for row in reader:
-            times.append(float(row[0]))
-            for rail, value in zip(rails, row[1:]):
-                watts[rail].append(float(value))
+    """power.csv: bin start times (s) and watts per rail; BundleError naming the line when it
+    is not a power trace."""
+    line = 1
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            reader = csv.reader(f)
+            header = next(reader, [])
+            if not header or header[0] != "time_s":
+                raise ValueError(f"first column {header[:1]}, expected time_s")
+            rails = [name[:-2] if name.endswith("_w") else name for name in header[1:]]
+            times, watts = [], {rail: [] for rail in rails}
+            for line, row in enumerate(reader, start=2):
+                values = [float(cell) for cell in row]
+                if len(values) != len(header) or not all(math.isfinite(v) for v in values):
+                    raise ValueError(f"expected {len(header)} finite numbers, got {row[:len(header) + 1]}")
+                times.append(values[0])
+                for rail, value in zip(rails, values[1:]):
+                    watts[rail].append(value)
+    except (OSError, UnicodeDecodeError, csv.Error, ValueError) as exc:
+        raise BundleError(f"{path} is not a power trace (line {line}): {exc}") from None
     return times, watts
-
-
-def read_slices(path: str | Path) -> list[dict]:
-    """timeline.json's complete events ("X"): name, ts and dur in µs."""
-    events = json.loads(Path(path).read_text())
-    events = events.get("traceEvents", []) if isinstance(events, dict) else events
-    return [e for e in events if e.get("ph") == "X" and "ts" in e and "dur" in e]
 
 
 def _lanes(slices: list[dict]) -> list[tuple[dict, int]]:
@@ -117,12 +125,13 @@ def region_axes(axis, regions: list[dict], outer: set[str] = frozenset()) -> Non
     axis.margins(x=0.25)
 
 
-def power_plot(bundle: str | Path, out: str | Path) -> list[str]:
-    """One PNG for a bundle: the trace with the regions (when power.csv exists) and the energy
-    per region (when run.json has regions with energy). Returns what was left out and why;
-    ValueError when there is nothing to plot."""
+def power_plot(bundle: str | Path, out: str | Path, run: dict | None = None) -> list[str]:
+    """One PNG for a bundle (its run.json document `run`, read when not given): the trace with
+    the regions (when power.csv exists) and the energy per region (when run.json has regions
+    with energy). Returns what was left out and why; NothingToPlot when there is nothing to
+    plot, BundleError for a malformed file."""
     bundle = Path(bundle)
-    run = json.loads((bundle / "run.json").read_text())
+    run = load_bundle(bundle) if run is None else run
     trace_path, timeline_path = bundle / "power.csv", bundle / "timeline.json"
     missing = []
     trace = read_trace(trace_path) if trace_path.is_file() else None
@@ -130,14 +139,14 @@ def power_plot(bundle: str | Path, out: str | Path) -> list[str]:
         trace = None
     if trace is None:
         missing.append("no power trace (power.csv): run with --power-trace")
-    slices = read_slices(timeline_path) if timeline_path.is_file() else []
+    slices = timeline_slices(timeline_path) if timeline_path.is_file() else []
     if trace and not slices:
         missing.append("no region runs on the trace (timeline.json): run with --perfetto")
     regions = [r for r in run.get("regions") or [] if r.get("energy_j") is not None]
     if not regions:
         missing.append("no energy per region (the firmware marks no regions, or the run had no power model)")
     if trace is None and not regions:
-        raise ValueError("nothing to plot: " + "; ".join(missing))
+        raise NothingToPlot("nothing to plot: " + "; ".join(missing))
     parts = {}
     if trace:
         parts["trace"] = 4.0
