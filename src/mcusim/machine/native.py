@@ -674,11 +674,13 @@ def _take_samples(st):
 # Branch trace records (analysis/branch_trace.py): 3 slots each, kind << 56 | cycle, source, target.
 TRACE_SYNC, TRACE_BRANCH, TRACE_EXCEPTION, TRACE_RETURN, TRACE_LOOP, TRACE_END = 0, 1, 2, 3, 4, 5
 TRACE_RECORD = 3
+TRACE_HEADROOM = 2  # records a block start may add after the table asks for room (a branch, the end)
 
 
 @numba.njit(cache=CACHE)
 def trace_record(st, kind, source, target):
-    """Store one record at the current cycle while the window is open."""
+    """Store one record at the current cycle while the window is open. When the table is nearly
+    full, stop at this block start (the deadline): Python moves the records out (make_room)."""
     if st[TRACE_STATE] != 1:
         return
     if st[TRACE_COUNT] >= st[TRACE_CAPACITY]:
@@ -689,6 +691,8 @@ def trace_record(st, kind, source, target):
     st[slot + 1] = source
     st[slot + 2] = target
     st[TRACE_COUNT] += 1
+    if st[TRACE_COUNT] == st[TRACE_CAPACITY] - TRACE_HEADROOM:
+        st[DEADLINE] = 0
 
 
 @numba.njit(cache=CACHE)
