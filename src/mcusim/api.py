@@ -27,6 +27,14 @@ from .power.energy import MAX_COUNTER_BINS, MAX_TRACE_BINS, trace_bin_us, with_p
 from .power.energy import write_trace as write_power_trace
 from .machine.flash_timing import parse_flash_latency
 from .machine.machine import DEFAULT_MAX_CYCLES, Machine
+from .units import mhz
+
+
+# Every file a bundle may hold besides run.json: the run's artifacts (RunResult._write_artifacts),
+# and report.html and power.png that `mcusim report --html` and `mcusim power-plot` add to it.
+BUNDLE_FILES = ("regions.csv", "functions.csv", "lines.csv", "timeline.json", "pc_samples.csv", "trace.swo",
+                "signals.vcd", "branches.bin", "power.csv", "stacks.folded", "speedscope.json", "report.html",
+                "power.png")
 
 
 @dataclass
@@ -159,12 +167,19 @@ class RunResult:
             "unmodelled_registers": self.unmodelled_registers,
         }
 
-    def write_bundle(self, directory: str | Path) -> Path:
+    def write_bundle(self, directory: str | Path, on_removed=None) -> Path:
         """Write the bundle into DIR (created): each artifact the run captured, then DIR/run.json
-        listing them under `artifacts`; returns the run.json path."""
+        listing them under `artifacts`; returns the run.json path. The artifacts an earlier run
+        left in DIR that this run did not write are removed (other files stay), so DIR holds one
+        run; `on_removed(names)` hears which."""
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
         artifacts = self._write_artifacts(directory)
+        stale = [name for name in BUNDLE_FILES if name not in artifacts and (directory / name).is_file()]
+        for name in stale:
+            (directory / name).unlink()
+        if stale and on_removed:
+            on_removed(stale)
         document = self.to_dict()
         document["artifacts"] = artifacts
         path = directory / "run.json"
@@ -176,6 +191,7 @@ class RunResult:
         written = []
 
         def emit(name: str, write) -> None:
+            assert name in BUNDLE_FILES, name  # (a new artifact goes into BUNDLE_FILES too)
             write(directory / name)
             written.append(name)
 
@@ -288,6 +304,9 @@ class Simulator:
                                voltage_range=voltage_range, power_bin_us=power_bin_us,
                                power_model=str(power_model) if power_model else None, power=power and timing,
                                timing=timing)
+        if clock_hz and self.board.max_clock_hz and clock_hz > self.board.max_clock_hz:
+            self.machine.warn(f"--clock-hz {mhz(clock_hz)} is above the {self.board.soc}'s maximum core clock, "
+                              f"{mhz(self.board.max_clock_hz)} (datasheet): simulated as asked")
         split = [arg for arg in args if not arg or " " in arg]
         if split:
             self.machine.warn(f"program arguments {', '.join(repr(a) for a in split)}: the command line joins the "

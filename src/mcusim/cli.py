@@ -2,9 +2,12 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import itertools
 import json
+import os
 import sys
+import tempfile
 from pathlib import Path
 
 import click
@@ -27,11 +30,13 @@ from .machine.exceptions import exception_name
 from .machine.flash_timing import FlashLatencyError, parse_flash_latency
 from .machine.machine import DEFAULT_MAX_CYCLES
 from .progress import RunProgress
+from .streams import Input, Output, say
 from .units import joules as _joules
 from .units import mhz as _mhz
 from .units import seconds as _seconds
 
 EXIT_BAD_INPUT = 3
+EXIT_OUTPUT_ERROR = 74  # sysexits.h EX_IOERR: the run's output or bundle could not be written
 DEFAULT_SAMPLE_PERIOD = 1000  # cycles between PC samples under --all
 
 
@@ -39,20 +44,16 @@ DEFAULT_SAMPLE_PERIOD = 1000  # cycles between PC samples under --all
 
 
 
-class _Stream:
-    """Writes firmware output through as it comes, flushing at each newline; `before(data, out)`
-    runs first (the progress bar steps aside)."""
-
-    def __init__(self, before=None):
-        self.before = before
-
-    def __call__(self, data: bytes, stream: str) -> None:
-        out = sys.stderr if stream == "stderr" else sys.stdout
-        if self.before:
-            self.before(data, out)
-        out.buffer.write(data)
-        if b"\n" in data or stream == "stderr":
-            out.flush()
+def _prepare_out(out: str) -> None:
+    """Create DIR and write a file in it before the run: an unwritable DIR is a usage error
+    now, not a lost bundle after the run."""
+    try:
+        Path(out).mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=out, prefix=".mcusim-probe-"):
+            pass
+    except OSError as exc:
+        raise click.BadParameter(f"{out}: cannot write a bundle there ({exc.strerror or exc})",
+                                 param_hint="--out") from exc
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -147,14 +148,18 @@ def run_command(firmware_and_args, board, example, max_cycles, clock_hz, flash_l
     -semihosting-config arg=FIRMWARE,arg=ARG... does.
 
     \b
-    Exit status: the firmware's semihosting exit code; 124 when the cycle limit ends the
-    run (or the core sleeps with nothing to wake it); 125 on a lockup or a fault with no
-    handler; 3 for firmware mcusim cannot run; 2 for usage errors.
+    Exit status: the firmware's semihosting exit code (1 for a SYS_EXIT whose reason is
+    not ADP_Stopped_ApplicationExit); 124 when the cycle limit ends the run (or the core
+    sleeps with nothing to wake it); 125 on a lockup or a fault with no handler; 3 for
+    firmware mcusim cannot run; 2 for usage errors (an --out DIR that cannot be written
+    too, found before the run); 74 when a run that ended with 0 could not write the
+    firmware's output to stdout or its bundle (a reader that closes the pipe early is
+    not an error: the run finishes and its summary and bundle are written).
     """
     if example:
         firmware, program_args = None, list(firmware_and_args)
     elif firmware_and_args:
-        firmware = click.Path(dir_okay=False).convert(firmware_and_args[0], None, click.get_current_context())
+        firmware = firmware_and_args[0]  # (a directory or missing file: ElfError, exit 3)
         program_args = list(firmware_and_args[1:])
     else:
         firmware, program_args = None, []
@@ -177,6 +182,8 @@ def run_command(firmware_and_args, board, example, max_cycles, clock_hz, flash_l
         except LookupError as exc:
             raise click.BadParameter(str(exc), param_hint="--example") from exc
 
+    if sys.stderr is None:  # (closed: nowhere to report anything)
+        sys.stderr = open(os.devnull, "w")
     progress = RunProgress(sys.stderr, max_cycles=max_cycles, quiet=quiet)
 
     def warn(message):
@@ -195,15 +202,32 @@ def run_command(firmware_and_args, board, example, max_cycles, clock_hz, flash_l
                                   (power_trace, "--power-trace", "power.csv")):
         if asked and not out:
             raise click.UsageError(f"{option} writes DIR/{writes}: give --out DIR")
+    if out:
+        _prepare_out(out)
     window = None
     if branch_trace:
         first, last = _cycle_range(trace_cycles)
         window = TraceWindow(trace_limit, trace_from, trace_to, first, last)
+
+    def output_failed(stream, error):
+        if stream != "stdout":
+            return  # (stderr itself: nowhere to say so)
+        progress.stop()
+        kept = f"; it is kept in {out}/run.json" if out else ""
+        if error.errno == errno.EPIPE:
+            if not quiet:
+                say(f"mcusim: note: stdout was closed by its reader (broken pipe): the run goes on without "
+                    f"printing the firmware's output{kept}")
+        else:
+            say(f"mcusim: error: cannot write the firmware's output to stdout ({error.strerror or error}): "
+                f"the run goes on{kept}")
+
+    stream = Output(progress.before_output, output_failed)
     try:
         sim = Simulator(firmware, spec, clock_hz=clock_hz, max_cycles=max_cycles, semihosting_root=semihosting_root,
                         args=program_args, flash_latency=flash_latency,
-                        on_output=_Stream(progress.before_output), on_warning=warn, on_progress=progress,
-                        stdin=sys.stdin.buffer, profile=profile, pc_sample_cycles=pc_sample_cycles, timeline=perfetto,
+                        on_output=stream, on_warning=warn, on_progress=progress,
+                        stdin=Input(), profile=profile, pc_sample_cycles=pc_sample_cycles, timeline=perfetto,
                         swo=swo, vcd=vcd, branch_trace=window, flamegraph=flamegraph, voltage_range=voltage_range,
                         power_bin_us=power_bin_us, power_trace=power_trace, power_model=power_model,
                         timing=timing == "on")
@@ -221,14 +245,25 @@ def run_command(firmware_and_args, board, example, max_cycles, clock_hz, flash_l
         sys.exit(EXIT_BAD_INPUT)
     finally:
         progress.stop()
-    sys.stdout.flush()
+    stream.flush()
     if result.fault_report:
-        click.echo("mcusim: " + result.fault_report.replace("\n", "\nmcusim: "), err=True)
+        say("mcusim: " + result.fault_report.replace("\n", "\nmcusim: "))
+    def removed(names):
+        if not quiet:
+            say(f"mcusim: note: removed {', '.join(names)} from {out}: an earlier run's, not this run's")
+
+    written = out
     if out:
-        result.write_bundle(out)
+        try:
+            result.write_bundle(out, on_removed=removed)
+        except OSError as exc:
+            say(f"mcusim: error: cannot write the bundle in {out}: {exc}")
+            written = None
     if not quiet:
-        _summary(result, out)
-    sys.exit(result.exit_code)
+        _summary(result, written)
+    stdout_error = stream.failed.get("stdout")
+    output_lost = (out and not written) or (stdout_error is not None and stdout_error.errno != errno.EPIPE)
+    sys.exit(result.exit_code or (EXIT_OUTPUT_ERROR if output_lost else 0))
 
 
 
@@ -294,7 +329,7 @@ def _summary(result, out) -> None:
     if out:
         lines.append(f"bundle: {out}/run.json")
     for line in lines:
-        click.echo(f"mcusim: {line}", err=True)
+        say(f"mcusim: {line}")
 
 
 @main.group("boards", invoke_without_command=True)

@@ -3,6 +3,9 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import os
+import stat
+import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -15,6 +18,80 @@ PF_W = 0x2
 
 class ElfError(ValueError):
     """The file is not firmware mcusim can run (exit code 3)."""
+
+
+ET_REL, ET_EXEC, ET_DYN = 1, 2, 3
+SHT_NULL, SHT_NOBITS = 0, 8
+_HEADER = struct.Struct("<16sHHIIIIIHHHHHH")  # ELF32 file header
+_PROGRAM_HEADER = struct.Struct("<8I")        # p_type, p_offset, p_vaddr, p_paddr, p_filesz, p_memsz, ...
+_SECTION_HEADER = struct.Struct("<10I")       # sh_name, sh_type, sh_flags, sh_addr, sh_offset, sh_size, ...
+
+
+def _read_elf(path: Path) -> bytes:
+    """The ELF's bytes, up to the last one its headers name: a device, a FIFO or a directory
+    is refused before any read (a FIFO would block, /dev/zero never end), and every table and
+    segment is checked against the file's size before it is read (a huge file is not read whole)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # (a FIFO opens without a writer)
+    except OSError as exc:
+        raise ElfError(f"{path}: cannot read: {exc.strerror}") from exc
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        kind = ("a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode)
+                else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a special file")
+        raise ElfError(f"{path}: is {kind}, not an ELF file")
+    with os.fdopen(fd, "rb") as f:
+        size = os.fstat(fd).st_size
+        try:
+            head = f.read(_HEADER.size)
+            if head[:4] != b"\x7fELF":
+                raise ElfError(f"{path}: not an ELF file (no ELF magic number)")
+            if len(head) < _HEADER.size:
+                raise ElfError(f"{path}: truncated ELF ({len(head)} bytes, shorter than an ELF header)")
+            if head[4] != 1:
+                raise ElfError(f"{path}: a 64-bit ELF; mcusim runs 32-bit Arm Cortex-M firmware")
+            if head[5] != 1:
+                raise ElfError(f"{path}: a big-endian ELF; mcusim runs little-endian Arm Cortex-M firmware")
+            extent = _extent(path, f, head, size)
+            f.seek(0)
+            return f.read(extent)
+        except OSError as exc:
+            raise ElfError(f"{path}: cannot read: {exc.strerror}") from exc
+
+
+def _extent(path: Path, f, head: bytes, size: int) -> int:
+    """Where the last byte any header names ends; ElfError when it is past the end of the file."""
+    (_, e_type, _, _, _, phoff, shoff, _, _, phentsize, phnum, shentsize, shnum, _) = _HEADER.unpack(head)
+    if e_type == ET_REL:
+        raise ElfError(f"{path}: a relocatable object file (ET_REL, e.g. a .o), not an executable: link it first")
+    if e_type not in (ET_EXEC, ET_DYN):
+        raise ElfError(f"{path}: not an executable ELF (type {e_type}); mcusim runs linked firmware (ET_EXEC)")
+
+    def table(what, offset, count, entry, layout):
+        if count and entry != layout.size:
+            raise ElfError(f"{path}: corrupt ELF ({what} entries of {entry} bytes, not {layout.size})")
+        if offset + count * entry > size:
+            raise ElfError(f"{path}: truncated ELF (the {what} table extends past the end of the file)")
+        f.seek(offset)
+        data = f.read(count * entry)
+        return [layout.unpack_from(data, i * entry) for i in range(count)], offset + count * entry
+
+    if shnum == 0 and shoff:  # more sections than e_shnum holds: the count is section 0's sh_size
+        shnum = table("section header", shoff, 1, shentsize, _SECTION_HEADER)[0][0][5]
+    programs, end_programs = table("program header", phoff, phnum, phentsize, _PROGRAM_HEADER)
+    sections, end_sections = table("section header", shoff, shnum, shentsize, _SECTION_HEADER)
+    extent = max(_HEADER.size, end_programs, end_sections)
+    for index, p in enumerate(programs):
+        if p[1] + p[4] > size:
+            raise ElfError(f"{path}: truncated ELF (segment {index} extends past the end of the file)")
+        extent = max(extent, p[1] + p[4])
+    for index, s in enumerate(sections):
+        if s[1] not in (SHT_NULL, SHT_NOBITS):
+            if s[4] + s[5] > size:
+                raise ElfError(f"{path}: truncated ELF (section {index} extends past the end of the file)")
+            extent = max(extent, s[4] + s[5])
+    return extent
 
 
 @dataclass(frozen=True)
@@ -48,18 +125,7 @@ class ElfImage:
     @classmethod
     def load(cls, path: str | Path) -> "ElfImage":
         path = Path(path)
-        try:
-            raw = path.read_bytes()
-        except OSError as exc:
-            raise ElfError(f"{path}: cannot read: {exc.strerror}") from exc
-        if raw[:4] != b"\x7fELF":
-            raise ElfError(f"{path}: not an ELF file (no ELF magic number)")
-        if len(raw) < 52:
-            raise ElfError(f"{path}: truncated ELF ({len(raw)} bytes, shorter than an ELF header)")
-        if raw[4] != 1:
-            raise ElfError(f"{path}: a 64-bit ELF; mcusim runs 32-bit Arm Cortex-M firmware")
-        if raw[5] != 1:
-            raise ElfError(f"{path}: a big-endian ELF; mcusim runs little-endian Arm Cortex-M firmware")
+        raw = _read_elf(path)
         try:
             return cls._parse(path, raw)
         except ElfError:
@@ -86,6 +152,9 @@ class ElfImage:
             data = seg.data()
             if len(data) != seg["p_filesz"]:
                 raise ElfError(f"{path}: truncated ELF (segment {index} extends past the end of the file)")
+            if seg["p_filesz"] > seg["p_memsz"]:
+                raise ElfError(f"{path}: corrupt ELF (segment {index} has more bytes in the file, "
+                               f"{seg['p_filesz']:,}, than in memory, {seg['p_memsz']:,})")
             names = tuple(s.name for s in sections if seg.section_in_segment(s))
             segments.append(Segment(index, seg["p_paddr"], seg["p_vaddr"], data, seg["p_memsz"],
                                     bool(seg["p_flags"] & PF_X), names))

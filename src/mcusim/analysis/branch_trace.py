@@ -33,7 +33,7 @@ RECORD = np.dtype([("word", "<u8"), ("source", "<u4"), ("target", "<u4")])
 KINDS = {N.TRACE_SYNC: "sync", N.TRACE_BRANCH: "branch", N.TRACE_EXCEPTION: "exception",
          N.TRACE_RETURN: "return", N.TRACE_LOOP: "loop", N.TRACE_END: "end"}
 CYCLE_MASK = (1 << 48) - 1
-DEFAULT_LIMIT = 1_000_000  # records (16 MB in the file; the capture table is reserved up front)
+DEFAULT_LIMIT = 1_000_000  # records (16 MB in the file; memory grows with the records kept)
 
 
 class MissingSymbol(ValueError):
@@ -52,24 +52,44 @@ class TraceWindow:
 
 
 class BranchTraceCapture:
-    """Sets up the native capture: a table of `limit` records and the window."""
+    """Sets up the native capture: a table of at most CHUNK records and the window. The hook
+    stops emulation when the table is nearly full (native.trace_record) and `make_room()` moves
+    the records out, so memory grows with the records kept, up to `limit`, never by the limit."""
+
+    CHUNK = 1 << 16  # records in the native table (1.5 MB)
 
     def __init__(self, state, limit: int = DEFAULT_LIMIT, from_address: int | None = None,
                  to_address: int | None = None, from_cycle: int = 0, to_cycle: int | None = None):
         if limit < 1:
             raise ValueError("the branch trace needs room for at least one record")
         self.state = state
-        self.table = state.reserve(N.TRACE_RECORD * limit)
+        self.limit = limit
+        self.kept: list[np.ndarray] = []  # the records moved out of the table (RECORD arrays)
+        self.moved = 0
+        capacity = min(limit, self.CHUNK)
+        self.table = state.reserve(N.TRACE_RECORD * capacity)
         state[N.TRACE_TABLE] = self.table
-        state[N.TRACE_CAPACITY] = limit
+        state[N.TRACE_CAPACITY] = capacity
         state[N.TRACE_FROM] = -1 if from_address is None else from_address & ~1
         state[N.TRACE_TO] = -1 if to_address is None else to_address & ~1
         state[N.TRACE_FROM_CYCLE] = from_cycle
         state[N.TRACE_TO_CYCLE] = (1 << 62) if to_cycle is None else to_cycle
         state[N.TRACE_HELD] = -1
 
+    def make_room(self) -> None:
+        """Move the table's records out when it is nearly full and the limit allows more."""
+        st = self.state
+        count, capacity = st[N.TRACE_COUNT], st[N.TRACE_CAPACITY]
+        if count < capacity - N.TRACE_HEADROOM - 1 or self.moved + capacity >= self.limit:
+            return
+        self.kept.append(self._table_records())
+        self.moved += count
+        st[N.TRACE_COUNT] = 0
+        st[N.TRACE_CAPACITY] = min(capacity, self.limit - self.moved)
+
     def record(self, kind: int, source: int, target: int, number: int = 0) -> None:
         """A record from Python (exceptions, skipped loops, the end of the run)."""
+        self.make_room()
         N.trace_record(self.state.buffer, np.int64(kind), np.int64(source & 0xFFFFFFFF | number << 32),
                        np.int64(target & 0xFFFFFFFF))
 
@@ -83,6 +103,9 @@ class BranchTraceCapture:
 
     def records(self) -> np.ndarray:
         """The records so far, in the file's layout."""
+        return np.concatenate([*self.kept, self._table_records()])
+
+    def _table_records(self) -> np.ndarray:
         count = int(self.state[N.TRACE_COUNT])
         raw = self.state.buffer[self.table: self.table + N.TRACE_RECORD * count].reshape(count, N.TRACE_RECORD)
         out = np.zeros(count, RECORD)

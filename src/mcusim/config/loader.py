@@ -148,6 +148,7 @@ def load_board(name: str) -> BoardSpec:
             clocks={k: int(v) for k, v in data.get("clocks", {}).items()},
             pins={str(k): str(v) for k, v in data.get("pins", {}).items()},
             cpuid=int(soc.get("cpuid", 0)),
+            max_clock_hz=int(soc.get("max_clock_hz", 0)),
             flash_ports=_flash_ports(data.get("flash_timing")),
             source_file=str(path),
         )

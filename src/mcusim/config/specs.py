@@ -109,6 +109,7 @@ class BoardSpec:
     pins: dict[str, str] = field(default_factory=dict)  # board labels of SoC pins ([pins]), e.g. LD2 = "PA5"
     flash_ports: tuple[FlashTimingSpec, ...] = ()  # the flash interfaces ([[flash_timing]])
     cpuid: int = 0  # SCB CPUID as this part reports it
+    max_clock_hz: int = 0  # the part's highest core clock (datasheet), 0: none given (MPS2 FPGAs under QEMU)
     source_file: str = ""
 
     @property

@@ -239,7 +239,7 @@ class Machine:
             return None
         if self.trace.dropped:
             self.warn_once("trace-dropped", f"{self.trace.dropped:,} branch trace records beyond the first "
-                                            f"{self.state[N.TRACE_CAPACITY]:,} were not kept (--trace-limit)")
+                                            f"{self.trace.limit:,} were not kept (--trace-limit)")
         if self.state[N.TRACE_STATE] == 0:
             self.warn_once("trace-empty", "the branch trace window never opened (--trace-from / --trace-cycles)")
         return self.trace.records()
@@ -932,6 +932,8 @@ class Machine:
                 if self._internal_error is not None:
                     raise self._internal_error
                 self._after_stop(error)
+                if self.trace is not None:
+                    self.trace.make_room()
                 if self.sampler is not None:
                     self.sampler.take_block()
                 self.state[N.BLOCK_SIZE] = 0

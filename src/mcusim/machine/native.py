@@ -12,7 +12,12 @@ from __future__ import annotations
 import ctypes
 
 import llvmlite.binding
-import numba
+
+from . import numba_cache
+
+CACHE = numba_cache.choose(__file__)  # (before numba compiles or caches anything below)
+
+import numba  # noqa: E402
 import numpy as np
 from numba import carray, types
 from unicorn.arm_const import UC_ARM_REG_EPSR
@@ -264,7 +269,7 @@ LANE = 21           # packed fields: three 21-bit lanes (a window's sums stay fa
 LANE_MASK = (1 << LANE) - 1
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def _window_of(st, address):
     w = st[LAST_WINDOW]
     if w < st[WINDOW_COUNT]:
@@ -279,7 +284,7 @@ def _window_of(st, address):
     return -1
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def _kind_at(st, address):
     w = _window_of(st, address)
     if w < 0:
@@ -287,7 +292,7 @@ def _kind_at(st, address):
     return st[st[WINDOW_TABLE + 3 * w + 2] + FIELDS * ((address - st[WINDOW_TABLE + 3 * w]) >> 1) + KIND]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def _range_sum(st, start, end, field):
     """Sum of `field` over the instructions in [start, end), across windows; -1 if undecoded."""
     total = 0
@@ -304,7 +309,7 @@ def _range_sum(st, start, end, field):
     return total
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def _value_at(st, address, field):
     """A per-instruction (not summed) field's value at `address`."""
     w = _window_of(st, address)
@@ -314,7 +319,7 @@ def _value_at(st, address, field):
     return st[st[WINDOW_TABLE + 3 * w + 2] + FIELDS * ((address - base) >> 1) + field]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def _ends_in_branch(st, end):
     """F_REFILL of the instruction that ends at `end`."""
     last = end - 2
@@ -323,7 +328,7 @@ def _ends_in_branch(st, end):
     return _value_at(st, last, F_REFILL)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def _predict(st, branch_at, taken, target, branch):
     """A branch target address cache (docs/timing.md, Cortex-M7): PREDICTOR_WAYS-way set
     associative by branch address, least recently used replacement, each entry a target and a
@@ -401,7 +406,7 @@ EVENT_CODE, EVENT_ENTRY, EVENT_RETURN, EVENT_SLEEP = 0, 1, 2, 3
 EVENT_FLUSH = 4  # charge what ran so far, change nothing
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def _function_of(st, address):
     """Index of the function holding `address` (binary search), or n for none."""
     t = st[PROFILE_TABLE]
@@ -418,7 +423,7 @@ def _function_of(st, address):
     return n
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def _tree_child(st, meta, parent, function):
     """The call tree's node for `function` below `parent`, made on first use (TREE_FULL when
     the tree has no room left)."""
@@ -450,7 +455,7 @@ def _tree_child(st, meta, parent, function):
     return node
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def _parent(st, meta, node):
     """A node's parent; the full node's is where the tree ran out of room."""
     if node == TREE_FULL:
@@ -458,14 +463,14 @@ def _parent(st, meta, node):
     return st[meta + PROFILE_TREE_META + PROFILE_NODE * node]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def _return_address(st):
     """Where the call that just branched returns to: after the BL/BLX that ended the last block."""
     at = st[PREVIOUS_BRANCH_AT]
     return at + 4 if _kind_at(st, at + 2) == KIND_CONTINUATION else at + 2
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def _tree_call(st, meta, node, function, returns_to):
     """One level down: `function` called from `node`, returning to `returns_to` (-1: unknown)."""
     child = _tree_child(st, meta, node, function)
@@ -475,7 +480,7 @@ def _tree_call(st, meta, node, function, returns_to):
     return child
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def _tree_up(st, meta, at, function):
     """The nearest node of `function` from `at` up, or -1."""
     while at != TREE_ROOT:
@@ -485,7 +490,7 @@ def _tree_up(st, meta, at, function):
     return -1
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def _tree_move(st, meta, node, function, call, returning, event, n):
     """Where the call tree goes from `node` when `function` starts running, and whether that
     was a call: a call goes one level down; a return (to the address the current call returns
@@ -536,7 +541,7 @@ def _tree_move(st, meta, node, function, call, returning, event, n):
     return _tree_child(st, meta, _parent(st, meta, node), function), False
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def profile_switch(st, function, address, event):
     """The cycles since the last switch belong to what ran; `function` runs from now. A call:
     entering a function at its first instruction from another one, or by BL/BLX (recursion);
@@ -570,7 +575,7 @@ def profile_switch(st, function, address, event):
     st[PROFILE_SINCE] = st[CYCLES]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def _line_slot(st, meta, address):
     """The line counters' slot of `address` (two per halfword), or -1 outside the ranges."""
     table = meta + PROFILE_TREE_META + (PROFILE_NODE + 2) * st[meta + 2]
@@ -581,7 +586,7 @@ def _line_slot(st, meta, address):
     return -1
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def line_flush(st, meta):
     """What the block that ran last cost beyond its static cycles (waits, refills, start
     adjustments) goes to its first instruction."""
@@ -591,7 +596,7 @@ def line_flush(st, meta):
     st[meta + TREE_LINE_SLOT] = 0
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def _count_lines(st, meta, entry, address, size):
     """Per halfword, how often it ran, as differences (+1 at a block's start, -1 at its end;
     the running sum gives the counts), and the extra cycles of the blocks starting there."""
@@ -613,7 +618,7 @@ def _count_lines(st, meta, entry, address, size):
         st[meta + TREE_LINE_STATIC] = st[entry + 2]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def line_settle(st, meta, block, pc, static_prefix):
     """The block that ran last stopped at `pc`: only the halfwords before it ran."""
     first = st[meta + TREE_LINE_SLOT]
@@ -625,7 +630,7 @@ def line_settle(st, meta, block, pc, static_prefix):
         st[meta + TREE_LINE_STATIC] = static_prefix
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def _profile(st, entry, address, size):
     if st[entry + E_FUNCTION] == 0:
         st[entry + E_FUNCTION] = _function_of(st, address) + 1
@@ -636,7 +641,7 @@ def _profile(st, entry, address, size):
         _count_lines(st, meta, entry, address, size)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def _take_samples(st):
     """PC samples that fell in the block that ran last, as DWT PC sampling takes them every
     SAMPLE_PERIOD cycles: the instruction whose cycles cover the sample point (the block's
@@ -669,11 +674,13 @@ def _take_samples(st):
 # Branch trace records (analysis/branch_trace.py): 3 slots each, kind << 56 | cycle, source, target.
 TRACE_SYNC, TRACE_BRANCH, TRACE_EXCEPTION, TRACE_RETURN, TRACE_LOOP, TRACE_END = 0, 1, 2, 3, 4, 5
 TRACE_RECORD = 3
+TRACE_HEADROOM = 2  # records a block start may add after the table asks for room (a branch, the end)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def trace_record(st, kind, source, target):
-    """Store one record at the current cycle while the window is open."""
+    """Store one record at the current cycle while the window is open. When the table is nearly
+    full, stop at this block start (the deadline): Python moves the records out (make_room)."""
     if st[TRACE_STATE] != 1:
         return
     if st[TRACE_COUNT] >= st[TRACE_CAPACITY]:
@@ -684,9 +691,11 @@ def trace_record(st, kind, source, target):
     st[slot + 1] = source
     st[slot + 2] = target
     st[TRACE_COUNT] += 1
+    if st[TRACE_COUNT] == st[TRACE_CAPACITY] - TRACE_HEADROOM:
+        st[DEADLINE] = 0
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def _trace(st, address, out_of_sequence):
     """At a block start: open the window when its start address or cycle is reached (a sync
     record says where the code was), record the taken branch that led here (from the last
@@ -716,7 +725,7 @@ EV_FLAGS = (0x01, 0x08, 0x10)  # CPI, LSU, Fold
 EV_NEVER = 1 << 62
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def counter_events(st):
     """A record for each wrap of CPICNT, LSUCNT or FOLDCNT since the last call (the block hook
     calls it at every block start, Python before it moves time on), at the cycle interpolated
@@ -749,7 +758,7 @@ def counter_events(st):
     st[t + EV_SINCE] = now
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def _refill_after_branch(st, address, wide_target):
     """The previous block ended with a branch that was taken: an unconditional one (2), or a
     conditional one (1) whose next block is not its fall-through."""
@@ -770,7 +779,7 @@ def _refill_after_branch(st, address, wide_target):
     st[REFILL_TOTAL] += refill
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def _start_adjust(st, adjust, flags, sign):
     """Apply (sign 1) or undo (-1) what entering a block out of sequence changes: its first
     instruction has no neighbour to pipeline, interlock or fold with. On a dual-issue core
@@ -796,7 +805,7 @@ def _start_adjust(st, adjust, flags, sign):
     st[INTERLOCK_TOTAL] -= sign * interlock
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def _block_energy(st, entry):
     """A block's dynamic energy from its class counts and the power model's coefficients."""
     core = 0
@@ -806,13 +815,13 @@ def _block_energy(st, entry):
     st[entry + E_ENERGY_SRAM] = _class_count(st, entry, 7) * st[P_COEF_WORD]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def _class_count(st, entry, k):
     """Lane k of the block's packed class counts (CLASS_NAMES, then data words)."""
     return (st[entry + E_CLASSES + k // 3] >> (LANE * (k % 3))) & LANE_MASK
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def power_unpack(st):
     """Move the packed class sums into the counters."""
     for k in range(8):
@@ -823,7 +832,7 @@ def power_unpack(st):
     st[P_PACKED_BLOCKS] = 0
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def _count_power(st, entry):
     """This block's events and energy; a due snapshot first keeps the energies before it, at
     the cycle it starts."""
@@ -839,7 +848,7 @@ def _count_power(st, entry):
     st[P_ENERGY_SRAM] += st[entry + E_ENERGY_SRAM]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def power_snapshot(st):
     """Keep the energies so far at this cycle (the power trace interpolates between them). A
     full table keeps every other snapshot and takes them half as often from then on (bounded
@@ -862,7 +871,7 @@ def power_snapshot(st):
     st[P_SNAPSHOT_NEXT] = st[CYCLES] + st[P_SNAPSHOT_PERIOD]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def _summarize(st, address, size, entry):
     """Fill the block cache entry from the decode tables; False if the block is not decoded."""
     end = address + size
@@ -923,7 +932,7 @@ def _summarize(st, address, size, entry):
     return True
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def flash_offset(st, g, address):
     """The line offset `address` reads through the port at `g`, or -1 outside its ranges."""
     for i in range(st[g + FL_RANGE_COUNT]):
@@ -933,7 +942,7 @@ def flash_offset(st, g, address):
     return -1
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def flash_port(st, address):
     """The block of the port whose ranges hold `address`, or -1."""
     for k in range(st[FL_PORT_COUNT]):
@@ -943,7 +952,7 @@ def flash_port(st, address):
     return -1
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def cache_set(st, g, side, line):
     """(first tag slot, ways) of the set `line` maps to in the port's cache at `side`
     (FL_IC_ON or FL_DC_ON: enabled, sets, ways, tag array follow it)."""
@@ -951,7 +960,7 @@ def cache_set(st, g, side, line):
     return st[g + side + 3] + 2 * ways * (line % st[g + side + 1]), ways
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def cache_find(st, first, ways, line):
     """(the slot holding `line`, clean or dirty, or -1; the set's least recently used slot).
     A slot is the line + 1 (negated while dirty; 0: empty), then its last use."""
@@ -965,7 +974,7 @@ def cache_find(st, first, ways, line):
     return -1, oldest
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def flash_cache_access(st, g, line):
     """Look `line` up in the port's instruction cache (set-associative, LRU); on a miss it
     replaces the set's oldest line."""
@@ -981,14 +990,14 @@ def flash_cache_access(st, g, line):
     return False
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def flash_cache_find(st, g, line):
     """The tag slot holding `line` in the port's instruction cache, or -1."""
     first, ways = cache_set(st, g, FL_IC_ON, line)
     return cache_find(st, first, ways, line)[0]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def flash_cache_forget(st, g, line):
     """Take `line` out of the port's instruction cache."""
     slot = flash_cache_find(st, g, line)
@@ -998,13 +1007,13 @@ def flash_cache_forget(st, g, line):
         st[FL_EPOCH] += 1
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def _flash_read(st):
     st[P_FLASH_READS] += 1
     st[P_ENERGY_FLASH] += st[P_COEF_FLASH]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def flash_fetch_line(st, g, line, now):
     """Fetch `line` for the instruction needed at cycle `now`: returns (stall, contention, missed)."""
     if line == st[g + FL_BUFFER_LINE]:
@@ -1036,7 +1045,7 @@ def flash_fetch_line(st, g, line, now):
     return stall, contention, missed
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def data_cache_access(st, g, line, write):
     """Look `line` up in the port's data cache (LRU, as flash_cache_access); a write leaves the
     line dirty (its tag stored negated: write-back, write-allocate). Returns (hit, whether the
@@ -1061,7 +1070,7 @@ def data_cache_access(st, g, line, write):
     return False, dirty
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def ram_port(st, address):
     """The block of the port whose data cache serves RAM at `address`, or -1."""
     for k in range(st[FL_PORT_COUNT]):
@@ -1073,7 +1082,7 @@ def ram_port(st, address):
     return -1
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def ram_access(st, address, write):
     """Wait cycles of a data access to RAM behind a port's data cache (docs/timing.md, Cortex-M7
     memory): a read waits on a miss, or always with the cache off, and longer when the line it
@@ -1089,7 +1098,7 @@ def ram_access(st, address, write):
     return st[g + FL_RAM_WAIT] + (st[g + FL_WRITEBACK_WAIT] if dirty else 0)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def flash_data_read(st, address):
     """Wait cycles of a data read at `address` (0 outside the flash ports or on a data cache hit)."""
     g = flash_port(st, address)
@@ -1110,7 +1119,7 @@ def flash_data_read(st, address):
     return wait + writeback
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def _fetch_block(st, g, address, size, offset, start):
     """Instruction-fetch waits of a block read through the port at `g`: each line it touches,
     in order, is needed when execution reaches it (start + cycles of the instructions before +
@@ -1144,7 +1153,7 @@ def _fetch_block(st, g, address, size, offset, start):
     return count == 0 and st[g + FL_IC_ON] != 0
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def _lazy_fp_store(st, address, size):
     """The first FP instruction after a lazily stacked exception entry stores the FP context
     (ARMv7-M ARM B1.5.7): charged when its block starts, and placed at that instruction
@@ -1160,7 +1169,7 @@ def _lazy_fp_store(st, address, size):
     st[LAZY_FP_TOTAL] += st[LAZY_FP_CYCLES]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def _remember_hits(st, g, entry, address, size, offset):
     """Every line of the block was in the instruction cache (or the fetch buffer): note where,
     so until the caches' contents change the block's fetch costs only these look-ups."""
@@ -1182,7 +1191,7 @@ def _remember_hits(st, g, entry, address, size, offset):
     st[entry + E_FETCH_EPOCH] = st[FL_EPOCH] + 1
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def _fetch_hits(st, g, entry, start):
     """What _fetch_block does for a block whose lines are all cached: no waits; the lines become
     the most recently used, the fetch buffer holds the last one and prefetch moves past it."""
@@ -1201,7 +1210,7 @@ def _fetch_hits(st, g, entry, start):
                 st[g + FL_PREFETCH_DELAY] = 0
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def _fetch(st, entry, address, size, start, out_of_sequence):
     """The flash fetch model for the block starting now, through whichever port holds it."""
     st[FL_CURRENT] = -1
@@ -1224,7 +1233,25 @@ def _fetch(st, entry, address, size, start, out_of_sequence):
         _remember_hits(st, g, entry, address, size, offset)
 
 
-@numba.cfunc(BLOCK_HOOK_SIGNATURE, cache=True)
+class _Cfunc:
+    """A hook compiled (or loaded from numba's cache) when first registered, not at import:
+    commands that run no firmware (`mcusim --help`, `mcusim report`) compile nothing."""
+
+    def __init__(self, signature, function):
+        self.signature, self.function, self._compiled = signature, function, None
+
+    @property
+    def address(self) -> int:
+        if self._compiled is None:
+            self._compiled = numba.cfunc(self.signature, cache=CACHE)(self.function)
+        return self._compiled.address
+
+
+def _cfunc(signature):
+    return lambda function: _Cfunc(signature, function)
+
+
+@_cfunc(BLOCK_HOOK_SIGNATURE)
 def block_hook(uc, address_u64, size_u32, user_data):
     address = np.int64(address_u64)  # int64 throughout: uint64 mixed with int64 becomes float in numba
     size = np.int64(size_u32)
@@ -1308,7 +1335,7 @@ def block_hook(uc, address_u64, size_u32, user_data):
         _fetch(st, entry, address, size, start, out_of_sequence)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def _significant_bits(value):
     bits = 0
     while value:
@@ -1317,14 +1344,14 @@ def _significant_bits(value):
     return bits
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def _read_register(uc, header, register):
     header[SCRATCH] = 0
     _uc_reg_read(uc, register, header.ctypes.data + 8 * SCRATCH)
     return header[SCRATCH] & 0xFFFFFFFF
 
 
-@numba.cfunc(BLOCK_HOOK_SIGNATURE, cache=True)
+@_cfunc(BLOCK_HOOK_SIGNATURE)
 def divide_hook(uc, address, size, user_data):
     """Before a divide: its early-termination cost from the operand values.
 
@@ -1365,7 +1392,7 @@ MEMORY_HOOK_SIGNATURE = types.void(types.voidptr, types.int32, types.uint64, typ
 EPSR_THUMB_ONLY = 1 << 24
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def _restore_it_state(uc, header):
     """Clear the IT bits Unicorn set before calling a memory hook: it restores the accessing
     instruction's state (cpu_restore_state), while QEMU expects them zero in mid-block and
@@ -1374,7 +1401,7 @@ def _restore_it_state(uc, header):
     _uc_reg_write(uc, UC_ARM_REG_EPSR, header.ctypes.data + 8 * SCRATCH)
 
 
-@numba.cfunc(MEMORY_HOOK_SIGNATURE, cache=True)
+@_cfunc(MEMORY_HOOK_SIGNATURE)
 def flash_read_hook(uc, access, address_u64, size, value, user_data):
     """A data read from flash (registered on the flash ranges only while data reads wait)."""
     header = carray(user_data, (DATA_START,), np.int64)
@@ -1386,7 +1413,7 @@ def flash_read_hook(uc, access, address_u64, size, value, user_data):
     st[DATA_WAIT_TOTAL] += wait
 
 
-@numba.cfunc(MEMORY_HOOK_SIGNATURE, cache=True)
+@_cfunc(MEMORY_HOOK_SIGNATURE)
 def ram_access_hook(uc, access, address_u64, size, value, user_data):
     """A data read or write of RAM behind a data cache (registered on those ranges only)."""
     header = carray(user_data, (DATA_START,), np.int64)
@@ -1398,7 +1425,7 @@ def ram_access_hook(uc, access, address_u64, size, value, user_data):
     st[DATA_WAIT_TOTAL] += wait
 
 
-@numba.cfunc(BLOCK_HOOK_SIGNATURE, cache=True)
+@_cfunc(BLOCK_HOOK_SIGNATURE)
 def exact_pc_hook(uc, address, size, user_data):
     """Per-instruction hook, installed only on blocks that read time-dependent registers."""
     header = carray(user_data, (DATA_START,), np.int64)

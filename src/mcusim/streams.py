@@ -1,0 +1,84 @@
+"""The run's standard streams: the firmware's output through to stdout and stderr, its console
+input from stdin, and what a closed or failing stream does (nothing is lost: the output stays
+in the result; README, exit status 74)."""
+from __future__ import annotations
+
+import errno
+import os
+import sys
+
+import click
+
+
+class Output:
+    """Writes firmware output through as it comes, flushing at each newline; `before(data, out)`
+    runs first (the progress bar steps aside). A stream that cannot be written (closed, a full
+    disk, a reader that went away) is reported once through `report(stream, error)` and
+    skipped from then on: the run goes on, and its output stays in the result (run.json)."""
+
+    def __init__(self, before=None, report=None):
+        self.before = before
+        self.report = report
+        self.failed: dict[str, OSError] = {}  # stream -> why it could not be written
+
+    def __call__(self, data: bytes, stream: str) -> None:
+        if stream in self.failed:
+            return
+        out = sys.stderr if stream == "stderr" else sys.stdout
+        try:
+            if out is None:
+                raise OSError(errno.EBADF, "closed")
+            if self.before:
+                self.before(data, out)
+            out.buffer.write(data)
+            if b"\n" in data or stream == "stderr":
+                out.flush()
+        except OSError as exc:
+            self._fail(stream, out, exc)
+
+    def flush(self) -> None:
+        if "stdout" not in self.failed and sys.stdout is not None:
+            try:
+                sys.stdout.flush()
+            except OSError as exc:
+                self._fail("stdout", sys.stdout, exc)
+
+    def _fail(self, stream: str, out, error: OSError) -> None:
+        self.failed[stream] = error
+        to_devnull(out)
+        if self.report:
+            self.report(stream, error)
+
+
+def to_devnull(out) -> None:
+    """Point a failed std stream at /dev/null, so the flushes still to come (at exit too) succeed."""
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, out.fileno())
+        os.close(null)
+    except (AttributeError, OSError, ValueError):
+        pass  # (not a real file: nothing flushes it at exit)
+
+
+class Input:
+    """The firmware's console input: stdin, where a closed (`<&-`) or unreadable stdin reads as
+    end of file."""
+
+    def read1(self, size: int) -> bytes:
+        if sys.stdin is None:
+            return b""
+        try:
+            stream = sys.stdin.buffer
+            return getattr(stream, "read1", stream.read)(size)
+        except (OSError, ValueError):
+            return b""
+
+    read = read1
+
+
+def say(line: str) -> None:
+    """A line on stderr; a stderr that cannot be written is given up on, not a traceback."""
+    try:
+        click.echo(line, err=True)
+    except OSError:
+        to_devnull(sys.stderr)
