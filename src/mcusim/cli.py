@@ -23,7 +23,7 @@ from .analysis.branch_trace import read as read_branch_trace
 from .analysis.bundle import BundleError
 from .analysis.bundle import load as load_bundle
 from .api import Simulator
-from .power.accounting import DEFAULT_BIN_US, VoltageRangeError
+from .power.accounting import DEFAULT_BIN_US, MAX_BIN_US, MIN_BIN_US, VoltageRangeError
 from .config import ConfigError, board_names, load_board
 from .elf import ElfError, ElfImage
 from .machine.exceptions import exception_name
@@ -168,6 +168,9 @@ def run_command(firmware_and_args, board, example, max_cycles, clock_hz, flash_l
     if program_args and not click.get_current_context().meta.get("program_args_marked"):
         raise click.UsageError(f"unexpected {program_args[0]!r}: arguments for the firmware go after `--` "
                                f"(mcusim run FIRMWARE --board NAME -- ARG...)")
+    if not MIN_BIN_US <= power_bin_us <= MAX_BIN_US:  # (also refuses nan, which no FloatRange does)
+        raise click.BadParameter(f"{power_bin_us!r}: the bin width must be from {MIN_BIN_US:g} to {MAX_BIN_US:g} us",
+                                 param_hint="--power-bin-us")
     try:
         flash_latency = parse_flash_latency(flash_latency)
     except FlashLatencyError as exc:

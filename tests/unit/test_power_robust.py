@@ -161,6 +161,13 @@ def test_power_bin_width_must_be_finite_and_at_least_a_nanosecond():
             Simulator(HELLO, "mcu-d", power_bin_us=width)
 
 
+@pytest.mark.parametrize("width", ["nan", "inf", "1e-300"])
+def test_run_with_a_power_bin_width_out_of_range_is_a_usage_error(width):
+    result = CliRunner().invoke(main, ["run", "--example", "hello", "--board", "mcu-d", "--power-bin-us", width])
+    assert result.exit_code == 2 and "--power-bin-us" in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
 # calibration ---------------------------------------------------------------------------------
 def calibrate(tmp_path, rows, *fit):
     csv = tmp_path / "measurements.csv"
