@@ -91,6 +91,7 @@ class RunResult:
     power_trace: tuple | None = None  # (bin start times, {rail: watts}) when asked for
     max_cycles: int = DEFAULT_MAX_CYCLES
     semihosting_root: str | None = None
+    semihosting_system: bool = False
 
     @property
     def cpi(self) -> float:
@@ -129,7 +130,8 @@ class RunResult:
             "clock_changes": self.clock_changes,
             "firmware": {"path": self.firmware_path, "sha256": self.firmware_sha256},
             "settings": {"max_cycles": self.max_cycles, "clock_hz": self.clock_hz if self.clock_pinned else None,
-                         "semihosting_root": self.semihosting_root, **self.capture},
+                         "semihosting_root": self.semihosting_root,
+                         "semihosting_system": self.semihosting_system, **self.capture},
             "exit": {"reason": self.exit_reason, "code": self.exit_code, "detail": self.exit_detail},
             "boot_note": self.boot_note,
             "instructions": self.instructions,
@@ -249,7 +251,7 @@ class Simulator:
 
     def __init__(self, firmware: str | Path, board: str | BoardSpec = "mcu-d", *, clock_hz: int | None = None,
                  max_cycles: int | None = None, semihosting_root: str | Path | None = None,
-                 args: list[str] | tuple[str, ...] = (), cmdline: str | None = None,
+                 semihosting_system: bool = False, args: list[str] | tuple[str, ...] = (), cmdline: str | None = None,
                  flash_latency: str | int | None = None,
                  on_output=None, on_warning=None, on_progress=None, stdin=None, profile: bool = False,
                  pc_sample_cycles: int | None = None, timeline: bool = False, swo: bool = False,
@@ -269,7 +271,9 @@ class Simulator:
 
         Semihosting SYS_GET_CMDLINE answers the program name (`firmware` as given) and `args`
         joined by spaces, as QEMU joins its `-semihosting-config arg=` values; `cmdline` gives
-        the whole line instead. `flash_latency` ("auto" or a number of wait states) overrides
+        the whole line instead. Semihosting host files are off unless `semihosting_root` names
+        a folder; SYS_SYSTEM runs programs in it only with `semihosting_system=True` (docs/machine.md).
+        `flash_latency` ("auto" or a number of wait states) overrides
         the flash latency the firmware programs: FlashTiming."""
         self.board = board if isinstance(board, BoardSpec) else load_board(board)
         self.image = ElfImage.load(firmware)
@@ -297,7 +301,8 @@ class Simulator:
         if clock_hz is not None and clock_hz <= 0:
             raise ValueError("clock_hz must be positive")
         self.machine = Machine(self.board, self.image, clock_hz=clock_hz, max_cycles=max_cycles,
-                               semihosting_root=semihosting_root, cmdline=cmdline, flash_latency=flash_latency,
+                               semihosting_root=semihosting_root, semihosting_system=semihosting_system,
+                               cmdline=cmdline, flash_latency=flash_latency,
                                on_output=on_output,
                                on_warning=on_warning, on_progress=on_progress, stdin=stdin, profile=profile,
                                pc_sample_cycles=pc_sample_cycles, swo=swo, vcd=vcd, branch_trace=window,
@@ -381,6 +386,7 @@ class Simulator:
             power_trace=power_trace,
             max_cycles=m.max_cycles,
             semihosting_root=str(m.semihosting.root) if m.semihosting.root else None,
+            semihosting_system=bool(m.semihosting.host and m.semihosting.host.allow_system),
         )
 
     def _power_trace(self, run_energy: RunEnergy) -> tuple[float, tuple]:

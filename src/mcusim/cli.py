@@ -93,7 +93,12 @@ class _RunCommand(click.Command):
               help="Write a result bundle: DIR/run.json, and DIR/regions.csv when the firmware marks regions "
                    "(see `mcusim report`).")
 @click.option("--semihosting-root", type=click.Path(file_okay=False, exists=True), default=None, metavar="DIR",
-              help="Let semihosting open, remove and rename host files inside DIR (refused otherwise).")
+              help="Let semihosting open, remove and rename regular files inside DIR (refused otherwise; "
+                   "symlinks are not followed).")
+@click.option("--semihosting-system", is_flag=True,
+              help="Let semihosting SYS_SYSTEM run a program inside --semihosting-root DIR (refused otherwise; "
+                   "never one the firmware wrote or renamed): no shell, DIR as its folder, killed after 60 s, "
+                   "its output into the firmware's stdout.")
 @click.option("--profile", is_flag=True,
               help="Exact function profile: every cycle charged to the function it was spent in "
                    "(DIR/functions.csv with --out; top functions in the summary).")
@@ -137,9 +142,9 @@ class _RunCommand(click.Command):
                    "energy. A timed run executes the same instructions with the same results (docs/testing.md).")
 @click.option("--quiet", "-q", is_flag=True, help="No summary or warnings on stderr (fault reports still print).")
 def run_command(firmware_and_args, board, example, max_cycles, clock_hz, flash_latency, out, semihosting_root,
-                profile, pc_sample_cycles, perfetto, swo, vcd, branch_trace, trace_from, trace_to, trace_cycles,
-                trace_limit, flamegraph, capture_all, voltage_range, power_bin_us, power_trace, power_model, timing,
-                quiet):
+                semihosting_system, profile, pc_sample_cycles, perfetto, swo, vcd, branch_trace, trace_from, trace_to,
+                trace_cycles, trace_limit, flamegraph, capture_all, voltage_range, power_bin_us, power_trace,
+                power_model, timing, quiet):
     """Run FIRMWARE (an ELF) on a board; its output goes to stdout, a summary to stderr.
 
     \b
@@ -171,6 +176,8 @@ def run_command(firmware_and_args, board, example, max_cycles, clock_hz, flash_l
     if not MIN_BIN_US <= power_bin_us <= MAX_BIN_US:  # (also refuses nan, which no FloatRange does)
         raise click.BadParameter(f"{power_bin_us!r}: the bin width must be from {MIN_BIN_US:g} to {MAX_BIN_US:g} us",
                                  param_hint="--power-bin-us")
+    if semihosting_system and not semihosting_root:
+        raise click.UsageError("--semihosting-system runs programs inside --semihosting-root DIR: give DIR")
     try:
         flash_latency = parse_flash_latency(flash_latency)
     except FlashLatencyError as exc:
@@ -228,7 +235,7 @@ def run_command(firmware_and_args, board, example, max_cycles, clock_hz, flash_l
     stream = Output(progress.before_output, output_failed)
     try:
         sim = Simulator(firmware, spec, clock_hz=clock_hz, max_cycles=max_cycles, semihosting_root=semihosting_root,
-                        args=program_args, flash_latency=flash_latency,
+                        semihosting_system=semihosting_system, args=program_args, flash_latency=flash_latency,
                         on_output=stream, on_warning=warn, on_progress=progress,
                         stdin=Input(), profile=profile, pc_sample_cycles=pc_sample_cycles, timeline=perfetto,
                         swo=swo, vcd=vcd, branch_trace=window, flamegraph=flamegraph, voltage_range=voltage_range,

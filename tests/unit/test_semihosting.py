@@ -47,6 +47,9 @@ class FakeMachine:
     def cycles_now(self):
         return self.cycles
 
+    def debug_span(self, address, write=False):
+        return max(0, len(self.uc.memory) - address)
+
 
 def put(machine, address, *words):
     machine.uc.mem_write(address, struct.pack(f"<{len(words)}I", *words))
@@ -171,7 +174,7 @@ def test_host_side_effects_refused_without_root(machine, operation, words):
 
 
 def test_system_runs_only_programs_inside_the_root(machine, tmp_path):
-    sh = S.Semihosting(machine, root=tmp_path)
+    sh = S.Semihosting(machine, root=tmp_path, system=True)
     machine.uc.mem_write(0x800, b"/bin/true\0")
     put(machine, 0x100, 0x800, 9)
     assert sh.call(S.SYS_SYSTEM, 0x100) == -1

@@ -104,8 +104,8 @@ DCACHE_OPERATIONS = {0x5C: (False, False, True),   # DCIMVAC
 
 class Machine:
     def __init__(self, board: BoardSpec, image: ElfImage, *, clock_hz: int | None = None,
-                 max_cycles: int | None = None, semihosting_root=None, cmdline: str = "",
-                 flash_latency: str | int | None = None,
+                 max_cycles: int | None = None, semihosting_root=None, semihosting_system: bool = False,
+                 cmdline: str = "", flash_latency: str | int | None = None,
                  on_output=None, on_warning=None, on_progress=None, stdin=None, profile: bool = False,
                  pc_sample_cycles: int | None = None, swo: bool = False,
                  branch_trace: TraceWindow | None = None, voltage_range: str | None = None,
@@ -175,7 +175,7 @@ class Machine:
         self.mmio_access: int | None = None  # address of the MMIO access being served, if any
         self.mmio_is_write = False
         self.exceptions = ExceptionUnit(self, board.irq_count, board.nvic_priority_bits)
-        self.semihosting = Semihosting(self, semihosting_root, cmdline)
+        self.semihosting = Semihosting(self, semihosting_root, cmdline, system=semihosting_system)
         self.flash_ports = self._flash_ports(core, flash_latency)
         self.flash_timing = self.flash_ports[0] if self.flash_ports else None  # the main port
         self.state[N.LAZY_FP_CYCLES] = core.exception_fp_context_cycles
@@ -577,6 +577,15 @@ class Machine:
     def _is_writable(self, address: int) -> bool:
         region = self.board.region_at(address)
         return region is not None and self.board.storage_region(region).kind == "ram"
+
+    def debug_span(self, address: int, write: bool = False) -> int:
+        """How many bytes from `address` on a debugger (semihosting) may read, or write: the
+        board's memory regions, not peripherals or unmapped space, and for writes RAM only
+        (flash takes no plain stores). 0 where there are none."""
+        end = address
+        while (region := self.board.region_at(end)) is not None and (not write or self._is_writable(end)):
+            end = region.end
+        return end - address
 
     def board_cache_id(self, offset: int, csselr: int) -> int:
         """CLIDR, CTR and CCSIDR (ARMv7-M ARM B4.8) of a core with L1 caches, from their geometry."""

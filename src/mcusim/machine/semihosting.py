@@ -1,8 +1,16 @@
 """Arm semihosting (BKPT 0xAB), as newlib's rdimon uses it.
 
 Console handles (":tt") go to the firmware's stdout stream; host files are refused unless a
-root folder was given, and then only paths inside it are opened, removed or renamed.
-Operation numbers: Arm "Semihosting for AArch32 and AArch64" v3, chapter 2.
+root folder was given, and then only regular files inside it are used (host_root.py);
+SYS_SYSTEM runs nothing unless the user also allowed it. Operation numbers: Arm "Semihosting
+for AArch32 and AArch64" v3, chapter 2.
+
+Whatever the firmware passes, a call ends as a debugger would end it: a pointer or length
+outside the board's memory (or a buffer to fill outside its RAM) fails with EFAULT, a name
+that is not UTF-8 or holds a NUL with EINVAL, and any other error becomes an error return
+with a warning, never an exception out of the simulator. Failed calls return -1 and set
+the errno SYS_ERRNO reads, except SYS_READ and SYS_WRITE, which return the number of bytes
+not transferred (all of them), as the spec and QEMU have it.
 
 SYS_HEAPINFO and SYS_GET_CMDLINE answer what newlib's rdimon crt0 (libgloss/arm/crt0.S) builds
 the C runtime from: it sets SP to the stack base (and only falls back to a `__stack` symbol,
@@ -13,10 +21,10 @@ from __future__ import annotations
 
 import errno
 import os
-import shlex
-import subprocess
 import time
 from pathlib import Path
+
+from .host_root import HostRoot, Refused
 
 SYS_OPEN, SYS_CLOSE, SYS_WRITEC, SYS_WRITE0, SYS_WRITE, SYS_READ = 0x01, 0x02, 0x03, 0x04, 0x05, 0x06
 SYS_READC, SYS_ISERROR, SYS_ISTTY, SYS_SEEK, SYS_FLEN, SYS_TMPNAM = 0x07, 0x08, 0x09, 0x0A, 0x0C, 0x0D
@@ -29,7 +37,16 @@ ADP_STOPPED_APPLICATION_EXIT = 0x20026
 FEATURES_FILE = ":semihosting-features"
 # Feature byte 0: bit 0 SH_EXT_EXIT_EXTENDED, bit 1 SH_EXT_STDOUT_STDERR (semihosting v3, 2.1.1).
 FEATURES = b"SHFB\x03"
-OPEN_MODES = ["rb", "rb", "rb+", "rb+", "wb", "wb", "wb+", "wb+", "ab", "ab", "ab+", "ab+"]
+_W, _A = os.O_CREAT | os.O_TRUNC, os.O_CREAT | os.O_APPEND
+# SYS_OPEN modes 0-11: r, rb, r+, r+b, w, wb, w+, w+b, a, ab, a+, a+b
+OPEN_FLAGS = [os.O_RDONLY] * 2 + [os.O_RDWR] * 2 + [os.O_WRONLY | _W] * 2 + [os.O_RDWR | _W] * 2 + \
+             [os.O_WRONLY | _A] * 2 + [os.O_RDWR | _A] * 2
+NAME_LIMIT = 4096    # bytes in a file name or SYS_SYSTEM command (PATH_MAX)
+HANDLE_LIMIT = 256   # handles open at once
+WARNING_LIMIT = 32   # distinct semihosting warnings in a run; a hostile loop cannot flood them
+STRING_CHUNK = 256   # SYS_WRITE0 reads its string in pieces up to the NUL
+OPERATION_NAMES = {value: name for name, value in globals().items()
+                   if name.startswith("SYS_") and isinstance(value, int)}
 
 
 def ram_spans(board) -> list[list[tuple[int, int]]]:
@@ -90,50 +107,88 @@ class SemihostingExit(Exception):
         self.reason = reason
 
 
+class _Fault(Exception):
+    """Firmware memory a call cannot use: the call returns `result` with errno EFAULT."""
+
+    def __init__(self, address: int, length: int, write: bool, result: int = -1):
+        where = "RAM (a buffer to fill)" if write else "memory"
+        super().__init__(f"{length} bytes at 0x{address:08x}, not all in the board's {where}")
+        self.result = result
+
+
 class Semihosting:
-    def __init__(self, machine, root: str | Path | None = None, cmdline: str = ""):
+    def __init__(self, machine, root: str | Path | None = None, cmdline: str = "", system: bool = False):
+        if system and root is None:
+            raise ValueError("SYS_SYSTEM runs programs inside the semihosting root: give a semihosting root")
         self.machine = machine
-        self.root = Path(root).resolve() if root else None
+        self.host = HostRoot(root, allow_system=system) if root else None
+        self.root = self.host.path if self.host else None
         self.cmdline = cmdline
         self.errno = 0
-        self.handles: dict[int, object] = {}
+        self.handles: dict[int, tuple[str, int]] = {}  # ("tt", stream) / ("features", offset) / ("file", fd)
         self.next_handle = 3
         self.started_wall = time.time()
-        self.refused: list[str] = []
+        self._warned: set[str] = set()
 
-    # memory helpers ----------------------------------------------------------------
+    # memory and warnings --------------------------------------------------------------
+    def _memory(self, address: int, length: int, result: int = -1) -> bytes:
+        if length > self.machine.debug_span(address):
+            raise _Fault(address, length, False, result)
+        return bytes(self.machine.uc.mem_read(address, length)) if length else b""
+
+    def _check_writable(self, address: int, length: int, result: int = -1) -> None:
+        if length > self.machine.debug_span(address, write=True):
+            raise _Fault(address, length, True, result)
+
+    def _store(self, address: int, data: bytes) -> None:
+        self._check_writable(address, len(data))
+        self.machine.uc.mem_write(address, data)
+
     def _word(self, address: int) -> int:
-        return int.from_bytes(self.machine.uc.mem_read(address, 4), "little")
+        return int.from_bytes(self._memory(address, 4), "little")
 
     def _args(self, block: int, count: int) -> list[int]:
-        return [self._word(block + 4 * i) for i in range(count)]
+        data = self._memory(block, 4 * count)
+        return [int.from_bytes(data[4 * i: 4 * i + 4], "little") for i in range(count)]
 
-    def _string(self, address: int, length: int | None = None) -> str:
-        if length is not None:
-            return bytes(self.machine.uc.mem_read(address, length)).decode(errors="replace")
+    def _name(self, address: int, length: int) -> str:
+        """A file name or command: UTF-8 without NUL, or the call fails (EINVAL); never translated."""
+        if length > NAME_LIMIT:
+            raise Refused(errno.ENAMETOOLONG, f"a name of {length} bytes (at most {NAME_LIMIT})")
+        raw = self._memory(address, length)
+        try:
+            if b"\0" in raw:
+                raise ValueError("it holds a NUL byte")
+            return raw.decode("utf-8")
+        except ValueError as exc:
+            raise Refused(errno.EINVAL, f"the name {raw[:80]!r} is not UTF-8 without NUL ({exc})") from None
+
+    def _string0(self, address: int) -> bytes:
+        """The NUL-terminated string at `address`, read up to its NUL and never past the memory it lies in."""
+        span = self.machine.debug_span(address)
         out = bytearray()
-        while True:
-            chunk = bytes(self.machine.uc.mem_read(address + len(out), 64))
+        while len(out) < span:
+            chunk = bytes(self.machine.uc.mem_read(address + len(out), min(STRING_CHUNK, span - len(out))))
             end = chunk.find(0)
             if end >= 0:
-                out += chunk[:end]
-                return out.decode(errors="replace")
+                return bytes(out + chunk[:end])
             out += chunk
+        raise _Fault(address, span + 1, False)
+
+    def _warn(self, key: str, message: str) -> None:
+        """One warning per kind, and at most WARNING_LIMIT kinds in a run."""
+        if key in self._warned or len(self._warned) > WARNING_LIMIT:
+            return
+        self._warned.add(key)
+        if len(self._warned) > WARNING_LIMIT:
+            message = "semihosting: further warnings are not reported"
+        self.machine.warn(message)
 
     def _refuse(self, what: str) -> int:
-        message = f"semihosting: refused {what} (host files are off; pass --semihosting-root DIR to allow a folder)"
-        self.refused.append(message)
-        self.machine.warn(message)
+        self._warn(f"refused:{what}", f"semihosting: refused {what} (host files are off; pass "
+                                      f"--semihosting-root DIR to allow a folder)")
         self.errno = errno.EACCES
         return -1
-
-    def _host_path(self, name: str) -> Path | None:
-        if self.root is None:
-            return None
-        path = (self.root / name).resolve()
-        if path != self.root and self.root not in path.parents:
-            return None
-        return path
 
     # dispatch -------------------------------------------------------------------------
     def call(self, operation: int, parameter: int) -> int:
@@ -147,79 +202,103 @@ class Semihosting:
             SYS_ELAPSED: self._elapsed, SYS_TICKFREQ: lambda p: ELAPSED_TICKS_PER_SECOND,
         }.get(operation)
         if handler is None:
-            self.machine.warn(f"semihosting: unsupported operation 0x{operation:02x}")
+            self._warn(f"unsupported:{operation}", f"semihosting: unsupported operation 0x{operation:02x}")
             self.errno = errno.ENOSYS
             return -1
-        return handler(parameter)
-
-    def _open(self, p):
-        name_ptr, mode, length = self._args(p, 3)
-        name = self._string(name_ptr, length)
-        if name == ":tt":
-            handle = {0: 0, 1: 0, 4: 1, 5: 1, 8: 2, 9: 2}.get(mode, 1)
-            # newlib opens stdin, stdout, stderr in that order: give them 1, 2, 3
-            self.handles[self.next_handle] = ("tt", handle)
-            self.next_handle += 1
-            return self.next_handle - 1
-        if name == FEATURES_FILE:
-            self.handles[self.next_handle] = ("features", 0)
-            self.next_handle += 1
-            return self.next_handle - 1
-        path = self._host_path(name)
-        if path is None:
-            return self._refuse(f"SYS_OPEN of host file '{name}'")
+        name = OPERATION_NAMES[operation]
         try:
-            handle = open(path, OPEN_MODES[mode] if mode < len(OPEN_MODES) else "rb")
+            return handler(parameter)
+        except SemihostingExit:
+            raise
+        except _Fault as fault:
+            self._warn(f"fault:{name}", f"semihosting: {name} with {fault}: the call fails (EFAULT)")
+            self.errno = errno.EFAULT
+            return fault.result
+        except Refused as refused:
+            self._warn(f"refused:{name}:{refused}", f"semihosting: refused {name}: {refused}")
+            self.errno = refused.code
+            return -1
         except OSError as exc:
             self.errno = exc.errno or errno.EIO
             return -1
-        self.handles[self.next_handle] = handle
+        except Exception as exc:  # a bug here must not end the run: the firmware sees a failed call
+            self._warn(f"error:{name}", f"semihosting: {name} failed inside mcusim ({type(exc).__name__}: {exc}); "
+                                        f"the call returns -1 (EIO)")
+            self.errno = errno.EIO
+            return -1
+
+    def _new_handle(self, kind: str, value: int) -> int:
+        self.handles[self.next_handle] = (kind, value)
         self.next_handle += 1
         return self.next_handle - 1
 
+    def _open(self, p):
+        name_ptr, mode, length = self._args(p, 3)
+        name = self._name(name_ptr, length)
+        if mode >= len(OPEN_FLAGS):
+            raise Refused(errno.EINVAL, f"open mode {mode} (modes are 0-11)")
+        if len(self.handles) >= HANDLE_LIMIT:
+            raise Refused(errno.EMFILE, f"more than {HANDLE_LIMIT} handles open at once")
+        if name == ":tt":
+            # newlib opens stdin, stdout, stderr in that order: give them 1, 2, 3
+            return self._new_handle("tt", {0: 0, 1: 0, 4: 1, 5: 1, 8: 2, 9: 2}.get(mode, 1))
+        if name == FEATURES_FILE:
+            return self._new_handle("features", 0)
+        if self.host is None:
+            return self._refuse(f"SYS_OPEN of host file '{name}'")
+        return self._new_handle("file", self.host.open(name, OPEN_FLAGS[mode]))
+
     def _close(self, p):
-        handle = self.handles.pop(self._word(p), None)
-        if handle is None:
+        kind, value = self.handles.pop(self._word(p), (None, None))
+        if kind is None:
             self.errno = errno.EBADF
             return -1
-        if hasattr(handle, "close"):
-            handle.close()
+        if kind == "file":
+            os.close(value)
         return 0
 
     def _writec(self, p):
-        self.machine.console_write(bytes(self.machine.uc.mem_read(p, 1)), "semihosting")
+        self.machine.console_write(self._memory(p, 1), "semihosting")
         return 0
 
     def _write0(self, p):
-        self.machine.console_write(self._string(p).encode(), "semihosting")
+        self.machine.console_write(self._string0(p), "semihosting")
         return 0
 
     def _write(self, p):
         fd, buffer, length = self._args(p, 3)
-        handle = self.handles.get(fd)
-        data = bytes(self.machine.uc.mem_read(buffer, length)) if length else b""
-        if isinstance(handle, tuple) and handle[0] == "tt":
-            self.machine.console_write(data, "semihosting", stderr=handle[1] == 2)
+        kind, value = self.handles.get(fd, (None, None))
+        data = self._memory(buffer, length, result=length)
+        if kind == "tt":
+            self.machine.console_write(data, "semihosting", stderr=value == 2)
             return 0
-        if handle is None or isinstance(handle, tuple):
+        if kind != "file":
             self.errno = errno.EBADF
             return length
-        handle.write(data)
-        return 0
+        try:
+            return length - os.write(value, data)
+        except OSError as exc:  # e.g. EBADF: a handle opened for reading
+            self.errno = exc.errno or errno.EIO
+            return length
 
     def _read(self, p):
         fd, buffer, length = self._args(p, 3)
-        handle = self.handles.get(fd)
-        if isinstance(handle, tuple) and handle[0] == "features":
-            data = FEATURES[handle[1]: handle[1] + length]
-            self.handles[fd] = ("features", handle[1] + len(data))
-        elif isinstance(handle, tuple):
-            data = self.machine.read_stdin(length)
-        elif handle is None:
+        kind, value = self.handles.get(fd, (None, None))
+        if kind is None:
             self.errno = errno.EBADF
-            return -1
+            return length
+        self._check_writable(buffer, length, result=length)  # (flash too: a store there would fail)
+        if kind == "features":
+            data = FEATURES[value: value + length]
+            self.handles[fd] = ("features", value + len(data))
+        elif kind == "tt":
+            data = self.machine.read_stdin(length)[:length]
         else:
-            data = handle.read(length)
+            try:
+                data = os.read(value, length)
+            except OSError as exc:  # e.g. EBADF: a handle opened for writing
+                self.errno = exc.errno or errno.EIO
+                return length
         self.machine.uc.mem_write(buffer, data)
         return length - len(data)
 
@@ -231,62 +310,52 @@ class Semihosting:
         return 1 if self._word(p) & 0x80000000 else 0
 
     def _istty(self, p):
-        handle = self.handles.get(self._word(p))
-        return 1 if isinstance(handle, tuple) and handle[0] == "tt" else 0
+        return 1 if self.handles.get(self._word(p), (None,))[0] == "tt" else 0
 
     def _seek(self, p):
         fd, position = self._args(p, 2)
-        handle = self.handles.get(fd)
-        if isinstance(handle, tuple) and handle[0] == "features":
+        kind, value = self.handles.get(fd, (None, None))
+        if kind == "features":
             self.handles[fd] = ("features", position)
             return 0
-        if handle is None or isinstance(handle, tuple):
+        if kind != "file":
             self.errno = errno.EBADF
             return -1
-        handle.seek(position)
+        os.lseek(value, position, os.SEEK_SET)
         return 0
 
     def _flen(self, p):
-        handle = self.handles.get(self._word(p))
-        if isinstance(handle, tuple):
-            return len(FEATURES) if handle[0] == "features" else 0
-        if handle is None:
+        kind, value = self.handles.get(self._word(p), (None, None))
+        if kind is None:
             self.errno = errno.EBADF
             return -1
-        return os.fstat(handle.fileno()).st_size
+        if kind != "file":
+            return len(FEATURES) if kind == "features" else 0
+        return os.fstat(value).st_size
 
     def _tmpnam(self, p):
         buffer, identifier, length = self._args(p, 3)
         name = f"mcusim-tmp-{identifier & 0xFF:03d}".encode() + b"\0"
         if len(name) > length:
+            self.errno = errno.EINVAL
             return -1
-        self.machine.uc.mem_write(buffer, name)
+        self._store(buffer, name)
         return 0
 
     def _remove(self, p):
         name_ptr, length = self._args(p, 2)
-        name = self._string(name_ptr, length)
-        path = self._host_path(name)
-        if path is None:
+        name = self._name(name_ptr, length)
+        if self.host is None:
             return self._refuse(f"SYS_REMOVE of host file '{name}'")
-        try:
-            path.unlink()
-        except OSError as exc:
-            self.errno = exc.errno or errno.EIO
-            return -1
+        self.host.remove(name)
         return 0
 
     def _rename(self, p):
         old_ptr, old_len, new_ptr, new_len = self._args(p, 4)
-        old, new = self._string(old_ptr, old_len), self._string(new_ptr, new_len)
-        old_path, new_path = self._host_path(old), self._host_path(new)
-        if old_path is None or new_path is None:
+        old, new = self._name(old_ptr, old_len), self._name(new_ptr, new_len)
+        if self.host is None:
             return self._refuse(f"SYS_RENAME of host file '{old}' to '{new}'")
-        try:
-            old_path.rename(new_path)
-        except OSError as exc:
-            self.errno = exc.errno or errno.EIO
-            return -1
+        self.host.rename(old, new)
         return 0
 
     def _clock(self, p):
@@ -297,19 +366,24 @@ class Semihosting:
         return int(self.started_wall + self.machine.simulated_seconds())
 
     def _system(self, p):
+        """Only with a root and the user's leave (host_root.py); the command's output joins the
+        firmware's stdout, and a command past the time limit is killed (-1, ETIMEDOUT)."""
         command_ptr, length = self._args(p, 2)
-        command = self._string(command_ptr, length)
-        if self.root is None:
-            return self._refuse(f"SYS_SYSTEM of '{command}'")
-        try:
-            words = shlex.split(command)
-        except ValueError:
-            words = []
-        program = self._host_path(words[0]) if words else None
-        if program is None or not program.is_file() or not os.access(program, os.X_OK):
-            return self._refuse(f"SYS_SYSTEM of '{command}' (only programs inside the semihosting root run)")
-        self.machine.warn(f"semihosting: running '{command}' in {self.root}")
-        return subprocess.run([str(program), *words[1:]], cwd=self.root).returncode
+        command = self._name(command_ptr, length)
+        if self.host is None or not self.host.allow_system:
+            self._warn("system-off", f"semihosting: refused SYS_SYSTEM of '{command}': SYS_SYSTEM is off (pass "
+                                     f"--semihosting-root DIR and --semihosting-system to run programs inside DIR)")
+            self.errno = errno.EACCES
+            return -1
+        code, output = self.host.system(command)
+        self.machine.console_write(output, "semihosting")
+        if code is None:
+            self._warn(f"system-timeout:{command}", f"semihosting: SYS_SYSTEM '{command}' ran past "
+                                                    f"{self.host.system_timeout:g} s and was killed")
+            self.errno = errno.ETIMEDOUT
+            return -1
+        self._warn(f"system:{command}", f"semihosting: ran '{command}' in {self.root} (exit code {code})")
+        return code
 
     def _cmdline(self, p):
         """The command line and its length. A buffer too small for it and its NUL gets the error
@@ -318,19 +392,21 @@ class Semihosting:
         buffer, length = self._args(p, 2)
         data = self.cmdline.encode() + b"\0"
         if len(data) > length:
-            self.machine.warn(f"semihosting: SYS_GET_CMDLINE buffer of {length} bytes is too small for the "
-                              f"{len(data)}-byte command line; the call fails")
+            self._warn("cmdline-small", f"semihosting: SYS_GET_CMDLINE buffer of {length} bytes is too small for "
+                                        f"the {len(data)}-byte command line; the call fails")
             self.errno = errno.E2BIG
             return -1
-        self.machine.uc.mem_write(buffer, data)
+        self._check_writable(p + 4, 4)
+        self._store(buffer, data)
         self.machine.uc.mem_write(p + 4, (len(data) - 1).to_bytes(4, "little"))
         return 0
 
     def _heapinfo(self, p):
         block = self._word(p)
+        self._check_writable(block, 16)
         m = self.machine
         words = heap_info(m.board, m.image.segments, m.initial_sp)
-        m.uc.mem_write(block, b"".join(word.to_bytes(4, "little") for word in words))
+        self._store(block, b"".join(word.to_bytes(4, "little") for word in words))
         return 0
 
     def _exit(self, p):
@@ -348,10 +424,11 @@ class Semihosting:
 
     def _elapsed(self, p):
         ticks = int(self.machine.simulated_seconds() * ELAPSED_TICKS_PER_SECOND)
-        self.machine.uc.mem_write(p, (ticks & 0xFFFFFFFFFFFFFFFF).to_bytes(8, "little"))
+        self._store(p, (ticks & 0xFFFFFFFFFFFFFFFF).to_bytes(8, "little"))
         return 0
 
     def close(self):
-        for handle in self.handles.values():
-            if hasattr(handle, "close"):
-                handle.close()
+        for kind, value in self.handles.values():
+            if kind == "file":
+                os.close(value)
+        self.handles.clear()
