@@ -58,7 +58,7 @@ def test_isa_runs_on_every_board(firmware_build, board):
 
 
 def test_a_load_from_flash_takes_5_cycles_on_mcu_s(firmware_build):
-    """The paper (shared/reference/002) measured a 4-byte flash load at 5 cycles on MCU-S."""
+    """The paper (Zhang et al., ICCD 2022, Section VII-A) measured a 4-byte flash load at 5 cycles on MCU-S."""
     result = mcusim.run(firmware_build / "mcu-s" / "isa.elf", "mcu-s")
     counts = measured(result)
     assert counts["ldr flash"] == 5
