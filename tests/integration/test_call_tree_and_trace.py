@@ -1,19 +1,16 @@
 """Inclusive cycles and call paths of the exact profile, the line profile, flame graph
 exports and the ETM-style branch trace, checked against each other and against the counters."""
 import json
-import os
-import subprocess
-import sys
 from collections import Counter
 
 import pytest
 
 import mcusim
+from clirun import run_cli
 from mcusim.analysis import branch_trace as BT
 from mcusim.config import load_board
 from mcusim.elf import ElfImage
 
-ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
 BIG = 3_000_000  # branch trace records: a whole KWS inference has about 1.1 million
 
 
@@ -21,9 +18,7 @@ def by_name(rows):
     return {row["function"]: row for row in rows}
 
 
-def cli(*args):
-    return subprocess.run([sys.executable, "-m", "mcusim.cli", *map(str, args)], capture_output=True, text=True,
-                          env=ENV)
+cli = run_cli
 
 
 def trace_inclusive(events, image):
