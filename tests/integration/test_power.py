@@ -8,6 +8,7 @@ import pytest
 
 import mcusim
 from asmbuild import build_elf
+from conftest import PAPER_BOARDS
 
 MODEL = """
 board = "mcu-m"
@@ -173,7 +174,7 @@ def test_power_can_be_left_out_and_boards_without_a_model_say_so(firmware_build)
         mcusim.run(firmware_build / "mps2-an386" / "hello.elf", "mps2-an386", voltage_range="range1")
 
 
-@pytest.mark.parametrize("board", ["mcu-s", "mcu-m", "mcu-b", "mcu-d"])
+@pytest.mark.parametrize("board", PAPER_BOARDS)
 def test_shipped_models_give_energy_on_every_board(firmware_build, board):
     result = mcusim.run(firmware_build / board / "hello.elf", board)
     rails = result.energy["energy_by_rail_j"]
