@@ -4,6 +4,7 @@ import csv
 import tomllib
 
 import numpy as np
+import pytest
 
 import mcusim
 from clirun import run_cli
@@ -46,6 +47,7 @@ PROGRAMS = ["bench", "bench-dsp", "bench-table", "isa", "flash-timing", "pipelin
 SETTINGS = [(80_000_000, "range1"), (24_000_000, "range1"), (24_000_000, "range2")]  # clocks and voltages apart
 
 
+@pytest.mark.slow
 def test_calibration_recovers_known_coefficients(firmware_build, tmp_path):
     truth = tmp_path / "truth.toml"
     truth.write_text(TRUTH.format(**KNOWN))

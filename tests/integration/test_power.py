@@ -92,6 +92,7 @@ def sleeper(tmp_path, deep: bool):
     return build_elf(tmp_path, f"sleep{int(deep)}", SLEEPER.format(scr=4 if deep else 0))
 
 
+@pytest.mark.slow
 def test_each_rail_follows_from_counts_time_and_voltage(firmware_build, model):
     elf = firmware_build / "mcu-m" / "kws_dscnn-opt.elf"
     high = mcusim.run(elf, "mcu-m", power_model=model)
@@ -141,6 +142,7 @@ def _slept_cycles(result):
                 if r["function"] == "(sleep)")
 
 
+@pytest.mark.slow
 def test_trace_regions_and_functions_add_up(firmware_build, model, tmp_path):
     elf = firmware_build / "mcu-m" / "kws_dscnn-opt.elf"
     result = mcusim.run(elf, "mcu-m", power_model=model, power_trace=True, profile=True, timeline=True,

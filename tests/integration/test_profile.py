@@ -1,5 +1,7 @@
 """The exact function profile (--profile): every cycle charged to a function, calls counted,
 exception overhead and handlers kept apart, and the run's timing unchanged by profiling."""
+import pytest
+
 import mcusim
 from clirun import run_cli
 
@@ -8,6 +10,7 @@ def by_name(result):
     return {row["function"]: row for row in result.functions}
 
 
+@pytest.mark.slow
 def test_every_cycle_is_charged_to_a_function(firmware_build):
     elf = firmware_build / "mcu-m" / "kws_dscnn-opt.elf"
     profiled = mcusim.run(elf, "mcu-m", profile=True)
@@ -38,6 +41,7 @@ def test_profile_bundle_and_report(firmware_build, tmp_path):
     assert report.returncode == 0 and "functions (exact profile)" in report.stdout
 
 
+@pytest.mark.slow
 def test_pc_samples_agree_with_the_exact_profile(firmware_build, tmp_path):
     """DWT-style PC sampling every 1000 cycles: the count follows from the cycles, and each
     function's share of the samples is its share of the cycles within sampling error."""

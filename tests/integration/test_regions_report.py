@@ -1,12 +1,15 @@
 """Per-layer regions of a TinyML model: run.json, regions.csv and `mcusim report`."""
 import csv
 
+import pytest
+
 import mcusim
 from clirun import run_cli
 from mcusim.tinyml.build import build
 from mcusim.tinyml.models import MODELS
 
 
+@pytest.mark.slow
 def test_layers_are_regions_with_their_work(firmware_build, tmp_path):
     result = mcusim.run(firmware_build / "mcu-m" / "kws_dscnn-opt.elf", "mcu-m")
     built = build(MODELS["kws_dscnn"])
@@ -37,6 +40,7 @@ def test_report_of_a_bundle_without_regions_says_so(firmware_build, tmp_path):
     assert missing.returncode == 2
 
 
+@pytest.mark.slow
 def test_compare_two_bundles(firmware_build, tmp_path):
     for name, board, variant in (("a", "mcu-m", "ref"), ("b", "mcu-m", "opt"), ("d", "mcu-d", "opt")):
         mcusim.run(firmware_build / board / f"kws_dscnn-{variant}.elf", board, profile=True).write_bundle(tmp_path / name)
@@ -51,6 +55,7 @@ def test_compare_two_bundles(firmware_build, tmp_path):
     assert forced.returncode == 0 and "warning: board" in forced.stderr
 
 
+@pytest.mark.slow
 def test_regions_timeline_for_perfetto(firmware_build, tmp_path):
     result = mcusim.run(firmware_build / "mcu-m" / "kws_dscnn-opt.elf", "mcu-m", timeline=True)
     slices = [e for e in result.timeline["traceEvents"] if e["ph"] == "X"]
