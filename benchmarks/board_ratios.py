@@ -3,8 +3,9 @@
     python benchmarks/board_ratios.py [--program bench ...]
 
 For each program: simulated time on each board (cycles at the clock the firmware set) and
-the throughput ratio against mcu-s, as in Table VI of the paper (shared/reference/002),
-whose measured averages are printed alongside; and the per-clock ratio (mcu-s cycles over
+the throughput ratio against mcu-s, as in Table VI of Zhang et al., "Power-Performance
+Characterization of TinyML Systems" (IEEE ICCD 2022), whose measured averages are printed
+alongside; and the per-clock ratio (mcu-s cycles over
 the board's cycles), which isolates what the core and memory models contribute. The numbers
 are simulated cycles, so they do not depend on the host.
 """
@@ -17,7 +18,7 @@ import mcusim
 
 ROOT = Path(__file__).resolve().parents[1]
 BOARDS = ["mcu-s", "mcu-m", "mcu-b", "mcu-d"]
-# Paper (shared/reference/002) Table VI: average throughput and clock against MCU-S.
+# Zhang et al. (ICCD 2022) Table VI: average throughput and clock against MCU-S.
 PAPER_THROUGHPUT = {"mcu-m": 1.36, "mcu-b": 1.78, "mcu-d": 6.60}
 PAPER_CLOCK = {"mcu-m": 1.25, "mcu-b": 1.50, "mcu-d": 3.38}
 

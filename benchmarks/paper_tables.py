@@ -1,4 +1,5 @@
-"""The paper's TinyML measurements (shared/reference/002) next to mcusim's, on the kit's models.
+"""The TinyML measurements of Zhang et al., "Power-Performance Characterization of TinyML
+Systems" (IEEE ICCD 2022), next to mcusim's, on the kit's models.
 
     python benchmarks/paper_tables.py            (after `make -C firmware`)
 

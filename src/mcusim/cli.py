@@ -26,6 +26,7 @@ from .api import Simulator
 from .power.accounting import DEFAULT_BIN_US, MAX_BIN_US, MIN_BIN_US, VoltageRangeError
 from .config import ConfigError, board_names, load_board
 from .elf import ElfError, ElfImage
+from .extras import MissingExtra, require
 from .machine.exceptions import exception_name
 from .machine.flash_timing import FlashLatencyError, parse_flash_latency
 from .machine.machine import DEFAULT_MAX_CYCLES
@@ -392,6 +393,14 @@ def examples_command():
         click.echo(f"(built with {stamp})")
 
 
+def _require(module: str, purpose: str) -> None:
+    """An optional dependency (extras.py), checked before any work: a usage error naming the extra."""
+    try:
+        require(module, purpose)
+    except MissingExtra as exc:
+        raise click.UsageError(str(exc)) from None
+
+
 def _load_bundle(directory: str) -> dict:
     """DIR/run.json, checked (analysis/bundle.py); a usage error saying what is wrong."""
     try:
@@ -416,7 +425,8 @@ def _bundle_errors(*directories: str):
 @main.command("report")
 @click.argument("bundle", type=click.Path(file_okay=False, exists=True))
 @click.option("--html", "html_file", is_flag=False, flag_value="", default=None, metavar="[FILE]",
-              help="Write the report with plots as one self-contained HTML page instead (default DIR/report.html).")
+              help="Write the report with plots as one self-contained HTML page instead (default DIR/report.html; "
+                   "needs matplotlib: pip install 'mcusim[plots]').")
 def report_command(bundle, html_file):
     """Print a result bundle (DIR from `mcusim run --out DIR`): the run and its counters, the
     functions by exclusive cycles (--profile), source lines, PC samples, and the regions the
@@ -424,6 +434,7 @@ def report_command(bundle, html_file):
     maximum cycles, share of the run, MACs and MACs per cycle."""
     run = _load_bundle(bundle)
     if html_file is not None:
+        _require("matplotlib", "mcusim report --html")
         from .analysis.html_report import build
 
         artifact = lambda name: Path(bundle, name) if Path(bundle, name).is_file() else None  # noqa: E731
@@ -463,9 +474,11 @@ def calibrate_command(measurements, board, power_model, terms, out):
     time_s; each row gives energy_j or power_w (x time_s, else x the simulated time). mcusim
     runs each firmware as measured, counts its events and time per operating point, fits,
     prints each row's measured and predicted energy and R^2, and writes a powermodels TOML
-    with the fit's provenance (use it with `mcusim run --power-model FILE`)."""
+    with the fit's provenance (use it with `mcusim run --power-model FILE`). Needs scipy:
+    pip install 'mcusim[calibrate]'."""
     import tomllib
 
+    _require("scipy", "mcusim calibrate")
     from .power import calibrate as C
     from .power.model import load_power_model
 
@@ -635,7 +648,8 @@ def power_budget_command(bundle, period_s, budget_mw, battery_mah, battery_v, re
 @click.option("--region", metavar="NAME", default=None,
               help='The region that is one inference (default "inference" when marked, else the whole run).')
 @click.option("--plot", type=click.Path(dir_okay=False), default=None, metavar="FILE.png",
-              help="Plot energy per inference and latency against the clock.")
+              help="Plot energy per inference and latency against the clock (needs matplotlib: "
+                   "pip install 'mcusim[plots]').")
 @click.option("--power-model", type=click.Path(dir_okay=False, exists=True), default=None, metavar="FILE",
               help="Use this power model (TOML) instead of the board's.")
 @click.option("--max-cycles", type=click.IntRange(min=1), default=None, metavar="N", help="Cycle limit per run.")
@@ -646,6 +660,8 @@ def dvfs_command(firmware, board, clocks, region, plot, power_model, max_cycles,
     per clock, and the energy-optimal clock. Exit status 1 when a run did not exit with 0."""
     import time
 
+    if plot:
+        _require("matplotlib", "mcusim dvfs --plot")
     from .power.budget import BudgetError, dvfs_lines, dvfs_plan, dvfs_row
     from .power.model import load_power_model
 
@@ -720,7 +736,8 @@ def dvfs_command(firmware, board, clocks, region, plot, power_model, max_cycles,
 def power_plot_command(bundle, out):
     """Plot a bundle's power: the trace per rail stacked over time (DIR/power.csv, from
     --power-trace) with the region runs beneath it (DIR/timeline.json, from --perfetto), and
-    the energy per region (run.json)."""
+    the energy per region (run.json). Needs matplotlib: pip install 'mcusim[plots]'."""
+    _require("matplotlib", "mcusim power-plot")
     from .power.plots import NothingToPlot, power_plot
 
     run = _load_bundle(bundle)

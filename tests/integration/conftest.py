@@ -10,15 +10,27 @@ from pathlib import Path
 
 import pytest
 
+from mcusim.config import board_names
+
 ROOT = Path(__file__).resolve().parents[2]
 FIRMWARE = ROOT / "firmware"
-BOARDS = ["mcu-s", "mcu-m", "mcu-b", "mcu-d", "mps2-an386", "mps2-an500"]
+BOARDS = board_names()  # the registry: boards/*.toml
+PAPER_BOARDS = [board for board in BOARDS if not board.startswith("mps2-")]  # with power models; not QEMU's
 PROGRAMS = ["hello", "uart-hello", "exceptions", "dwt", "bench", "isa", "bench-dsp", "bench-table",
             "bench-float", "flash-timing", "pipeline", "sram-timing"]
 MODELS = ["micro_speech", "person_detection", "kws_dscnn", "resnet8", "anomaly_ae", "kws_dscnn_s",
           "kws_dscnn_l", "odd_shapes"]  # firmware/Makefile ALL_MODELS
 VARIANTS = ["ref", "opt"]
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Every test in this folder is an integration test (pyproject's `integration` marker), so
+    `-m "not integration"` runs the unit tests alone; no test file has to remember it."""
+    here = Path(__file__).parent
+    for item in items:
+        if here in item.path.parents:
+            item.add_marker(pytest.mark.integration)
 
 
 def require_tool(name: str) -> str:

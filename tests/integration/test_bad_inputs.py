@@ -1,14 +1,12 @@
 """Bad firmware through the command line: documented messages and exit codes."""
-import os
-import subprocess
 import sys
 
+from clirun import run_cli
 from elfgen import elf32_arm, program
 
 
 def cli(*args):
-    return subprocess.run([sys.executable, "-m", "mcusim.cli", "run", *map(str, args)], capture_output=True,
-                          text=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    return run_cli("run", *args)
 
 
 def test_truncated_elf(firmware_build, tmp_path):

@@ -1,14 +1,13 @@
 """`mcusim calibrate`: measurements made from known coefficients (plus 0.05% noise) give those
 coefficients back."""
 import csv
-import os
-import subprocess
-import sys
 import tomllib
 
 import numpy as np
+import pytest
 
 import mcusim
+from clirun import run_cli
 
 TRUTH = """
 board = "mcu-m"
@@ -48,6 +47,7 @@ PROGRAMS = ["bench", "bench-dsp", "bench-table", "isa", "flash-timing", "pipelin
 SETTINGS = [(80_000_000, "range1"), (24_000_000, "range1"), (24_000_000, "range2")]  # clocks and voltages apart
 
 
+@pytest.mark.slow
 def test_calibration_recovers_known_coefficients(firmware_build, tmp_path):
     truth = tmp_path / "truth.toml"
     truth.write_text(TRUTH.format(**KNOWN))
@@ -69,10 +69,7 @@ def test_calibration_recovers_known_coefficients(firmware_build, tmp_path):
         writer.writerows(rows)
     out = tmp_path / "fitted.toml"
     fit_args = [arg for term in TERMS for arg in ("--fit", term)]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    run = subprocess.run([sys.executable, "-m", "mcusim.cli", "calibrate", str(measurements), "--board", "mcu-m",
-                          "--power-model", str(start), "--out", str(out), *fit_args], capture_output=True, text=True,
-                         env=env)
+    run = run_cli("calibrate", measurements, "--board", "mcu-m", "--power-model", start, "--out", out, *fit_args)
     assert run.returncode == 0, run.stderr
     r_squared = float(run.stdout.split("R^2 = ")[1].split()[0])
     assert r_squared > 0.999

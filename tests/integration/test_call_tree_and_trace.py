@@ -1,19 +1,16 @@
 """Inclusive cycles and call paths of the exact profile, the line profile, flame graph
 exports and the ETM-style branch trace, checked against each other and against the counters."""
 import json
-import os
-import subprocess
-import sys
 from collections import Counter
 
 import pytest
 
 import mcusim
+from clirun import run_cli
 from mcusim.analysis import branch_trace as BT
 from mcusim.config import load_board
 from mcusim.elf import ElfImage
 
-ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
 BIG = 3_000_000  # branch trace records: a whole KWS inference has about 1.1 million
 
 
@@ -21,9 +18,7 @@ def by_name(rows):
     return {row["function"]: row for row in rows}
 
 
-def cli(*args):
-    return subprocess.run([sys.executable, "-m", "mcusim.cli", *map(str, args)], capture_output=True, text=True,
-                          env=ENV)
+cli = run_cli
 
 
 def trace_inclusive(events, image):
@@ -63,6 +58,7 @@ def kws_d(firmware_build):
     return elf, mcusim.run(elf, "mcu-d", profile=True, branch_trace=BT.TraceWindow(limit=BIG), flamegraph=True)
 
 
+@pytest.mark.slow
 def test_inclusive_cycles_match_the_branch_trace(kws_d):
     elf, result = kws_d
     assert result.exceptions_taken == 0
@@ -86,6 +82,7 @@ def test_interrupt_handlers_stay_out_of_inclusive_cycles(firmware_build):
     assert rows["main"]["inclusive_cycles"] < rows["Reset_Handler"]["inclusive_cycles"]
 
 
+@pytest.mark.slow
 def test_flame_graph_files_hold_every_cycle(kws_d, tmp_path):
     _, result = kws_d
     result.write_bundle(tmp_path)
@@ -103,8 +100,9 @@ def test_flame_graph_files_hold_every_cycle(kws_d, tmp_path):
     assert all((tmp_path / name).exists() for name in listed)
 
 
-@pytest.mark.parametrize("board,program", [("mcu-m", "exceptions"), ("mcu-s", "kws_dscnn-opt"),
-                                           ("mcu-d", "bench-float"), ("mcu-b", "dwt"), ("mcu-d", "flash-timing")])
+@pytest.mark.parametrize("board,program", [("mcu-m", "exceptions"), pytest.param("mcu-s", "kws_dscnn-opt", marks=pytest.mark.slow),
+                                           pytest.param("mcu-d", "bench-float", marks=pytest.mark.slow), ("mcu-b", "dwt"),
+                                           ("mcu-d", "flash-timing")])
 def test_branch_trace_rebuilds_every_instruction(firmware_build, board, program, tmp_path):
     """Straight-line code between the records, from the ELF: exactly the instructions the run counted."""
     elf = firmware_build / board / f"{program}.elf"
@@ -119,6 +117,7 @@ def test_branch_trace_rebuilds_every_instruction(firmware_build, board, program,
     assert sum(1 for _ in BT.instructions(trace, ElfImage.load(elf), aliases)) == result.instructions
 
 
+@pytest.mark.slow
 def test_branch_trace_window_limit_and_decoder(firmware_build, tmp_path):
     elf = firmware_build / "mcu-m" / "kws_dscnn-opt.elf"
     out = tmp_path / "window"
@@ -174,6 +173,7 @@ def test_lines_count_code_outside_the_image_too(firmware_build):
     assert any(row["function"] == "(code outside the image's line ranges)" for row in result.lines)
 
 
+@pytest.mark.slow
 def test_line_profile_adds_up_to_the_function_profile(kws_d, tmp_path):
     _, result = kws_d
     assert sum(row["cycles"] for row in result.lines) == result.cycles
@@ -188,6 +188,7 @@ def test_line_profile_adds_up_to_the_function_profile(kws_d, tmp_path):
     assert (tmp_path / "lines.csv").read_text().splitlines()[0] == "file,line,function,cycles,share,instructions"
 
 
+@pytest.mark.slow
 def test_all_writes_every_artifact(firmware_build, tmp_path):
     run = cli("run", firmware_build / "mcu-m" / "exceptions.elf", "--board", "mcu-m", "--all", "--out", tmp_path, "-q")
     assert run.returncode == 0, run.stderr

@@ -18,7 +18,7 @@ from randprog import generate
 
 import mcusim
 
-pytestmark = pytest.mark.integration
+pytestmark = pytest.mark.slow  # every configuration of every board, timed and functional
 
 # board -> the diff build it runs (firmware/Makefile DIFF_BUILDS): the core's own build; the random
 # sequences (plain ARMv7E-M) run as an M4 build everywhere

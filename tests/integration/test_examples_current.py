@@ -15,6 +15,7 @@ def loadable(path):
         return [(s["p_paddr"], s["p_memsz"], s.data()) for s in elf.iter_segments() if s["p_type"] == "PT_LOAD"]
 
 
+@pytest.mark.slow
 def test_shipped_examples_match_a_fresh_build(tmp_path):
     gcc = require_tool("arm-none-eabi-gcc")
     version = subprocess.run([gcc, "--version"], capture_output=True, text=True).stdout.splitlines()[0]

@@ -7,14 +7,12 @@ part would read wrong data: the run warns. `--flash-latency auto` applies the re
 manual's minimum, which must time the loop exactly as firmware that writes that LATENCY itself.
 """
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
 import mcusim
 from asmbuild import build_elf
+from clirun import run_cli
 
 TIMED = """
     .syntax unified
@@ -65,8 +63,7 @@ def timed_run(tmp_path, board, latency, **options):
 
 
 def cli(*args):
-    return subprocess.run([sys.executable, "-m", "mcusim.cli", "run", *map(str, args)], capture_output=True,
-                          text=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    return run_cli("run", *args)
 
 
 @pytest.mark.parametrize("board", BOARDS)

@@ -8,6 +8,9 @@ import mcusim
 from conftest import BOARDS, MODELS, VARIANTS
 
 
+pytestmark = pytest.mark.slow  # whole TinyML models
+
+
 @pytest.mark.parametrize("board", BOARDS)
 @pytest.mark.parametrize("model", MODELS)
 @pytest.mark.parametrize("variant", VARIANTS)

@@ -8,6 +8,7 @@ import pytest
 
 import mcusim
 from asmbuild import build_elf
+from conftest import PAPER_BOARDS
 
 MODEL = """
 board = "mcu-m"
@@ -91,6 +92,7 @@ def sleeper(tmp_path, deep: bool):
     return build_elf(tmp_path, f"sleep{int(deep)}", SLEEPER.format(scr=4 if deep else 0))
 
 
+@pytest.mark.slow
 def test_each_rail_follows_from_counts_time_and_voltage(firmware_build, model):
     elf = firmware_build / "mcu-m" / "kws_dscnn-opt.elf"
     high = mcusim.run(elf, "mcu-m", power_model=model)
@@ -140,6 +142,7 @@ def _slept_cycles(result):
                 if r["function"] == "(sleep)")
 
 
+@pytest.mark.slow
 def test_trace_regions_and_functions_add_up(firmware_build, model, tmp_path):
     elf = firmware_build / "mcu-m" / "kws_dscnn-opt.elf"
     result = mcusim.run(elf, "mcu-m", power_model=model, power_trace=True, profile=True, timeline=True,
@@ -173,7 +176,7 @@ def test_power_can_be_left_out_and_boards_without_a_model_say_so(firmware_build)
         mcusim.run(firmware_build / "mps2-an386" / "hello.elf", "mps2-an386", voltage_range="range1")
 
 
-@pytest.mark.parametrize("board", ["mcu-s", "mcu-m", "mcu-b", "mcu-d"])
+@pytest.mark.parametrize("board", PAPER_BOARDS)
 def test_shipped_models_give_energy_on_every_board(firmware_build, board):
     result = mcusim.run(firmware_build / board / "hello.elf", board)
     rails = result.energy["energy_by_rail_j"]

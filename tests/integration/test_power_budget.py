@@ -81,6 +81,7 @@ def expected_average(e_active, t_active, period, state, clock_mhz=80.0, scale=1.
     return (e_active + p_sleep * (period - t_active) + wakeup) / period, p_sleep, wakeup
 
 
+@pytest.mark.slow
 def test_budget_arithmetic_pass_fail_and_battery(bundle):
     run = json.loads((bundle / "run.json").read_text())
     assert run["clock_hz"] == 80_000_000 and run["power"]["voltage_ranges"] == ["range1"]
@@ -120,6 +121,7 @@ def test_budget_arithmetic_pass_fail_and_battery(bundle):
     assert f"{average * 1e3:.3f} mW" in text.stdout
 
 
+@pytest.mark.slow
 def test_budget_region_option_and_usage_errors(bundle):
     run = json.loads((bundle / "run.json").read_text())
     dw1 = next(r for r in run["regions"] if r["name"] == "dw1")
@@ -137,6 +139,7 @@ def test_budget_region_option_and_usage_errors(bundle):
     assert half_battery.exit_code == 2
 
 
+@pytest.mark.slow
 def test_budget_sleeps_in_the_deepest_state_the_firmware_used(bundle):
     run = json.loads((bundle / "run.json").read_text())
     run["power"]["seconds_by_state"].update(sleep=0.01, stop=0.02)  # as if the firmware had slept in both
@@ -166,6 +169,7 @@ def test_dvfs_plan_from_the_model(model_file):
         dvfs_plan(model, 80_000_000, [100_000_000])
 
 
+@pytest.mark.slow
 def test_dvfs_two_clocks_table_and_plot(firmware_build, model_file, tmp_path):
     plot = tmp_path / "dvfs.png"
     firmware = firmware_build / "mcu-m" / "kws_dscnn-opt.elf"
@@ -186,6 +190,7 @@ def test_dvfs_two_clocks_table_and_plot(firmware_build, model_file, tmp_path):
     assert png.startswith(PNG) and len(png) > 10_000
 
 
+@pytest.mark.slow
 def test_power_plot_writes_pngs(bundle, tmp_path):
     out = tmp_path / "power.png"
     done = invoke("power-plot", bundle, "--out", out)

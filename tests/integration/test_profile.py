@@ -1,16 +1,16 @@
 """The exact function profile (--profile): every cycle charged to a function, calls counted,
 exception overhead and handlers kept apart, and the run's timing unchanged by profiling."""
-import os
-import subprocess
-import sys
+import pytest
 
 import mcusim
+from clirun import run_cli
 
 
 def by_name(result):
     return {row["function"]: row for row in result.functions}
 
 
+@pytest.mark.slow
 def test_every_cycle_is_charged_to_a_function(firmware_build):
     elf = firmware_build / "mcu-m" / "kws_dscnn-opt.elf"
     profiled = mcusim.run(elf, "mcu-m", profile=True)
@@ -33,18 +33,15 @@ def test_interrupt_handlers_are_charged_their_own_cycles(firmware_build):
 
 
 def test_profile_bundle_and_report(firmware_build, tmp_path):
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    run = subprocess.run([sys.executable, "-m", "mcusim.cli", "run", str(firmware_build / "mcu-s" / "bench.elf"),
-                          "--board", "mcu-s", "--profile", "--out", str(tmp_path), "-q"], capture_output=True,
-                         text=True, env=env)
+    run = run_cli("run", firmware_build / "mcu-s" / "bench.elf", "--board", "mcu-s", "--profile", "--out", tmp_path, "-q")
     assert run.returncode == 0, run.stderr
     header = (tmp_path / "functions.csv").read_text().splitlines()[0]
     assert header == "function,exclusive_cycles,inclusive_cycles,calls,share,energy_j"
-    report = subprocess.run([sys.executable, "-m", "mcusim.cli", "report", str(tmp_path)], capture_output=True,
-                            text=True, env=env)
+    report = run_cli("report", tmp_path)
     assert report.returncode == 0 and "functions (exact profile)" in report.stdout
 
 
+@pytest.mark.slow
 def test_pc_samples_agree_with_the_exact_profile(firmware_build, tmp_path):
     """DWT-style PC sampling every 1000 cycles: the count follows from the cycles, and each
     function's share of the samples is its share of the cycles within sampling error."""

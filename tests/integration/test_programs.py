@@ -1,12 +1,10 @@
 """Every firmware program on every board: expected output and exit status."""
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
 import mcusim
+from clirun import run_cli
 from conftest import BOARDS, PROGRAMS
 
 EXPECTED = {
@@ -70,9 +68,7 @@ def test_systick_interrupts_are_counted_as_exceptions(firmware_build):
 
 def test_cli_hello_on_mcu_d_prints_greeting_and_summary(firmware_build, tmp_path):
     elf = firmware_build / "mcu-d" / "hello.elf"
-    done = subprocess.run([sys.executable, "-m", "mcusim.cli", "run", str(elf), "--board", "mcu-d",
-                           "--out", str(tmp_path / "bundle")], capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    done = run_cli("run", elf, "--board", "mcu-d", "--out", tmp_path / "bundle")
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "Hello from mcusim on mcu-d"
     for word in ("board mcu-d", "cortex-m7", "216 MHz", "instructions", "cycles", "simulated", "host", "MIPS",

@@ -22,7 +22,7 @@ def run_qemu(qemu: str, board: str, elf) -> tuple[str, int]:
 
 @pytest.mark.parametrize("board", ["mps2-an386", "mps2-an500"])
 @pytest.mark.parametrize("program", [p for p in PROGRAMS if p not in ("dwt",) + TIMING_PROGRAMS]
-                         + [f"{m}-{v}" for m in MODELS for v in VARIANTS])
+                         + [pytest.param(f"{m}-{v}", marks=pytest.mark.slow) for m in MODELS for v in VARIANTS])
 def test_same_output_and_exit_status_as_qemu(firmware_build, qemu, board, program):
     elf = firmware_build / board / f"{program}.elf"
     qemu_out, qemu_code = run_qemu(qemu, board, elf)

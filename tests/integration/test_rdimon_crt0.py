@@ -8,14 +8,13 @@ crt0, which keeps '"..."' together). The same source is built for each board's m
 compared with QEMU's mps2 machine of the same core.
 """
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 import mcusim
+from clirun import run_cli
 from conftest import BOARDS, require_tool
 
 PROBE = Path(__file__).parent / "probes" / "rdimon_args.c"
@@ -95,9 +94,7 @@ def test_without_arguments_argv0_is_the_firmware_path_as_for_qemu_kernel(elfs, q
 def test_command_line_arguments_after_double_dash_reach_the_program_and_run_json(elfs, qemu, tmp_path):
     elf = elfs["mcu-d"]
     expected, code = run_qemu(qemu, "mps2-an500", elfs["mps2-an500"], [str(elf), "-v", "two words"])
-    done = subprocess.run([sys.executable, "-m", "mcusim.cli", "run", str(elf), "--board", "mcu-d", "--out",
-                           str(tmp_path), "--", "-v", "two words"], capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    done = run_cli("run", elf, "--board", "mcu-d", "--out", tmp_path, "--", "-v", "two words")
     assert (done.stdout, done.returncode) == (expected, code) == (expected, 4)
     assert "'two words'" in done.stderr  # warned: it reaches the program as two arguments
     settings = json.loads((tmp_path / "run.json").read_text())["settings"]
@@ -113,8 +110,7 @@ def test_a_command_line_too_long_for_crt0s_buffer_gives_no_arguments_as_on_qemu(
 
 
 def test_a_word_before_double_dash_is_a_usage_error_not_an_argument(elfs):
-    done = subprocess.run([sys.executable, "-m", "mcusim.cli", "run", str(elfs["mcu-d"]), "stray", "--board", "mcu-d"],
-                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    done = run_cli("run", elfs["mcu-d"], "stray", "--board", "mcu-d")
     assert done.returncode == 2 and "'stray'" in done.stderr and "after `--`" in done.stderr
     assert done.stdout == ""
 

@@ -1,14 +1,15 @@
 """Per-layer regions of a TinyML model: run.json, regions.csv and `mcusim report`."""
 import csv
-import os
-import subprocess
-import sys
+
+import pytest
 
 import mcusim
+from clirun import run_cli
 from mcusim.tinyml.build import build
 from mcusim.tinyml.models import MODELS
 
 
+@pytest.mark.slow
 def test_layers_are_regions_with_their_work(firmware_build, tmp_path):
     result = mcusim.run(firmware_build / "mcu-m" / "kws_dscnn-opt.elf", "mcu-m")
     built = build(MODELS["kws_dscnn"])
@@ -24,8 +25,7 @@ def test_layers_are_regions_with_their_work(firmware_build, tmp_path):
         table = list(csv.DictReader(f))
     assert table[0].keys() >= {"name", "count", "cycles_mean", "macs", "macs_per_cycle"}
     assert [row["name"] for row in table] == list(rows)
-    done = subprocess.run([sys.executable, "-m", "mcusim.cli", "report", str(tmp_path)], capture_output=True,
-                          text=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    done = run_cli("report", tmp_path)
     assert done.returncode == 0, done.stderr
     lines = [line.strip() for line in done.stdout.splitlines()]
     regions = lines[lines.index("regions") + 3:]  # title, header, rule: then by cost
@@ -34,32 +34,28 @@ def test_layers_are_regions_with_their_work(firmware_build, tmp_path):
 
 def test_report_of_a_bundle_without_regions_says_so(firmware_build, tmp_path):
     mcusim.run(firmware_build / "mcu-m" / "hello.elf", "mcu-m").write_bundle(tmp_path)
-    done = subprocess.run([sys.executable, "-m", "mcusim.cli", "report", str(tmp_path)], capture_output=True,
-                          text=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    done = run_cli("report", tmp_path)
     assert done.returncode == 0 and "no regions" in done.stdout
-    missing = subprocess.run([sys.executable, "-m", "mcusim.cli", "report", str(tmp_path / "nothing")],
-                             capture_output=True, text=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    missing = run_cli("report", tmp_path / "nothing")
     assert missing.returncode == 2
 
 
+@pytest.mark.slow
 def test_compare_two_bundles(firmware_build, tmp_path):
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     for name, board, variant in (("a", "mcu-m", "ref"), ("b", "mcu-m", "opt"), ("d", "mcu-d", "opt")):
         mcusim.run(firmware_build / board / f"kws_dscnn-{variant}.elf", board, profile=True).write_bundle(tmp_path / name)
-    compare = [sys.executable, "-m", "mcusim.cli", "compare"]
-    done = subprocess.run(compare + [str(tmp_path / "a"), str(tmp_path / "b")], capture_output=True, text=True, env=env)
+    done = run_cli("compare", tmp_path / "a", tmp_path / "b")
     assert done.returncode == 0, done.stderr
     conv = next(line for line in done.stdout.splitlines() if line.startswith("tinyml_conv "))
     assert float(conv.split()[-1].rstrip("x")) < 0.5  # the SIMD kernels take less than half the cycles
     assert any(line.startswith("pw1 ") for line in done.stdout.splitlines())  # regions compared too
-    refused = subprocess.run(compare + [str(tmp_path / "a"), str(tmp_path / "d")], capture_output=True, text=True,
-                             env=env)
+    refused = run_cli("compare", tmp_path / "a", tmp_path / "d")
     assert refused.returncode == 2 and "not comparable" in refused.stderr and "board: mcu-m vs mcu-d" in refused.stderr
-    forced = subprocess.run(compare + ["--force", str(tmp_path / "a"), str(tmp_path / "d")], capture_output=True,
-                            text=True, env=env)
+    forced = run_cli("compare", "--force", tmp_path / "a", tmp_path / "d")
     assert forced.returncode == 0 and "warning: board" in forced.stderr
 
 
+@pytest.mark.slow
 def test_regions_timeline_for_perfetto(firmware_build, tmp_path):
     result = mcusim.run(firmware_build / "mcu-m" / "kws_dscnn-opt.elf", "mcu-m", timeline=True)
     slices = [e for e in result.timeline["traceEvents"] if e["ph"] == "X"]

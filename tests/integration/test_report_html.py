@@ -13,6 +13,9 @@ from click.testing import CliRunner
 from mcusim.cli import main
 
 
+pytestmark = pytest.mark.slow  # a KWS inference with its profile and samples
+
+
 @pytest.fixture(scope="module")
 def bundle(firmware_build, tmp_path_factory):
     """Made by `mcusim run` with its stderr on a pipe: the progress bar must stay away."""

@@ -130,6 +130,7 @@ def test_toggled_pin_shows_every_edge_at_its_simulated_time(tmp_path, board):
     assert abs((last - before) - measured / machine.clock_hz * 1e9) <= 1
 
 
+@pytest.mark.slow
 def test_regions_are_wires_with_the_begin_and_end_times_of_each_run(firmware_build, tmp_path):
     sim = mcusim.Simulator(firmware_build / "mcu-m" / "kws_dscnn-opt.elf", "mcu-m", vcd=True)
     result = sim.run()

@@ -11,7 +11,7 @@ from conftest import BOARDS, program_flow
 import mcusim
 from mcusim.analysis.branch_trace import TraceWindow
 
-pytestmark = pytest.mark.integration
+pytestmark = pytest.mark.slow  # the kit's programs, timed and functional, on every board
 
 SAME_FLOW = ["hello", "uart-hello", "bench-table", "bench-float", "micro_speech-opt"]
 SAME_OUTPUT = ["exceptions"]

@@ -15,7 +15,7 @@ def test_semihosting_exit_code_is_the_run_exit_code(tmp_path):
     result = mcusim.run(write(tmp_path, "exit.elf", program("exit7")), "mps2-an386")
     assert (result.exit_reason, result.exit_code) == ("semihosting-exit", 7)
     assert result.instructions == 3  # movs, adr, bkpt
-    assert result.cycles == result.instructions  # one cycle per instruction until the cycle model
+    assert result.cycles == result.instructions  # single-cycle instructions (cores/cortex-m4.toml), zero-wait memory
 
 
 def test_runaway_loop_stops_at_max_cycles(tmp_path):

@@ -74,7 +74,7 @@ def test_softmax_outputs_are_probabilities_in_256ths():
 
 @pytest.mark.parametrize("name", sorted(model.name for model in PAPER_MODELS))
 def test_models_have_the_papers_mac_counts(name):
-    """Paper (shared/reference/002) Table III #MACC, within 2%."""
+    """Zhang et al. (ICCD 2022) Table III #MACC, within 2%."""
     model = MODELS[name]
     assert build(model).macs == pytest.approx(model.paper_macs, rel=0.02)
 

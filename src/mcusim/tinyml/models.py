@@ -1,4 +1,5 @@
-"""The paper's TinyML applications (shared/reference/002, Table III) as layer lists.
+"""The TinyML applications of Zhang et al., "Power-Performance Characterization of TinyML
+Systems" (IEEE ICCD 2022, Table III), as layer lists.
 
 Each model has the layer structure and sizes of the application the paper ran; weights are
 pseudo-random (seeded) and the test input fixed, so firmware and oracle agree bit for bit.
