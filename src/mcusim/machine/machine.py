@@ -174,6 +174,7 @@ class Machine:
         self._last_decode: tuple[int, int] = (-1, 0)
         self.mmio_access: int | None = None  # address of the MMIO access being served, if any
         self.mmio_is_write = False
+        self.mmio_pc: int | None = None  # the instruction found for it (found once: see current_pc)
         self.exceptions = ExceptionUnit(self, board.irq_count, board.nvic_priority_bits)
         self.semihosting = Semihosting(self, semihosting_root, cmdline)
         self.flash_ports = self._flash_ports(core, flash_latency)
@@ -473,13 +474,16 @@ class Machine:
         exact = self.state[N.CODE_PC]
         if block <= exact < block + size:
             return exact
-        # first time in this block: infer the instruction, and hook the block for next time
-        if (block, size) not in self._exact_pc_blocks:
-            self._exact_pc_blocks[(block, size)] = None
-            self.request_stop()
-        pc = self.locator.locate(block, size, (block, self.state[N.INSTRUCTIONS]), self.mmio_access,
-                                 self.mmio_is_write)
-        return block if pc is None else pc
+        # first time in this block: infer the instruction, and hook the block for next time. Once
+        # per access: the locator moves on past each match, so asking again would find a later one.
+        if self.mmio_pc is None:
+            if (block, size) not in self._exact_pc_blocks:
+                self._exact_pc_blocks[(block, size)] = None
+                self.request_stop()
+            pc = self.locator.locate(block, size, (block, self.state[N.INSTRUCTIONS]), self.mmio_access,
+                                     self.mmio_is_write)
+            self.mmio_pc = block if pc is None else pc
+        return self.mmio_pc
 
     def request_stop(self) -> None:
         """Stop at the next block boundary (from an MMIO callback) so Python can act."""
