@@ -499,6 +499,17 @@ class Machine:
     def read_memory(self, address: int, size: int) -> bytes:
         return bytes(self.uc.mem_read(address, size))
 
+    def peek(self, address: int, size: int) -> bytes:
+        """What can be read of [address, address+size), a halfword at a time from `address`
+        (b"" where nothing is mapped): for fault reports and checks, which must never raise."""
+        data = b""
+        while len(data) < size:
+            try:
+                data += self.read_memory((address + len(data)) & 0xFFFFFFFF, min(2, size - len(data)))
+            except (UcError, OverflowError):
+                break
+        return data
+
     def set_fpu_enabled(self, enabled: bool) -> None:
         self.state[N.FPU_ENABLED] = int(enabled)
 
@@ -1017,7 +1028,7 @@ class Machine:
                                             "SVC executed where SVCall cannot preempt (escalated to HardFault)")
             self.exceptions.take_pending()
         elif intno == 7:  # BKPT: PC at the instruction
-            immediate = self.read_memory(pc, 2)[0]
+            immediate = (self.peek(pc, 1) or b"\0")[0]
             if immediate == 0xAB:  # (any other BKPT faults: it does not complete, like an undefined instruction)
                 if self.profile is not None:
                     self.profile.flush_lines()
@@ -1058,9 +1069,9 @@ class Machine:
             if not self.uc.reg_read(A.UC_ARM_REG_XPSR) & (1 << 24) or self.board.region_at(pc) is None:
                 self.exceptions.raise_fault(USAGEFAULT, INVSTATE, pc, None, "invalid state (not Thumb)")
             else:
-                word = self.read_memory(pc, 4)
+                encoding = self.peek(pc, 2)[::-1].hex() or "(unreadable)"
                 self.exceptions.raise_fault(USAGEFAULT, UNDEFINSTR, pc, None,
-                                            f"undefined instruction {word[:2][::-1].hex()} at 0x{pc:08x}")
+                                            f"undefined instruction {encoding} at 0x{pc:08x}")
         elif error.errno == UC_ERR_EXCEPTION:
             self.exceptions.raise_fault(HARDFAULT, 1 << 30, pc, None, f"unhandled CPU exception ({error})")
         else:
@@ -1070,7 +1081,7 @@ class Machine:
     def _hint_before(self, pc: int) -> str | None:
         """The hint instruction that ends just before `pc`, if any."""
         for length in (2, 4):
-            hint = HINT_ENCODINGS.get(self.read_memory(pc - length, length))
+            hint = HINT_ENCODINGS.get(self.peek(pc - length, length)) if pc >= length else None
             if hint:
                 return hint
         return None

@@ -1,0 +1,32 @@
+"""The run ends as promised on any firmware: faults at the edge of memory, limits, interrupts."""
+import struct
+
+import pytest
+
+import mcusim
+from elfgen import PF_R, PF_W, PF_X, elf32_arm, program
+from mcusim.config import board_names, load_board
+
+UDF = bytes.fromhex("ffde")  # udf #255: permanently undefined (ARMv7-M ARM A7.7.194)
+
+
+def _first_ram_after_a_hole(board):
+    """A RAM region whose first halfword has nothing mapped just before it."""
+    return next(r for r in sorted(board.memory, key=lambda r: r.base)
+                if r.kind == "ram" and r.alias_of is None and r.base >= 4 and board.region_at(r.base - 2) is None)
+
+
+@pytest.mark.parametrize("board_name", board_names())
+def test_undefined_instruction_at_the_start_of_a_region_is_a_fault_report(tmp_path, board_name):
+    """The fault report looks at the halfwords before the PC (was it a hint?), which are unmapped
+    here: still exit 125 with the usual report, never a traceback."""
+    board = load_board(board_name)
+    region = _first_ram_after_a_hole(board)
+    vectors = struct.pack("<16I", region.base + 0x1000, region.base | 1, *[0] * 14)
+    image = elf32_arm([(board.boot_address, vectors, PF_R | PF_X), (region.base, UDF + UDF, PF_R | PF_W | PF_X)])
+    path = tmp_path / "udf.elf"
+    path.write_bytes(image)
+    result = mcusim.run(path, board_name, max_cycles=10_000)
+    assert (result.exit_reason, result.exit_code) == ("fault", 125)
+    assert f"undefined instruction deff at 0x{region.base:08x}" in result.fault_report
+    assert f"pc: 0x{region.base:08x}" in result.fault_report
