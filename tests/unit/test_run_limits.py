@@ -30,3 +30,26 @@ def test_undefined_instruction_at_the_start_of_a_region_is_a_fault_report(tmp_pa
     assert (result.exit_reason, result.exit_code) == ("fault", 125)
     assert f"undefined instruction deff at 0x{region.base:08x}" in result.fault_report
     assert f"pc: 0x{region.base:08x}" in result.fault_report
+
+
+def _zeroed_ram_runaway(tmp_path):
+    """Reset jumps into RAM that holds nothing: zeros run as `movs r0, r0`, blocks of 512."""
+    vectors = struct.pack("<16I", 0x20001000, 0x20000001, *[0] * 14)
+    path = tmp_path / "runaway.elf"
+    path.write_bytes(elf32_arm([(0, vectors, PF_R | PF_X)]))
+    return path
+
+
+@pytest.mark.parametrize("limit", [1, 10, 1000])
+@pytest.mark.parametrize("timing", [True, False])
+def test_cycle_limit_stops_at_the_instruction_that_reaches_it(tmp_path, limit, timing):
+    """One cycle per instruction (and 1 for `movs`, `adds`, 2 for the taken `b` on the
+    zero-wait mps2-an386): the run ends exactly at the limit, not at the end of its block."""
+    for path in (_zeroed_ram_runaway(tmp_path), tmp_path / "count.elf"):
+        if not path.exists():
+            path.write_bytes(program("count"))
+        result = mcusim.run(path, "mps2-an386", max_cycles=limit, timing=timing)
+        assert (result.exit_reason, result.exit_code) == ("max-cycles", 124)
+        assert result.cycles == limit, path.name
+        if not timing:
+            assert result.instructions == limit

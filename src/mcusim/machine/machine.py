@@ -89,6 +89,8 @@ def _function_segments(image: ElfImage) -> list[tuple[int, int]]:
 
 
 PROGRESS_SLICE_CYCLES = 20_000_000  # with a progress callback, emulation stops at least this often
+LIMIT_STEP_CYCLES = 256  # this close to the cycle limit, one instruction per run (fetch and data waits
+#                          are only known as a block runs: a whole block could pass the limit by them)
 
 
 # Data cache maintenance by set/way and by address (ARMv7-M ARM B2.2.7, registers at
@@ -171,6 +173,7 @@ class Machine:
         self._divide_timing_hooks: dict[int, int | None] = {}
         self.decoder.on_new_sevs = self._hook_sevs
         self._nocp_at: int | None = None     # run only up to this FP instruction, then NOCP
+        self._stepping = False  # near the cycle limit: one instruction per run (see _step_limit)
         self._last_decode: tuple[int, int] = (-1, 0)
         self.mmio_access: int | None = None  # address of the MMIO access being served, if any
         self.mmio_is_write = False
@@ -914,6 +917,7 @@ class Machine:
     def run(self) -> ExitStatus:
         started = time.perf_counter()
         self._reset_request = None
+        self.state[N.CYCLE_LIMIT] = self.max_cycles
         progress_at = started + 1.0
         try:
             while self.exit is None:
@@ -925,6 +929,9 @@ class Machine:
                     break
                 event = self._next_event()
                 deadline = self.max_cycles if event is None else min(event, self.max_cycles)
+                stepping = self._stepping or self.max_cycles - self.state[N.CYCLES] <= LIMIT_STEP_CYCLES
+                if not stepping:  # come back when near the limit, to step there
+                    deadline = min(deadline, self.max_cycles - LIMIT_STEP_CYCLES)
                 if self.on_progress:  # come back now and then to report progress (a stop costs no cycles)
                     deadline = min(deadline, self.state[N.CYCLES] + PROGRESS_SLICE_CYCLES)
                 self.state[N.DEADLINE] = deadline
@@ -935,7 +942,12 @@ class Machine:
                 self._interrupt = None
                 self._invalid_access = None
                 error = None
-                until = UNTIL if self._nocp_at is None else self._nocp_at
+                step = None
+                self.state[N.STEP_LIMIT] = np.iinfo(np.int64).max
+                if stepping:
+                    step = self._step_limit()
+                    self.state[N.STEP_LIMIT] = self.state[N.INSTRUCTIONS] + 1  # (one block at most)
+                until = min((a for a in (self._nocp_at, step) if a is not None), default=UNTIL)
                 if self._nocp_at is not None:
                     self.state[N.FPU_ENABLED] = 1  # let the instructions before the FP one run
                 try:
@@ -1006,6 +1018,8 @@ class Machine:
             self.decoder.decode_block(start, max(self.state[N.STOP_SIZE], 2))
         elif reason == N.STOP_ISB:
             self.decoder.forget_changed_code()
+        elif reason == N.STOP_LIMIT:
+            self._stepping = True
         elif reason == N.STOP_SELF_LOOP:
             self._handle_self_loop(self.state[N.STOP_ADDRESS])
         elif reason == N.STOP_FPU_DISABLED:
@@ -1015,6 +1029,18 @@ class Machine:
             hint = self._hint_before(uc.reg_read(A.UC_ARM_REG_PC))
             if hint in ("wfi", "wfe"):
                 self._sleep(hint)
+
+    def _step_limit(self) -> int | None:
+        """Near the cycle limit, or before a block that would reach it before its last instruction:
+        run one instruction (the run ends at the next instruction boundary, or at the next block),
+        so the count stops within one instruction, waits included, of the limit. Returns the
+        boundary, or None where the code is not decoded yet (the hook stops for that first)."""
+        pc = self.uc.reg_read(A.UC_ARM_REG_PC)
+        if self.state.value_at(pc, N.KIND) not in (N.KIND_START, N.KIND_SELF_LOOP):
+            return None
+        end = pc + (4 if self.state.value_at(pc + 2, N.KIND) == N.KIND_CONTINUATION else 2)
+        self.uc.ctl_remove_cache(pc, end)  # translated again, the block ends there
+        return end
 
     def _handle_interrupt(self, intno: int) -> None:
         uc = self.uc
