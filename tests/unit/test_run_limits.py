@@ -53,3 +53,28 @@ def test_cycle_limit_stops_at_the_instruction_that_reaches_it(tmp_path, limit, t
         assert result.cycles == limit, path.name
         if not timing:
             assert result.instructions == limit
+
+
+@pytest.mark.parametrize("entry", ["count", "runaway"])
+def test_time_limit_ends_a_run_with_no_events_within_a_fraction_of_a_second(tmp_path, entry):
+    """`adds; b` forever runs in Unicorn without a stop; zeroed RAM decodes at every block."""
+    path = _zeroed_ram_runaway(tmp_path) if entry == "runaway" else tmp_path / "count.elf"
+    if entry == "count":
+        path.write_bytes(program("count"))
+    result = mcusim.run(path, "mps2-an386", max_seconds=0.5)
+    assert (result.exit_reason, result.exit_code) == ("time-limit", 124)
+    assert "time limit (0.5 s of host time)" in result.exit_detail
+    assert 0.5 <= result.host_seconds < 1.2
+    assert result.cycles > 0 and result.to_dict()["settings"]["max_seconds"] == 0.5
+
+
+def test_interrupt_from_another_thread_ends_the_run_with_its_results(tmp_path):
+    import threading
+
+    (tmp_path / "count.elf").write_bytes(program("count"))
+    sim = mcusim.Simulator(tmp_path / "count.elf", "mps2-an386", profile=True)
+    threading.Timer(0.5, sim.interrupt).start()
+    result = sim.run()
+    assert (result.exit_reason, result.exit_code) == ("interrupted", 130)
+    assert "interrupted by SIGINT" in result.exit_detail
+    assert result.cycles > 1000 and result.instructions > 1000 and result.functions

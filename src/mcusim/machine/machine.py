@@ -7,6 +7,8 @@ changes, timer events) is handled here in Python.
 from __future__ import annotations
 
 import dataclasses
+import signal
+import threading
 import time
 from dataclasses import dataclass, field
 
@@ -49,8 +51,9 @@ DEFAULT_MAX_CYCLES = 10_000_000_000
 
 UNTIL = 0xFFFFFFFF  # never executed: EXC_RETURN values arrive as interrupts instead
 
-EXIT_MAX_CYCLES = 124
+EXIT_MAX_CYCLES = 124  # the cycle limit, and the time limit
 EXIT_FAULT = 125
+TICK_SECONDS = 0.1  # emulation comes back to Python at least this often (time limit, interrupts)
 
 # Hint instructions that end a Unicorn run, 16- and 32-bit encodings (ARMv7-M ARM A7.7).
 HINT_ENCODINGS = {b"\x30\xbf": "wfi", b"\xaf\xf3\x03\x80": "wfi", b"\x20\xbf": "wfe", b"\xaf\xf3\x02\x80": "wfe",
@@ -112,7 +115,7 @@ class Machine:
                  pc_sample_cycles: int | None = None, swo: bool = False,
                  branch_trace: TraceWindow | None = None, voltage_range: str | None = None,
                  power_bin_us: float = DEFAULT_BIN_US, power_model: str | None = None, power: bool = True, vcd: bool = False,
-                 timing: bool = True):
+                 timing: bool = True, max_seconds: float | None = None):
         if not timing:  # functional only: one cycle per instruction, no flash, cache or memory timing
             board = dataclasses.replace(board, core=dataclasses.replace(
                 board.core, timing_model="one_cycle_per_instruction", default_instruction_cycles=1))
@@ -124,6 +127,8 @@ class Machine:
         self.on_warning = on_warning or (lambda message: None)
         self.on_progress = on_progress
         self.max_cycles = DEFAULT_MAX_CYCLES if max_cycles is None else int(max_cycles)
+        self.max_seconds = max_seconds  # host seconds the run may take (None: no limit)
+        self._interrupted: int | None = None  # the signal that asked the run to stop
         self.pinned_clock_hz = clock_hz
         self.outputs = Outputs()
         self.regions = RegionRecorder()
@@ -489,8 +494,14 @@ class Machine:
         return self.mmio_pc
 
     def request_stop(self) -> None:
-        """Stop at the next block boundary (from an MMIO callback) so Python can act."""
+        """Stop at the next block boundary (from an MMIO callback, or another thread) so Python can act."""
         self.state[N.DEADLINE] = 0
+
+    def interrupt(self, signum: int = signal.SIGINT) -> None:
+        """End the run at the next block boundary, as interrupted by signal `signum` (exit code
+        128 + signum, as a shell reports it); safe from a signal handler or another thread."""
+        self._interrupted = int(signum)
+        self.request_stop()
 
     def timers_changed(self) -> None:
         self.request_stop()
@@ -919,6 +930,9 @@ class Machine:
         self._reset_request = None
         self.state[N.CYCLE_LIMIT] = self.max_cycles
         progress_at = started + 1.0
+        ticking = threading.Event()
+        ticker = threading.Thread(target=self._tick, args=(ticking,), daemon=True, name="mcusim-tick")
+        ticker.start()
         try:
             while self.exit is None:
                 self._service_events()
@@ -926,6 +940,8 @@ class Machine:
                 self._install_exact_pc_hooks()
                 if self.state[N.CYCLES] >= self.max_cycles:
                     self._finish("max-cycles", EXIT_MAX_CYCLES, f"reached the cycle limit ({self.max_cycles:,} cycles)")
+                    break
+                if self._stop_asked(started):
                     break
                 event = self._next_event()
                 deadline = self.max_cycles if event is None else min(event, self.max_cycles)
@@ -974,6 +990,7 @@ class Machine:
         except Lockup as lock:
             self._fault_exit(str(lock))
         finally:
+            ticking.set()
             self.host_seconds = time.perf_counter() - started
             self.semihosting.close()
         if self.pinned_clock_hz:  # the latency the firmware ended with, against the pinned clock
@@ -983,6 +1000,24 @@ class Machine:
 
     def _finish(self, reason: str, code: int, detail: str) -> None:
         self.exit = ExitStatus(reason, code, detail)
+
+    def _tick(self, done: threading.Event) -> None:
+        """Stop emulation every TICK_SECONDS (a stop costs no cycles): Unicorn runs in C, where
+        neither the time limit nor a signal handler gets a look in until it returns."""
+        while not done.wait(TICK_SECONDS):
+            self.request_stop()
+
+    def _stop_asked(self, started: float) -> bool:
+        """Between runs: end on an interrupt (SIGINT, SIGTERM) or when the time limit is up."""
+        at = f"at cycle {self.state[N.CYCLES]:,}"
+        if self._interrupted is not None:
+            name = signal.Signals(self._interrupted).name if self._interrupted in signal.Signals._value2member_map_ \
+                else f"signal {self._interrupted}"
+            self._finish("interrupted", 128 + self._interrupted, f"interrupted by {name} {at}")
+        elif self.max_seconds is not None and time.perf_counter() - started >= self.max_seconds:
+            self._finish("time-limit", EXIT_MAX_CYCLES,
+                         f"reached the time limit ({self.max_seconds:g} s of host time) {at}")
+        return self.exit is not None
 
     def _after_stop(self, error: UcError | None) -> None:
         reason = self.state[N.STOP_REASON]
