@@ -78,3 +78,28 @@ def test_interrupt_from_another_thread_ends_the_run_with_its_results(tmp_path):
     assert (result.exit_reason, result.exit_code) == ("interrupted", 130)
     assert "interrupted by SIGINT" in result.exit_detail
     assert result.cycles > 1000 and result.instructions > 1000 and result.functions
+
+
+def test_code_running_away_through_zeroed_ram_decodes_fast(tmp_path):
+    """Each fresh 1 KB block of zeros used to take ~50 ms to decode (0.01 MIPS): 200,000
+    instructions took half a minute. Blocks seen before are copied by content."""
+    result = mcusim.run(_zeroed_ram_runaway(tmp_path), "mps2-an500", max_cycles=200_000)
+    assert result.exit_reason == "max-cycles" and result.instructions >= 200_000
+    assert result.host_seconds < 6
+
+
+@pytest.mark.parametrize("board_name", ["mps2-an386", "mps2-an500"])  # Cortex-M4 and (dual-issue) M7
+def test_blocks_decoded_by_content_cost_what_a_fresh_decode_does(tmp_path, board_name, monkeypatch):
+    """RAM filled with a 12-byte pattern of loads, stores, a multiply and ALU operations (with
+    interlocks and dual issue): 1 KB blocks repeat every third one, in each phase."""
+    from mcusim.timing import decoder
+
+    pattern = bytes.fromhex("0099" "0131" "4a43" "0192" "019b" "5818")  # ldr, adds, muls, str, ldr, adds
+    vectors = struct.pack("<16I", 0x20001000, 0x20010001, *[0] * 14)
+    path = tmp_path / "pattern.elf"
+    path.write_bytes(elf32_arm([(0, vectors, PF_R | PF_X), (0x20010000, pattern * 1400, PF_R | PF_W | PF_X)]))
+    copied = mcusim.run(path, board_name, max_cycles=12_000)
+    monkeypatch.setattr(decoder, "CHUNK_CACHE_BYTES", 0)
+    fresh = mcusim.run(path, board_name, max_cycles=12_000)
+    assert (copied.cycles, copied.instructions, copied.stalls, copied.dwt) == \
+        (fresh.cycles, fresh.instructions, fresh.stalls, fresh.dwt)
