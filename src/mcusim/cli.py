@@ -81,7 +81,8 @@ class _RunCommand(click.Command):
 @click.option("--board", "-b", required=True, metavar="NAME", help="Board to run on (see `mcusim boards`).")
 @click.option("--example", metavar="PROGRAM", help="Run a bundled example program instead of FIRMWARE.")
 @click.option("--max-cycles", type=click.IntRange(min=1), default=None, metavar="N",
-              help=f"Stop after N core cycles (exit code 124). Default {DEFAULT_MAX_CYCLES:,}.")
+              help=f"Stop after N core cycles, at the instruction that reaches N (exit code 124). "
+                   f"Default {DEFAULT_MAX_CYCLES:,}.")
 @click.option("--max-seconds", type=click.FloatRange(min=0, min_open=True), default=None, metavar="S",
               help="Stop after S seconds of host time (exit code 124), with what was measured so far.")
 @click.option("--clock-hz", type=click.IntRange(min=1), default=None, metavar="HZ",
