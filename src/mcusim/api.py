@@ -4,6 +4,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import signal
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -257,7 +258,8 @@ class Simulator:
                  pc_sample_cycles: int | None = None, timeline: bool = False, swo: bool = False,
                  vcd: bool = False, branch_trace: TraceWindow | bool | None = None, flamegraph: bool = False,
                  voltage_range: str | None = None, power_bin_us: float = DEFAULT_BIN_US, power_trace: bool = False,
-                 power_model: str | Path | None = None, power: bool = True, timing: bool = True):
+                 power_model: str | Path | None = None, power: bool = True, timing: bool = True,
+                 max_seconds: float | None = None):
         """Captures: `profile` (exact function profile), `pc_sample_cycles`, `timeline`
         (Perfetto), `swo`, `vcd`, `branch_trace` (True, or a TraceWindow) and `flamegraph`
         (folded stacks and speedscope; implies the profile). Energy is always computed where
@@ -274,7 +276,12 @@ class Simulator:
         the whole line instead. Semihosting host files are off unless `semihosting_root` names
         a folder; SYS_SYSTEM runs programs in it only with `semihosting_system=True` (docs/machine.md).
         `flash_latency` ("auto" or a number of wait states) overrides
-        the flash latency the firmware programs: FlashTiming."""
+        the flash latency the firmware programs: FlashTiming.
+
+        `max_seconds` ends the run after that much host time (exit reason "time-limit", exit
+        code 124, like the cycle limit `max_cycles`); `interrupt()` ends it early from a signal
+        handler or another thread (exit reason "interrupted"). Either way the result holds
+        everything measured up to there."""
         self.board = board if isinstance(board, BoardSpec) else load_board(board)
         self.image = ElfImage.load(firmware)
         args = list(args)
@@ -297,7 +304,10 @@ class Simulator:
                         "power_bin_us": power_bin_us, "power_trace": power_trace,
                         "power_model": str(power_model) if power_model else None,
                         "branch_trace": None if window is None else dataclasses.asdict(window),
-                        "args": args, "cmdline": cmdline, "flash_latency": flash_latency, "timing": timing}
+                        "args": args, "cmdline": cmdline, "flash_latency": flash_latency, "timing": timing,
+                        "max_seconds": max_seconds}
+        if max_seconds is not None and not max_seconds > 0:
+            raise ValueError("max_seconds must be positive")
         if clock_hz is not None and clock_hz <= 0:
             raise ValueError("clock_hz must be positive")
         self.machine = Machine(self.board, self.image, clock_hz=clock_hz, max_cycles=max_cycles,
@@ -308,7 +318,7 @@ class Simulator:
                                pc_sample_cycles=pc_sample_cycles, swo=swo, vcd=vcd, branch_trace=window,
                                voltage_range=voltage_range, power_bin_us=power_bin_us,
                                power_model=str(power_model) if power_model else None, power=power and timing,
-                               timing=timing)
+                               timing=timing, max_seconds=max_seconds)
         if clock_hz and self.board.max_clock_hz and clock_hz > self.board.max_clock_hz:
             self.machine.warn(f"--clock-hz {mhz(clock_hz)} is above the {self.board.soc}'s maximum core clock, "
                               f"{mhz(self.board.max_clock_hz)} (datasheet): simulated as asked")
@@ -317,6 +327,11 @@ class Simulator:
             self.machine.warn(f"program arguments {', '.join(repr(a) for a in split)}: the command line joins the "
                               f"arguments with spaces, as QEMU does, and newlib's crt0 splits it at spaces (an empty "
                               f"argument vanishes); quote inside the argument ('\"two words\"') to keep one")
+
+    def interrupt(self, signum: int = signal.SIGINT) -> None:
+        """Make a running run() end at the next block boundary, exit reason "interrupted" and
+        exit code 128 + signum; safe from a signal handler or another thread."""
+        self.machine.interrupt(signum)
 
     def run(self) -> RunResult:
         m = self.machine

@@ -6,6 +6,7 @@ import errno
 import itertools
 import json
 import os
+import signal
 import sys
 import tempfile
 from pathlib import Path
@@ -83,7 +84,10 @@ class _RunCommand(click.Command):
 @click.option("--board", "-b", required=True, metavar="NAME", help="Board to run on (see `mcusim boards`).")
 @click.option("--example", metavar="PROGRAM", help="Run a bundled example program instead of FIRMWARE.")
 @click.option("--max-cycles", type=click.IntRange(min=1), default=None, metavar="N",
-              help=f"Stop after N core cycles (exit code 124). Default {DEFAULT_MAX_CYCLES:,}.")
+              help=f"Stop after N core cycles, at the instruction that reaches N (exit code 124). "
+                   f"Default {DEFAULT_MAX_CYCLES:,}.")
+@click.option("--max-seconds", type=click.FloatRange(min=0, min_open=True), default=None, metavar="S",
+              help="Stop after S seconds of host time (exit code 124), with what was measured so far.")
 @click.option("--clock-hz", type=click.IntRange(min=1), default=None, metavar="HZ",
               help="Pin the core clock at HZ for the whole run, whatever clock the firmware sets up.")
 @click.option("--flash-latency", metavar="auto|N", default=None,
@@ -142,7 +146,7 @@ class _RunCommand(click.Command):
               help="off: functional only, one cycle per instruction with no flash, cache or memory timing and no "
                    "energy. A timed run executes the same instructions with the same results (docs/testing.md).")
 @click.option("--quiet", "-q", is_flag=True, help="No summary or warnings on stderr (fault reports still print).")
-def run_command(firmware_and_args, board, example, max_cycles, clock_hz, flash_latency, out, semihosting_root,
+def run_command(firmware_and_args, board, example, max_cycles, max_seconds, clock_hz, flash_latency, out, semihosting_root,
                 semihosting_system, profile, pc_sample_cycles, perfetto, swo, vcd, branch_trace, trace_from, trace_to,
                 trace_cycles, trace_limit, flamegraph, capture_all, voltage_range, power_bin_us, power_trace,
                 power_model, timing, quiet):
@@ -155,12 +159,14 @@ def run_command(firmware_and_args, board, example, max_cycles, clock_hz, flash_l
 
     \b
     Exit status: the firmware's semihosting exit code (1 for a SYS_EXIT whose reason is
-    not ADP_Stopped_ApplicationExit); 124 when the cycle limit ends the run (or the core
-    sleeps with nothing to wake it); 125 on a lockup or a fault with no handler; 3 for
+    not ADP_Stopped_ApplicationExit); 124 when the cycle or time limit ends the run (or the
+    core sleeps with nothing to wake it); 125 on a lockup or a fault with no handler; 3 for
     firmware mcusim cannot run; 2 for usage errors (an --out DIR that cannot be written
     too, found before the run); 74 when a run that ended with 0 could not write the
     firmware's output to stdout or its bundle (a reader that closes the pipe early is
-    not an error: the run finishes and its summary and bundle are written).
+    not an error: the run finishes and its summary and bundle are written); 130 (Ctrl-C,
+    SIGINT) and 143 (SIGTERM) when interrupted: the run stops at once, and its summary and
+    bundle hold what it measured until then (a second signal aborts without them).
     """
     if example:
         firmware, program_args = None, list(firmware_and_args)
@@ -241,8 +247,9 @@ def run_command(firmware_and_args, board, example, max_cycles, clock_hz, flash_l
                         stdin=Input(), profile=profile, pc_sample_cycles=pc_sample_cycles, timeline=perfetto,
                         swo=swo, vcd=vcd, branch_trace=window, flamegraph=flamegraph, voltage_range=voltage_range,
                         power_bin_us=power_bin_us, power_trace=power_trace, power_model=power_model,
-                        timing=timing == "on")
-        result = sim.run()
+                        timing=timing == "on", max_seconds=max_seconds)
+        with _interruptible(sim):
+            result = sim.run()
     except MissingSymbol as exc:
         raise click.BadParameter(str(exc), param_hint="--trace-from/--trace-to") from exc
     except ConfigError as exc:
@@ -259,6 +266,7 @@ def run_command(firmware_and_args, board, example, max_cycles, clock_hz, flash_l
     stream.flush()
     if result.fault_report:
         say("mcusim: " + result.fault_report.replace("\n", "\nmcusim: "))
+
     def removed(names):
         if not quiet:
             say(f"mcusim: note: removed {', '.join(names)} from {out}: an earlier run's, not this run's")
@@ -277,6 +285,27 @@ def run_command(firmware_and_args, board, example, max_cycles, clock_hz, flash_l
     sys.exit(result.exit_code or (EXIT_OUTPUT_ERROR if output_lost else 0))
 
 
+
+
+@contextlib.contextmanager
+def _interruptible(sim):
+    """SIGINT and SIGTERM end the run at the next block boundary (exit 130, 143) with its
+    results; a second one aborts at once, as the signal would have."""
+    asked = []
+
+    def stop(signum, _frame):
+        signal.signal(signum, signal.SIG_DFL)  # (the same signal again ends the process at once)
+        if asked:
+            os.kill(os.getpid(), signum)
+        asked.append(signum)
+        sim.interrupt(signum)
+
+    previous = {signum: signal.signal(signum, stop) for signum in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 def _cycle_range(text: str | None) -> tuple[int, int | None]:

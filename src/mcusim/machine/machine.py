@@ -7,6 +7,8 @@ changes, timer events) is handled here in Python.
 from __future__ import annotations
 
 import dataclasses
+import signal
+import threading
 import time
 from dataclasses import dataclass, field
 
@@ -49,8 +51,9 @@ DEFAULT_MAX_CYCLES = 10_000_000_000
 
 UNTIL = 0xFFFFFFFF  # never executed: EXC_RETURN values arrive as interrupts instead
 
-EXIT_MAX_CYCLES = 124
+EXIT_MAX_CYCLES = 124  # the cycle limit, and the time limit
 EXIT_FAULT = 125
+TICK_SECONDS = 0.1  # emulation comes back to Python at least this often (time limit, interrupts)
 
 # Hint instructions that end a Unicorn run, 16- and 32-bit encodings (ARMv7-M ARM A7.7).
 HINT_ENCODINGS = {b"\x30\xbf": "wfi", b"\xaf\xf3\x03\x80": "wfi", b"\x20\xbf": "wfe", b"\xaf\xf3\x02\x80": "wfe",
@@ -89,6 +92,8 @@ def _function_segments(image: ElfImage) -> list[tuple[int, int]]:
 
 
 PROGRESS_SLICE_CYCLES = 20_000_000  # with a progress callback, emulation stops at least this often
+LIMIT_STEP_CYCLES = 256  # this close to the cycle limit, one instruction per run (fetch and data waits
+#                          are only known as a block runs: a whole block could pass the limit by them)
 
 
 # Data cache maintenance by set/way and by address (ARMv7-M ARM B2.2.7, registers at
@@ -110,7 +115,7 @@ class Machine:
                  pc_sample_cycles: int | None = None, swo: bool = False,
                  branch_trace: TraceWindow | None = None, voltage_range: str | None = None,
                  power_bin_us: float = DEFAULT_BIN_US, power_model: str | None = None, power: bool = True, vcd: bool = False,
-                 timing: bool = True):
+                 timing: bool = True, max_seconds: float | None = None):
         if not timing:  # functional only: one cycle per instruction, no flash, cache or memory timing
             board = dataclasses.replace(board, core=dataclasses.replace(
                 board.core, timing_model="one_cycle_per_instruction", default_instruction_cycles=1))
@@ -122,6 +127,8 @@ class Machine:
         self.on_warning = on_warning or (lambda message: None)
         self.on_progress = on_progress
         self.max_cycles = DEFAULT_MAX_CYCLES if max_cycles is None else int(max_cycles)
+        self.max_seconds = max_seconds  # host seconds the run may take (None: no limit)
+        self._interrupted: int | None = None  # the signal that asked the run to stop
         self.pinned_clock_hz = clock_hz
         self.outputs = Outputs()
         self.regions = RegionRecorder()
@@ -171,9 +178,11 @@ class Machine:
         self._divide_timing_hooks: dict[int, int | None] = {}
         self.decoder.on_new_sevs = self._hook_sevs
         self._nocp_at: int | None = None     # run only up to this FP instruction, then NOCP
+        self._stepping = False  # near the cycle limit: one instruction per run (see _step_limit)
         self._last_decode: tuple[int, int] = (-1, 0)
         self.mmio_access: int | None = None  # address of the MMIO access being served, if any
         self.mmio_is_write = False
+        self.mmio_pc: int | None = None  # the instruction found for it (found once: see current_pc)
         self.exceptions = ExceptionUnit(self, board.irq_count, board.nvic_priority_bits)
         self.semihosting = Semihosting(self, semihosting_root, cmdline, system=semihosting_system)
         self.flash_ports = self._flash_ports(core, flash_latency)
@@ -473,17 +482,26 @@ class Machine:
         exact = self.state[N.CODE_PC]
         if block <= exact < block + size:
             return exact
-        # first time in this block: infer the instruction, and hook the block for next time
-        if (block, size) not in self._exact_pc_blocks:
-            self._exact_pc_blocks[(block, size)] = None
-            self.request_stop()
-        pc = self.locator.locate(block, size, (block, self.state[N.INSTRUCTIONS]), self.mmio_access,
-                                 self.mmio_is_write)
-        return block if pc is None else pc
+        # first time in this block: infer the instruction, and hook the block for next time. Once
+        # per access: the locator moves on past each match, so asking again would find a later one.
+        if self.mmio_pc is None:
+            if (block, size) not in self._exact_pc_blocks:
+                self._exact_pc_blocks[(block, size)] = None
+                self.request_stop()
+            pc = self.locator.locate(block, size, (block, self.state[N.INSTRUCTIONS]), self.mmio_access,
+                                     self.mmio_is_write)
+            self.mmio_pc = block if pc is None else pc
+        return self.mmio_pc
 
     def request_stop(self) -> None:
-        """Stop at the next block boundary (from an MMIO callback) so Python can act."""
+        """Stop at the next block boundary (from an MMIO callback, or another thread) so Python can act."""
         self.state[N.DEADLINE] = 0
+
+    def interrupt(self, signum: int = signal.SIGINT) -> None:
+        """End the run at the next block boundary, as interrupted by signal `signum` (exit code
+        128 + signum, as a shell reports it); safe from a signal handler or another thread."""
+        self._interrupted = int(signum)
+        self.request_stop()
 
     def timers_changed(self) -> None:
         self.request_stop()
@@ -494,6 +512,17 @@ class Machine:
 
     def read_memory(self, address: int, size: int) -> bytes:
         return bytes(self.uc.mem_read(address, size))
+
+    def peek(self, address: int, size: int) -> bytes:
+        """What can be read of [address, address+size), a halfword at a time from `address`
+        (b"" where nothing is mapped): for fault reports and checks, which must never raise."""
+        data = b""
+        while len(data) < size:
+            try:
+                data += self.read_memory((address + len(data)) & 0xFFFFFFFF, min(2, size - len(data)))
+            except (UcError, OverflowError):
+                break
+        return data
 
     def set_fpu_enabled(self, enabled: bool) -> None:
         self.state[N.FPU_ENABLED] = int(enabled)
@@ -908,7 +937,11 @@ class Machine:
     def run(self) -> ExitStatus:
         started = time.perf_counter()
         self._reset_request = None
+        self.state[N.CYCLE_LIMIT] = self.max_cycles
         progress_at = started + 1.0
+        ticking = threading.Event()
+        ticker = threading.Thread(target=self._tick, args=(ticking,), daemon=True, name="mcusim-tick")
+        ticker.start()
         try:
             while self.exit is None:
                 self._service_events()
@@ -917,8 +950,13 @@ class Machine:
                 if self.state[N.CYCLES] >= self.max_cycles:
                     self._finish("max-cycles", EXIT_MAX_CYCLES, f"reached the cycle limit ({self.max_cycles:,} cycles)")
                     break
+                if self._stop_asked(started):
+                    break
                 event = self._next_event()
                 deadline = self.max_cycles if event is None else min(event, self.max_cycles)
+                stepping = self._stepping or self.max_cycles - self.state[N.CYCLES] <= LIMIT_STEP_CYCLES
+                if not stepping:  # come back when near the limit, to step there
+                    deadline = min(deadline, self.max_cycles - LIMIT_STEP_CYCLES)
                 if self.on_progress:  # come back now and then to report progress (a stop costs no cycles)
                     deadline = min(deadline, self.state[N.CYCLES] + PROGRESS_SLICE_CYCLES)
                 self.state[N.DEADLINE] = deadline
@@ -929,7 +967,12 @@ class Machine:
                 self._interrupt = None
                 self._invalid_access = None
                 error = None
-                until = UNTIL if self._nocp_at is None else self._nocp_at
+                step = None
+                self.state[N.STEP_LIMIT] = np.iinfo(np.int64).max
+                if stepping:
+                    step = self._step_limit()
+                    self.state[N.STEP_LIMIT] = self.state[N.INSTRUCTIONS] + 1  # (one block at most)
+                until = min((a for a in (self._nocp_at, step) if a is not None), default=UNTIL)
                 if self._nocp_at is not None:
                     self.state[N.FPU_ENABLED] = 1  # let the instructions before the FP one run
                 try:
@@ -958,6 +1001,7 @@ class Machine:
         except Lockup as lock:
             self._fault_exit(str(lock))
         finally:
+            ticking.set()
             self.host_seconds = time.perf_counter() - started
             self.semihosting.close()
         if self.pinned_clock_hz:  # the latency the firmware ended with, against the pinned clock
@@ -967,6 +1011,24 @@ class Machine:
 
     def _finish(self, reason: str, code: int, detail: str) -> None:
         self.exit = ExitStatus(reason, code, detail)
+
+    def _tick(self, done: threading.Event) -> None:
+        """Stop emulation every TICK_SECONDS (a stop costs no cycles): Unicorn runs in C, where
+        neither the time limit nor a signal handler gets a look in until it returns."""
+        while not done.wait(TICK_SECONDS):
+            self.request_stop()
+
+    def _stop_asked(self, started: float) -> bool:
+        """Between runs: end on an interrupt (SIGINT, SIGTERM) or when the time limit is up."""
+        at = f"at cycle {self.state[N.CYCLES]:,}"
+        if self._interrupted is not None:
+            name = signal.Signals(self._interrupted).name if self._interrupted in signal.Signals._value2member_map_ \
+                else f"signal {self._interrupted}"
+            self._finish("interrupted", 128 + self._interrupted, f"interrupted by {name} {at}")
+        elif self.max_seconds is not None and time.perf_counter() - started >= self.max_seconds:
+            self._finish("time-limit", EXIT_MAX_CYCLES,
+                         f"reached the time limit ({self.max_seconds:g} s of host time) {at}")
+        return self.exit is not None
 
     def _after_stop(self, error: UcError | None) -> None:
         reason = self.state[N.STOP_REASON]
@@ -1002,6 +1064,8 @@ class Machine:
             self.decoder.decode_block(start, max(self.state[N.STOP_SIZE], 2))
         elif reason == N.STOP_ISB:
             self.decoder.forget_changed_code()
+        elif reason == N.STOP_LIMIT:
+            self._stepping = True
         elif reason == N.STOP_SELF_LOOP:
             self._handle_self_loop(self.state[N.STOP_ADDRESS])
         elif reason == N.STOP_FPU_DISABLED:
@@ -1011,6 +1075,18 @@ class Machine:
             hint = self._hint_before(uc.reg_read(A.UC_ARM_REG_PC))
             if hint in ("wfi", "wfe"):
                 self._sleep(hint)
+
+    def _step_limit(self) -> int | None:
+        """Near the cycle limit, or before a block that would reach it before its last instruction:
+        run one instruction (the run ends at the next instruction boundary, or at the next block),
+        so the count stops within one instruction, waits included, of the limit. Returns the
+        boundary, or None where the code is not decoded yet (the hook stops for that first)."""
+        pc = self.uc.reg_read(A.UC_ARM_REG_PC)
+        if self.state.value_at(pc, N.KIND) not in (N.KIND_START, N.KIND_SELF_LOOP):
+            return None
+        end = pc + (4 if self.state.value_at(pc + 2, N.KIND) == N.KIND_CONTINUATION else 2)
+        self.uc.ctl_remove_cache(pc, end)  # translated again, the block ends there
+        return end
 
     def _handle_interrupt(self, intno: int) -> None:
         uc = self.uc
@@ -1024,7 +1100,7 @@ class Machine:
                                             "SVC executed where SVCall cannot preempt (escalated to HardFault)")
             self.exceptions.take_pending()
         elif intno == 7:  # BKPT: PC at the instruction
-            immediate = self.read_memory(pc, 2)[0]
+            immediate = (self.peek(pc, 1) or b"\0")[0]
             if immediate == 0xAB:  # (any other BKPT faults: it does not complete, like an undefined instruction)
                 if self.profile is not None:
                     self.profile.flush_lines()
@@ -1065,9 +1141,9 @@ class Machine:
             if not self.uc.reg_read(A.UC_ARM_REG_XPSR) & (1 << 24) or self.board.region_at(pc) is None:
                 self.exceptions.raise_fault(USAGEFAULT, INVSTATE, pc, None, "invalid state (not Thumb)")
             else:
-                word = self.read_memory(pc, 4)
+                encoding = self.peek(pc, 2)[::-1].hex() or "(unreadable)"
                 self.exceptions.raise_fault(USAGEFAULT, UNDEFINSTR, pc, None,
-                                            f"undefined instruction {word[:2][::-1].hex()} at 0x{pc:08x}")
+                                            f"undefined instruction {encoding} at 0x{pc:08x}")
         elif error.errno == UC_ERR_EXCEPTION:
             self.exceptions.raise_fault(HARDFAULT, 1 << 30, pc, None, f"unhandled CPU exception ({error})")
         else:
@@ -1077,7 +1153,7 @@ class Machine:
     def _hint_before(self, pc: int) -> str | None:
         """The hint instruction that ends just before `pc`, if any."""
         for length in (2, 4):
-            hint = HINT_ENCODINGS.get(self.read_memory(pc - length, length))
+            hint = HINT_ENCODINGS.get(self.peek(pc - length, length)) if pc >= length else None
             if hint:
                 return hint
         return None

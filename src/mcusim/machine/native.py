@@ -5,7 +5,7 @@ requests, a table of code windows, and per-window per-halfword decode tables (KI
 prefix sums, see FIELDS). The hook runs at the start of every translated block, before the block
 executes: it checks the deadline, looks up the block's cost as a prefix-sum difference and
 adds it. When it stops emulation (deadline, undecoded code, a self-loop, FP with the FPU
-disabled) the block has not executed and is not counted.
+disabled, a block that would pass the cycle limit) the block has not executed and is not counted.
 """
 from __future__ import annotations
 
@@ -150,6 +150,8 @@ TRACE_TO = 66         # ... and ends at this address (-1: never) or cycle
 TRACE_TO_CYCLE = 67
 TRACE_HELD = 68       # a block whose incoming branch is recorded but which has not run yet (else -1)
 COUNTER_EVENTS = 69   # DWT event counter packets (see counter_events): the table (0: no event enabled)
+CYCLE_LIMIT = 70      # the run's cycle limit: stop before a block that would reach it before its last instruction
+STEP_LIMIT = 71       # stop before the first block that starts with INSTRUCTIONS >= STEP_LIMIT (as DEADLINE)
 # Slots [FL_FIRST_SLOT, FL_LAST_SLOT) belong to the flash timing model (flash_timing.py).
 # Power accounting (power/accounting.py; docs/power.md): slots from POWER_FIRST_SLOT on. Always
 # counted: instructions per class and data words, from the blocks' summaries; the flash line
@@ -218,6 +220,7 @@ STOP_SELF_LOOP = 3
 STOP_FPU_DISABLED = 4
 STOP_UNMASKED = 5
 STOP_ISB = 6
+STOP_LIMIT = 7        # the block would reach CYCLE_LIMIT before its last instruction: Python runs part of it
 
 # Per-halfword kinds.
 KIND_UNKNOWN = 0
@@ -1262,7 +1265,7 @@ def block_hook(uc, address_u64, size_u32, user_data):
         st[TRACE_HELD] = address
     if st[COUNTER_EVENTS] != 0:  # DWT counter wraps in the block that ran last (before any stop)
         counter_events(st)
-    if st[CYCLES] >= st[DEADLINE]:
+    if st[CYCLES] >= st[DEADLINE] or st[INSTRUCTIONS] >= st[STEP_LIMIT]:
         st[STOP_REASON] = STOP_DEADLINE
         st[STOP_ADDRESS] = address
         _uc_emu_stop(uc)
@@ -1290,6 +1293,13 @@ def block_hook(uc, address_u64, size_u32, user_data):
     if st[entry + 13] != 0:
         st[STOP_REASON] = STOP_SELF_LOOP
         st[STOP_ADDRESS] = address
+        _uc_emu_stop(uc)
+        return
+    if st[CYCLES] + st[entry + 2] > st[CYCLE_LIMIT] and st[entry + 3] > 1 and st[CYCLES] + st[entry + 2] - _range_sum(
+            st, st[entry + E_LAST_INSN], address + size, F_CYCLES) >= st[CYCLE_LIMIT]:
+        st[STOP_REASON] = STOP_LIMIT
+        st[STOP_ADDRESS] = address
+        st[STOP_SIZE] = size
         _uc_emu_stop(uc)
         return
     out_of_sequence = address != st[PREVIOUS_END]
@@ -1442,6 +1452,8 @@ class NativeState:
         self.buffer[CODE_PC] = -1
         self.buffer[TOTAL_LENGTH] = len(self.buffer)
         self.buffer[DEADLINE] = np.iinfo(np.int64).max
+        self.buffer[CYCLE_LIMIT] = np.iinfo(np.int64).max
+        self.buffer[STEP_LIMIT] = np.iinfo(np.int64).max
         self.buffer[FL_LINE_RECORDS] = FLASH_AREA + FL_MAX_PORTS * 2 * FL_CACHE_SLOTS
         self.buffer[FL_CURRENT] = -1
         self.buffer[LAZY_FP_AT] = -1

@@ -41,6 +41,7 @@ class Bus:
         device = self.device_at(address)
         self.machine.mmio_access = address
         self.machine.mmio_is_write = False
+        self.machine.mmio_pc = None
         try:
             return device.read(address - device.base, size)
         except Exception as exc:  # never let a model error unwind through Unicorn
@@ -54,6 +55,7 @@ class Bus:
         device = self.device_at(address)
         self.machine.mmio_access = address
         self.machine.mmio_is_write = True
+        self.machine.mmio_pc = None
         try:
             device.write(address - device.base, size, value)
         except Exception as exc:

@@ -49,6 +49,9 @@ MODIFIED_IMMEDIATE = ("and", "bic", "orr", "orn", "eor", "add", "adc", "sbc", "s
                       "teq", "mov", "mvn")
 
 
+FORGOTTEN_CYCLES = 64  # far longer than any latency or resolve window of cores/cortex-m7.toml
+
+
 @dataclass
 class _Insn:
     """What scheduling needs to know of one instruction."""
@@ -105,6 +108,27 @@ class CortexM7Timing:
         self._last_address: int | None = None
         self._run_starts: dict[int, _Pipeline] = {}  # first address of a costed run -> the state before it
         self._starting = False
+
+    def state_key(self, previous) -> tuple:
+        """What cost() takes from before `previous`'s successor besides the instructions: the
+        pipeline it continues, in cycles relative to the last issue (entries older than
+        FORGOTTEN_CYCLES act as never written), or none. Equal keys schedule alike."""
+        if previous is None or previous.address != self._last_address:
+            return ()
+        p = self._pipeline
+
+        def relative(cycles: dict) -> tuple:
+            return tuple(sorted((r, c - p.cycle) for r, c in cycles.items() if c > p.cycle - FORGOTTEN_CYCLES))
+        return (p.free - p.cycle, tuple(repr(info) for info in p.issued), relative(p.ready),
+                relative(p.written_at), relative(p.early), tuple(sorted(p.word_loaded)))
+
+    def saved_state(self) -> _Pipeline:
+        return self._pipeline.copy()
+
+    def restore_state(self, pipeline: _Pipeline, last_address: int) -> None:
+        """Carry on as after costing up to the instruction at `last_address` (a decode copied)."""
+        self._pipeline = pipeline.copy()
+        self._last_address = last_address
 
     def begin_run(self) -> None:
         """The decoder starts a run of instructions in memory order (see start_adjustments)."""

@@ -22,6 +22,10 @@ _capstone_detail = Cs(CS_ARCH_ARM, CS_MODE_THUMB | CS_MODE_MCLASS)
 _capstone_detail.detail = True
 
 
+CHUNK_CACHE_BYTES = 2048    # blocks decoded at run time (Unicorn's are at most 1 KB) are kept by content ...
+CHUNK_CACHE_ENTRIES = 512   # ... this many at most
+
+
 def thumb_length(halfword: int) -> int:
     """Byte length of the Thumb instruction whose first halfword is `halfword`."""
     return 4 if (halfword >> 11) in (0b11101, 0b11110, 0b11111) else 2
@@ -47,6 +51,7 @@ class Decoder:
         self._ranges: list[tuple[int, int]] = []   # the image's code ranges, decoded as they first run
         self._range_starts: list[int] = []
         self._ranges_done: set[int] = set()
+        self._chunks: dict[tuple, tuple] = {}  # decoded blocks by content (see _decode_code)
 
     def ensure_window(self, address: int) -> int:
         index = self.state.window_for(address)
@@ -111,10 +116,78 @@ class Decoder:
                 tables[field][:-1] = costs[field]
 
     def _decode_code(self, start: int, end: int, code: bytes) -> set[int]:
-        """Fill the tables for [start, end) from `code` (the bytes at start); returns touched windows."""
-        dirty = set()
-        address = start
+        """Fill the tables for [start, end) from `code` (the bytes at start); returns touched windows.
+
+        Code first seen at run time (RAM, a stripped image) is decoded a block at a time, and
+        the Python per instruction is slow (~100 us): firmware running away through zeroed RAM
+        would crawl. The rows depend only on the bytes, the instruction before and the timing
+        model's state (nothing in them depends on the address: PC-relative operands are costed
+        alike wherever they are), so a block seen before with all three the same is copied."""
         previous = self._decoded_before(start) if self.timing is not None else None
+        key = None
+        if end - start <= CHUNK_CACHE_BYTES:
+            state = self.timing.state_key(previous) if hasattr(self.timing, "state_key") else ()
+            key = (code, end - start, bytes(previous.bytes) if previous is not None else None, state)
+        cached = self._chunks.get(key) if key is not None else None
+        if cached is None:
+            dirty, stop, specials = self._decode_fresh(start, end, code, previous)
+            if key is not None and stop > start:
+                if len(self._chunks) >= CHUNK_CACHE_ENTRIES:
+                    self._chunks.clear()
+                after = self.timing.saved_state() if hasattr(self.timing, "saved_state") else None
+                self._chunks[key] = (self._rows(start, stop), specials, stop - start, after)
+            return dirty
+        rows, specials, length, after = cached
+        dirty = self._write_rows(start, rows)
+        for offset, mnemonic, operands in specials:
+            self._note_special(start + offset, mnemonic, operands)
+        if after is not None:  # the timing model carries on after the block's last instruction
+            last = start + length - (4 if rows[-1, KIND] == KIND_CONTINUATION else 2)
+            self.timing.restore_state(after, last)
+        self._snapshot(dirty, start, code[: end - start])
+        return dirty
+
+    def _rows(self, start: int, stop: int) -> np.ndarray:
+        """The tables' rows of [start, stop): KIND and each field's per-instruction value."""
+        rows = np.zeros(((stop - start) >> 1, FIELDS), np.int64)
+        address = start
+        while address < stop:
+            index = self.ensure_window(address)
+            base, size, _ = self.state.windows[index]
+            a, b = (address - base) >> 1, (min(stop, base + size) - base) >> 1
+            at = (address - start) >> 1
+            rows[at: at + b - a, KIND] = self.state.tables(index)[KIND][a:b]
+            for field in range(1, FIELDS):
+                rows[at: at + b - a, field] = self._costs[index][field][a:b]
+            address = base + 2 * b
+        return rows
+
+    def _write_rows(self, start: int, rows: np.ndarray) -> set[int]:
+        dirty = set()
+        address, stop = start, start + 2 * len(rows)
+        while address < stop:
+            index = self.ensure_window(address)
+            base, size, _ = self.state.windows[index]
+            a, b = (address - base) >> 1, (min(stop, base + size) - base) >> 1
+            at = (address - start) >> 1
+            self.state.tables(index)[KIND][a:b] = rows[at: at + b - a, KIND]
+            for field in range(1, FIELDS):
+                self._costs[index][field][a:b] = rows[at: at + b - a, field]
+            dirty.add(index)
+            address = base + 2 * b
+        return dirty
+
+    def _snapshot(self, dirty: set[int], start: int, code: bytes) -> None:
+        for index in dirty:
+            if self.is_writable(self.state.windows[index][0]):
+                self._snapshots.setdefault(index, []).append((start, code))
+
+    def _decode_fresh(self, start: int, end: int, code: bytes, previous) -> tuple[set[int], int, list]:
+        """Decode [start, end): (touched windows, end of the last instruction, and the special
+        instructions (offset, mnemonic, operands) noted)."""
+        dirty = set()
+        specials = []
+        address = start
         folded_it = None
         details = _disassemble(code, start, end) if self.timing is not None else {}
         window_index, kind = None, None
@@ -180,7 +253,8 @@ class Decoder:
             costs[F_FP][i] = int(mnemonic.startswith("v"))
             costs[F_UNMASK][i] = int(_may_unmask(mnemonic, operands))
             costs[F_ISB][i] = int(mnemonic == "isb")
-            self._note_special(address, mnemonic, operands)
+            if self._note_special(address, mnemonic, operands):
+                specials.append((address - start, mnemonic, operands))
             dirty.add(index)
             if length == 4:  # the second halfword may lie in the next window
                 next_index = self.ensure_window(address + 2)
@@ -195,10 +269,8 @@ class Decoder:
             for (_, costs, i), (cycles, interlock, lost) in zip(run, adjustments):
                 costs[F_START_ADJUST][i] = cycles
                 costs[F_START_FLAGS][i] = interlock | 1 << 6 | (lost + 8) << 7
-        for index in dirty:
-            if self.is_writable(self.state.windows[index][0]):
-                self._snapshots.setdefault(index, []).append((start, code[: end - start]))
-        return dirty
+        self._snapshot(dirty, start, code[: end - start])
+        return dirty, address, specials
 
     def start_prefix(self, block: int, pc: int) -> tuple[int, int, int]:
         """Of a dual-issue core's block-start correction at `block`, the part that belongs to the
@@ -236,7 +308,10 @@ class Decoder:
                     return insn
         return None
 
-    def _note_special(self, address: int, mnemonic: str, operands: str) -> None:
+    def _note_special(self, address: int, mnemonic: str, operands: str) -> bool:
+        """FP, divide and SEV instructions, which the machine watches; True for those."""
+        if not mnemonic.startswith(("v", "sdiv", "udiv", "sev")):
+            return False
         if mnemonic.startswith("v"):
             self.fp_instruction_addresses.add(address)
         if mnemonic.startswith(("sdiv", "udiv")) and address not in self.divides:
@@ -247,6 +322,7 @@ class Decoder:
             self.sevs.add(address)
             if self.on_new_sevs:
                 self.on_new_sevs([address])
+        return True
 
     def forget_changed_code(self) -> bool:
         """Drop the decode of writable windows whose code bytes changed since; True if any did."""
