@@ -101,6 +101,14 @@ def test_system_runs_nothing_without_the_semihosting_system_flag(image, tmp_path
     assert errno_of(m) == errno.EACCES
     assert not (tmp_path / "ran").exists()
     assert len([w for w in m.warnings if "--semihosting-system" in w]) == 1  # one warning, not one per call
+    assert not any("--semihosting-root" in w for w in m.warnings)  # (given already: only the flag is missing)
+
+
+def test_without_a_root_the_refusals_name_the_root_option(image):
+    m = machine(image)
+    assert system(m, b"tool.sh") == -1 and open_file(m, b"data.bin", 0) == -1
+    assert any("--semihosting-root DIR and --semihosting-system" in w for w in m.warnings)
+    assert any("host files are off; pass --semihosting-root" in w for w in m.warnings)
 
 
 @pytest.mark.parametrize("run_as", [b"tool.sh", b"./tool.sh", b"renamed.sh"])

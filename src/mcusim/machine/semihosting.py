@@ -371,8 +371,9 @@ class Semihosting:
         command_ptr, length = self._args(p, 2)
         command = self._name(command_ptr, length)
         if self.host is None or not self.host.allow_system:
+            needed = "--semihosting-system" if self.host else "--semihosting-root DIR and --semihosting-system"
             self._warn("system-off", f"semihosting: refused SYS_SYSTEM of '{command}': SYS_SYSTEM is off (pass "
-                                     f"--semihosting-root DIR and --semihosting-system to run programs inside DIR)")
+                                     f"{needed} to run programs inside DIR)")
             self.errno = errno.EACCES
             return -1
         code, output = self.host.system(command)
