@@ -42,10 +42,6 @@ EXIT_OUTPUT_ERROR = 74  # sysexits.h EX_IOERR: the run's output or bundle could 
 DEFAULT_SAMPLE_PERIOD = 1000  # cycles between PC samples under --all
 
 
-
-
-
-
 def _prepare_out(out: str) -> None:
     """Create DIR and write a file in it before the run: an unwritable DIR is a usage error
     now, not a lost bundle after the run."""
@@ -283,8 +279,6 @@ def run_command(firmware_and_args, board, example, max_cycles, max_seconds, cloc
     stdout_error = stream.failed.get("stdout")
     output_lost = (out and not written) or (stdout_error is not None and stdout_error.errno != errno.EPIPE)
     sys.exit(result.exit_code or (EXIT_OUTPUT_ERROR if output_lost else 0))
-
-
 
 
 @contextlib.contextmanager
