@@ -3,8 +3,9 @@ Machine or is refused with ElfError (exit 3 on the command line), never another 
 
 The base image has what a linked firmware's loader reads: program headers for code and data,
 and section headers with .text, .data, .bss, .symtab (functions, objects, mapping symbols),
-.strtab and .shstrtab. Only loading is fuzzed here (ElfImage.load and the Machine that places
-the segments and reads the vector table); running mutated code belongs to the machine's tests.
+.strtab and .shstrtab. Mutated headers are loaded (ElfImage.load and the Machine that places
+the segments and reads the vector table); mutated code and vectors are also run, briefly: any
+instruction, jump or semihosting call ends in an ordinary exit status, never an exception.
 """
 import struct
 
@@ -115,3 +116,47 @@ def test_mutated_elf_loads_or_is_refused_cleanly(scratch, mutations, words, cut)
 def test_truncated_elf_is_refused_cleanly(scratch, cut):
     scratch.write_bytes(BASE[:cut])
     load_into_machine(scratch)
+
+
+TEXT_START = 52 + 2 * 32  # the vector table, then the code
+TEXT_END = TEXT_START + 64 + len(CODE)
+code_mutations = st.lists(st.tuples(st.integers(TEXT_START, TEXT_END - 1), st.integers(0, 255)), min_size=1,
+                          max_size=8)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(mutations=code_mutations)
+def test_mutated_code_runs_to_an_ordinary_end(scratch, mutations):
+    data = bytearray(BASE)
+    for position, value in mutations:
+        data[position] = value
+    scratch.write_bytes(bytes(data))
+    try:
+        simulator = Simulator(scratch, BOARD, max_cycles=5000, max_seconds=5)
+    except ElfError:
+        return  # (a vector table the loader refuses)
+    result = simulator.run()
+    assert result.exit_reason in ("semihosting-exit", "fault", "max-cycles"), result.exit_detail
+    assert not any("inside mcusim" in warning for warning in result.warnings)
+
+
+# Programs of random halfwords, rich in semihosting calls with odd operands: movs r0, #op;
+# movs r1, #k; lsls r1, r1, #24 (a pointer far out of memory or into peripherals); bkpt 0xab.
+SEMIHOSTING_OPS = [0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x09, 0x0A, 0x0C, 0x0D, 0x0E, 0x0F, 0x10, 0x12,
+                   0x13, 0x15, 0x16, 0x30, 0x31]
+halfwords = st.one_of(st.integers(0, 0xFFFF), st.just(0xBEAB), st.just(0x0609),
+                      st.sampled_from(SEMIHOSTING_OPS).map(lambda op: 0x2000 | op),
+                      st.integers(0, 255).map(lambda k: 0x2100 | k))
+reset_targets = st.sampled_from([0x40, 0x00, 0x20000000])  # the code; the first halfword of flash, of SRAM
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(program=st.lists(halfwords, min_size=1, max_size=len(CODE) // 2), reset=reset_targets)
+def test_random_code_and_semihosting_calls_end_ordinarily(scratch, program, reset):
+    data = bytearray(BASE)
+    struct.pack_into(f"<{len(program)}H", data, TEXT_START + 0x40, *program)
+    struct.pack_into("<I", data, TEXT_START + 4, reset | 1)
+    scratch.write_bytes(bytes(data))
+    result = Simulator(scratch, BOARD, max_cycles=5000, max_seconds=5).run()
+    assert result.exit_reason in ("semihosting-exit", "fault", "max-cycles"), result.exit_detail
+    assert not any("inside mcusim" in warning for warning in result.warnings)
