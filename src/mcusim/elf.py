@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import mmap
 import os
 import stat
 import struct
@@ -27,10 +28,13 @@ _PROGRAM_HEADER = struct.Struct("<8I")        # p_type, p_offset, p_vaddr, p_pad
 _SECTION_HEADER = struct.Struct("<10I")       # sh_name, sh_type, sh_flags, sh_addr, sh_offset, sh_size, ...
 
 
-def _read_elf(path: Path) -> bytes:
-    """The ELF's bytes, up to the last one its headers name: a device, a FIFO or a directory
-    is refused before any read (a FIFO would block, /dev/zero never end), and every table and
-    segment is checked against the file's size before it is read (a huge file is not read whole)."""
+def _read_elf(path: Path) -> tuple[mmap.mmap, str]:
+    """The ELF mapped read-only up to the last byte its headers name, and that span's SHA-256:
+    a device, a FIFO or a directory is refused before any read (a FIFO would block, /dev/zero
+    never end), and every table and segment is checked against the file's size first. Segments
+    are views of the mapping, so a segment as large as the file costs nothing until it is
+    placed in the board's memory (and one that does not fit is refused unread); the hash is
+    read in 1 MiB pieces."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # (a FIFO opens without a writer)
     except OSError as exc:
@@ -55,9 +59,19 @@ def _read_elf(path: Path) -> bytes:
                 raise ElfError(f"{path}: a big-endian ELF; mcusim runs little-endian Arm Cortex-M firmware")
             extent = _extent(path, f, head, size)
             f.seek(0)
-            return f.read(extent)
+            digest, left = hashlib.sha256(), extent
+            while left:
+                piece = f.read(min(left, 1 << 20))
+                if not piece:
+                    raise ElfError(f"{path}: truncated ELF (the file shrank while it was read)")
+                digest.update(piece)
+                left -= len(piece)
         except OSError as exc:
             raise ElfError(f"{path}: cannot read: {exc.strerror}") from exc
+        try:
+            return mmap.mmap(fd, extent, access=mmap.ACCESS_READ), digest.hexdigest()
+        except (OSError, ValueError) as exc:  # (ENOMEM under a tight ulimit -v; a file that shrank)
+            raise ElfError(f"{path}: cannot map its {extent:,} bytes: {getattr(exc, 'strerror', None) or exc}") from exc
 
 
 def _extent(path: Path, f, head: bytes, size: int) -> int:
@@ -99,7 +113,7 @@ class Segment:
     index: int
     paddr: int
     vaddr: int
-    data: bytes
+    data: bytes | memoryview  # the file's bytes (a read-only view of the mapped file)
     memsz: int
     executable: bool
     sections: tuple[str, ...]
@@ -125,9 +139,9 @@ class ElfImage:
     @classmethod
     def load(cls, path: str | Path) -> "ElfImage":
         path = Path(path)
-        raw = _read_elf(path)
+        raw, sha256 = _read_elf(path)
         try:
-            return cls._parse(path, raw)
+            return cls._parse(path, raw, sha256)
         except ElfError:
             raise
         except (_PyElfError, ValueError, KeyError, IndexError, EOFError, OSError, AttributeError) as exc:
@@ -138,10 +152,8 @@ class ElfImage:
             raise
 
     @classmethod
-    def _parse(cls, path: Path, raw: bytes) -> "ElfImage":
-        import io
-
-        elf = ELFFile(io.BytesIO(raw))
+    def _parse(cls, path: Path, raw: mmap.mmap, sha256: str) -> "ElfImage":
+        elf = ELFFile(raw)
         if elf["e_machine"] != "EM_ARM":
             raise ElfError(f"{path}: built for {elf['e_machine']}, not for Arm (EM_ARM)")
         sections = [s for s in elf.iter_sections() if s["sh_flags"] & 0x2 and s["sh_size"]]  # SHF_ALLOC
@@ -149,9 +161,7 @@ class ElfImage:
         for index, seg in enumerate(elf.iter_segments()):
             if seg["p_type"] != "PT_LOAD" or seg["p_memsz"] == 0:
                 continue
-            data = seg.data()
-            if len(data) != seg["p_filesz"]:
-                raise ElfError(f"{path}: truncated ELF (segment {index} extends past the end of the file)")
+            data = memoryview(raw)[seg["p_offset"]: seg["p_offset"] + seg["p_filesz"]]  # (checked by _extent)
             if seg["p_filesz"] > seg["p_memsz"]:
                 raise ElfError(f"{path}: corrupt ELF (segment {index} has more bytes in the file, "
                                f"{seg['p_filesz']:,}, than in memory, {seg['p_memsz']:,})")
@@ -174,7 +184,7 @@ class ElfImage:
                         functions.append((address, sym["st_size"], name))
         symbols.sort()
         mapping.sort()
-        image = cls(path, hashlib.sha256(raw).hexdigest(), elf["e_entry"], segments, symbols, mapping,
+        image = cls(path, sha256, elf["e_entry"], segments, symbols, mapping,
                     elf.has_dwarf_info() and elf.get_section_by_name(".debug_line") is not None)
         image._symbol_addresses = [s[0] for s in symbols]
         image.functions = sorted(set(functions))
@@ -221,10 +231,8 @@ class ElfImage:
         return path[2:] if path.startswith("./") else path
 
     def _read_lines(self) -> list[tuple[int, str, int]]:
-        import io
-
         rows = []
-        elf = ELFFile(io.BytesIO(self._raw))
+        elf = ELFFile(self._raw)
         dwarf = elf.get_dwarf_info()
         for cu in dwarf.iter_CUs():
             program = dwarf.line_program_for_CU(cu)
