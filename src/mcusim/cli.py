@@ -460,7 +460,7 @@ def report_command(bundle, html_file):
         _require("matplotlib", "mcusim report --html")
         from .analysis.html_report import build
 
-        artifact = lambda name: Path(bundle, name) if Path(bundle, name).is_file() else None  # noqa: E731
+        artifact = lambda name: Path(bundle, name) if os.path.lexists(Path(bundle, name)) else None  # noqa: E731
         path = Path(html_file or Path(bundle) / "report.html")
         with _bundle_errors(bundle):
             page = build(run, artifact("timeline.json"), artifact("pc_samples.csv"))

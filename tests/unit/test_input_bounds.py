@@ -54,3 +54,131 @@ def test_segments_are_the_files_bytes_and_the_hash_is_the_files(tmp_path):
     offset = struct.unpack_from("<I", image, 28)[0]
     p_offset, _, _, filesz = struct.unpack_from("<8I", image, offset)[1:5]
     assert bytes(loaded.segments[0].data) == image[p_offset:p_offset + filesz]
+
+
+# --- bundle artifacts: regular files only, and branches.bin only as long as its header says ---
+
+def within(call, seconds=10):
+    """call() in a thread: one that blocks (a FIFO opened for reading) fails the test, not hangs it."""
+    import threading
+
+    outcome = {}
+
+    def target():
+        try:
+            outcome["value"] = call()
+        except BaseException as exc:  # noqa: BLE001 (handed to the test)
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert not thread.is_alive(), "blocked"
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
+
+
+def cli(*args):
+    """`mcusim ARGS` in this process: the result, with no exception but SystemExit let through."""
+    from click.testing import CliRunner
+
+    from mcusim.cli import main
+
+    result = CliRunner().invoke(main, [str(a) for a in args])
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
+    return result
+
+
+def special(path, kind):
+    """Make `path` a FIFO, or a symlink to /dev/zero."""
+    if kind == "fifo":
+        os.mkfifo(path)
+    else:
+        path.symlink_to("/dev/zero")
+
+
+@pytest.mark.parametrize("kind", ["fifo", "zero"])
+def test_a_branch_trace_that_is_not_a_regular_file_is_a_usage_error(tmp_path, kind):
+    (tmp_path / "run.json").write_text("{}")
+    special(tmp_path / "branches.bin", kind)
+    result = within(lambda: cli("trace", tmp_path))
+    assert result.exit_code == 2
+    assert f"{tmp_path / 'branches.bin'} is a {'FIFO' if kind == 'fifo' else 'device'}, not a branch trace" \
+        in result.output
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="no /dev/zero")
+def test_trace_of_dev_zero_is_a_usage_error():
+    result = within(lambda: cli("trace", "/dev/zero"))
+    assert result.exit_code == 2 and "/dev/zero is a device, not a branch trace" in result.output
+
+
+def branch_trace(count: int, records: int) -> bytes:
+    from mcusim.analysis.branch_trace import HEADER, MAGIC, RECORD, VERSION
+
+    import numpy as np
+
+    header = np.zeros(1, HEADER)
+    header[0] = (MAGIC, VERSION, 0, count, 0, 1000, bytes(24))
+    return header.tobytes() + bytes(records * RECORD.itemsize)
+
+
+@pytest.mark.parametrize("count, records, message", [
+    (1, 100, "1 records announced, but 1,600 bytes follow the header, not 16"),
+    (2**60, 3, "truncated: 1,152,921,504,606,846,976 records announced, 3 present"),
+])
+def test_a_branch_trace_is_read_only_as_long_as_its_header_says(tmp_path, count, records, message):
+    from mcusim.analysis.branch_trace import read
+
+    path = tmp_path / "branches.bin"
+    path.write_bytes(branch_trace(count, records))
+    with pytest.raises(ValueError, match=message):
+        read(path)
+    assert len(read_back(tmp_path, 5).records) == 5
+
+
+def read_back(where, records):
+    from mcusim.analysis.branch_trace import read
+
+    path = where / "ok.bin"
+    path.write_bytes(branch_trace(records, records))
+    return read(path)
+
+
+def test_an_oversized_branch_trace_is_refused_before_its_records_are_read(tmp_path):
+    from mcusim.analysis.branch_trace import read
+
+    path = tmp_path / "branches.bin"
+    path.write_bytes(branch_trace(1, 0))
+    os.truncate(path, 1 << 30)  # 1 GB, sparse
+    tracemalloc.start()
+    try:
+        with pytest.raises(ValueError, match="1 records announced, but"):
+            read(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20
+
+
+@pytest.mark.parametrize("kind", ["fifo", "zero"])
+@pytest.mark.parametrize("name", ["run.json", "timeline.json", "pc_samples.csv", "power.csv"])
+def test_bundle_files_that_are_not_regular_files_are_refused_naming_them(tmp_path, kind, name):
+    from mcusim.analysis.bundle import BundleError, load, pc_samples, timeline_slices
+    from mcusim.power.plots import read_trace
+
+    special(tmp_path / name, kind)
+    reader = {"run.json": lambda: load(tmp_path), "timeline.json": lambda: timeline_slices(tmp_path / name),
+              "pc_samples.csv": lambda: pc_samples(tmp_path / name),
+              "power.csv": lambda: read_trace(tmp_path / name)}[name]
+    with pytest.raises(BundleError, match=f"{tmp_path / name} is a {'FIFO' if kind == 'fifo' else 'device'}, not"):
+        within(reader)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "zero"])
+def test_report_of_a_bundle_whose_run_json_is_not_a_file_is_a_usage_error(tmp_path, kind):
+    special(tmp_path / "run.json", kind)
+    for command in (("report", tmp_path), ("power-budget", tmp_path, "--period-s", "1", "--budget-mw", "1")):
+        result = within(lambda: cli(*command))
+        assert result.exit_code == 2 and "run.json is a" in result.output, result.output

@@ -18,6 +18,7 @@ then 16-byte records: u64 (kind << 56 | exception number << 48 | cycle), u32 sou
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -158,17 +159,28 @@ def write(path: Path, records: np.ndarray, dropped: int, clock_hz: int, sha256: 
 
 
 def read(path: str | Path) -> BranchTrace:
-    """Load a `branches.bin`; ValueError when it is not one."""
-    raw = Path(path).read_bytes()
-    if len(raw) < HEADER.itemsize or raw[:8] != MAGIC:
-        raise ValueError(f"{path}: not an mcusim branch trace (no {MAGIC.decode()} header)")
-    header = np.frombuffer(raw[:HEADER.itemsize], HEADER)[0]
-    if header["version"] != VERSION:
-        raise ValueError(f"{path}: branch trace format {header['version']}, this mcusim reads {VERSION}")
-    count = int(header["count"])
-    body = raw[HEADER.itemsize:]
-    if len(body) != count * RECORD.itemsize:
-        raise ValueError(f"{path}: truncated: {count} records announced, {len(body) // RECORD.itemsize} present")
+    """Load a `branches.bin`; ValueError (BundleError) when it is not one. Only a regular file
+    is read (bundle.open_regular), and only once its size is the header's record count times
+    the record size: a FIFO, /dev/zero or a huge file is refused before its records are read."""
+    from .bundle import open_regular
+
+    with open_regular(path, "a branch trace") as f:
+        head = f.read(HEADER.itemsize)
+        if len(head) < HEADER.itemsize or head[:8] != MAGIC:
+            raise ValueError(f"{path}: not an mcusim branch trace (no {MAGIC.decode()} header)")
+        header = np.frombuffer(head, HEADER)[0]
+        if header["version"] != VERSION:
+            raise ValueError(f"{path}: branch trace format {header['version']}, this mcusim reads {VERSION}")
+        count = int(header["count"])
+        size = os.fstat(f.fileno()).st_size - HEADER.itemsize
+        if size < count * RECORD.itemsize:
+            raise ValueError(f"{path}: truncated: {count:,} records announced, {size // RECORD.itemsize:,} present")
+        if size > count * RECORD.itemsize:
+            raise ValueError(f"{path}: {count:,} records announced, but {size:,} bytes follow the header, "
+                             f"not {count * RECORD.itemsize:,}")
+        body = f.read(size)
+    if len(body) != size:
+        raise ValueError(f"{path}: truncated while it was read")
     return BranchTrace(np.frombuffer(body, RECORD).copy(), int(header["dropped"]), int(header["clock_hz"]),
                        bytes(header["sha256"]).ljust(24, b"\0"))  # (numpy drops trailing NUL bytes)
 

@@ -1,6 +1,6 @@
 """Reading a result bundle back (`mcusim report`, `compare`, `trace`, `power-budget`,
 `power-plot`): run.json checked against the shape its readers rely on, and the artifacts
-they plot (timeline.json, pc_samples.csv), so that a corrupt or hand-edited bundle is one
+they plot (timeline.json, pc_samples.csv), each only when a regular file, so that a corrupt or hand-edited bundle is one
 clear error naming the file, never a traceback from deep inside a renderer.
 
 Every key is optional (an old bundle, or a run without --profile, gives a shorter report);
@@ -9,8 +9,11 @@ a key that is there must have its type. Rows of regions and functions must have 
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
+import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -112,13 +115,38 @@ def _wrong(where: str, expected: str, value) -> str:
     return f"{where or 'the document'}: expected {expected}, got {shown}"
 
 
+def open_regular(path: str | Path, what: str = "a bundle file"):
+    """`path` open for reading in binary when it is a regular file; BundleError naming it when
+    it is missing or not a regular file. Opened without blocking (a FIFO opens at once with
+    O_NONBLOCK) and checked before any read: a FIFO would hang the reader, /dev/zero never end."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError:
+        raise BundleError(f"{path} does not exist") from None
+    except OSError as exc:
+        raise BundleError(f"{path}: cannot read it: {exc.strerror}") from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        kind = ("a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode)
+                else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a special file")
+        raise BundleError(f"{path} is {kind}, not {what} (a regular file)")
+    return os.fdopen(fd, "rb")
+
+
+def open_text(path: str | Path, what: str):
+    """`path` as UTF-8 text for the csv module, when it is a regular file (open_regular)."""
+    return io.TextIOWrapper(open_regular(path, what), encoding="utf-8", newline="")
+
+
 def load(directory: str | Path) -> dict:
     """DIR/run.json, checked; BundleError saying what is wrong."""
     path = Path(directory) / "run.json"
-    if not path.is_file():
+    if not os.path.lexists(path):
         raise BundleError(f"{path} does not exist: write it with `mcusim run ... --out {directory}`")
     try:
-        run = json.loads(path.read_bytes().decode("utf-8"))
+        with open_regular(path, "a run.json bundle") as f:
+            run = json.loads(f.read().decode("utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise BundleError(f"{path} is not a run.json bundle: {exc}") from None
     wrong = problem(run, RUN)
@@ -131,7 +159,8 @@ def timeline_slices(path: str | Path) -> list[dict]:
     """The complete events ("X": name, ts and dur in µs) of a timeline.json; BundleError when it
     is not a Chrome/Perfetto trace."""
     try:
-        events = json.loads(Path(path).read_bytes().decode("utf-8"))
+        with open_regular(path, "a Perfetto timeline") as f:
+            events = json.loads(f.read().decode("utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise BundleError(f"{path} is not a Perfetto timeline: {exc}") from None
     events = events.get("traceEvents") if isinstance(events, dict) else events
@@ -148,8 +177,8 @@ def pc_samples(path: str | Path) -> list[tuple[int, str]]:
     """(cycle, function) per sample of a pc_samples.csv; BundleError naming the line when it
     is not one."""
     samples, line = [], 1
-    try:
-        with open(path, newline="", encoding="utf-8") as f:
+    with open_text(path, "a PC sample file") as f:
+        try:
             reader = csv.DictReader(f)
             if not {"cycle", "function"} <= set(reader.fieldnames or ()):
                 raise ValueError(f"columns {reader.fieldnames}, expected cycle, pc, function")
@@ -157,6 +186,6 @@ def pc_samples(path: str | Path) -> list[tuple[int, str]]:
                 if None in row or None in row.values():
                     raise ValueError(f"{len(row) - (None in row)} columns, expected {len(reader.fieldnames)}")
                 samples.append((int(row["cycle"]), row["function"] or "(outside any function)"))
-    except (OSError, UnicodeDecodeError, csv.Error, ValueError, TypeError) as exc:
-        raise BundleError(f"{path} is not a PC sample file (line {line}): {exc}") from None
+        except (OSError, UnicodeDecodeError, csv.Error, ValueError, TypeError) as exc:
+            raise BundleError(f"{path} is not a PC sample file (line {line}): {exc}") from None
     return samples

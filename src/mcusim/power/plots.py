@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import csv
 import math
+import os
 from pathlib import Path
 
-from ..analysis.bundle import BundleError, timeline_slices
+from ..analysis.bundle import BundleError, open_text, timeline_slices
 from ..analysis.bundle import load as load_bundle
 
 MAX_REGION_BARS = 40
@@ -36,8 +37,8 @@ def read_trace(path: str | Path) -> tuple[list[float], dict[str, list[float]]]:
     """power.csv: bin start times (s) and watts per rail; BundleError naming the line when it
     is not a power trace."""
     line = 1
-    try:
-        with open(path, newline="", encoding="utf-8") as f:
+    with open_text(path, "a power trace") as f:
+        try:
             reader = csv.reader(f)
             header = next(reader, [])
             if not header or header[0] != "time_s":
@@ -51,8 +52,8 @@ def read_trace(path: str | Path) -> tuple[list[float], dict[str, list[float]]]:
                 times.append(values[0])
                 for rail, value in zip(rails, values[1:]):
                     watts[rail].append(value)
-    except (OSError, UnicodeDecodeError, csv.Error, ValueError) as exc:
-        raise BundleError(f"{path} is not a power trace (line {line}): {exc}") from None
+        except (OSError, UnicodeDecodeError, csv.Error, ValueError) as exc:
+            raise BundleError(f"{path} is not a power trace (line {line}): {exc}") from None
     return times, watts
 
 
@@ -134,12 +135,12 @@ def power_plot(bundle: str | Path, out: str | Path, run: dict | None = None) -> 
     run = load_bundle(bundle) if run is None else run
     trace_path, timeline_path = bundle / "power.csv", bundle / "timeline.json"
     missing = []
-    trace = read_trace(trace_path) if trace_path.is_file() else None
+    trace = read_trace(trace_path) if os.path.lexists(trace_path) else None
     if trace is not None and not trace[0]:
         trace = None
     if trace is None:
         missing.append("no power trace (power.csv): run with --power-trace")
-    slices = timeline_slices(timeline_path) if timeline_path.is_file() else []
+    slices = timeline_slices(timeline_path) if os.path.lexists(timeline_path) else []
     if trace and not slices:
         missing.append("no region runs on the trace (timeline.json): run with --perfetto")
     regions = [r for r in run.get("regions") or [] if r.get("energy_j") is not None]
