@@ -5,6 +5,7 @@ import contextlib
 import errno
 import itertools
 import json
+import math
 import os
 import signal
 import sys
@@ -25,6 +26,7 @@ from .analysis.bundle import BundleError
 from .analysis.bundle import load as load_bundle
 from .api import Simulator
 from .power.accounting import DEFAULT_BIN_US, MAX_BIN_US, MIN_BIN_US, VoltageRangeError
+from .power.model import MAX_CLOCK_HZ
 from .config import ConfigError, board_names, load_board
 from .elf import ElfError, ElfImage
 from .extras import MissingExtra, require
@@ -40,6 +42,28 @@ from .units import seconds as _seconds
 EXIT_BAD_INPUT = 3
 EXIT_OUTPUT_ERROR = 74  # sysexits.h EX_IOERR: the run's output or bundle could not be written
 DEFAULT_SAMPLE_PERIOD = 1000  # cycles between PC samples under --all
+INT64_MAX = 2**63 - 1  # the largest count the native state (int64) holds: cycles, periods, limits
+
+
+class FiniteFloat(click.FloatRange):
+    """A FloatRange that refuses nan and inf too (FloatRange lets nan through: it compares
+    false with any bound), so no figure computed from the option is nan or inf."""
+
+    def convert(self, value, param, ctx):
+        number = click.FLOAT.convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number.", param, ctx)
+        return super().convert(number, param, ctx)
+
+
+def count(low: int = 1, high: int = INT64_MAX) -> click.IntRange:
+    """A whole number from `low` to `high`: every integer option is one, so none overflows the
+    native state."""
+    return click.IntRange(low, high)
+
+
+CLOCK_HZ = count(1, MAX_CLOCK_HZ)  # (as a power model's clocks)
+MAX_SECONDS = 1e9  # (31 years: a time limit or a duty-cycle period)
 
 
 def _prepare_out(out: str) -> None:
@@ -79,12 +103,12 @@ class _RunCommand(click.Command):
 @click.argument("firmware_and_args", nargs=-1, metavar="FIRMWARE [-- ARG...]")
 @click.option("--board", "-b", required=True, metavar="NAME", help="Board to run on (see `mcusim boards`).")
 @click.option("--example", metavar="PROGRAM", help="Run a bundled example program instead of FIRMWARE.")
-@click.option("--max-cycles", type=click.IntRange(min=1), default=None, metavar="N",
+@click.option("--max-cycles", type=count(), default=None, metavar="N",
               help=f"Stop after N core cycles, at the instruction that reaches N (exit code 124). "
                    f"Default {DEFAULT_MAX_CYCLES:,}.")
-@click.option("--max-seconds", type=click.FloatRange(min=0, min_open=True), default=None, metavar="S",
+@click.option("--max-seconds", type=FiniteFloat(0, MAX_SECONDS, min_open=True), default=None, metavar="S",
               help="Stop after S seconds of host time (exit code 124), with what was measured so far.")
-@click.option("--clock-hz", type=click.IntRange(min=1), default=None, metavar="HZ",
+@click.option("--clock-hz", type=CLOCK_HZ, default=None, metavar="HZ",
               help="Pin the core clock at HZ for the whole run, whatever clock the firmware sets up.")
 @click.option("--flash-latency", metavar="auto|N", default=None,
               help="Flash wait states instead of the firmware's LATENCY setting: auto = the reference manual's "
@@ -103,7 +127,7 @@ class _RunCommand(click.Command):
 @click.option("--profile", is_flag=True,
               help="Exact function profile: every cycle charged to the function it was spent in "
                    "(DIR/functions.csv with --out; top functions in the summary).")
-@click.option("--pc-sample-cycles", type=click.IntRange(min=1), default=None, metavar="N",
+@click.option("--pc-sample-cycles", type=count(), default=None, metavar="N",
               help="Sample the PC every N cycles, as DWT PC sampling does (DIR/pc_samples.csv with --out).")
 @click.option("--perfetto", is_flag=True,
               help="Write DIR/timeline.json (with --out): the regions as a Chrome/Perfetto trace in simulated time.")
@@ -122,7 +146,7 @@ class _RunCommand(click.Command):
 @click.option("--trace-to", metavar="SYMBOL", default=None, help="Stop the branch trace when SYMBOL is entered.")
 @click.option("--trace-cycles", metavar="FROM:TO", default=None,
               help="Branch trace only between these cycles (either side may be empty).")
-@click.option("--trace-limit", type=click.IntRange(min=1), default=DEFAULT_TRACE_LIMIT, metavar="N",
+@click.option("--trace-limit", type=count(), default=DEFAULT_TRACE_LIMIT, metavar="N",
               show_default=True, help="Keep at most N branch trace records (16 bytes each); the rest are counted.")
 @click.option("--flamegraph", is_flag=True,
               help="Write DIR/stacks.folded and DIR/speedscope.json (with --out): the exact profile's call paths "
@@ -133,7 +157,7 @@ class _RunCommand(click.Command):
 @click.option("--voltage-range", metavar="NAME", default=None,
               help="Hold the power model at this core voltage range (e.g. range2 on mcu-m), whatever the firmware "
                    "selects: `mcusim boards show` lists them.")
-@click.option("--power-bin-us", type=click.FloatRange(min=0, min_open=True), default=DEFAULT_BIN_US, show_default=True,
+@click.option("--power-bin-us", type=FiniteFloat(MIN_BIN_US, MAX_BIN_US), default=DEFAULT_BIN_US, show_default=True,
               metavar="US", help="Width of the power trace's time bins (peak power is over these bins).")
 @click.option("--power-trace", is_flag=True, help="Write DIR/power.csv (with --out): watts per rail per time bin.")
 @click.option("--power-model", type=click.Path(dir_okay=False, exists=True), default=None, metavar="FILE",
@@ -312,8 +336,9 @@ def _cycle_range(text: str | None) -> tuple[int, int | None]:
         end = int(last.replace("_", "")) if last else None
     except ValueError:
         raise click.BadParameter(f"{text!r}: expected FROM:TO in cycles, e.g. 1000000:2000000", param_hint="--trace-cycles")
-    if not colon or start < 0 or end is not None and end <= start:
-        raise click.BadParameter(f"{text!r}: expected FROM:TO with 0 <= FROM < TO", param_hint="--trace-cycles")
+    if not colon or not 0 <= start < (INT64_MAX if end is None else end) or end is not None and end > INT64_MAX:
+        raise click.BadParameter(f"{text!r}: expected FROM:TO with 0 <= FROM < TO <= {INT64_MAX}",
+                                 param_hint="--trace-cycles")
     return start, end
 
 
@@ -547,7 +572,7 @@ def calibrate_command(measurements, board, power_model, terms, out):
 @click.option("--elf", type=click.Path(dir_okay=False, exists=True), default=None,
               help="The firmware the trace was taken of (default: the one run.json names).")
 @click.option("--instructions", is_flag=True, help="Rebuild and print every instruction that ran, not just the records.")
-@click.option("--limit", type=click.IntRange(min=0), default=100, show_default=True, metavar="N",
+@click.option("--limit", type=count(0), default=100, show_default=True, metavar="N",
               help="Print at most N lines (0: all).")
 def trace_command(bundle, elf, instructions, limit):
     """Decode a branch trace (DIR/branches.bin from `mcusim run --branch-trace --out DIR`):
@@ -621,13 +646,13 @@ def compare_command(a, b, force):
 
 @main.command("power-budget")
 @click.argument("bundle", type=click.Path(file_okay=False, exists=True))
-@click.option("--period-s", type=click.FloatRange(min=0, min_open=True), required=True, metavar="T",
+@click.option("--period-s", type=FiniteFloat(0, MAX_SECONDS, min_open=True), required=True, metavar="T",
               help="One inference every T seconds; the firmware sleeps in between.")
-@click.option("--budget-mw", type=click.FloatRange(min=0, min_open=True), required=True, metavar="P",
+@click.option("--budget-mw", type=FiniteFloat(0, 1e9, min_open=True), required=True, metavar="P",
               help="The average power the device may draw (mW).")
-@click.option("--battery-mah", type=click.FloatRange(min=0, min_open=True), default=None, metavar="C",
+@click.option("--battery-mah", type=FiniteFloat(0, 1e9, min_open=True), default=None, metavar="C",
               help="Battery capacity (mAh), with --battery-v: prints the battery life.")
-@click.option("--battery-v", type=click.FloatRange(min=0, min_open=True), default=None, metavar="V",
+@click.option("--battery-v", type=FiniteFloat(0, 1e3, min_open=True), default=None, metavar="V",
               help="Battery voltage (V).")
 @click.option("--region", metavar="NAME", default=None,
               help='The region that is one inference (default "inference" when the firmware marks it, else the '
@@ -653,8 +678,9 @@ def power_budget_command(bundle, period_s, budget_mw, battery_mah, battery_v, re
                                    battery_v=battery_v, model_path=power_model)
         except BudgetError as exc:
             raise click.UsageError(str(exc)) from exc
+        text = json.dumps(figures, indent=2, allow_nan=False) if as_json else None  # (strict JSON)
     if as_json:
-        click.echo(json.dumps(figures, indent=2))
+        click.echo(text)
     else:
         for note in figures["notes"]:
             click.echo(f"mcusim: note: {note}", err=True)
@@ -665,7 +691,7 @@ def power_budget_command(bundle, period_s, budget_mw, battery_mah, battery_v, re
 @main.command("dvfs")
 @click.argument("firmware", type=click.Path(dir_okay=False, exists=True))
 @click.option("--board", "-b", required=True, metavar="NAME", help="Board to run on (see `mcusim boards`).")
-@click.option("--clock-hz", "clocks", type=click.IntRange(min=1), multiple=True, metavar="HZ",
+@click.option("--clock-hz", "clocks", type=CLOCK_HZ, multiple=True, metavar="HZ",
               help="A clock to try (repeatable). Default: the power model's dvfs_clocks_hz, else the board's "
                    "clock, its half and its quarter.")
 @click.option("--region", metavar="NAME", default=None,
@@ -675,7 +701,7 @@ def power_budget_command(bundle, period_s, budget_mw, battery_mah, battery_v, re
                    "pip install 'mcusim[plots]').")
 @click.option("--power-model", type=click.Path(dir_okay=False, exists=True), default=None, metavar="FILE",
               help="Use this power model (TOML) instead of the board's.")
-@click.option("--max-cycles", type=click.IntRange(min=1), default=None, metavar="N", help="Cycle limit per run.")
+@click.option("--max-cycles", type=count(), default=None, metavar="N", help="Cycle limit per run.")
 @click.option("--json", "as_json", is_flag=True, help="Print the table as JSON.")
 def dvfs_command(firmware, board, clocks, region, plot, power_model, max_cycles, as_json):
     """Run FIRMWARE at several clocks, each pinned (as --clock-hz) at the lowest voltage range
@@ -741,7 +767,7 @@ def dvfs_command(firmware, board, clocks, region, plot, power_model, max_cycles,
     if as_json:
         click.echo(json.dumps({"board": spec.name, "firmware": firmware, "power_model": model.source_file,
                                "rows": rows, "energy_optimal_hz": min(rows, key=lambda r: r["energy_j"])["clock_hz"]},
-                              indent=2))
+                              indent=2, allow_nan=False))
     else:
         click.echo("\n".join(dvfs_lines(rows)))
     if plot:

@@ -182,3 +182,78 @@ def test_report_of_a_bundle_whose_run_json_is_not_a_file_is_a_usage_error(tmp_pa
     for command in (("report", tmp_path), ("power-budget", tmp_path, "--period-s", "1", "--budget-mw", "1")):
         result = within(lambda: cli(*command))
         assert result.exit_code == 2 and "run.json is a" in result.output, result.output
+
+
+# --- numeric options: nan, inf, negative, zero and huge values are usage errors (exit 2) ---
+
+def numeric_options():
+    """(command, option, bad value) for every numeric option of every command: found by type, so
+    an option added later is covered (and needs its command in BASE)."""
+    import click
+
+    from mcusim.cli import main
+
+    cases = []
+    for name, command in sorted(main.commands.items()):
+        for param in command.params:
+            if not isinstance(param, click.Option) or not isinstance(param.type, (click.types.IntParamType,
+                                                                                  click.types.FloatParamType)):
+                continue
+            low = getattr(param.type, "min", None)
+            zero_refused = low is not None and (low > 0 or getattr(param.type, "min_open", False))
+            for value in ["nan", "inf", "-inf", "-1", "99999999999999999999999", "1e999"] + ["0"] * zero_refused:
+                cases.append((name, param.opts[-1] if param.opts[-1].startswith("--") else param.opts[0], value))
+    return cases
+
+
+def base_args(command, tmp_path):
+    firmware = tmp_path / "fw.elf"
+    firmware.write_bytes(program("exit7"))
+    return {"run": ["--example", "hello", "--board", "mcu-d"], "dvfs": [firmware, "--board", "mcu-d"],
+            "power-budget": [tmp_path, "--period-s", "1", "--budget-mw", "1"], "trace": [tmp_path]}[command]
+
+
+def test_every_numeric_option_is_covered():
+    options = {(command, option) for command, option, _ in numeric_options()}
+    assert {("run", "--max-cycles"), ("run", "--max-seconds"), ("run", "--clock-hz"), ("run", "--pc-sample-cycles"),
+            ("run", "--trace-limit"), ("run", "--power-bin-us"), ("trace", "--limit"), ("dvfs", "--clock-hz"),
+            ("dvfs", "--max-cycles"), ("power-budget", "--period-s"), ("power-budget", "--budget-mw"),
+            ("power-budget", "--battery-mah"), ("power-budget", "--battery-v")} <= options
+
+
+@pytest.mark.parametrize("command, option, value", numeric_options())
+def test_a_numeric_option_out_of_range_is_a_usage_error(tmp_path, command, option, value):
+    result = cli(command, *base_args(command, tmp_path), option, value)
+    assert result.exit_code == 2, result.output
+    assert f"Invalid value for '{option}'" in result.output, result.output
+
+
+@pytest.mark.parametrize("value", ["99999999999999999999999:", ":99999999999999999999999", "9223372036854775807:",
+                                   "nan:", "-1:", "5:5", "1e3:"])
+def test_trace_cycles_out_of_range_is_a_usage_error(tmp_path, value):
+    result = cli("run", "--example", "hello", "--board", "mcu-d", "--trace-cycles", value, "--out", tmp_path)
+    assert result.exit_code == 2 and "Invalid value for --trace-cycles" in result.output, result.output
+
+
+def strict_json(text):
+    import json
+
+    def refuse(name):
+        raise ValueError(f"{name} is not JSON")
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_power_budget_json_is_strict_at_the_edges_of_its_options(tmp_path):
+    from mcusim import examples
+
+    Simulator(examples.path("hello", "mcu-d"), "mcu-d").run().write_bundle(tmp_path)
+    for period, budget, mah, volts in (("1e9", "1e9", "1e9", "1e3"), ("1", "1e-300", "1e-300", "1e-300")):
+        result = cli("power-budget", tmp_path, "--period-s", period, "--budget-mw", budget, "--battery-mah", mah,
+                     "--battery-v", volts, "--json")
+        assert result.exit_code in (0, 1), result.output
+        figures = strict_json(result.stdout)
+        assert figures["battery"]["life_h"] >= 0
+    for huge in ("1e300", "inf", "nan"):  # (printed Infinity and NaN before)
+        result = cli("power-budget", tmp_path, "--period-s", "1", "--budget-mw", "1", "--battery-mah", huge,
+                     "--battery-v", huge, "--json")
+        assert result.exit_code == 2 or strict_json(result.stdout), result.output
