@@ -257,3 +257,89 @@ def test_power_budget_json_is_strict_at_the_edges_of_its_options(tmp_path):
         result = cli("power-budget", tmp_path, "--period-s", "1", "--budget-mw", "1", "--battery-mah", huge,
                      "--battery-v", huge, "--json")
         assert result.exit_code == 2 or strict_json(result.stdout), result.output
+
+
+# --- semihosting: a name's length may count its NUL; remove and rename touch regular files only ---
+
+@pytest.fixture(scope="module")
+def hosted(tmp_path_factory):
+    """One machine (mps2-an386) for the semihosting cases; `semihosting(root)` gives it a fresh state."""
+    path = tmp_path_factory.mktemp("elf") / "exit7.elf"
+    path.write_bytes(program("exit7"))
+    return Simulator(path, "mps2-an386").machine
+
+
+NAME, NAME2, BLOCK = 0x20001100, 0x20001200, 0x20001000
+
+
+def semihosting(m, root):
+    from mcusim.machine import semihosting as S
+
+    m.semihosting = S.Semihosting(m, root, "fw")
+    m.warnings.clear()
+    return S
+
+
+def sh_call(m, operation, *words):
+    m.uc.mem_write(BLOCK, struct.pack(f"<{len(words)}I", *words))
+    return m.semihosting.call(operation, BLOCK)
+
+
+def test_a_name_whose_length_counts_its_nul_is_taken_as_qemu_takes_it(hosted, tmp_path):
+    S = semihosting(hosted, tmp_path)
+    (tmp_path / "old.txt").write_text("data")
+    hosted.uc.mem_write(NAME, b"old.txt\0")
+    hosted.uc.mem_write(NAME2, b"new.txt\0")
+    assert sh_call(hosted, S.SYS_RENAME, NAME, 8, NAME2, 8) == 0  # (both lengths count the NUL)
+    assert os.listdir(tmp_path) == ["new.txt"]
+    handle = sh_call(hosted, S.SYS_OPEN, NAME2, 0, 8)
+    assert handle > 0 and sh_call(hosted, S.SYS_FLEN, handle) == 4
+    hosted.uc.mem_write(NAME, b":tt\0")
+    assert sh_call(hosted, S.SYS_OPEN, NAME, 4, 4) > 0  # the console, counted with its NUL
+    assert sh_call(hosted, S.SYS_REMOVE, NAME2, 8) == 0 and os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("name", [b"a\0b.txt", b"a.txt\0\0", b"\0a.txt"])
+def test_a_nul_anywhere_but_at_the_end_of_the_length_is_still_refused(hosted, tmp_path, name):
+    import errno
+
+    S = semihosting(hosted, tmp_path)
+    (tmp_path / "a.txt").write_text("keep")
+    hosted.uc.mem_write(NAME, name)
+    assert sh_call(hosted, S.SYS_OPEN, NAME, 4, len(name)) == -1
+    assert sh_call(hosted, S.SYS_ERRNO, 0) == errno.EINVAL
+    assert sh_call(hosted, S.SYS_REMOVE, NAME, len(name)) == -1
+    assert os.listdir(tmp_path) == ["a.txt"]
+
+
+def make_entry(root, kind):
+    """An entry named `it` in root: a folder, a FIFO or a symlink (to a file in root)."""
+    target = root / "it"
+    if kind == "folder":
+        target.mkdir()
+    elif kind == "fifo":
+        os.mkfifo(target)
+    else:
+        (root / "real.txt").write_text("x")
+        target.symlink_to("real.txt")
+    return target
+
+
+@pytest.mark.parametrize("kind, code", [("folder", "EACCES"), ("fifo", "EACCES"), ("symlink", "ELOOP")])
+def test_remove_and_rename_touch_regular_files_only(hosted, tmp_path, kind, code):
+    import errno
+
+    S = semihosting(hosted, tmp_path)
+    make_entry(tmp_path, kind)
+    (tmp_path / "file.txt").write_text("file")
+    before = sorted(os.listdir(tmp_path))
+    hosted.uc.mem_write(NAME, b"it")
+    hosted.uc.mem_write(NAME2, b"moved")
+    for words in ((S.SYS_REMOVE, NAME, 2), (S.SYS_RENAME, NAME, 2, NAME2, 5)):
+        assert sh_call(hosted, *words) == -1
+        assert sh_call(hosted, S.SYS_ERRNO, 0) == getattr(errno, code)
+    hosted.uc.mem_write(NAME2, b"file.txt")  # a regular file may not replace one either
+    assert sh_call(hosted, S.SYS_RENAME, NAME2, 8, NAME, 2) == -1
+    assert sh_call(hosted, S.SYS_ERRNO, 0) == getattr(errno, code)
+    assert sorted(os.listdir(tmp_path)) == before
+    assert sh_call(hosted, S.SYS_RENAME, NAME2, 8, NAME2 + 4, 4) == 0  # file.txt -> .txt: a file still moves

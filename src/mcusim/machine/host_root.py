@@ -4,7 +4,8 @@ cannot reach past it.
 Every name is taken relative to the root and opened one component at a time from a file
 descriptor of the root with O_NOFOLLOW: no symlink is followed (one swapped in between two
 calls changes nothing) and ".." cannot climb out. Only regular files open (O_NONBLOCK, then
-fstat: a FIFO or device cannot block the run). SYS_SYSTEM runs a program inside the root only
+fstat: a FIFO or device cannot block the run), and only regular files are removed or renamed
+(or replaced by a rename). SYS_SYSTEM runs a program inside the root only
 when the user allowed it, never one the firmware wrote, created or renamed in this run, with
 the root as its folder, a time limit and its output captured.
 """
@@ -67,17 +68,24 @@ class HostRoot:
             raise
         return fd, last
 
+    @staticmethod
+    def _regular(folder: int, last: str, relative: str) -> os.stat_result | None:
+        """The entry's lstat when it is a regular file, None when there is none; Refused for a
+        symlink (ELOOP) or anything else (EACCES): open, remove and rename touch regular files only."""
+        try:
+            info = os.stat(last, dir_fd=folder, follow_symlinks=False)
+        except FileNotFoundError:
+            return None
+        if stat.S_ISLNK(info.st_mode):
+            raise Refused(errno.ELOOP, f"'{relative}' is a symbolic link (not followed)")
+        if not stat.S_ISREG(info.st_mode):
+            raise Refused(errno.EACCES, f"'{relative}' is not a regular file")
+        return info
+
     def _open_regular(self, relative: str, flags: int) -> int:
         folder, last = self._parent(relative)
         try:
-            try:
-                before = os.stat(last, dir_fd=folder, follow_symlinks=False)
-            except FileNotFoundError:
-                before = None
-            if before is not None and stat.S_ISLNK(before.st_mode):
-                raise Refused(errno.ELOOP, f"'{relative}' is a symbolic link (not followed)")
-            if before is not None and not stat.S_ISREG(before.st_mode):
-                raise Refused(errno.EACCES, f"'{relative}' is not a regular file")
+            self._regular(folder, last, relative)
             fd = os.open(last, flags | _NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY, 0o644, dir_fd=folder)
         finally:
             os.close(folder)
@@ -100,19 +108,26 @@ class HostRoot:
         self.written_names.add(relative)
 
     def remove(self, name: str) -> None:
-        folder, last = self._parent(self.relative(name))
+        """Remove the regular file `name` (a folder, FIFO, device or symlink is refused)."""
+        relative = self.relative(name)
+        folder, last = self._parent(relative)
         try:
+            self._regular(folder, last, relative)
             os.unlink(last, dir_fd=folder)
         finally:
             os.close(folder)
 
     def rename(self, old: str, new: str) -> None:
+        """Rename the regular file `old` to `new`, which may only replace a regular file."""
         old, new = self.relative(old), self.relative(new)
         old_folder, old_last = self._parent(old)
         try:
             new_folder, new_last = self._parent(new)
             try:
-                info = os.stat(old_last, dir_fd=old_folder, follow_symlinks=False)
+                info = self._regular(old_folder, old_last, old)
+                if info is None:
+                    raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), old)
+                self._regular(new_folder, new_last, new)
                 os.rename(old_last, new_last, src_dir_fd=old_folder, dst_dir_fd=new_folder)
             finally:
                 os.close(new_folder)

@@ -7,7 +7,7 @@ for AArch32 and AArch64" v3, chapter 2.
 
 Whatever the firmware passes, a call ends as a debugger would end it: a pointer or length
 outside the board's memory (or a buffer to fill outside its RAM) fails with EFAULT, a name
-that is not UTF-8 or holds a NUL with EINVAL, and any other error becomes an error return
+that is not UTF-8 or holds a NUL (other than one ending its length) with EINVAL, and any other error becomes an error return
 with a warning, never an exception out of the simulator. Failed calls return -1 and set
 the errno SYS_ERRNO reads, except SYS_READ and SYS_WRITE, which return the number of bytes
 not transferred (all of them), as the spec and QEMU have it.
@@ -152,10 +152,13 @@ class Semihosting:
         return [int.from_bytes(data[4 * i: 4 * i + 4], "little") for i in range(count)]
 
     def _name(self, address: int, length: int) -> str:
-        """A file name or command: UTF-8 without NUL, or the call fails (EINVAL); never translated."""
+        """A file name or command: UTF-8 without NUL, or the call fails (EINVAL); never translated.
+        One NUL ending the given length is dropped: QEMU reads names up to their NUL, so firmware
+        that counts it in works there."""
         if length > NAME_LIMIT:
             raise Refused(errno.ENAMETOOLONG, f"a name of {length} bytes (at most {NAME_LIMIT})")
         raw = self._memory(address, length)
+        raw = raw[:-1] if raw.endswith(b"\0") else raw
         try:
             if b"\0" in raw:
                 raise ValueError("it holds a NUL byte")
