@@ -13,7 +13,6 @@ import tempfile
 from pathlib import Path
 
 import click
-import numpy as np
 
 from . import __version__, examples
 from .analysis.compare import differences, setting_differences
@@ -547,23 +546,16 @@ def calibrate_command(measurements, board, power_model, terms, out):
         result = C.calibrate(design, measured, base, model, list(terms) or None)
     except (ElfError, ValueError, ConfigError) as exc:
         raise click.UsageError(str(exc))
-    click.echo(f"{'run':<28} {'measured J':>12} {'predicted J':>12} {'residual':>9}")
-    for row, m, p in zip(rows, result.measured, result.predicted):
-        label = Path(row.firmware).name + (f"@{row.clock_hz / 1e6:g}MHz" if row.clock_hz else "")
-        click.echo(f"{label[:28]:<28} {m:>12.6g} {p:>12.6g} {100 * (p - m) / m if m else 0:>8.2f}%")
-    if result.r_squared is None:
-        click.echo(f"R^2 = n/a over {len(rows)} run(s) (undefined: fewer than two runs, or every run measured the "
-                   "same energy); fitted:")
-    else:
-        click.echo(f"R^2 = {result.r_squared:.6f} over {len(rows)} runs; fitted:")
-    for term, value in zip(result.terms, result.values):
-        click.echo(f"  {C.term_name(term):<32} {value:.6g}")
-    data = tomllib.loads(Path(base_path).read_text())
-    provenance = (f"mcusim calibrate on {Path(measurements).name} ({len(rows)} runs, R^2 "
-                  f"{'n/a' if result.r_squared is None else f'{result.r_squared:.4f}'}, "
-                  f"worst residual {100 * np.max(np.abs(result.predicted - result.measured) / result.measured):.2f}%)")
+    click.echo("\n".join(C.report(rows, result)))
+    provenance = C.provenance(measurements, rows, result)
+    data = C.apply(tomllib.loads(Path(base_path).read_text()), result, provenance)
     target = Path(out or f"{spec.name}-calibrated.toml")
-    target.write_text(f"# {provenance}, starting from {base_path}\n" + C.to_toml(C.apply(data, result, provenance)))
+    try:
+        C.check(data)
+    except ConfigError as exc:
+        raise click.UsageError(f"{exc}: a power model may not hold the fit, so {target} is not written "
+                               "(are the measurements in joules, watts and seconds?)") from exc
+    target.write_text(f"# {provenance}, starting from {base_path}\n" + C.to_toml(data))
     click.echo(f"mcusim: wrote {target}", err=True)
 
 

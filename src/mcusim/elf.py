@@ -5,13 +5,14 @@ import bisect
 import hashlib
 import mmap
 import os
-import stat
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from elftools.common.exceptions import ELFError as _PyElfError
 from elftools.elf.elffile import ELFFile
+
+from .files import NotRegular, open_regular
 
 PF_X = 0x1
 PF_W = 0x2
@@ -36,16 +37,13 @@ def _read_elf(path: Path) -> tuple[mmap.mmap, str]:
     placed in the board's memory (and one that does not fit is refused unread); the hash is
     read in 1 MiB pieces."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # (a FIFO opens without a writer)
+        f = open_regular(path)
+    except NotRegular as exc:
+        raise ElfError(f"{path}: is {exc.kind}, not an ELF file") from None
     except OSError as exc:
         raise ElfError(f"{path}: cannot read: {exc.strerror}") from exc
-    mode = os.fstat(fd).st_mode
-    if not stat.S_ISREG(mode):
-        os.close(fd)
-        kind = ("a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode)
-                else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a special file")
-        raise ElfError(f"{path}: is {kind}, not an ELF file")
-    with os.fdopen(fd, "rb") as f:
+    with f:
+        fd = f.fileno()
         size = os.fstat(fd).st_size
         try:
             head = f.read(_HEADER.size)

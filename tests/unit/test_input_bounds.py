@@ -343,3 +343,36 @@ def test_remove_and_rename_touch_regular_files_only(hosted, tmp_path, kind, code
     assert sh_call(hosted, S.SYS_ERRNO, 0) == getattr(errno, code)
     assert sorted(os.listdir(tmp_path)) == before
     assert sh_call(hosted, S.SYS_RENAME, NAME2, 8, NAME2 + 4, 4) == 0  # file.txt -> .txt: a file still moves
+
+
+# --- calibrate: a fit out of a power model's range is not written; no nan or inf printed ---
+
+def test_calibrate_refuses_a_fit_out_of_range_without_nan_inf_or_warnings(tmp_path):
+    import warnings
+
+    from mcusim import examples
+
+    hello = examples.path("hello", "mcu-d")
+    (tmp_path / "m.csv").write_text(f"firmware,clock_hz,energy_j\n{hello},16000000,1e-300\n{hello},216000000,1e300\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (numpy's overflow RuntimeWarnings were printed)
+        result = cli("calibrate", tmp_path / "m.csv", "--board", "mcu-d", "--fit", "core.energy_j.alu",
+                     "--out", tmp_path / "fit.toml")
+    assert result.exit_code == 2, result.output
+    assert "energy_j.alu = 2.47" in result.output and "fit.toml is not written" in result.output
+    assert not (tmp_path / "fit.toml").exists()
+    assert "R^2 = n/a" in result.output
+    for word in ("nan", "inf"):
+        assert word not in result.output.lower().replace("information", "")
+
+
+@pytest.mark.parametrize("kind", ["fifo", "zero"])
+def test_a_power_model_or_measurements_that_are_not_regular_files_are_named_so(tmp_path, kind):
+    special(tmp_path / "model.toml", kind)
+    result = within(lambda: cli("run", "--example", "hello", "--board", "mcu-d", "--power-model",
+                                tmp_path / "model.toml"))
+    what = "a FIFO" if kind == "fifo" else "a device"
+    assert result.exit_code == 2 and f"is not a power model: it is {what}, not a regular file" in result.output
+    assert "does not exist" not in result.output
+    result = within(lambda: cli("calibrate", tmp_path / "model.toml", "--board", "mcu-d"))
+    assert result.exit_code == 2 and f"it is {what}, not a regular file" in result.output, result.output

@@ -13,9 +13,10 @@ import io
 import json
 import math
 import os
-import stat
 from dataclasses import dataclass
 from pathlib import Path
+
+from .. import files
 
 
 class BundleError(ValueError):
@@ -116,22 +117,17 @@ def _wrong(where: str, expected: str, value) -> str:
 
 
 def open_regular(path: str | Path, what: str = "a bundle file"):
-    """`path` open for reading in binary when it is a regular file; BundleError naming it when
-    it is missing or not a regular file. Opened without blocking (a FIFO opens at once with
-    O_NONBLOCK) and checked before any read: a FIFO would hang the reader, /dev/zero never end."""
+    """`path` open for reading in binary when it is a regular file (files.open_regular: a FIFO
+    or /dev/zero is refused before any read, without blocking); BundleError naming it when it
+    is missing or not a regular file."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        return files.open_regular(path)
     except FileNotFoundError:
         raise BundleError(f"{path} does not exist") from None
+    except files.NotRegular as exc:
+        raise BundleError(f"{path} is {exc.kind}, not {what} (a regular file)") from None
     except OSError as exc:
         raise BundleError(f"{path}: cannot read it: {exc.strerror}") from None
-    mode = os.fstat(fd).st_mode
-    if not stat.S_ISREG(mode):
-        os.close(fd)
-        kind = ("a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode)
-                else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a special file")
-        raise BundleError(f"{path} is {kind}, not {what} (a regular file)")
-    return os.fdopen(fd, "rb")
 
 
 def open_text(path: str | Path, what: str):

@@ -9,13 +9,15 @@ the columns: firmware, clock_hz, voltage_range, energy_j, power_w, time_s (empty
 from __future__ import annotations
 
 import csv
+import io
 import math
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from .model import CLASS_EVENTS
+from ..files import NotRegular, open_regular
+from .model import CLASS_EVENTS, power_model_from
 
 # The coefficients a fit can set: (rail, table, key), and how each one's feature is computed.
 EVENT_TERMS = [(rail, "energy_j", event) for rail, event in
@@ -46,9 +48,11 @@ def read_measurements(path: str | Path) -> list[Measurement]:
     or time that is not a positive finite number (a fit to it would mean nothing)."""
     rows = []
     try:
-        with open(path, newline="", encoding="utf-8") as f:
+        with io.TextIOWrapper(open_regular(path), encoding="utf-8", newline="") as f:
             raws = list(csv.DictReader(f))
-    except (UnicodeDecodeError, csv.Error) as exc:
+    except NotRegular as exc:
+        raise ValueError(f"{path}: not a measurements CSV: it is {exc.kind}, not a regular file") from None
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
         raise ValueError(f"{path}: not a measurements CSV ({exc})") from None
     for number, raw in enumerate(raws, start=2):
         where = f"{path}:{number}"
@@ -132,12 +136,56 @@ def fit(design: np.ndarray, measured: np.ndarray, fixed: np.ndarray) -> Fit:
 
 
 def r_squared(measured: np.ndarray, predicted: np.ndarray) -> float | None:
-    """1 - residual / total sum of squares; None (undefined) with fewer than two rows or when
-    every row measured the same energy, as there is no variance to explain."""
-    total = float(np.sum((measured - measured.mean()) ** 2))
-    if len(measured) < 2 or total <= 0:
+    """1 - residual / total sum of squares; None (undefined) with fewer than two rows, when
+    every row measured the same energy, as there is no variance to explain, or when the sums
+    are beyond floating point (energies of 1e-300 and 1e300 J)."""
+    if len(measured) < 2:
         return None
-    return 1.0 - float(np.sum((measured - predicted) ** 2)) / total
+    with np.errstate(all="ignore"):
+        total = float(np.sum((measured - measured.mean()) ** 2))
+        value = 1.0 - float(np.sum((measured - predicted) ** 2)) / total if total > 0 else math.nan
+    return value if math.isfinite(value) else None
+
+
+def residual(measured: float, predicted: float) -> float | None:
+    """(predicted - measured) / measured; None when that is not a finite number."""
+    with np.errstate(all="ignore"):
+        value = float((predicted - measured) / measured) if measured else math.nan
+    return value if math.isfinite(value) else None
+
+
+def percent(fraction: float | None) -> str:
+    return "n/a" if fraction is None else f"{100 * fraction:.2f}%"
+
+
+def report(rows: list[Measurement], result: Fit) -> list[str]:
+    """`mcusim calibrate`'s table: each run's measured and predicted energy and residual, R^2
+    and the fitted coefficients; n/a for a figure that is not a finite number."""
+    lines = [f"{'run':<28} {'measured J':>12} {'predicted J':>12} {'residual':>9}"]
+    for row, m, p in zip(rows, result.measured, result.predicted):
+        label = Path(row.firmware).name + (f"@{row.clock_hz / 1e6:g}MHz" if row.clock_hz else "")
+        lines.append(f"{label[:28]:<28} {m:>12.6g} {p:>12.6g} {percent(residual(m, p)):>9}")
+    if result.r_squared is None:
+        lines.append(f"R^2 = n/a over {len(rows)} run(s) (undefined: fewer than two runs, every run measured the "
+                     "same energy, or energies beyond floating point); fitted:")
+    else:
+        lines.append(f"R^2 = {result.r_squared:.6f} over {len(rows)} runs; fitted:")
+    lines += [f"  {term_name(term):<32} {value:.6g}" for term, value in zip(result.terms, result.values)]
+    return lines
+
+
+def provenance(measurements: str | Path, rows: list[Measurement], result: Fit) -> str:
+    """What the fitted model's sources say about the fit."""
+    residuals = [residual(m, p) for m, p in zip(result.measured, result.predicted)]
+    worst = None if None in residuals else max(abs(r) for r in residuals)
+    r2 = "n/a" if result.r_squared is None else f"{result.r_squared:.4f}"
+    return f"mcusim calibrate on {Path(measurements).name} ({len(rows)} runs, R^2 {r2}, worst residual {percent(worst)})"
+
+
+def check(data: dict) -> None:
+    """ConfigError naming the key when the fitted model is out of what a power model may hold
+    (the loader's checks: `mcusim run` would refuse it)."""
+    power_model_from(data, "the fitted model")
 
 
 def apply(data: dict, result: Fit, provenance: str) -> dict:

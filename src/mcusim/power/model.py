@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ..config import ConfigError
 from ..config.loader import data_dir
+from ..files import NotRegular, open_regular
 
 STATES = ("run", "sleep", "stop", "off")
 CLASS_EVENTS = ("alu", "multiply", "simd", "fp", "branch", "load", "store")  # native.CLASS_NAMES
@@ -83,10 +84,15 @@ def load_power_model(board: str, path: str | Path | None = None) -> PowerModel:
     """The model for `board` from powermodels/ (or `path`); ConfigError when missing, malformed
     or another board's."""
     path = Path(path) if path else data_dir("powermodels") / f"{board}.toml"
-    if not path.is_file():
-        raise ConfigError(f"no power model for {board} ({path} does not exist)")
     try:
-        data = tomllib.loads(path.read_bytes().decode("utf-8"))
+        with open_regular(path) as f:
+            data = tomllib.loads(f.read().decode("utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"no power model for {board} ({path} does not exist)") from None
+    except NotRegular as exc:
+        raise ConfigError(f"{path} is not a power model: it is {exc.kind}, not a regular file") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read it: {exc.strerror}") from None
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path} is not a power model (TOML): not UTF-8 text ({exc.reason} at byte {exc.start})")
     except tomllib.TOMLDecodeError as exc:

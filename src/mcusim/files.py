@@ -1,0 +1,28 @@
+"""Opening an input file (firmware, a bundle's files, a power model) only when it is a regular
+file: a FIFO would block the reader until a writer came, /dev/zero would never end."""
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+
+class NotRegular(ValueError):
+    """The path is a folder, FIFO, device or socket; `kind` says which ("a FIFO")."""
+
+    def __init__(self, path, kind: str):
+        super().__init__(f"{path} is {kind}, not a regular file")
+        self.kind = kind
+
+
+def open_regular(path: str | Path):
+    """`path` open for reading in binary when it is a regular file, NotRegular when it is not,
+    found before any read and without blocking (a FIFO opens at once with O_NONBLOCK, which
+    changes nothing for a regular file); OSError when it cannot be opened."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise NotRegular(path, "a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode)
+                         else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a special file")
+    return os.fdopen(fd, "rb")
