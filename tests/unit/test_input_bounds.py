@@ -2,24 +2,37 @@
 large as the file, bundle artifacts that are FIFOs or devices, option values out of range,
 semihosting names with a trailing NUL, a fitted power model out of range. Each is refused
 with a clear message, within a bounded memory and time, never with a traceback."""
+import errno
+import hashlib
+import json
 import os
 import struct
+import threading
 import time
 import tracemalloc
+import warnings
 
+import click
+import numpy as np
 import pytest
+from click.testing import CliRunner
 
 from elfgen import elf32_arm, program
+from mcusim import examples
+from mcusim.analysis.branch_trace import HEADER, MAGIC, RECORD, VERSION, read
+from mcusim.analysis.bundle import BundleError, load, pc_samples, timeline_slices
 from mcusim.api import Simulator
+from mcusim.cli import main
 from mcusim.elf import ElfError, ElfImage
+from mcusim.machine import semihosting as S
+from mcusim.power.plots import read_trace
 
 
 def sparse_elf(path, claim: int) -> None:
     """A bootable mcu-m image whose second segment claims `claim` file bytes for RAM at
     0x20000000: the file is made that long, sparse, so the headers are all true."""
     small = program("exit7", flash_base=0x08000000)
-    offset = struct.unpack_from("<I", small, 28)[0]
-    code_offset, code_size = struct.unpack_from("<8I", small, offset)[1], struct.unpack_from("<8I", small, offset)[4]
+    _, code_offset, _, _, code_size = struct.unpack_from("<5I", small, struct.unpack_from("<I", small, 28)[0])
     image = bytearray(elf32_arm([(0x08000000, small[code_offset:code_offset + code_size], 5),
                                  (0x20000000, b"", 6)]))
     struct.pack_into("<8I", image, 52 + 32, 1, 0x10000, 0x20000000, 0x20000000, claim, claim, 6, 4)
@@ -44,8 +57,6 @@ def test_a_segment_as_large_as_its_file_is_refused_without_reading_it(tmp_path):
 
 
 def test_segments_are_the_files_bytes_and_the_hash_is_the_files(tmp_path):
-    import hashlib
-
     image = program("exit7")
     path = tmp_path / "fw.elf"
     path.write_bytes(image)
@@ -60,8 +71,6 @@ def test_segments_are_the_files_bytes_and_the_hash_is_the_files(tmp_path):
 
 def within(call, seconds=10):
     """call() in a thread: one that blocks (a FIFO opened for reading) fails the test, not hangs it."""
-    import threading
-
     outcome = {}
 
     def target():
@@ -81,10 +90,6 @@ def within(call, seconds=10):
 
 def cli(*args):
     """`mcusim ARGS` in this process: the result, with no exception but SystemExit let through."""
-    from click.testing import CliRunner
-
-    from mcusim.cli import main
-
     result = CliRunner().invoke(main, [str(a) for a in args])
     assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
     return result
@@ -115,10 +120,6 @@ def test_trace_of_dev_zero_is_a_usage_error():
 
 
 def branch_trace(count: int, records: int) -> bytes:
-    from mcusim.analysis.branch_trace import HEADER, MAGIC, RECORD, VERSION
-
-    import numpy as np
-
     header = np.zeros(1, HEADER)
     header[0] = (MAGIC, VERSION, 0, count, 0, 1000, bytes(24))
     return header.tobytes() + bytes(records * RECORD.itemsize)
@@ -129,8 +130,6 @@ def branch_trace(count: int, records: int) -> bytes:
     (2**60, 3, "truncated: 1,152,921,504,606,846,976 records announced, 3 present"),
 ])
 def test_a_branch_trace_is_read_only_as_long_as_its_header_says(tmp_path, count, records, message):
-    from mcusim.analysis.branch_trace import read
-
     path = tmp_path / "branches.bin"
     path.write_bytes(branch_trace(count, records))
     with pytest.raises(ValueError, match=message):
@@ -139,16 +138,12 @@ def test_a_branch_trace_is_read_only_as_long_as_its_header_says(tmp_path, count,
 
 
 def read_back(where, records):
-    from mcusim.analysis.branch_trace import read
-
     path = where / "ok.bin"
     path.write_bytes(branch_trace(records, records))
     return read(path)
 
 
 def test_an_oversized_branch_trace_is_refused_before_its_records_are_read(tmp_path):
-    from mcusim.analysis.branch_trace import read
-
     path = tmp_path / "branches.bin"
     path.write_bytes(branch_trace(1, 0))
     os.truncate(path, 1 << 30)  # 1 GB, sparse
@@ -165,9 +160,6 @@ def test_an_oversized_branch_trace_is_refused_before_its_records_are_read(tmp_pa
 @pytest.mark.parametrize("kind", ["fifo", "zero"])
 @pytest.mark.parametrize("name", ["run.json", "timeline.json", "pc_samples.csv", "power.csv"])
 def test_bundle_files_that_are_not_regular_files_are_refused_naming_them(tmp_path, kind, name):
-    from mcusim.analysis.bundle import BundleError, load, pc_samples, timeline_slices
-    from mcusim.power.plots import read_trace
-
     special(tmp_path / name, kind)
     reader = {"run.json": lambda: load(tmp_path), "timeline.json": lambda: timeline_slices(tmp_path / name),
               "pc_samples.csv": lambda: pc_samples(tmp_path / name),
@@ -189,10 +181,6 @@ def test_report_of_a_bundle_whose_run_json_is_not_a_file_is_a_usage_error(tmp_pa
 def numeric_options():
     """(command, option, bad value) for every numeric option of every command: found by type, so
     an option added later is covered (and needs its command in BASE)."""
-    import click
-
-    from mcusim.cli import main
-
     cases = []
     for name, command in sorted(main.commands.items()):
         for param in command.params:
@@ -236,16 +224,12 @@ def test_trace_cycles_out_of_range_is_a_usage_error(tmp_path, value):
 
 
 def strict_json(text):
-    import json
-
     def refuse(name):
         raise ValueError(f"{name} is not JSON")
     return json.loads(text, parse_constant=refuse)
 
 
 def test_power_budget_json_is_strict_at_the_edges_of_its_options(tmp_path):
-    from mcusim import examples
-
     Simulator(examples.path("hello", "mcu-d"), "mcu-d").run().write_bundle(tmp_path)
     for period, budget, mah, volts in (("1e9", "1e9", "1e9", "1e3"), ("1", "1e-300", "1e-300", "1e-300")):
         result = cli("power-budget", tmp_path, "--period-s", period, "--budget-mw", budget, "--battery-mah", mah,
@@ -273,11 +257,8 @@ NAME, NAME2, BLOCK = 0x20001100, 0x20001200, 0x20001000
 
 
 def semihosting(m, root):
-    from mcusim.machine import semihosting as S
-
     m.semihosting = S.Semihosting(m, root, "fw")
     m.warnings.clear()
-    return S
 
 
 def sh_call(m, operation, *words):
@@ -286,7 +267,7 @@ def sh_call(m, operation, *words):
 
 
 def test_a_name_whose_length_counts_its_nul_is_taken_as_qemu_takes_it(hosted, tmp_path):
-    S = semihosting(hosted, tmp_path)
+    semihosting(hosted, tmp_path)
     (tmp_path / "old.txt").write_text("data")
     hosted.uc.mem_write(NAME, b"old.txt\0")
     hosted.uc.mem_write(NAME2, b"new.txt\0")
@@ -301,9 +282,7 @@ def test_a_name_whose_length_counts_its_nul_is_taken_as_qemu_takes_it(hosted, tm
 
 @pytest.mark.parametrize("name", [b"a\0b.txt", b"a.txt\0\0", b"\0a.txt"])
 def test_a_nul_anywhere_but_at_the_end_of_the_length_is_still_refused(hosted, tmp_path, name):
-    import errno
-
-    S = semihosting(hosted, tmp_path)
+    semihosting(hosted, tmp_path)
     (tmp_path / "a.txt").write_text("keep")
     hosted.uc.mem_write(NAME, name)
     assert sh_call(hosted, S.SYS_OPEN, NAME, 4, len(name)) == -1
@@ -327,9 +306,7 @@ def make_entry(root, kind):
 
 @pytest.mark.parametrize("kind, code", [("folder", "EACCES"), ("fifo", "EACCES"), ("symlink", "ELOOP")])
 def test_remove_and_rename_touch_regular_files_only(hosted, tmp_path, kind, code):
-    import errno
-
-    S = semihosting(hosted, tmp_path)
+    semihosting(hosted, tmp_path)
     make_entry(tmp_path, kind)
     (tmp_path / "file.txt").write_text("file")
     before = sorted(os.listdir(tmp_path))
@@ -348,10 +325,6 @@ def test_remove_and_rename_touch_regular_files_only(hosted, tmp_path, kind, code
 # --- calibrate: a fit out of a power model's range is not written; no nan or inf printed ---
 
 def test_calibrate_refuses_a_fit_out_of_range_without_nan_inf_or_warnings(tmp_path):
-    import warnings
-
-    from mcusim import examples
-
     hello = examples.path("hello", "mcu-d")
     (tmp_path / "m.csv").write_text(f"firmware,clock_hz,energy_j\n{hello},16000000,1e-300\n{hello},216000000,1e300\n")
     with warnings.catch_warnings():
