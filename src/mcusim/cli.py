@@ -199,9 +199,6 @@ def run_command(firmware_and_args, board, example, max_cycles, max_seconds, cloc
     if program_args and not click.get_current_context().meta.get("program_args_marked"):
         raise click.UsageError(f"unexpected {program_args[0]!r}: arguments for the firmware go after `--` "
                                f"(mcusim run FIRMWARE --board NAME -- ARG...)")
-    if not MIN_BIN_US <= power_bin_us <= MAX_BIN_US:  # (also refuses nan, which no FloatRange does)
-        raise click.BadParameter(f"{power_bin_us!r}: the bin width must be from {MIN_BIN_US:g} to {MAX_BIN_US:g} us",
-                                 param_hint="--power-bin-us")
     if semihosting_system and not semihosting_root:
         raise click.UsageError("--semihosting-system runs programs inside --semihosting-root DIR: give DIR")
     try:
