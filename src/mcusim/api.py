@@ -283,7 +283,7 @@ class Simulator:
         handler or another thread (exit reason "interrupted"). Either way the result holds
         everything measured up to there."""
         self.board = board if isinstance(board, BoardSpec) else load_board(board)
-        self.image = ElfImage.load(firmware)
+        self.image = ElfImage.load(firmware, memory_bytes=self.board.memory_bytes)
         args = list(args)
         if cmdline is not None and args:
             raise ValueError("give either args or cmdline, not both")

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import bisect
 import hashlib
-import mmap
 import os
 import struct
 from dataclasses import dataclass, field
@@ -16,6 +15,7 @@ from .files import NotRegular, open_regular
 
 PF_X = 0x1
 PF_W = 0x2
+PT_LOAD = 1
 
 
 class ElfError(ValueError):
@@ -29,13 +29,12 @@ _PROGRAM_HEADER = struct.Struct("<8I")        # p_type, p_offset, p_vaddr, p_pad
 _SECTION_HEADER = struct.Struct("<10I")       # sh_name, sh_type, sh_flags, sh_addr, sh_offset, sh_size, ...
 
 
-def _read_elf(path: Path) -> tuple[mmap.mmap, str]:
-    """The ELF mapped read-only up to the last byte its headers name, and that span's SHA-256:
-    a device, a FIFO or a directory is refused before any read (a FIFO would block, /dev/zero
-    never end), and every table and segment is checked against the file's size first. Segments
-    are views of the mapping, so a segment as large as the file costs nothing until it is
-    placed in the board's memory (and one that does not fit is refused unread); the hash is
-    read in 1 MiB pieces."""
+def _read_elf(path: Path, memory_bytes: int | None = None) -> bytes:
+    """The ELF's bytes, up to the last one its headers name: a device, a FIFO or a directory
+    is refused before any read (a FIFO would block, /dev/zero never end), every table and
+    segment is checked against the file's size, and the loadable segments against
+    `memory_bytes` (all of the board's memory), before the file is read: a huge file, or
+    a header claiming a huge segment, is refused unread."""
     try:
         f = open_regular(path)
     except NotRegular as exc:
@@ -55,25 +54,18 @@ def _read_elf(path: Path) -> tuple[mmap.mmap, str]:
                 raise ElfError(f"{path}: a 64-bit ELF; mcusim runs 32-bit Arm Cortex-M firmware")
             if head[5] != 1:
                 raise ElfError(f"{path}: a big-endian ELF; mcusim runs little-endian Arm Cortex-M firmware")
-            extent = _extent(path, f, head, size)
+            extent = _extent(path, f, head, size, memory_bytes)
             f.seek(0)
-            digest, left = hashlib.sha256(), extent
-            while left:
-                piece = f.read(min(left, 1 << 20))
-                if not piece:
-                    raise ElfError(f"{path}: truncated ELF (the file shrank while it was read)")
-                digest.update(piece)
-                left -= len(piece)
+            raw = f.read(extent)
         except OSError as exc:
             raise ElfError(f"{path}: cannot read: {exc.strerror}") from exc
-        try:
-            return mmap.mmap(fd, extent, access=mmap.ACCESS_READ), digest.hexdigest()
-        except (OSError, ValueError) as exc:  # (ENOMEM under a tight ulimit -v; a file that shrank)
-            raise ElfError(f"{path}: cannot map its {extent:,} bytes: {getattr(exc, 'strerror', None) or exc}") from exc
+        if len(raw) != extent:
+            raise ElfError(f"{path}: truncated ELF (the file shrank while it was read)")
+        return raw
 
-
-def _extent(path: Path, f, head: bytes, size: int) -> int:
-    """Where the last byte any header names ends; ElfError when it is past the end of the file."""
+def _extent(path: Path, f, head: bytes, size: int, memory_bytes: int | None) -> int:
+    """Where the last byte any header names ends; ElfError when it is past the end of the file,
+    or when the loadable segments hold more bytes than `memory_bytes`."""
     (_, e_type, _, _, _, phoff, shoff, _, _, phentsize, phnum, shentsize, shnum, _) = _HEADER.unpack(head)
     if e_type == ET_REL:
         raise ElfError(f"{path}: a relocatable object file (ET_REL, e.g. a .o), not an executable: link it first")
@@ -98,6 +90,10 @@ def _extent(path: Path, f, head: bytes, size: int) -> int:
         if p[1] + p[4] > size:
             raise ElfError(f"{path}: truncated ELF (segment {index} extends past the end of the file)")
         extent = max(extent, p[1] + p[4])
+    loaded = sum(p[4] for p in programs if p[0] == PT_LOAD and p[5])
+    if memory_bytes is not None and loaded > memory_bytes:
+        raise ElfError(f"{path}: the loadable segments hold {loaded:,} bytes, more than the board's whole memory "
+                       f"({memory_bytes:,} bytes): it does not fit the memory of this board")
     for index, s in enumerate(sections):
         if s[1] not in (SHT_NULL, SHT_NOBITS):
             if s[4] + s[5] > size:
@@ -111,7 +107,7 @@ class Segment:
     index: int
     paddr: int
     vaddr: int
-    data: bytes | memoryview  # the file's bytes (a read-only view of the mapped file)
+    data: bytes
     memsz: int
     executable: bool
     sections: tuple[str, ...]
@@ -135,11 +131,13 @@ class ElfImage:
     _lines: list[tuple[int, str, int]] | None = field(default=None, repr=False)
 
     @classmethod
-    def load(cls, path: str | Path) -> "ElfImage":
+    def load(cls, path: str | Path, memory_bytes: int | None = None) -> "ElfImage":
+        """The image at `path`; with `memory_bytes` (the board's), loadable segments larger than
+        that are refused before the file is read."""
         path = Path(path)
-        raw, sha256 = _read_elf(path)
+        raw = _read_elf(path, memory_bytes)
         try:
-            return cls._parse(path, raw, sha256)
+            return cls._parse(path, raw)
         except ElfError:
             raise
         except (_PyElfError, ValueError, KeyError, IndexError, EOFError, OSError, AttributeError) as exc:
@@ -150,8 +148,10 @@ class ElfImage:
             raise
 
     @classmethod
-    def _parse(cls, path: Path, raw: mmap.mmap, sha256: str) -> "ElfImage":
-        elf = ELFFile(raw)
+    def _parse(cls, path: Path, raw: bytes) -> "ElfImage":
+        import io
+
+        elf = ELFFile(io.BytesIO(raw))
         if elf["e_machine"] != "EM_ARM":
             raise ElfError(f"{path}: built for {elf['e_machine']}, not for Arm (EM_ARM)")
         sections = [s for s in elf.iter_sections() if s["sh_flags"] & 0x2 and s["sh_size"]]  # SHF_ALLOC
@@ -159,7 +159,7 @@ class ElfImage:
         for index, seg in enumerate(elf.iter_segments()):
             if seg["p_type"] != "PT_LOAD" or seg["p_memsz"] == 0:
                 continue
-            data = memoryview(raw)[seg["p_offset"]: seg["p_offset"] + seg["p_filesz"]]  # (checked by _extent)
+            data = raw[seg["p_offset"]: seg["p_offset"] + seg["p_filesz"]]  # (checked by _extent)
             if seg["p_filesz"] > seg["p_memsz"]:
                 raise ElfError(f"{path}: corrupt ELF (segment {index} has more bytes in the file, "
                                f"{seg['p_filesz']:,}, than in memory, {seg['p_memsz']:,})")
@@ -182,7 +182,7 @@ class ElfImage:
                         functions.append((address, sym["st_size"], name))
         symbols.sort()
         mapping.sort()
-        image = cls(path, sha256, elf["e_entry"], segments, symbols, mapping,
+        image = cls(path, hashlib.sha256(raw).hexdigest(), elf["e_entry"], segments, symbols, mapping,
                     elf.has_dwarf_info() and elf.get_section_by_name(".debug_line") is not None)
         image._symbol_addresses = [s[0] for s in symbols]
         image.functions = sorted(set(functions))
@@ -229,8 +229,10 @@ class ElfImage:
         return path[2:] if path.startswith("./") else path
 
     def _read_lines(self) -> list[tuple[int, str, int]]:
+        import io
+
         rows = []
-        elf = ELFFile(self._raw)
+        elf = ELFFile(io.BytesIO(self._raw))
         dwarf = elf.get_dwarf_info()
         for cu in dwarf.iter_CUs():
             program = dwarf.line_program_for_CU(cu)

@@ -47,7 +47,7 @@ def test_a_segment_as_large_as_its_file_is_refused_without_reading_it(tmp_path):
     started = time.perf_counter()
     tracemalloc.start()
     try:
-        with pytest.raises(ElfError, match="does not fit the memory of board mcu-m"):
+        with pytest.raises(ElfError, match="more than the board.s whole memory"):
             Simulator(path, "mcu-m")
         peak = tracemalloc.get_traced_memory()[1]
     finally:

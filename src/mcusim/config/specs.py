@@ -117,6 +117,11 @@ class BoardSpec:
         """The main flash port (the first), or None."""
         return self.flash_ports[0] if self.flash_ports else None
 
+    @property
+    def memory_bytes(self) -> int:
+        """All the storage the board has (aliases not counted twice): no firmware loads more."""
+        return sum(region.size_bytes for region in self.memory if region.alias_of is None)
+
     def region_at(self, address: int, length: int = 1) -> MemoryRegion | None:
         for region in self.memory:
             if region.contains(address, length):
