@@ -7,6 +7,8 @@ changes, timer events) is handled here in Python.
 from __future__ import annotations
 
 import dataclasses
+import os
+import select
 import signal
 import threading
 import time
@@ -179,6 +181,7 @@ class Machine:
         self.max_cycles = DEFAULT_MAX_CYCLES if max_cycles is None else int(max_cycles)
         self.max_seconds = max_seconds  # host seconds the run may take (None: no limit)
         self._interrupted: int | None = None  # the signal that asked the run to stop
+        self._started = time.perf_counter()  # (reset when the run starts)
         self.pinned_clock_hz = clock_hz
         self.outputs = Outputs()
         self.regions = RegionRecorder()
@@ -860,10 +863,34 @@ class Machine:
             self.console_write(data, "ITM")
 
     def read_stdin(self, size: int) -> bytes:
+        """Up to `size` bytes of console input. A stream with a descriptor (a pipe, a terminal)
+        is waited on in slices and read with os.read, so the time limit and an interrupt end a
+        run that waits for input: then the firmware sees end of file."""
         if self.stdin is None or size <= 0:
             return b""
+        fd = _descriptor(self.stdin)
+        while fd is not None:
+            if self.host_wait_over():
+                return b""  # given up: the firmware sees end of file
+            try:
+                ready = select.select([fd], [], [], TICK_SECONDS)[0]
+            except (OSError, ValueError):  # not a descriptor select can wait on (Windows): read below
+                break
+            if ready:
+                try:
+                    return os.read(fd, size)
+                except BlockingIOError:
+                    pass
+                except OSError:
+                    return b""
         read = getattr(self.stdin, "read1", self.stdin.read)
         return read(size) or b""
+
+    def host_wait_over(self) -> bool:
+        """Whether a wait on the host (console input, SYS_SYSTEM) should give up: the run was
+        interrupted or is past its time limit (checked every TICK_SECONDS while waiting)."""
+        return self._interrupted is not None or (
+            self.max_seconds is not None and time.perf_counter() - self._started >= self.max_seconds)
 
     def warn(self, message: str) -> None:
         self.warnings.append(message)
@@ -992,7 +1019,7 @@ class Machine:
             pass
 
     def run(self) -> ExitStatus:
-        started = time.perf_counter()
+        started = self._started = time.perf_counter()
         self._reset_request = None
         self.state[N.CYCLE_LIMIT] = self.max_cycles
         progress_at = started + 1.0
