@@ -15,18 +15,20 @@ WAIT_SLICE_S = 0.1  # how often a write to a stream nobody reads asks whether th
 
 
 class Output:
-    """Writes firmware output through as it comes; `before(data, out)` runs first (the progress
-    bar steps aside). A stream that cannot be written (closed, a full disk, a reader that went
-    away) is reported once through `report(stream, error)` and skipped from then on: the run
-    goes on, and its output stays in the result (run.json). A stream with a descriptor is
-    written with os.write when select says it has room, so a reader that stops reading holds
-    the run only until `give_up()` (the time limit, an interrupt): that output is then left out."""
+    """Writes firmware output through as it comes, a line (or PIPE_BUF bytes) at a time;
+    `before(data, out)` runs first (the progress bar steps aside). A stream that cannot be
+    written (closed, a full disk, a reader that went away) is reported once through
+    `report(stream, error)` and skipped from then on: the run goes on, and its output stays in
+    the result (run.json). A stream with a descriptor is written with os.write when select
+    says it has room, so a reader that stops reading holds the run only until `give_up()`
+    (the time limit, an interrupt): the output it did not take is then left out."""
 
     def __init__(self, before=None, report=None, give_up=None):
         self.before = before
         self.report = report
         self.give_up = give_up
         self.failed: dict[str, OSError] = {}  # stream -> why it could not be written
+        self.pending = {"stdout": bytearray(), "stderr": bytearray()}
 
     def __call__(self, data: bytes, stream: str) -> None:
         if stream in self.failed:
@@ -37,31 +39,37 @@ class Output:
                 raise OSError(errno.EBADF, "closed")
             if self.before:
                 self.before(data, out)
-            fd = _descriptor(out)
-            if fd is None or self.give_up is None or os.name != "posix":
-                out.buffer.write(data)
-                if b"\n" in data or stream == "stderr":
-                    out.flush()
-                return
-            out.flush()  # (anything written to it before, first)
-            view = memoryview(data)
-            while view:
-                if select.select([], [fd], [], WAIT_SLICE_S)[1]:
-                    view = view[os.write(fd, view[:select.PIPE_BUF]):]  # (PIPE_BUF: fits in the room select saw)
-                elif self.give_up():
-                    return
+            pending = self.pending[stream]
+            pending += data
+            if b"\n" in data or stream == "stderr" or len(pending) >= select.PIPE_BUF:
+                self._write(pending, out)
         except OSError as exc:
             self._fail(stream, out, exc)
+
+    def _write(self, pending: bytearray, out) -> None:
+        fd = _descriptor(out)
+        if fd is None or self.give_up is None or os.name != "posix":
+            out.buffer.write(pending)
+            out.flush()
+        else:
+            out.flush()  # (anything written to it before, first)
+            while pending:
+                if select.select([], [fd], [], WAIT_SLICE_S)[1]:  # (room for PIPE_BUF bytes at least)
+                    del pending[:os.write(fd, pending[:select.PIPE_BUF])]
+                elif self.give_up():
+                    break
+        pending.clear()
 
     def flush(self) -> None:
         if "stdout" not in self.failed and sys.stdout is not None:
             try:
-                sys.stdout.flush()
+                self._write(self.pending["stdout"], sys.stdout)
             except OSError as exc:
                 self._fail("stdout", sys.stdout, exc)
 
     def _fail(self, stream: str, out, error: OSError) -> None:
         self.failed[stream] = error
+        self.pending[stream].clear()
         to_devnull(out)
         if self.report:
             self.report(stream, error)
