@@ -283,7 +283,11 @@ class Simulator:
         `max_seconds` ends the run after that much host time (exit reason "time-limit", exit
         code 124, like the cycle limit `max_cycles`); `interrupt()` ends it early from a signal
         handler or another thread (exit reason "interrupted"). Either way the result holds
-        everything measured up to there."""
+        everything measured up to there, also while the run waits on the host: console input
+        from `stdin` (a stream with a file descriptor is waited on and read with os.read; one
+        without is read as it is) or a SYS_SYSTEM program. Firmware output passes whole to
+        `on_output(data, stream)`; the result keeps each stream's first 1 MiB and last 64 KiB
+        (`output_dropped_bytes` counts the rest)."""
         self.board = board if isinstance(board, BoardSpec) else load_board(board)
         self.image = ElfImage.load(firmware)
         args = list(args)

@@ -166,8 +166,9 @@ def run_command(firmware_and_args, board, example, max_cycles, max_seconds, cloc
     too, found before the run); 74 when a run that ended with 0 could not write the
     firmware's output to stdout or its bundle (a reader that closes the pipe early is
     not an error: the run finishes and its summary and bundle are written); 130 (Ctrl-C,
-    SIGINT) and 143 (SIGTERM) when interrupted: the run stops at once, and its summary and
-    bundle hold what it measured until then (a second signal aborts without them).
+    SIGINT) and 143 (SIGTERM) when interrupted: the run stops at once, even while waiting
+    for input, and its summary and bundle hold what it measured until then (before the run
+    starts nothing is written; a second signal aborts without them).
     """
     if example:
         firmware, program_args = None, list(firmware_and_args)
