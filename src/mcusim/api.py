@@ -27,7 +27,7 @@ from .power.energy import summary as energy_summary
 from .power.energy import MAX_COUNTER_BINS, MAX_TRACE_BINS, trace_bin_us, with_power_counters
 from .power.energy import write_trace as write_power_trace
 from .machine.flash_timing import parse_flash_latency
-from .machine.machine import DEFAULT_MAX_CYCLES, Machine
+from .machine.machine import DEFAULT_MAX_CYCLES, Machine, output_text
 from .units import mhz
 
 
@@ -67,6 +67,7 @@ class RunResult:
     unmodelled_registers: list = field(default_factory=list)
     uart: dict = field(default_factory=dict)
     itm: dict = field(default_factory=dict)
+    output_dropped_bytes: dict = field(default_factory=dict)  # per stream, the bytes stdout/uart/itm left out
     exceptions_taken: int = 0
     stalls: dict = field(default_factory=dict)
     dual_issued: int = 0           # instructions issued alongside an older one (dual-issue cores)
@@ -165,6 +166,7 @@ class RunResult:
             "stdout": self.stdout,
             "uart": self.uart,
             "itm": self.itm,
+            "output_dropped_bytes": self.output_dropped_bytes,
             "fault": self.fault_report,
             "warnings": self.warnings,
             "unmodelled_registers": self.unmodelled_registers,
@@ -281,7 +283,11 @@ class Simulator:
         `max_seconds` ends the run after that much host time (exit reason "time-limit", exit
         code 124, like the cycle limit `max_cycles`); `interrupt()` ends it early from a signal
         handler or another thread (exit reason "interrupted"). Either way the result holds
-        everything measured up to there."""
+        everything measured up to there, also while the run waits on the host: console input
+        from `stdin` (a stream with a file descriptor is waited on and read with os.read; one
+        without is read as it is) or a SYS_SYSTEM program. Firmware output passes whole to
+        `on_output(data, stream)`; the result keeps each stream's first 1 MiB and last 64 KiB
+        (`output_dropped_bytes` counts the rest)."""
         self.board = board if isinstance(board, BoardSpec) else load_board(board)
         self.image = ElfImage.load(firmware, memory_bytes=self.board.memory_bytes)
         args = list(args)
@@ -375,14 +381,15 @@ class Simulator:
             simulated_seconds=m.simulated_seconds(),
             host_seconds=m.host_seconds,
             dwt=m.dwt_totals(),
-            stdout=m.outputs.stdout.decode(errors="replace"),
+            stdout=output_text(m.outputs.stdout),
             boot_note=m.boot_note,
             fault_report=m.fault_report,
             clock_changes=[{"cycle": c.cycle, "clock_hz": c.clock_hz, "source": c.source} for c in m.clock_changes],
             warnings=list(m.warnings),
             unmodelled_registers=list(m.unmodelled.values()),
-            uart={k: v.decode(errors="replace") for k, v in m.outputs.uart.items()},
-            itm={str(k): v.decode(errors="replace") for k, v in m.outputs.itm.items()},
+            uart={k: output_text(v) for k, v in m.outputs.uart.items()},
+            itm={str(k): output_text(v) for k, v in m.outputs.itm.items()},
+            output_dropped_bytes=m.outputs.dropped(),
             exceptions_taken=m.exceptions_taken,
             stalls=m.stalls(),
             **m.pipeline_statistics(),

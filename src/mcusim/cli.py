@@ -1,6 +1,10 @@
 """Command line: parse, call the API, print. `mcusim --help` lists the commands."""
 from __future__ import annotations
 
+if __name__ == "__main__":  # (python -m mcusim.cli: take the signals before the imports, as the console script does)
+    from mcusim.launch import guard
+    guard()
+
 import contextlib
 import errno
 import itertools
@@ -33,6 +37,7 @@ from .machine.exceptions import exception_name
 from .machine.flash_timing import FlashLatencyError, parse_flash_latency
 from .machine.machine import DEFAULT_MAX_CYCLES
 from .progress import RunProgress
+from .launch import before_run
 from .streams import Input, Output, say
 from .units import joules as _joules
 from .units import mhz as _mhz
@@ -184,8 +189,9 @@ def run_command(firmware_and_args, board, example, max_cycles, max_seconds, cloc
     too, found before the run); 74 when a run that ended with 0 could not write the
     firmware's output to stdout or its bundle (a reader that closes the pipe early is
     not an error: the run finishes and its summary and bundle are written); 130 (Ctrl-C,
-    SIGINT) and 143 (SIGTERM) when interrupted: the run stops at once, and its summary and
-    bundle hold what it measured until then (a second signal aborts without them).
+    SIGINT) and 143 (SIGTERM) when interrupted: the run stops at once, even while waiting
+    for input, and its summary and bundle hold what it measured until then (before the run
+    starts nothing is written; a second signal aborts without them).
     """
     if example:
         firmware, program_args = None, list(firmware_and_args)
@@ -235,8 +241,8 @@ def run_command(firmware_and_args, board, example, max_cycles, max_seconds, cloc
                                   (power_trace, "--power-trace", "power.csv")):
         if asked and not out:
             raise click.UsageError(f"{option} writes DIR/{writes}: give --out DIR")
-    if out:
-        _prepare_out(out)
+    if out == "":
+        raise click.BadParameter("an empty name: give the folder for the bundle", param_hint="--out")
     window = None
     if branch_trace:
         first, last = _cycle_range(trace_cycles)
@@ -264,8 +270,18 @@ def run_command(firmware_and_args, board, example, max_cycles, max_seconds, cloc
                         swo=swo, vcd=vcd, branch_trace=window, flamegraph=flamegraph, voltage_range=voltage_range,
                         power_bin_us=power_bin_us, power_trace=power_trace, power_model=power_model,
                         timing=timing == "on", max_seconds=max_seconds)
-        with _interruptible(sim):
+        stream.give_up = sim.machine.host_wait_over
+        if out:  # (after the firmware loaded: firmware that cannot run leaves no folder behind)
+            _prepare_out(out)
+        with _interruptible(sim) as signals:
             result = sim.run()
+            progress.stop()
+            written = _report_run(result, stream, out, quiet)
+            stdout_error = stream.failed.get("stdout")
+            output_lost = (out and not written) or (stdout_error is not None and stdout_error.errno != errno.EPIPE)
+            code = result.exit_code or (EXIT_OUTPUT_ERROR if output_lost else 0)
+            if signals and result.exit_reason != "interrupted":  # (after the run ended: its bundle is written)
+                code = 128 + signals[0]
     except MissingSymbol as exc:
         raise click.BadParameter(str(exc), param_hint="--trace-from/--trace-to") from exc
     except ConfigError as exc:
@@ -279,6 +295,12 @@ def run_command(firmware_and_args, board, example, max_cycles, max_seconds, cloc
         sys.exit(EXIT_BAD_INPUT)
     finally:
         progress.stop()
+    sys.exit(code)
+
+
+def _report_run(result, stream, out, quiet) -> bool:
+    """After the run: the firmware's last output, the fault report, the bundle, the summary;
+    whether the bundle was written (if asked for)."""
     stream.flush()
     if result.fault_report:
         say("mcusim: " + result.fault_report.replace("\n", "\nmcusim: "))
@@ -296,15 +318,15 @@ def run_command(firmware_and_args, board, example, max_cycles, max_seconds, cloc
             written = None
     if not quiet:
         _summary(result, written)
-    stdout_error = stream.failed.get("stdout")
-    output_lost = (out and not written) or (stdout_error is not None and stdout_error.errno != errno.EPIPE)
-    sys.exit(result.exit_code or (EXIT_OUTPUT_ERROR if output_lost else 0))
+    return bool(written)
 
 
 @contextlib.contextmanager
 def _interruptible(sim):
-    """SIGINT and SIGTERM end the run at the next block boundary (exit 130, 143) with its
-    results; a second one aborts at once, as the signal would have."""
+    """From the run's start until the bundle and summary are written: SIGINT and SIGTERM end the
+    run at the next block boundary (exit 130, 143) with its results; one arriving after the run
+    ended lets the bundle be written, then sets the exit status. The signals are listed in the
+    yielded list. A second one aborts at once, as the signal would have."""
     asked = []
 
     def stop(signum, _frame):
@@ -314,12 +336,13 @@ def _interruptible(sim):
         asked.append(signum)
         sim.interrupt(signum)
 
-    previous = {signum: signal.signal(signum, stop) for signum in (signal.SIGINT, signal.SIGTERM)}
+    previous = {signum: signal.signal(signum, stop) for signum in (signal.SIGINT, signal.SIGTERM)
+                if signal.getsignal(signum) is not signal.SIG_IGN}
     try:
-        yield
+        yield asked
     finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
+        for signum, handler in previous.items():  # (the console script's "before the run" handler no
+            signal.signal(signum, signal.SIG_DFL if handler is before_run else handler)  # longer applies)
 
 
 def _cycle_range(text: str | None) -> tuple[int, int | None]:

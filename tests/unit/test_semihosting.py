@@ -41,6 +41,9 @@ class FakeMachine:
     def read_stdin(self, size):
         return self.stdin.read(size)
 
+    def host_wait_over(self):
+        return False
+
     def simulated_seconds(self):
         return self.cycles / self.clock_hz
 

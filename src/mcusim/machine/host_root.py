@@ -23,6 +23,7 @@ from pathlib import Path
 
 SYSTEM_TIMEOUT_S = 60.0
 SYSTEM_OUTPUT_LIMIT = 1 << 20  # bytes of a command's output kept; the rest is dropped
+WAIT_SLICE_S = 0.1  # how often a wait for a command asks whether the run is ending
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 _FOLDER = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _NOFOLLOW
 
@@ -158,10 +159,11 @@ class HostRoot:
             raise Refused(errno.EACCES, f"'{words[0]}' is not executable")
         return str(self.path / relative)
 
-    def system(self, command: str) -> tuple[int | None, bytes]:
+    def system(self, command: str, give_up=lambda: False) -> tuple[int | None, bytes]:
         """Run `command` (split as a shell would, but with no shell) in the root: its exit code
-        (negative: killed by that signal; None: killed at the time limit) and its output (stdout
-        and stderr together, the first SYSTEM_OUTPUT_LIMIT bytes)."""
+        (negative: killed by that signal; None: killed at the time limit, or when `give_up()`,
+        asked every WAIT_SLICE_S, says the run is ending) and its output (stdout and stderr
+        together, the first SYSTEM_OUTPUT_LIMIT bytes)."""
         if not self.allow_system:
             raise Refused(errno.EACCES, "SYS_SYSTEM is off (pass --semihosting-system to allow it)")
         try:
@@ -174,7 +176,7 @@ class HostRoot:
         process = subprocess.Popen([program, *words[1:]], cwd=self.path, stdin=subprocess.DEVNULL,
                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
         try:
-            output, finished = _collect(process, time.monotonic() + self.system_timeout)
+            output, finished = _collect(process, time.monotonic() + self.system_timeout, give_up)
         finally:
             try:  # the whole group: what it left running in the background, too (before the
                 os.killpg(process.pid, signal.SIGKILL)  # leader is reaped, so its id is not reused)
@@ -184,20 +186,23 @@ class HostRoot:
         return (code if finished else None), bytes(output)
 
 
-def _collect(process, deadline: float) -> tuple[bytearray, bool]:
-    """The process's output until it exits (left unreaped) or the deadline passes (then False)."""
+def _collect(process, deadline: float, give_up) -> tuple[bytearray, bool]:
+    """The process's output until it exits (left unreaped), or the deadline passes or
+    `give_up()` (then False): waits in slices, so the run's own limits stay in force."""
     output = bytearray()
     with process.stdout, selectors.DefaultSelector() as selector:
         selector.register(process.stdout, selectors.EVENT_READ)
         while True:
             left = deadline - time.monotonic()
-            if left <= 0 or not selector.select(left):
+            if left <= 0 or give_up():
                 return output, False
+            if not selector.select(min(left, WAIT_SLICE_S)):
+                continue
             chunk = os.read(process.stdout.fileno(), 65536)
             if not chunk:
                 break
             output += chunk[:SYSTEM_OUTPUT_LIMIT - len(output)]
-    while time.monotonic() < deadline:  # output closed: wait for the exit without reaping
+    while time.monotonic() < deadline and not give_up():  # output closed: wait for the exit without reaping
         if os.waitid(os.P_PID, process.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
             return output, True
         time.sleep(0.005)

@@ -7,6 +7,8 @@ changes, timer events) is handled here in Python.
 from __future__ import annotations
 
 import dataclasses
+import os
+import select
 import signal
 import threading
 import time
@@ -74,11 +76,61 @@ class ClockChange:
     source: str
 
 
+OUTPUT_HEAD = 1 << 20   # bytes of each output stream kept from its start ...
+OUTPUT_TAIL = 64 << 10  # ... and from its end; what lies between is counted, not kept
+
+
+class Kept(bytearray):
+    """One stream of firmware output as run.json keeps it: the first OUTPUT_HEAD and the last
+    OUTPUT_TAIL bytes, with `dropped` counting those between, so firmware that floods its
+    output runs in bounded memory (everything still passes through to the terminal)."""
+
+    dropped = 0
+
+    def __iadd__(self, data):
+        data = memoryview(data)
+        room = max(0, OUTPUT_HEAD - len(self))
+        self.extend(data[:room])
+        rest = data[room:]
+        if len(rest) > OUTPUT_TAIL:
+            self.dropped += len(rest) - OUTPUT_TAIL
+            rest = rest[-OUTPUT_TAIL:]
+        self.extend(rest)
+        excess = len(self) - OUTPUT_HEAD - OUTPUT_TAIL
+        if excess > 0:
+            del self[OUTPUT_HEAD:OUTPUT_HEAD + excess]
+            self.dropped += excess
+        return self
+
+
+def output_text(kept: bytearray) -> str:
+    """Kept output as text, with a line marking where the bytes not kept were."""
+    dropped = getattr(kept, "dropped", 0)
+    if not dropped:
+        return kept.decode(errors="replace")
+    return (kept[:OUTPUT_HEAD].decode(errors="replace") + f"\n[mcusim: {dropped:,} bytes of output not kept]\n"
+            + kept[OUTPUT_HEAD:].decode(errors="replace"))
+
+
 @dataclass
 class Outputs:
-    stdout: bytearray = field(default_factory=bytearray)
+    stdout: bytearray = field(default_factory=Kept)
     uart: dict[str, bytearray] = field(default_factory=dict)
     itm: dict[int, bytearray] = field(default_factory=dict)
+
+    def dropped(self) -> dict[str, int]:
+        """Bytes not kept, per stream that dropped any ("stdout", "uart.NAME", "itm.PORT")."""
+        streams = {"stdout": self.stdout, **{f"uart.{k}": v for k, v in self.uart.items()},
+                   **{f"itm.{k}": v for k, v in self.itm.items()}}
+        return {name: kept.dropped for name, kept in streams.items() if getattr(kept, "dropped", 0)}
+
+
+def _descriptor(stream) -> int | None:
+    """The file descriptor behind `stream`, if it has one (not an in-memory stream)."""
+    try:
+        return stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        return None
 
 
 def _function_segments(image: ElfImage) -> list[tuple[int, int]]:
@@ -129,6 +181,7 @@ class Machine:
         self.max_cycles = DEFAULT_MAX_CYCLES if max_cycles is None else int(max_cycles)
         self.max_seconds = max_seconds  # host seconds the run may take (None: no limit)
         self._interrupted: int | None = None  # the signal that asked the run to stop
+        self._started = time.perf_counter()  # (reset when the run starts)
         self.pinned_clock_hz = clock_hz
         self.outputs = Outputs()
         self.regions = RegionRecorder()
@@ -664,11 +717,18 @@ class Machine:
                 flash.maintain_address(value, clean, invalidate)
 
     def console_write(self, data: bytes, source: str, stderr: bool = False) -> None:
-        self.outputs.stdout += data
+        self._keep(self.outputs.stdout, data, "stdout")
         self.on_output(data, "stderr" if stderr else "stdout")
 
+    def _keep(self, kept: bytearray, data: bytes, name: str) -> None:
+        kept += data
+        if getattr(kept, "dropped", 0):
+            self.warn_once(f"dropped:{name}", f"firmware output on {name} past {OUTPUT_HEAD >> 20} MiB: run.json keeps "
+                                              f"its first {OUTPUT_HEAD >> 20} MiB and last {OUTPUT_TAIL >> 10} KiB "
+                                              f"(the bytes left out are counted in output_dropped_bytes)")
+
     def uart_write(self, name: str, data: bytes) -> None:
-        self.outputs.uart.setdefault(name, bytearray()).extend(data)
+        self._keep(self.outputs.uart.setdefault(name, Kept()), data, f"UART {name}")
         if name == self.board.console_uart:
             self.console_write(data, name)
         else:
@@ -796,17 +856,41 @@ class Machine:
         return rows
 
     def itm_write(self, port: int, data: bytes) -> None:
-        self.outputs.itm.setdefault(port, bytearray()).extend(data)
+        self._keep(self.outputs.itm.setdefault(port, Kept()), data, f"ITM port {port}")
         if self.swo is not None:
             self.swo.itm(self.cycles_now(), port, data)
         if port == 0:
             self.console_write(data, "ITM")
 
     def read_stdin(self, size: int) -> bytes:
+        """Up to `size` bytes of console input. A stream with a descriptor (a pipe, a terminal)
+        is waited on in slices and read with os.read, so the time limit and an interrupt end a
+        run that waits for input: then the firmware sees end of file."""
         if self.stdin is None or size <= 0:
             return b""
+        fd = _descriptor(self.stdin)
+        while fd is not None:
+            if self.host_wait_over():
+                return b""  # given up: the firmware sees end of file
+            try:
+                ready = select.select([fd], [], [], TICK_SECONDS)[0]
+            except (OSError, ValueError):  # not a descriptor select can wait on (Windows): read below
+                break
+            if ready:
+                try:
+                    return os.read(fd, size)
+                except BlockingIOError:
+                    pass
+                except OSError:
+                    return b""
         read = getattr(self.stdin, "read1", self.stdin.read)
         return read(size) or b""
+
+    def host_wait_over(self) -> bool:
+        """Whether a wait on the host (console input, SYS_SYSTEM) should give up: the run was
+        interrupted or is past its time limit (checked every TICK_SECONDS while waiting)."""
+        return self._interrupted is not None or (
+            self.max_seconds is not None and time.perf_counter() - self._started >= self.max_seconds)
 
     def warn(self, message: str) -> None:
         self.warnings.append(message)
@@ -935,7 +1019,7 @@ class Machine:
             pass
 
     def run(self) -> ExitStatus:
-        started = time.perf_counter()
+        started = self._started = time.perf_counter()
         self._reset_request = None
         self.state[N.CYCLE_LIMIT] = self.max_cycles
         progress_at = started + 1.0

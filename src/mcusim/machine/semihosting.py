@@ -379,8 +379,13 @@ class Semihosting:
                                      f"{needed} to run programs inside DIR)")
             self.errno = errno.EACCES
             return -1
-        code, output = self.host.system(command)
+        code, output = self.host.system(command, give_up=self.machine.host_wait_over)
         self.machine.console_write(output, "semihosting")
+        if code is None and self.machine.host_wait_over():  # (the run ends: its exit says why)
+            self._warn(f"system-stopped:{command}", f"semihosting: SYS_SYSTEM '{command}' was killed: the run "
+                                                    f"is ending")
+            self.errno = errno.EINTR
+            return -1
         if code is None:
             self._warn(f"system-timeout:{command}", f"semihosting: SYS_SYSTEM '{command}' ran past "
                                                     f"{self.host.system_timeout:g} s and was killed")
