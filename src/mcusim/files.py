@@ -1,5 +1,6 @@
-"""Opening an input file (firmware, a bundle's files, a power model) only when it is a regular
-file: a FIFO would block the reader until a writer came, /dev/zero would never end."""
+"""Host files: opening an input (firmware, a bundle's files, a power model) only when it is a
+regular file (a FIFO would block the reader until a writer came, /dev/zero would never end),
+and the descriptor behind a stream, which waits on the host select on."""
 from __future__ import annotations
 
 import os
@@ -26,3 +27,11 @@ def open_regular(path: str | Path):
         raise NotRegular(path, "a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode)
                          else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a special file")
     return os.fdopen(fd, "rb")
+
+
+def descriptor(stream) -> int | None:
+    """The file descriptor behind `stream`, if it has one (not an in-memory stream)."""
+    try:
+        return stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        return None

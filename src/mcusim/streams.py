@@ -10,6 +10,7 @@ import sys
 
 import click
 
+from .files import descriptor
 
 WAIT_SLICE_S = 0.1  # how often a write to a stream nobody reads asks whether the run is ending
 
@@ -47,7 +48,7 @@ class Output:
             self._fail(stream, out, exc)
 
     def _write(self, pending: bytearray, out) -> None:
-        fd = _descriptor(out)
+        fd = descriptor(out)
         if fd is None or self.give_up is None or os.name != "posix":
             out.buffer.write(pending)
             out.flush()
@@ -74,12 +75,6 @@ class Output:
         if self.report:
             self.report(stream, error)
 
-
-def _descriptor(stream) -> int | None:
-    try:
-        return stream.fileno()
-    except (AttributeError, OSError, ValueError):
-        return None
 
 
 def to_devnull(out) -> None:

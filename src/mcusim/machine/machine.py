@@ -32,6 +32,7 @@ from ..analysis.regions import RegionRecorder, matched, read_info, summarize, ti
 from ..analysis.sampling import EXCEPTION_PC, SLEEP_PC, PcSampler
 from ..config import BoardSpec, ConfigError
 from ..elf import ElfError, ElfImage
+from ..files import descriptor
 from ..peripherals import model_class
 from ..peripherals.bus import Bus
 from ..peripherals.core.dwt import CPICNT, CYCCNT, EXCCNT, FOLDCNT, LSUCNT, SLEEPCNT, Dwt
@@ -124,13 +125,6 @@ class Outputs:
                    **{f"itm.{k}": v for k, v in self.itm.items()}}
         return {name: kept.dropped for name, kept in streams.items() if getattr(kept, "dropped", 0)}
 
-
-def _descriptor(stream) -> int | None:
-    """The file descriptor behind `stream`, if it has one (not an in-memory stream)."""
-    try:
-        return stream.fileno()
-    except (AttributeError, OSError, ValueError):
-        return None
 
 
 def _function_segments(image: ElfImage) -> list[tuple[int, int]]:
@@ -868,7 +862,7 @@ class Machine:
         run that waits for input: then the firmware sees end of file."""
         if self.stdin is None or size <= 0:
             return b""
-        fd = _descriptor(self.stdin)
+        fd = descriptor(self.stdin)
         while fd is not None:
             if self.host_wait_over():
                 return b""  # given up: the firmware sees end of file
