@@ -104,9 +104,9 @@ class Kept(bytearray):
         return self
 
 
-def output_text(kept: bytearray) -> str:
+def output_text(kept: Kept) -> str:
     """Kept output as text, with a line marking where the bytes not kept were."""
-    dropped = getattr(kept, "dropped", 0)
+    dropped = kept.dropped
     if not dropped:
         return kept.decode(errors="replace")
     return (kept[:OUTPUT_HEAD].decode(errors="replace") + f"\n[mcusim: {dropped:,} bytes of output not kept]\n"
@@ -115,15 +115,15 @@ def output_text(kept: bytearray) -> str:
 
 @dataclass
 class Outputs:
-    stdout: bytearray = field(default_factory=Kept)
-    uart: dict[str, bytearray] = field(default_factory=dict)
-    itm: dict[int, bytearray] = field(default_factory=dict)
+    stdout: Kept = field(default_factory=Kept)
+    uart: dict[str, Kept] = field(default_factory=dict)
+    itm: dict[int, Kept] = field(default_factory=dict)
 
     def dropped(self) -> dict[str, int]:
         """Bytes not kept, per stream that dropped any ("stdout", "uart.NAME", "itm.PORT")."""
         streams = {"stdout": self.stdout, **{f"uart.{k}": v for k, v in self.uart.items()},
                    **{f"itm.{k}": v for k, v in self.itm.items()}}
-        return {name: kept.dropped for name, kept in streams.items() if getattr(kept, "dropped", 0)}
+        return {name: kept.dropped for name, kept in streams.items() if kept.dropped}
 
 
 
@@ -714,9 +714,9 @@ class Machine:
         self._keep(self.outputs.stdout, data, "stdout")
         self.on_output(data, "stderr" if stderr else "stdout")
 
-    def _keep(self, kept: bytearray, data: bytes, name: str) -> None:
+    def _keep(self, kept: Kept, data: bytes, name: str) -> None:
         kept += data
-        if getattr(kept, "dropped", 0):
+        if kept.dropped:
             self.warn_once(f"dropped:{name}", f"firmware output on {name} past {OUTPUT_HEAD >> 20} MiB: run.json keeps "
                                               f"its first {OUTPUT_HEAD >> 20} MiB and last {OUTPUT_TAIL >> 10} KiB "
                                               f"(the bytes left out are counted in output_dropped_bytes)")
@@ -883,8 +883,10 @@ class Machine:
     def host_wait_over(self) -> bool:
         """Whether a wait on the host (console input, SYS_SYSTEM) should give up: the run was
         interrupted or is past its time limit (checked every TICK_SECONDS while waiting)."""
-        return self._interrupted is not None or (
-            self.max_seconds is not None and time.perf_counter() - self._started >= self.max_seconds)
+        return self._interrupted is not None or self._past_time_limit()
+
+    def _past_time_limit(self) -> bool:
+        return self.max_seconds is not None and time.perf_counter() - self._started >= self.max_seconds
 
     def warn(self, message: str) -> None:
         self.warnings.append(message)
@@ -1028,7 +1030,7 @@ class Machine:
                 if self.state[N.CYCLES] >= self.max_cycles:
                     self._finish("max-cycles", EXIT_MAX_CYCLES, f"reached the cycle limit ({self.max_cycles:,} cycles)")
                     break
-                if self._stop_asked(started):
+                if self._stop_asked():
                     break
                 event = self._next_event()
                 deadline = self.max_cycles if event is None else min(event, self.max_cycles)
@@ -1096,14 +1098,16 @@ class Machine:
         while not done.wait(TICK_SECONDS):
             self.request_stop()
 
-    def _stop_asked(self, started: float) -> bool:
+    def _stop_asked(self) -> bool:
         """Between runs: end on an interrupt (SIGINT, SIGTERM) or when the time limit is up."""
         at = f"at cycle {self.state[N.CYCLES]:,}"
         if self._interrupted is not None:
-            name = signal.Signals(self._interrupted).name if self._interrupted in signal.Signals._value2member_map_ \
-                else f"signal {self._interrupted}"
+            try:
+                name = signal.Signals(self._interrupted).name
+            except ValueError:
+                name = f"signal {self._interrupted}"
             self._finish("interrupted", 128 + self._interrupted, f"interrupted by {name} {at}")
-        elif self.max_seconds is not None and time.perf_counter() - started >= self.max_seconds:
+        elif self._past_time_limit():
             self._finish("time-limit", EXIT_MAX_CYCLES,
                          f"reached the time limit ({self.max_seconds:g} s of host time) {at}")
         return self.exit is not None
