@@ -25,6 +25,7 @@ import mcusim
 from elfgen import HOSTFILE_BLOCK, program
 from mcusim.cli import main
 from mcusim.machine import semihosting as S
+from mcusim.machine.machine import Kept
 
 BLOCK, NAME, NAME2, BUFFER = 0x20001000, 0x20001100, 0x20001200, 0x20002000
 MEMORY_END = 0x22000000  # mps2-an386: the end of PSRAM, unmapped after it
@@ -53,7 +54,7 @@ def shared(image):
 def fresh(m, root=None, system=False):
     m.semihosting = S.Semihosting(m, root, "fw", system=system)
     m.warnings.clear()
-    m.outputs.stdout = bytearray()
+    m.outputs.stdout = Kept()
     return m
 
 
@@ -462,7 +463,7 @@ def test_fuzz_no_exception_escapes_and_nothing_lands_outside_the_root(shared, ro
                 for r in rounds:
                     name, name2 = (r[key].replace(b"<tmp>", os.fsencode(folder)) for key in ("name", "name2"))
                     for operation in OPERATIONS:
-                        m.outputs.stdout = bytearray()
+                        m.outputs.stdout = Kept()
                         m.uc.mem_write(NAME, name + b"\0")
                         m.uc.mem_write(NAME2, name2 + b"\0")
                         words = block_for(operation, r, name, name2)
