@@ -1,4 +1,4 @@
-"""Peripheral models on their own, against a stand-in machine."""
+"""Peripheral models on their own, against a stand-in chip (peripherals/chip.py)."""
 import pytest
 
 from mcusim.config import load_board
@@ -13,12 +13,11 @@ class FakeMachine:
         self.cycle = 0
         self.sent = bytearray()
         self.pended = []
-        self.exceptions = self
         self.unmodelled = []
         self.flash_timing = None
         self.flash_ports = []
 
-    def flash_port(self, name):
+    def flash_port(self, name):  # (for the tests: not part of the chip interface)
         return next((port for port in self.flash_ports if port.name == name), None)
 
     def set_clock(self, hz, source):
@@ -30,10 +29,7 @@ class FakeMachine:
     def request_stop(self):
         pass
 
-    def timers_changed(self):
-        pass
-
-    def set_pending(self, number):
+    def raise_interrupt(self, number):
         self.pended.append(number)
 
     def uart_write(self, name, data):

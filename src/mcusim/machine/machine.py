@@ -35,7 +35,8 @@ from ..elf import ElfError, ElfImage
 from ..files import descriptor
 from ..peripherals import model_class
 from ..peripherals.bus import Bus
-from ..peripherals.core.dwt import CPICNT, CYCCNT, EXCCNT, FOLDCNT, LSUCNT, SLEEPCNT, Dwt
+from ..peripherals.chip import MmioAccess
+from ..peripherals.core.dwt import CPICNT, CYCCNT, EXCCNT, FOLDCNT, LSUCNT, SLEEPCNT, Dwt, link_trace
 from ..peripherals.core.itm import Itm
 from ..peripherals.core.nvic import Nvic
 from ..peripherals.core.scb import SCR_SLEEPDEEP, SCR_SLEEPONEXIT, CoreDebug, Scb, ScbExtension, SystemControlMisc
@@ -43,6 +44,7 @@ from ..peripherals.core.systick import SysTick
 from ..timing.decoder import Decoder, code_ranges
 from . import native as N
 from .access_locator import AccessLocator
+from .chip import MachineChip
 from .exceptions import (BUSFAULT, DIVBYZERO, HARDFAULT, IBUSERR, INVSTATE, NOCP, PRECISERR, SVCALL, UNDEFINSTR,
                          USAGEFAULT, ExceptionUnit, Lockup, exception_name)
 from .flash_timing import FlashLatencyError, FlashTiming
@@ -142,17 +144,6 @@ LIMIT_STEP_CYCLES = 256  # this close to the cycle limit, one instruction per ru
 #                          are only known as a block runs: a whole block could pass the limit by them)
 
 
-# Data cache maintenance by set/way and by address (ARMv7-M ARM B2.2.7, registers at
-# 0xE000EF00 + offset): offset -> (by set/way, clean, invalidate).
-DCACHE_OPERATIONS = {0x5C: (False, False, True),   # DCIMVAC
-                      0x60: (True, False, True),    # DCISW
-                      0x64: (False, True, False),   # DCCMVAU
-                      0x68: (False, True, False),   # DCCMVAC
-                      0x6C: (True, True, False),    # DCCSW
-                      0x70: (False, True, True),    # DCCIMVAC
-                      0x74: (True, True, True)}     # DCCISW
-
-
 class Machine:
     def __init__(self, board: BoardSpec, image: ElfImage, *, clock_hz: int | None = None,
                  max_cycles: int | None = None, semihosting_root=None, semihosting_system: bool = False,
@@ -227,9 +218,7 @@ class Machine:
         self._nocp_at: int | None = None     # run only up to this FP instruction, then NOCP
         self._stepping = False  # near the cycle limit: one instruction per run (see _step_limit)
         self._last_decode: tuple[int, int] = (-1, 0)
-        self.mmio_access: int | None = None  # address of the MMIO access being served, if any
-        self.mmio_is_write = False
-        self.mmio_pc: int | None = None  # the instruction found for it (found once: see current_pc)
+        self.mmio = MmioAccess()  # the MMIO access being served, if any (the buses record it)
         self.exceptions = ExceptionUnit(self, board.irq_count, board.nvic_priority_bits)
         self.semihosting = Semihosting(self, semihosting_root, cmdline, system=semihosting_system)
         self.flash_ports = self._flash_ports(core, flash_latency)
@@ -250,23 +239,25 @@ class Machine:
     # construction ---------------------------------------------------------------------
     def _build_peripherals(self) -> None:
         board = self.board
-        self.ppb = Bus(self, 0xE0000000, 0x100000, "PPB")
-        self.itm = Itm("ITM", 0xE0000000, 0x1000, self)
-        self.dwt = Dwt("DWT", 0xE0001000, 0x1000, self)
-        self.systick = SysTick("SysTick", 0xE000E010, 0x10, self, external_divider=board.systick_external_clock_divider)
-        self.nvic = Nvic("NVIC", 0xE000E100, 0x400, self)
-        self.scb = Scb("SCB", 0xE000ED00, 0x90, self)
-        self.core_debug = CoreDebug("CoreDebug", 0xE000EDF0, 0x10, self)
+        chip = self.chip = MachineChip(self)  # all the models may do to the machine
+        self.ppb = Bus(chip, 0xE0000000, 0x100000, "PPB")
+        self.itm = Itm("ITM", 0xE0000000, 0x1000, chip)
+        self.dwt = Dwt("DWT", 0xE0001000, 0x1000, chip)
+        self.systick = SysTick("SysTick", 0xE000E010, 0x10, chip, external_divider=board.systick_external_clock_divider)
+        self.nvic = Nvic("NVIC", 0xE000E100, 0x400, chip)
+        self.scb = Scb("SCB", 0xE000ED00, 0x90, chip)
+        self.core_debug = CoreDebug("CoreDebug", 0xE000EDF0, 0x10, chip)
+        link_trace(self.itm, self.dwt, self.core_debug, self.swo.counters if self.swo is not None else None)
         self.dwt._sync()
-        for device in (self.itm, self.dwt, SystemControlMisc("SCnSCB", 0xE000E000, 0x10, self), self.systick,
-                       self.nvic, self.scb, self.core_debug, ScbExtension("SCB", 0xE000EF00, 0x100, self)):
+        for device in (self.itm, self.dwt, SystemControlMisc("SCnSCB", 0xE000E000, 0x10, chip), self.systick,
+                       self.nvic, self.scb, self.core_debug, ScbExtension("SCB", 0xE000EF00, 0x100, chip)):
             self.ppb.attach(device)
         self.buses = [self.ppb]
         for base, size in board.peripheral_space:
-            self.buses.append(Bus(self, base, size, "peripheral space"))
+            self.buses.append(Bus(chip, base, size, "peripheral space"))
         self.peripherals = {}
         for spec in board.peripherals:
-            device = model_class(spec.model).from_spec(spec, self)
+            device = model_class(spec.model).from_spec(spec, chip)
             bus = next((b for b in self.buses if b.base <= spec.base < b.base + b.size_bytes), None)
             if bus is None:
                 raise ValueError(f"board {board.name}: peripheral {spec.name} at 0x{spec.base:08x} is outside "
@@ -379,9 +370,6 @@ class Machine:
             port.on_change = self._memory_hooks_changed
             ports.append(port)
         return ports
-
-    def flash_port(self, name: str) -> FlashTiming | None:
-        return next((port for port in self.flash_ports if port.name == name), None)
 
     def _memory_hooks_changed(self) -> None:
         """The flash or cache settings need other memory hooks: change them between runs
@@ -517,13 +505,14 @@ class Machine:
     # services used by peripherals ---------------------------------------------------------
     def cycles_now(self) -> int:
         """Cycle count at the executing instruction (inside an MMIO access) or now (between runs)."""
-        if self.mmio_access is None:
+        if self.mmio.address is None:
             return self.state[N.CYCLES]
         return self.state.count_at(self.current_pc())[0]
 
     def current_pc(self) -> int:
         """PC of the instruction making the current MMIO access (Unicorn's PC is the block start)."""
-        if self.mmio_access is None:
+        access = self.mmio
+        if access.address is None:
             return self.uc.reg_read(A.UC_ARM_REG_PC)
         block, size = self.state[N.BLOCK_ADDRESS], self.state[N.BLOCK_SIZE]
         exact = self.state[N.CODE_PC]
@@ -531,14 +520,14 @@ class Machine:
             return exact
         # first time in this block: infer the instruction, and hook the block for next time. Once
         # per access: the locator moves on past each match, so asking again would find a later one.
-        if self.mmio_pc is None:
+        if access.pc is None:
             if (block, size) not in self._exact_pc_blocks:
                 self._exact_pc_blocks[(block, size)] = None
                 self.request_stop()
-            pc = self.locator.locate(block, size, (block, self.state[N.INSTRUCTIONS]), self.mmio_access,
-                                     self.mmio_is_write)
-            self.mmio_pc = block if pc is None else pc
-        return self.mmio_pc
+            pc = self.locator.locate(block, size, (block, self.state[N.INSTRUCTIONS]), access.address,
+                                     access.is_write)
+            access.pc = block if pc is None else pc
+        return access.pc
 
     def request_stop(self) -> None:
         """Stop at the next block boundary (from an MMIO callback, or another thread) so Python can act."""
@@ -548,9 +537,6 @@ class Machine:
         """End the run at the next block boundary, as interrupted by signal `signum` (exit code
         128 + signum, as a shell reports it); safe from a signal handler or another thread."""
         self._interrupted = int(signum)
-        self.request_stop()
-
-    def timers_changed(self) -> None:
         self.request_stop()
 
     def request_reset(self, why: str) -> None:
@@ -610,7 +596,7 @@ class Machine:
         if register == SLEEPCNT:
             return self.sleep_cycles
         key = {CPICNT: "cpi", LSUCNT: "lsu", FOLDCNT: "fold"}[register]
-        if self.mmio_access is not None:
+        if self.mmio.address is not None:
             return self.state.counters_at(self.current_pc())[key]
         return self.state[{"cpi": N.CPI_TOTAL, "lsu": N.LSU_TOTAL, "fold": N.FOLD_TOTAL}[key]]
 
@@ -662,53 +648,6 @@ class Machine:
         while (region := self.board.region_at(end)) is not None and (not write or self._is_writable(end)):
             end = region.end
         return end - address
-
-    def board_cache_id(self, offset: int, csselr: int) -> int:
-        """CLIDR, CTR and CCSIDR (ARMv7-M ARM B4.8) of a core with L1 caches, from their geometry."""
-        spec = next((port for port in self.board.flash_ports if port.core_caches), None)  # (timed or not)
-        if spec is None:
-            return 0
-        if offset == 0x78:   # CLIDR: separate L1 I and D caches (Ctype1 = 3), LoUU = LoC = 1
-            return 0x09000003
-        line_words = spec.line_bytes // 4
-        log_words = line_words.bit_length() - 1
-        if offset == 0x7C:   # CTR: format ARMv7, CWG = DminLine = IminLine = log2(line words), L1Ip PIPT
-            return 0x80000000 | log_words << 24 | log_words << 16 | 0b11 << 14 | log_words
-        cache = spec.icache if csselr & 1 else spec.dcache
-        if cache is None:
-            return 0
-        # CCSIDR: write-through, write-back, read- and write-allocate supported; sets, ways, line size
-        return 0xF0000000 | (cache.sets - 1) << 13 | (cache.ways - 1) << 3 | (log_words - 2)
-
-    def _l1_port(self) -> FlashTiming | None:
-        """The flash port whose caches are the core's L1 caches, if any."""
-        return next((port for port in self.flash_ports if port.spec.core_caches), None)
-
-    def l1_caches_changed(self, ccr: int) -> None:
-        """SCB CCR.IC (bit 17) and CCR.DC (bit 16) switch a Cortex-M7's L1 caches (ARMv7-M ARM B3.2.8)."""
-        flash = self._l1_port()
-        if flash is not None:
-            flash.configure(icache=bool(ccr & 1 << 17), dcache=bool(ccr & 1 << 16))
-
-    def cache_maintenance(self, offset: int, value: int) -> None:
-        """Cache maintenance writes: ICIALLU empties the instruction cache; the data cache
-        operations clean (write back a dirty line) and/or invalidate one line, by set and way
-        (set from bit log2(line bytes), way in the top bits) or by address."""
-        flash = self._l1_port()
-        if flash is None:
-            return
-        if offset == 0x50:    # ICIALLU
-            flash.reset_cache(data_side=False)
-        elif offset in DCACHE_OPERATIONS and flash.spec.dcache is not None:
-            by_set_way, clean, invalidate = DCACHE_OPERATIONS[offset]
-            if by_set_way:
-                sets, ways = flash.spec.dcache.sets, flash.spec.dcache.ways
-                way_shift = 32 - max(1, (ways - 1).bit_length())
-                set_shift = flash.spec.line_bytes.bit_length() - 1
-                flash.maintain_line((value >> set_shift) & (sets - 1), value >> way_shift if ways > 1 else 0,
-                                    clean, invalidate)
-            else:
-                flash.maintain_address(value, clean, invalidate)
 
     def console_write(self, data: bytes, source: str, stderr: bool = False) -> None:
         self._keep(self.outputs.stdout, data, "stdout")

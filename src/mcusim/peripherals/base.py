@@ -11,12 +11,12 @@ class Peripheral:
 
     modelled_offsets: frozenset[int] = frozenset()
 
-    def __init__(self, name: str, base: int, size_bytes: int, machine, registers: dict[str, int] | None = None,
+    def __init__(self, name: str, base: int, size_bytes: int, chip, registers: dict[str, int] | None = None,
                  irq: int | None = None, reset_values: dict[str, int] | None = None):
         self.name = name
         self.base = base
         self.size_bytes = size_bytes
-        self.machine = machine
+        self.chip = chip  # all a model may do to the machine: chip.py
         self.registers = dict(registers or {})
         self.register_names = {offset: reg for reg, offset in self.registers.items()}
         self.irq = irq
@@ -27,8 +27,8 @@ class Peripheral:
         self.reset()
 
     @classmethod
-    def from_spec(cls, spec, machine) -> "Peripheral":
-        return cls(spec.name, spec.base, spec.size_bytes, machine, spec.registers, spec.irq, spec.reset)
+    def from_spec(cls, spec, chip) -> "Peripheral":
+        return cls(spec.name, spec.base, spec.size_bytes, chip, spec.registers, spec.irq, spec.reset)
 
     def offset_of(self, register: str) -> int:
         return self.registers[register]
@@ -79,7 +79,7 @@ class Peripheral:
         return f"{self.name}.{name}" if name else f"{self.name}+0x{offset:03x}"
 
     def _report_unmodelled(self, offset: int, kind: str) -> None:
-        self.machine.report_unmodelled(self.register_name(offset), self.base + offset, kind)
+        self.chip.report_unmodelled(self.register_name(offset), self.base + offset, kind)
 
 
 class StoragePeripheral(Peripheral):

@@ -9,8 +9,9 @@ from .base import StoragePeripheral
 class Bus:
     """One MMIO range mapped in Unicorn; accesses are dispatched by address."""
 
-    def __init__(self, machine, base: int, size_bytes: int, name: str):
-        self.machine = machine
+    def __init__(self, chip, base: int, size_bytes: int, name: str):
+        self.chip = chip
+        self.access = chip.mmio  # the access being served, for the chip's clock (chip.py)
         self.base = base
         self.size_bytes = size_bytes
         self.name = name
@@ -32,36 +33,38 @@ class Bus:
         page = address & ~0x3FF
         device = self._anonymous.get(page)
         if device is None:
-            device = StoragePeripheral(f"{self.name}@0x{page:08x}", page, 0x400, self.machine)
+            device = StoragePeripheral(f"{self.name}@0x{page:08x}", page, 0x400, self.chip)
             self._anonymous[page] = device
         return device
 
     def read(self, uc, offset: int, size: int, _user_data) -> int:
         address = self.base + offset
         device = self.device_at(address)
-        self.machine.mmio_access = address
-        self.machine.mmio_is_write = False
-        self.machine.mmio_pc = None
+        access = self.access
+        access.address = address
+        access.is_write = False
+        access.pc = None
         try:
             return device.read(address - device.base, size)
         except Exception as exc:  # never let a model error unwind through Unicorn
-            self.machine.internal_error(exc)
+            self.chip.internal_error(exc)
             return 0
         finally:
-            self.machine.mmio_access = None
+            access.address = None
 
     def write(self, uc, offset: int, size: int, value: int, _user_data) -> None:
         address = self.base + offset
         device = self.device_at(address)
-        self.machine.mmio_access = address
-        self.machine.mmio_is_write = True
-        self.machine.mmio_pc = None
+        access = self.access
+        access.address = address
+        access.is_write = True
+        access.pc = None
         try:
             device.write(address - device.base, size, value)
         except Exception as exc:
-            self.machine.internal_error(exc)
+            self.chip.internal_error(exc)
         finally:
-            self.machine.mmio_access = None
+            access.address = None
 
     def map(self, uc) -> None:
         uc.mmio_map(self.base, self.size_bytes, self.read, None, self.write, None)

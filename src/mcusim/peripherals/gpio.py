@@ -1,6 +1,6 @@
 """What the GPIO models share: a port works out which pins it drives, at which level, after
-every register write, and reports each change to the machine (which records it for
-signals.vcd when asked to: Machine(vcd=True))."""
+every register write, and reports each change (chip.pin_changed: the machine records it for
+signals.vcd when asked to, Machine(vcd=True))."""
 from __future__ import annotations
 
 from .base import RegisterFile
@@ -22,5 +22,5 @@ class GpioPort(RegisterFile):
         now = self.driven_levels()
         for pin in sorted(self.driven.keys() | now.keys()):
             if self.driven.get(pin) != now.get(pin):
-                self.machine.pin_changed(pin, now.get(pin))
+                self.chip.pin_changed(pin, now.get(pin))
         self.driven = now

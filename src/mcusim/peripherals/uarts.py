@@ -24,7 +24,7 @@ class Pl011(RegisterFile):
         if offset == self.registers["DR"]:
             cr = self.get(self.registers["CR"])
             if cr & self.UARTEN and cr & self.TXE:
-                self.machine.uart_write(self.name, bytes([raw_value & 0xFF]))
+                self.chip.uart_write(self.name, bytes([raw_value & 0xFF]))
             return True
         return super().on_write(offset, value, raw_offset, size, raw_value)
 
@@ -44,6 +44,6 @@ class CmsdkUart(RegisterFile):
     def on_write(self, offset, value, raw_offset, size, raw_value):
         if offset == self.registers["DATA"]:
             if self.get(self.registers["CTRL"]) & self.TX_EN:
-                self.machine.uart_write(self.name, bytes([raw_value & 0xFF]))
+                self.chip.uart_write(self.name, bytes([raw_value & 0xFF]))
             return True
         return super().on_write(offset, value, raw_offset, size, raw_value)

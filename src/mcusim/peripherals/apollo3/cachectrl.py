@@ -28,8 +28,8 @@ class CacheCtrl(RegisterFile):
 
     def on_write(self, offset, value, raw_offset, size, raw_value):
         if offset == self.offset_of("CTRL"):
-            if value & self.INVALIDATE and self.machine.flash_timing is not None:
-                self.machine.flash_timing.reset_cache(data_side=False)
+            if value & self.INVALIDATE and self.chip.flash_timing is not None:
+                self.chip.flash_timing.reset_cache(data_side=False)
             return True
         handled = super().on_write(offset, value, raw_offset, size, raw_value)
         if offset in (self.offset_of("CACHECFG"), self.offset_of("FLASHCFG")):
@@ -37,7 +37,7 @@ class CacheCtrl(RegisterFile):
         return handled
 
     def _apply(self) -> None:
-        flash = self.machine.flash_timing
+        flash = self.chip.flash_timing
         if flash is None:
             return
         config = self.get(self.offset_of("CACHECFG"))
@@ -45,7 +45,7 @@ class CacheCtrl(RegisterFile):
         geometry = GEOMETRY.get((config >> 4) & 0xF)
         enabled = bool(config & self.ENABLE) and geometry is not None
         if config & self.ENABLE and geometry is None:
-            self.machine.warn_once("apollo3-cache-config", f"CACHECTRL.CACHECFG CONFIG {(config >> 4) & 0xF} is "
+            self.chip.warn_once("apollo3-cache-config", f"CACHECTRL.CACHECFG CONFIG {(config >> 4) & 0xF} is "
                                    "not a documented geometry; the cache is left off")
         if enabled:  # a new geometry starts empty; the same one keeps its lines (CTRL.INVALIDATE empties it)
             flash.set_cache_geometry(*geometry)

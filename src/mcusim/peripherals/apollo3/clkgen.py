@@ -31,7 +31,7 @@ class ClkGen(RegisterFile):
         hz = BURST_HZ if self.get(r["FREQCTRL"]) & self.BURSTSTATUS else NORMAL_HZ
         if self.get(r["CCTRL"]) & 1:  # CORESEL = HFRC/2
             hz //= 2
-        self.machine.set_clock(hz, "CLKGEN")
+        self.chip.set_clock(hz, "CLKGEN")
 
 
 class McuCtrl(RegisterFile):

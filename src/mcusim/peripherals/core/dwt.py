@@ -22,7 +22,13 @@ CYCTAP, PCSAMPLENA, CYCEVTENA = 1 << 9, 1 << 12, 1 << 22
 
 
 class Dwt(Peripheral):
-    """Mapped at 0xE0001000. Each counter is (total at enable time, value at enable time)."""
+    """Mapped at 0xE0001000. Each counter is (total at enable time, value at enable time).
+    Linked in by the builder (link_trace): `core_debug` (DEMCR.TRCENA), `itm` (TCR.ITMENA), and
+    in an SWO capture `counter_events`, where the event counter packets go."""
+
+    core_debug = None
+    itm = None
+    counter_events = None
 
     def reset(self):
         self.ctrl = NUMCOMP
@@ -34,10 +40,10 @@ class Dwt(Peripheral):
         self.events_changed()
 
     def _total(self, reg: int) -> int:
-        return self.machine.counter_total(reg)
+        return self.chip.counter_total(reg)
 
     def _enabled(self, reg: int) -> bool:
-        if not self.machine.core_debug.demcr & (1 << 24):
+        if not self.core_debug.demcr & (1 << 24):
             return False
         bit = CYCCNTENA if reg == CYCCNT else ENABLE_BITS[reg]
         return bool(self.ctrl & bit)
@@ -65,12 +71,11 @@ class Dwt(Peripheral):
         EVTENA bit) and the ITM is enabled. CPICNT, LSUCNT, FOLDCNT wrap in the native hook,
         EXCCNT and SLEEPCNT in python_time, POSTCNT reloads every (POSTPRESET + 1) transitions of
         its CYCCNT tap bit (every 64 or 1024 cycles), the first after POSTINIT + 1."""
-        machine = self.machine
-        if getattr(machine, "swo", None) is None or getattr(machine, "core_debug", None) is None:
-            return  # no capture (or the machine is still being built)
-        events = machine.swo.counters
-        now = machine.cycles_now()
-        emitting = bool(machine.itm.tcr & ITMENA)
+        events = self.counter_events
+        if events is None or self.core_debug is None:
+            return  # no capture (or the trace components are not linked yet)
+        now = self.chip.cycles_now()
+        emitting = bool(self.itm.tcr & ITMENA)
         events.configure({EVENT_FLAGS[reg]: (self._total(reg), self._value(reg), emitting and self.counters[reg][0])
                           for reg in (CPICNT, LSUCNT, FOLDCNT)}, now)
         for reg in (EXCCNT, SLEEPCNT):
@@ -98,7 +103,7 @@ class Dwt(Peripheral):
         """The machine moves time on by itself from cycle `start` (exception entry or return:
         `counter` EXCCNT; sleep: SLEEPCNT; a skipped `b .` loop: None): the native counters'
         wraps up to here, and the counter's wraps in these cycles (it counts every one)."""
-        events = self.machine.swo.counters
+        events = self.counter_events
         events.observe()
         left = self.wrap_in.get(counter)
         if left is None:
@@ -111,7 +116,7 @@ class Dwt(Peripheral):
 
     def finish_events(self) -> None:
         """At the end of the run: the events up to its last cycle."""
-        self.machine.swo.counters.observe()
+        self.counter_events.observe()
         self.events_changed()
 
     def on_read(self, offset):
@@ -120,7 +125,7 @@ class Dwt(Peripheral):
         if offset in self.counters:
             return self._value(offset)
         if offset == PCSR:
-            return self.machine.current_pc()
+            return self.chip.current_pc()
         return None
 
     def on_write(self, offset, value, raw_offset, size, raw_value):
@@ -138,3 +143,12 @@ class Dwt(Peripheral):
             self.events_changed()
             return True
         return False
+
+
+def link_trace(itm, dwt: Dwt, core_debug, counter_events=None) -> None:
+    """The trace components see each other: DEMCR.TRCENA gates the ITM and the DWT counters,
+    ITM_TCR.ITMENA the DWT's event counter packets (into `counter_events`, an SWO capture's)."""
+    itm.core_debug = dwt.core_debug = core_debug
+    itm.dwt = core_debug.dwt = dwt
+    dwt.itm = itm
+    dwt.counter_events = counter_events

@@ -15,7 +15,10 @@ REGION_BEGIN_PORT, REGION_END_PORT = 30, 31
 
 
 class Itm(Peripheral):
-    """Mapped at 0xE0000000."""
+    """Mapped at 0xE0000000. `core_debug` (DEMCR.TRCENA) and `dwt` are linked in by the builder."""
+
+    core_debug = None
+    dwt = None
 
     def reset(self):
         self.ter = 0xFFFFFFFF
@@ -25,10 +28,10 @@ class Itm(Peripheral):
 
     def _active(self, port: int) -> bool:
         return bool(self.tcr & ITMENA and self.ter >> port & 1
-                    and self.machine.core_debug.demcr & (1 << 24))
+                    and self.core_debug.demcr & (1 << 24))
 
     def on_read(self, offset):
-        if not self.machine.core_debug.demcr & (1 << 24):
+        if not self.core_debug.demcr & (1 << 24):
             return 0  # DEMCR.TRCENA clear: the ITM is off (ARMv7-M ARM C1.6.5), its registers read 0
         if offset < 0x80:
             return 1 if self._active(offset // 4) else 0  # FIFOREADY
@@ -40,12 +43,12 @@ class Itm(Peripheral):
             if self._active(port):
                 data = (raw_value & ((1 << (8 * size)) - 1)).to_bytes(size, "little")
                 self.port_bytes[port] = self.port_bytes.get(port, 0) + size
-                self.machine.itm_write(port, data)
+                self.chip.itm_write(port, data)
                 if port in (REGION_BEGIN_PORT, REGION_END_PORT):
                     if size == 4:
-                        self.machine.region_marker(port == REGION_BEGIN_PORT, raw_value & 0xFFFFFFFF)
+                        self.chip.region_marker(port == REGION_BEGIN_PORT, raw_value & 0xFFFFFFFF)
                     else:
-                        self.machine.warn_once("itm-region-size", f"a {size}-byte write to ITM port {port}: "
+                        self.chip.warn_once("itm-region-size", f"a {size}-byte write to ITM port {port}: "
                                                "region markers are 32-bit words (firmware/include/mcusim.h); kept "
                                                "as raw ITM output only")
             return True
@@ -55,7 +58,7 @@ class Itm(Peripheral):
             self.tpr = value
         elif offset == TCR:
             self.tcr = value
-            self.machine.dwt.events_changed()  # ITMENA gates the DWT's event counter packets
+            self.dwt.events_changed()  # ITMENA gates the DWT's event counter packets
         elif offset != LAR:
             return False
         return True

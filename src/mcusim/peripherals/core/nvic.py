@@ -16,12 +16,12 @@ class Nvic(Peripheral):
         return None
 
     def _irqs(self, bank: int):
-        exc = self.machine.exceptions
+        exc = self.chip.exceptions
         first = FIRST_IRQ + 32 * bank
         return range(first, min(first + 32, exc.count))
 
     def on_read(self, offset):
-        exc = self.machine.exceptions
+        exc = self.chip.exceptions
         for start, source in ((ISER, exc.enabled), (ICER, exc.enabled), (ISPR, exc.pending), (ICPR, exc.pending)):
             bank = self._bank(offset, start)
             if bank is not None:
@@ -35,7 +35,7 @@ class Nvic(Peripheral):
         return 0  # reserved NVIC space reads as zero
 
     def on_write(self, offset, value, raw_offset, size, raw_value):
-        exc = self.machine.exceptions
+        exc = self.chip.exceptions
         for start, action in ((ISER, "enable"), (ICER, "disable"), (ISPR, "pend"), (ICPR, "unpend")):
             bank = self._bank(offset, start)
             if bank is None:
@@ -44,19 +44,19 @@ class Nvic(Peripheral):
                 if value >> (n - FIRST_IRQ - 32 * bank) & 1:
                     if action == "enable":
                         exc.enabled[n] = True
-                        self.machine.request_stop()
+                        self.chip.request_stop()
                     elif action == "disable":
                         exc.enabled[n] = False
                     elif action == "pend":
-                        exc.set_pending(n)
+                        self.chip.raise_interrupt(n)
                     else:
-                        exc.pending[n] = False
+                        self.chip.clear_interrupt(n)
             return True
         if IPR <= offset < IPR + 0xF0:
             first = FIRST_IRQ + (offset - IPR)
             for i, n in enumerate(range(first, first + 4)):
                 if n < exc.count and (raw_offset & ~3) + i >= raw_offset and (raw_offset & ~3) + i < raw_offset + size:
                     exc.set_priority(n, value >> (8 * i))
-            self.machine.request_stop()
+            self.chip.request_stop()
             return True
         return True  # writes to reserved NVIC space are ignored

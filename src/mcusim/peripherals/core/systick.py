@@ -58,15 +58,15 @@ class SysTick(Peripheral):
         self.value = 0
         self.countflag = True
         if self.csr & TICKINT:
-            self.machine.exceptions.set_pending(SYSTICK)
+            self.chip.raise_interrupt(SYSTICK)
 
     def _rebase(self) -> None:
-        now = self.machine.cycles_now()
+        now = self.chip.cycles_now()
         self.value = self.current(now)
         self.anchor_cycle = now
 
     def on_read(self, offset):
-        now = self.machine.cycles_now()
+        now = self.chip.cycles_now()
         if offset == CSR:
             self.on_time(now)
             value = self.csr | (COUNTFLAG if self.countflag else 0)
@@ -86,14 +86,14 @@ class SysTick(Peripheral):
         if offset == CSR:
             self._rebase()
             self.csr = value & (ENABLE | TICKINT | CLKSOURCE)
-            self.machine.timers_changed()
+            self.chip.request_stop()  # its next event moved
         elif offset == RVR:
             self._rebase()
             self.reload = value & 0xFFFFFF
-            self.machine.timers_changed()
+            self.chip.request_stop()  # its next event moved
         elif offset == CVR:
-            self.anchor_cycle = self.machine.cycles_now()
+            self.anchor_cycle = self.chip.cycles_now()
             self.value = 0
             self.countflag = False
-            self.machine.timers_changed()
+            self.chip.request_stop()  # its next event moved
         return True

@@ -32,11 +32,11 @@ class Nvmc(RegisterFile):
         return super().on_write(offset, value, raw_offset, size, raw_value)
 
     def _configure(self, value: int) -> None:
-        if self.machine.flash_timing is not None:
-            self.machine.flash_timing.configure(icache=bool(value & self.CACHEEN))
+        if self.chip.flash_timing is not None:
+            self.chip.flash_timing.configure(icache=bool(value & self.CACHEEN))
 
     def _raw(self, name: str) -> int:
-        flash = self.machine.flash_timing
+        flash = self.chip.flash_timing
         if flash is None:
             return 0
         return flash.totals()["icache_hits" if name == "IHIT" else "icache_misses"]

@@ -13,8 +13,8 @@ class Uarte(RegisterFile):
             self.set(r["EVENTS_TXSTARTED"], 1)
             count = self.get(r["TXD_MAXCNT"]) & 0xFFFF
             if self.get(r["ENABLE"]) == ENABLED and count:
-                data = self.machine.read_memory(self.get(r["TXD_PTR"]), count)
-                self.machine.uart_write(self.name, data)
+                data = self.chip.read_memory(self.get(r["TXD_PTR"]), count)
+                self.chip.uart_write(self.name, data)
             self.set(r["TXD_AMOUNT"], count)
             self.set(r["EVENTS_ENDTX"], 1)
             return True

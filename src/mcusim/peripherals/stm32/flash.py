@@ -38,7 +38,7 @@ class FlashL4(FlashInterface):
         self.acr_changed(self.get(self.offset_of("ACR")))
 
     def acr_changed(self, value: int) -> None:
-        flash = self.machine.flash_timing
+        flash = self.chip.flash_timing
         if flash is None:
             return
         latency = value & self.LATENCY_MASK
@@ -66,9 +66,9 @@ class FlashF7(FlashInterface):
 
     def acr_changed(self, value: int) -> None:
         latency = value & 0xF
-        for port in self.machine.flash_ports:
+        for port in self.chip.flash_ports:
             port.configure(fetch_wait=latency, data_wait=latency)
-        itcm = self.machine.flash_port("itcm")
+        itcm = next((port for port in self.chip.flash_ports if port.name == "itcm"), None)
         if itcm is not None:
             art = bool(value & self.ARTEN)
             itcm.configure(prefetch=bool(value & self.PRFTEN), icache=art, dcache=art)

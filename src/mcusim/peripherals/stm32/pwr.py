@@ -8,9 +8,9 @@ class PwrL4(Peripheral):
     """STM32L4 PWR (RM0351 5.4): VOS changes complete at once, so SR2.VOSF reads 0."""
 
     def reset(self) -> None:
-        if self.machine.flash_timing is not None:
-            self.machine.flash_timing.set_voltage_range(self.voltage_range)
-        self.machine.voltage_scaling_changed(self.voltage_range)
+        if self.chip.flash_timing is not None:
+            self.chip.flash_timing.set_voltage_range(self.voltage_range)
+        self.chip.voltage_scaling_changed(self.voltage_range)
 
     def on_read(self, offset):
         if offset == self.offset_of("SR2"):
@@ -25,9 +25,9 @@ class PwrL4(Peripheral):
                       self.offset_of("SCR")):
             self.set(offset, value)
             if offset == self.offset_of("CR1"):
-                if self.machine.flash_timing is not None:
-                    self.machine.flash_timing.set_voltage_range(self.voltage_range)
-                self.machine.voltage_scaling_changed(self.voltage_range)
+                if self.chip.flash_timing is not None:
+                    self.chip.flash_timing.set_voltage_range(self.voltage_range)
+                self.chip.voltage_scaling_changed(self.voltage_range)
             return True
         return False
 
@@ -59,7 +59,7 @@ class PwrF7(Peripheral):
         if offset in (self.offset_of("CR1"), self.offset_of("CR2")):
             self.set(offset, value)
             if offset == self.offset_of("CR1"):
-                self.machine.voltage_scaling_changed(self.voltage_scale)
+                self.chip.voltage_scaling_changed(self.voltage_scale)
             return True
         return offset == self.offset_of("CSR1")
 

@@ -33,7 +33,7 @@ class _StmRcc(Peripheral):
         if offset in self.registers.values():
             self.set(offset, value)
             if offset in (self.offset_of(r) for r in self.MODELLED):
-                self.machine.set_clock(self.hclk_hz(), "RCC")
+                self.chip.set_clock(self.hclk_hz(), "RCC")
             return True
         return False
 
@@ -63,7 +63,7 @@ class RccL4(_StmRcc):
 
     def _pll_hz(self) -> int:
         cfg = self.get(self.offset_of("PLLCFGR"))
-        source = {1: self._msi_hz(), 2: self.HSI16_HZ, 3: self.machine.board.clocks.get("hse_hz", 0)}.get(cfg & 3, 0)
+        source = {1: self._msi_hz(), 2: self.HSI16_HZ, 3: self.chip.board.clocks.get("hse_hz", 0)}.get(cfg & 3, 0)
         m = ((cfg >> 4) & 7) + 1
         n = (cfg >> 8) & 0x7F
         r = 2 * (((cfg >> 25) & 3) + 1)
@@ -71,7 +71,7 @@ class RccL4(_StmRcc):
 
     def sysclk_hz(self) -> int:
         sw = self.get(self.offset_of("CFGR")) & 3
-        return [self._msi_hz(), self.HSI16_HZ, self.machine.board.clocks.get("hse_hz", 0), self._pll_hz()][sw]
+        return [self._msi_hz(), self.HSI16_HZ, self.chip.board.clocks.get("hse_hz", 0), self._pll_hz()][sw]
 
 
 class RccF7(_StmRcc):
@@ -83,7 +83,7 @@ class RccF7(_StmRcc):
 
     def _pll_hz(self) -> int:
         cfg = self.get(self.offset_of("PLLCFGR"))
-        source = self.machine.board.clocks.get("hse_hz", 0) if cfg & (1 << 22) else self.HSI_HZ
+        source = self.chip.board.clocks.get("hse_hz", 0) if cfg & (1 << 22) else self.HSI_HZ
         m = cfg & 0x3F
         n = (cfg >> 6) & 0x1FF
         p = 2 * (((cfg >> 16) & 3) + 1)
@@ -91,4 +91,4 @@ class RccF7(_StmRcc):
 
     def sysclk_hz(self) -> int:
         sw = self.get(self.offset_of("CFGR")) & 3
-        return [self.HSI_HZ, self.machine.board.clocks.get("hse_hz", 0), self._pll_hz(), self.HSI_HZ][sw]
+        return [self.HSI_HZ, self.chip.board.clocks.get("hse_hz", 0), self._pll_hz(), self.HSI_HZ][sw]

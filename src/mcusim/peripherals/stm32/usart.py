@@ -29,7 +29,7 @@ class Usart(Peripheral):
         if offset == self.offset_of("TDR"):
             cr1 = self.get(self.offset_of("CR1"))
             if cr1 & CR1_UE and cr1 & CR1_TE:
-                self.machine.uart_write(self.name, bytes([raw_value & 0xFF]))
+                self.chip.uart_write(self.name, bytes([raw_value & 0xFF]))
             return True
         if offset in (self.offset_of("CR1"), self.offset_of("CR2"), self.offset_of("CR3"), self.offset_of("BRR"),
                       self.offset_of("ICR"), self.offset_of("RQR")):
