@@ -27,6 +27,7 @@ from .power.energy import summary as energy_summary
 from .power.energy import MAX_COUNTER_BINS, MAX_TRACE_BINS, trace_bin_us, with_power_counters
 from .power.energy import write_trace as write_power_trace
 from .machine.flash_timing import parse_flash_latency
+from .machine import results
 from .machine.machine import DEFAULT_MAX_CYCLES, Machine, output_text
 from .units import mhz
 
@@ -342,18 +343,18 @@ class Simulator:
     def run(self) -> RunResult:
         m = self.machine
         status = m.run()
-        m.finish_trace()
-        regions = m.region_statistics()  # (may warn: before the warnings are collected)
-        functions = m.function_profile()
-        lines = m.line_profile(functions)
-        samples = m.pc_samples()
-        swo = m.swo_bytes()  # (may warn, too)
-        signals = m.signal_events() if self.vcd else None  # (may warn, too)
-        trace = m.branch_trace_records()  # (may warn, too)
+        results.finish_trace(m)
+        regions = results.region_statistics(m)  # (may warn: before the warnings are collected)
+        functions = results.function_profile(m)
+        lines = results.line_profile(m, functions)
+        samples = results.pc_samples(m)
+        swo = results.swo_bytes(m)  # (may warn, too)
+        signals = results.signal_events(m) if self.vcd else None  # (may warn, too)
+        trace = results.branch_trace_records(m)  # (may warn, too)
         energy = power_trace = None
         if m.power is not None:
             run_energy = RunEnergy(m.power, m.cycles, m.simulated_seconds())
-            annotate_regions(regions, m.region_runs(), run_energy)
+            annotate_regions(regions, results.region_runs(m), run_energy)
             annotate_functions(functions, run_energy)
             energy = energy_summary(run_energy, self.power_bin_us, m.power.counts())
             if self.power_trace or self.timeline:
@@ -380,7 +381,7 @@ class Simulator:
             cycles=m.cycles,
             simulated_seconds=m.simulated_seconds(),
             host_seconds=m.host_seconds,
-            dwt=m.dwt_totals(),
+            dwt=results.dwt_totals(m),
             stdout=output_text(m.outputs.stdout),
             boot_note=m.boot_note,
             fault_report=m.fault_report,
@@ -391,13 +392,13 @@ class Simulator:
             itm={str(k): output_text(v) for k, v in m.outputs.itm.items()},
             output_dropped_bytes=m.outputs.dropped(),
             exceptions_taken=m.exceptions_taken,
-            stalls=m.stalls(),
-            **m.pipeline_statistics(),
+            stalls=results.stalls(m),
+            **results.pipeline_statistics(m),
             regions=regions,
             functions=functions,
             lines=lines,
             **sampled,
-            timeline=with_power_counters(m.region_timeline(), power_trace) if self.timeline else None,
+            timeline=with_power_counters(results.region_timeline(m), power_trace) if self.timeline else None,
             swo=swo,
             signals=signals,
             branch_trace=trace,

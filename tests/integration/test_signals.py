@@ -8,6 +8,7 @@ import mcusim
 from asmbuild import build_elf
 from mcusim.analysis.regions import matched
 from mcusim.analysis.vcd import ticks
+from mcusim.machine import results
 from vcdread import edges, read_vcd
 
 TOGGLES = 6
@@ -141,7 +142,7 @@ def test_regions_are_wires_with_the_begin_and_end_times_of_each_run(firmware_bui
     assert machine.clock_changes  # the firmware sets up the PLL: times span a clock change
 
     expected: dict[str, list[list[int]]] = {}
-    for name, _, _, start, end in sorted(matched(machine.regions, machine._read_c_string), key=lambda r: r[3]):
+    for name, _, _, start, end in sorted(matched(machine.regions, results.c_strings(machine)), key=lambda r: r[3]):
         spans = expected.setdefault(name, [])
         if spans and ticks(start) <= spans[-1][1]:  # a nested or back-to-back run of the same name
             spans[-1][1] = max(spans[-1][1], ticks(end))

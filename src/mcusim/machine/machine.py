@@ -24,11 +24,10 @@ from unicorn import arm_const as A
 
 from ..analysis import swo as swo_stream
 from ..analysis.branch_trace import BranchTraceCapture, MissingSymbol, TraceWindow
-from ..analysis.lines import line_rows
 from ..power.accounting import DEFAULT_BIN_US, PowerMeter, VoltageRangeError
 from ..power.model import load_power_model
-from ..analysis.profile import EXTRA_ROWS, FunctionProfile
-from ..analysis.regions import RegionRecorder, matched, read_info, summarize, timeline
+from ..analysis.profile import FunctionProfile
+from ..analysis.regions import RegionRecorder
 from ..analysis.sampling import EXCEPTION_PC, SLEEP_PC, PcSampler
 from ..config import BoardSpec, ConfigError
 from ..elf import ElfError, ElfImage
@@ -280,17 +279,6 @@ class Machine:
         return BranchTraceCapture(self.state, window.limit, address(window.from_symbol), address(window.to_symbol),
                                   window.from_cycle, window.to_cycle)
 
-    def branch_trace_records(self):
-        """The branch trace (analysis/branch_trace.RECORD array), or None when not asked for."""
-        if self.trace is None:
-            return None
-        if self.trace.dropped:
-            self.warn_once("trace-dropped", f"{self.trace.dropped:,} branch trace records beyond the first "
-                                            f"{self.trace.limit:,} were not kept (--trace-limit)")
-        if self.state[N.TRACE_STATE] == 0:
-            self.warn_once("trace-empty", "the branch trace window never opened (--trace-from / --trace-cycles)")
-        return self.trace.records()
-
     def _power_meter(self, voltage_range: str | None, bin_us: float, path: str | None) -> PowerMeter | None:
         """The board's power model (or the one at `path`) at work, or None for a board without
         one (then asking for a voltage range is an error)."""
@@ -319,14 +307,6 @@ class Machine:
 
     def simulated_seconds_at(self, cycle: int) -> float:
         return self.time_base + (cycle - self.clock_anchor_cycle) / self.clock_hz
-
-    def finish_trace(self) -> None:
-        """Close the branch trace window where the run ended."""
-        if self.trace is not None and self.trace.recording:
-            pc = self.uc.reg_read(A.UC_ARM_REG_PC)
-            if self.exit is not None and self.exit.reason == "semihosting-exit":
-                pc += 2  # the exit call's BKPT ran (and counts)
-            self.trace.record(N.TRACE_END, pc, pc)
 
     def _core_timing(self, core):
         """The core's timing model (None: a fixed cost per instruction) and its refill data."""
@@ -685,108 +665,6 @@ class Machine:
         cycle = self.cycles_now()
         seconds = self.simulated_seconds_at(cycle)
         self.pin_events.append((cycle, seconds, pin, level))
-
-    def signal_events(self) -> dict:
-        """The pin changes (named as the board labels them) and region markers, in simulated
-        seconds: the plain data analysis/vcd.write takes."""
-        from ..analysis.vcd import region_events
-
-        if self.pin_events_dropped:
-            self.warn_once("pins-dropped", f"{self.pin_events_dropped:,} GPIO pin changes beyond the first "
-                                           f"{self.pin_event_limit:,} were not kept for signals.vcd")
-        labels = {pin: label for label, pin in self.board.pins.items()}
-        return {"pins": [(seconds, labels.get(pin, pin), level) for _, seconds, pin, level in self.pin_events],
-                "regions": region_events(self.regions, self._read_c_string)}
-
-    def _read_c_string(self, address: int, limit: int = 128) -> str | None:
-        try:
-            raw = self.read_memory(address, limit)
-        except Exception:
-            return None
-        end = raw.find(b"\0")
-        return raw[: end if end >= 0 else limit].decode(errors="replace") or None
-
-    def pc_samples(self):
-        """(cycles, pcs) of the PC samples, or None when sampling was not asked for."""
-        if self.sampler is None:
-            return None
-        self.sampler.finish()
-        if self.sampler.dropped:
-            self.warn_once("samples-dropped", f"{self.sampler.dropped:,} PC samples beyond the first "
-                                              f"{self.state[N.SAMPLE_CAPACITY]:,} were not kept")
-        return self.sampler.samples()
-
-    def swo_bytes(self) -> bytes | None:
-        """The SWO packet stream (analysis/swo.py) of the run, or None when it was not asked for.
-
-        PC samples of sleep become the DWT sleep packet, those of exception entry and return
-        0xFFFFFFFF (see swo.sample_events). DWT event counter packets: see peripherals/core/dwt.py."""
-        if self.swo is None:
-            return None
-        rec = self.swo
-        self.dwt.finish_events()
-        counters, counters_lost = rec.counters.events()
-        overflows = [] if counters_lost is None else [counters_lost]
-        if counters_lost is not None:
-            self.warn_once("swo-counters-dropped", f"DWT event counter packets from cycle {counters_lost:,} on "
-                                                   f"were left out of the SWO stream (beyond the first "
-                                                   f"{rec.counters.capacity:,}; an overflow packet marks where)")
-        if rec.dropped:
-            self.warn_once("swo-dropped", f"{rec.dropped:,} ITM writes and exception events beyond the first "
-                                          f"{rec.capacity:,} were left out of the SWO stream (an overflow packet "
-                                          f"marks where)")
-            overflows.append(rec.first_dropped_cycle)
-        samples = self.pc_samples()
-        if samples is not None and self.sampler.dropped and len(samples[0]):
-            overflows.append(int(samples[0][-1]) + self.sampler.period)
-        return swo_stream.encode(rec.itm_events(), rec.exception_events(),
-                                 () if samples is None else swo_stream.sample_events(*samples),
-                                 sorted(overflows), counters=counters)
-
-    def region_timeline(self) -> dict:
-        """The regions as a Chrome/Perfetto trace (analysis/regions.timeline)."""
-        return timeline(self.regions, self._read_c_string, self.board.name)
-
-    def line_profile(self, function_rows: list[dict]) -> list[dict]:
-        """The line profile's rows (analysis/lines.py), or [] without profile or DWARF lines;
-        `function_rows`: function_profile()'s, for the rows of time not spent in code."""
-        if self.profile is None or not self.profile.line_ranges:
-            return []
-        function_of = lambda address: self.profile.name(  # noqa: E731
-            int(N._function_of(self.state.buffer, np.int64(address))))
-        extra = [row for row in function_rows if row["function"] in EXTRA_ROWS.values()
-                 and row["function"] != EXTRA_ROWS[N.PROFILE_UNKNOWN]]
-        rows = line_rows(self.profile.instruction_counts(), self.image.line_table(), function_of, extra, self.cycles)
-        missing = self.cycles - sum(row["cycles"] for row in rows)
-        if missing:  # code run outside the ELF's segments (e.g. through an alias such as the F7's ITCM)
-            rows.append({"file": "", "line": 0, "function": "(code outside the image's line ranges)", "cycles": missing,
-                         "instructions": self.instructions - sum(row["instructions"] for row in rows),
-                         "share": round(missing / self.cycles, 6) if self.cycles else 0.0})
-            rows.sort(key=lambda r: -r["cycles"])
-        return rows
-
-    def function_profile(self) -> list[dict]:
-        """The exact profile's rows (analysis/profile.py), or [] when it was not asked for."""
-        return self.profile.rows(self.cycles) if self.profile is not None else []
-
-    def region_runs(self) -> list[tuple]:
-        """Each completed region run: (name, start cycle, end cycle, start s, end s)."""
-        return list(matched(self.regions, self._read_c_string))
-
-    def region_statistics(self) -> list[dict]:
-        """Per region name (see analysis/regions.py), with the image's MACs and bytes where it says."""
-        if not self.regions.events:
-            return []
-        read_word = lambda address: int.from_bytes(self.read_memory(address, 4), "little")  # noqa: E731
-        info = read_info(read_word, self._read_c_string, self.image.symbol("mcusim_region_info"))
-        if self.regions.dropped:
-            self.warn_once("regions-dropped", f"{self.regions.dropped} region markers beyond the first "
-                                              f"{self.regions.limit} were not kept")
-        rows = summarize(self.regions, self._read_c_string, info, self.cycles)
-        if self.regions.unmatched:
-            self.warn_once("regions-unmatched", f"{self.regions.unmatched} region markers (ITM ports 30/31) had no "
-                                                "matching begin or end and were left out of the regions")
-        return rows
 
     def itm_write(self, port: int, data: bytes) -> None:
         self._keep(self.outputs.itm.setdefault(port, Kept()), data, f"ITM port {port}")
@@ -1283,7 +1161,7 @@ class Machine:
         lines.append(f"  CFSR=0x{exc.cfsr:08x} HFSR=0x{exc.hfsr:08x} MMFAR=0x{exc.mmfar:08x} BFAR=0x{exc.bfar:08x}")
         return "\n".join(lines)
 
-    # results -------------------------------------------------------------------------------
+    # totals (the results: machine/results.py) ---------------------------------------------
     @property
     def cycles(self) -> int:
         return self.state[N.CYCLES]
@@ -1291,31 +1169,3 @@ class Machine:
     @property
     def instructions(self) -> int:
         return self.state[N.INSTRUCTIONS]
-
-    def stalls(self) -> dict[str, int]:
-        """Cycles lost to each kind of stall; the rest of `cycles` is issue time (see docs/timing.md)."""
-        return {"fetch_wait": self.state[N.FL_FETCH_TOTAL], "data_wait": self.state[N.DATA_WAIT_TOTAL],
-                "branch_refill": self.state[N.REFILL_TOTAL], "interlock": self.state[N.INTERLOCK_TOTAL],
-                "divide": self.state[N.DIVIDE_TOTAL],
-                "exception": self.exception_cycles + self.state[N.LAZY_FP_TOTAL],
-                "sleep": self.sleep_cycles, "contention": self.state[N.FL_CONTENTION_TOTAL]}
-
-    def pipeline_statistics(self) -> dict:
-        """Dual issue, branch prediction and cache counts, where the models have them."""
-        dual_issue = self.board.core.timing_model == "cortex-m7"
-        found = {"dual_issued": self.state[N.FOLD_TOTAL] if dual_issue else 0,
-                 "branches_predicted": self.state[N.PREDICTED], "branch_mispredicts": self.state[N.MISPREDICTS],
-                 "icache": {}, "dcache": {}}
-        for port in self.flash_ports:  # every port's caches, summed
-            totals = port.totals()
-            for side, spec in (("icache", port.spec.icache), ("dcache", port.spec.dcache)):
-                if spec is not None:
-                    for key, value in totals.items():
-                        if key.startswith(side + "_"):
-                            name = key[len(side) + 1:]
-                            found[side][name] = found[side].get(name, 0) + value
-        return found
-
-    def dwt_totals(self) -> dict[str, int]:
-        return {"cyccnt": self.cycles, "cpicnt": self.state[N.CPI_TOTAL], "exccnt": self.exception_cycles,
-                "sleepcnt": self.sleep_cycles, "lsucnt": self.state[N.LSU_TOTAL], "foldcnt": self.state[N.FOLD_TOTAL]}
