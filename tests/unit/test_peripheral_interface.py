@@ -13,10 +13,12 @@ from mcusim.config import load_board
 from mcusim.machine.exceptions import FIRST_IRQ, ExceptionUnit
 from mcusim.machine.flash_timing import FlashTiming
 from mcusim.machine.native import NativeState
-from mcusim.peripherals import MODELS, model_class
+from mcusim.analysis.swo import SwoRecorder
+from mcusim.machine.build import build_devices
+from mcusim.peripherals import MODELS
 from mcusim.peripherals.bus import Bus
 from mcusim.peripherals.chip import CHIP_MEMBERS, MmioAccess
-from mcusim.peripherals.core.dwt import Dwt, link_trace
+from mcusim.peripherals.core.dwt import Dwt
 from mcusim.peripherals.core.itm import Itm
 from mcusim.peripherals.core.nvic import Nvic
 from mcusim.peripherals.core.scb import CoreDebug, Scb, ScbExtension, SystemControlMisc
@@ -124,16 +126,6 @@ def test_the_machines_chip_has_exactly_the_chip_members(tmp_path):
     assert all(device.chip is chip for bus in sim.machine.buses for device in bus.devices)
 
 
-def core_devices(chip):
-    """The core's register blocks, built and linked as the machine builds them."""
-    itm, dwt = Itm("ITM", 0xE0000000, 0x1000, chip), Dwt("DWT", 0xE0001000, 0x1000, chip)
-    core_debug = CoreDebug("CoreDebug", 0xE000EDF0, 0x10, chip)
-    link_trace(itm, dwt, core_debug)
-    return [itm, dwt, SystemControlMisc("SCnSCB", 0xE000E000, 0x10, chip), SysTick("SysTick", 0xE000E010, 0x10, chip),
-            Nvic("NVIC", 0xE000E100, 0x400, chip), Scb("SCB", 0xE000ED00, 0x90, chip), core_debug,
-            ScbExtension("SCB", 0xE000EF00, 0x100, chip)]
-
-
 def drive(device, offsets):
     """Read each register, write back what it read, and a byte and a word of ones and zeros."""
     for offset in offsets:
@@ -145,18 +137,23 @@ def drive(device, offsets):
 
 
 @pytest.mark.parametrize("board", BOARDS)
-def test_every_model_runs_against_the_stand_in(board):
+@pytest.mark.parametrize("with_swo", [False, True])
+def test_every_model_runs_against_the_stand_in(board, with_swo):
+    """Built as the machine builds them (every register block on its bus, the trace components
+    linked), each model's registers read, written back, and written with ones and zeros."""
     spec = load_board(board)
     chip = StandInChip(spec)
-    devices = core_devices(chip)
-    for device in devices:
+    devices = build_devices(chip, spec, SwoRecorder(state=NativeState(capacity_halfwords=64)).counters
+                            if with_swo else None)
+    for device in devices.itm, devices.dwt, devices.systick, devices.nvic, devices.scb, devices.core_debug:
         drive(device, range(0, min(device.size_bytes, 0x100), 4))
-    for peripheral in spec.peripherals:
-        device = model_class(peripheral.model).from_spec(peripheral, chip)
+    for device in devices.peripherals.values():
         drive(device, sorted(set(device.registers.values())) + [device.size_bytes - 4])
-        devices.append(device)
+    every = [device for bus in devices.buses for device in bus.devices]
+    assert {type(device) for device in every} >= {MODELS[p.model] for p in spec.peripherals if p.model} | {
+        Itm, Dwt, SystemControlMisc, SysTick, Nvic, Scb, CoreDebug, ScbExtension}
+    assert all(device.chip is chip for device in every)
     assert not [call for call in chip.calls if call[0] == "internal_error"]
-    assert {type(device) for device in devices} >= {MODELS[p.model] for p in spec.peripherals if p.model}
 
 
 def test_a_bus_records_the_access_for_the_chip_and_reports_a_model_error():

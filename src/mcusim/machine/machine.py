@@ -23,26 +23,20 @@ from unicorn import (UC_ARCH_ARM, UC_ERR_EXCEPTION, UC_ERR_FETCH_PROT, UC_ERR_FE
 from unicorn import arm_const as A
 
 from ..analysis import swo as swo_stream
-from ..analysis.branch_trace import BranchTraceCapture, MissingSymbol, TraceWindow
-from ..power.accounting import DEFAULT_BIN_US, PowerMeter, VoltageRangeError
-from ..power.model import load_power_model
-from ..analysis.profile import FunctionProfile
+from ..analysis.branch_trace import TraceWindow
+from ..power.accounting import DEFAULT_BIN_US
 from ..analysis.regions import RegionRecorder
-from ..analysis.sampling import EXCEPTION_PC, SLEEP_PC, PcSampler
-from ..config import BoardSpec, ConfigError
+from ..analysis.sampling import EXCEPTION_PC, SLEEP_PC
+from ..config import BoardSpec
 from ..elf import ElfError, ElfImage
 from ..files import descriptor
-from ..peripherals import model_class
-from ..peripherals.bus import Bus
 from ..peripherals.chip import MmioAccess
-from ..peripherals.core.dwt import CPICNT, CYCCNT, EXCCNT, FOLDCNT, LSUCNT, SLEEPCNT, Dwt, link_trace
-from ..peripherals.core.itm import Itm
-from ..peripherals.core.nvic import Nvic
-from ..peripherals.core.scb import SCR_SLEEPDEEP, SCR_SLEEPONEXIT, CoreDebug, Scb, ScbExtension, SystemControlMisc
-from ..peripherals.core.systick import SysTick
+from ..peripherals.core.dwt import CPICNT, CYCCNT, EXCCNT, FOLDCNT, LSUCNT, SLEEPCNT
+from ..peripherals.core.scb import SCR_SLEEPDEEP, SCR_SLEEPONEXIT
 from ..timing.decoder import Decoder, code_ranges
 from . import native as N
 from .access_locator import AccessLocator
+from .build import build_captures, build_devices
 from .chip import MachineChip
 from .exceptions import (BUSFAULT, DIVBYZERO, HARDFAULT, IBUSERR, INVSTATE, NOCP, PRECISERR, SVCALL, UNDEFINSTR,
                          USAGEFAULT, ExceptionUnit, Lockup, exception_name)
@@ -127,17 +121,6 @@ class Outputs:
         return {name: kept.dropped for name, kept in streams.items() if kept.dropped}
 
 
-
-def _function_segments(image: ElfImage) -> list[tuple[int, int]]:
-    """The loaded ranges holding functions (flash code and code copied to RAM), for the line profile."""
-    ranges = []
-    for segment in image.segments:
-        start, end = segment.vaddr, segment.vaddr + len(segment.data)
-        if segment.data and any(start <= address < end for address, _, _ in image.functions):
-            ranges.append((start, end + (end & 1)))
-    return ranges
-
-
 PROGRESS_SLICE_CYCLES = 20_000_000  # with a progress callback, emulation stops at least this often
 LIMIT_STEP_CYCLES = 256  # this close to the cycle limit, one instruction per run (fetch and data waits
 #                          are only known as a block runs: a whole block could pass the limit by them)
@@ -196,14 +179,12 @@ class Machine:
         self.memory.load(image)
 
         self.state = N.NativeState()
-        # the exact profile's function table comes first in the buffer (before any decode)
-        self.profile = FunctionProfile(self.state, image.functions,
-                                       line_ranges=_function_segments(image) if image.has_dwarf else ()) \
-            if profile else None
-        self.sampler = PcSampler(self.state, pc_sample_cycles) if pc_sample_cycles else None
-        self.trace = self._branch_trace(branch_trace) if branch_trace is not None else None
-        self.power = self._power_meter(voltage_range, power_bin_us, power_model) if power else None
-        self.swo = swo_stream.SwoRecorder(state=self.state) if swo else None  # ITM, exception, counter events
+        captures = build_captures(self.state, image, board, profile=profile, pc_sample_cycles=pc_sample_cycles,
+                                  branch_trace=branch_trace, power=power, voltage_range=voltage_range,
+                                  power_bin_us=power_bin_us, power_model=power_model,
+                                  clock_hz=self.pinned_clock_hz or board.reset_clock_hz, swo=swo)
+        self.profile, self.sampler, self.trace = captures.profile, captures.sampler, captures.trace
+        self.power, self.swo = captures.power, captures.swo
         self.state.on_reallocate = self._reregister_hook
         self.decoder = Decoder(self.state, self.read_memory, core.default_instruction_cycles,
                                is_writable=self._is_writable, timing=self._core_timing(core))
@@ -237,61 +218,14 @@ class Machine:
 
     # construction ---------------------------------------------------------------------
     def _build_peripherals(self) -> None:
-        board = self.board
-        chip = self.chip = MachineChip(self)  # all the models may do to the machine
-        self.ppb = Bus(chip, 0xE0000000, 0x100000, "PPB")
-        self.itm = Itm("ITM", 0xE0000000, 0x1000, chip)
-        self.dwt = Dwt("DWT", 0xE0001000, 0x1000, chip)
-        self.systick = SysTick("SysTick", 0xE000E010, 0x10, chip, external_divider=board.systick_external_clock_divider)
-        self.nvic = Nvic("NVIC", 0xE000E100, 0x400, chip)
-        self.scb = Scb("SCB", 0xE000ED00, 0x90, chip)
-        self.core_debug = CoreDebug("CoreDebug", 0xE000EDF0, 0x10, chip)
-        link_trace(self.itm, self.dwt, self.core_debug, self.swo.counters if self.swo is not None else None)
-        self.dwt._sync()
-        for device in (self.itm, self.dwt, SystemControlMisc("SCnSCB", 0xE000E000, 0x10, chip), self.systick,
-                       self.nvic, self.scb, self.core_debug, ScbExtension("SCB", 0xE000EF00, 0x100, chip)):
-            self.ppb.attach(device)
-        self.buses = [self.ppb]
-        for base, size in board.peripheral_space:
-            self.buses.append(Bus(chip, base, size, "peripheral space"))
-        self.peripherals = {}
-        for spec in board.peripherals:
-            device = model_class(spec.model).from_spec(spec, chip)
-            bus = next((b for b in self.buses if b.base <= spec.base < b.base + b.size_bytes), None)
-            if bus is None:
-                raise ValueError(f"board {board.name}: peripheral {spec.name} at 0x{spec.base:08x} is outside "
-                                 f"every peripheral_space")
-            bus.attach(device)
-            self.peripherals[spec.name] = device
+        self.chip = MachineChip(self)  # all the models may do to the machine
+        devices = build_devices(self.chip, self.board, self.swo.counters if self.swo is not None else None)
+        self.buses, self.ppb, self.peripherals = devices.buses, devices.buses[0], devices.peripherals
+        self.itm, self.dwt, self.systick = devices.itm, devices.dwt, devices.systick
+        self.nvic, self.scb, self.core_debug = devices.nvic, devices.scb, devices.core_debug
         for bus in self.buses:
             bus.map(self.uc)
         self.timed = [self.systick]
-
-    def _branch_trace(self, window: TraceWindow) -> BranchTraceCapture:
-        """The branch trace capture, its window's symbols looked up in the image."""
-        def address(name):
-            if name is None:
-                return None
-            found = self.image.symbol(name)
-            if found is None:
-                raise MissingSymbol(f"no symbol {name!r} in {self.image.path.name} for the branch trace window")
-            return found
-        return BranchTraceCapture(self.state, window.limit, address(window.from_symbol), address(window.to_symbol),
-                                  window.from_cycle, window.to_cycle)
-
-    def _power_meter(self, voltage_range: str | None, bin_us: float, path: str | None) -> PowerMeter | None:
-        """The board's power model (or the one at `path`) at work, or None for a board without
-        one (then asking for a voltage range is an error)."""
-        try:
-            model = load_power_model(self.board.name, path)
-        except ConfigError:
-            if path is not None:
-                raise
-            if voltage_range is not None:
-                raise VoltageRangeError(f"{self.board.name} has no power model, so no voltage ranges")
-            return None
-        clock = self.pinned_clock_hz or self.board.reset_clock_hz
-        return PowerMeter(self.state, model, clock, voltage_range, bin_us, pinned_range=voltage_range is not None)
 
     def voltage_scaling_changed(self, register_value: int) -> None:
         """The firmware selected a voltage range (STM32 PWR VOS): the power model's operating point."""
