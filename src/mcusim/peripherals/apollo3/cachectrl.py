@@ -46,7 +46,7 @@ class CacheCtrl(RegisterFile):
         enabled = bool(config & self.ENABLE) and geometry is not None
         if config & self.ENABLE and geometry is None:
             self.chip.warn_once("apollo3-cache-config", f"CACHECTRL.CACHECFG CONFIG {(config >> 4) & 0xF} is "
-                                   "not a documented geometry; the cache is left off")
+                                "not a documented geometry; the cache is left off")
         if enabled:  # a new geometry starts empty; the same one keeps its lines (CTRL.INVALIDATE empties it)
             flash.set_cache_geometry(*geometry)
         flash.configure(fetch_wait=wait, data_wait=wait, icache=enabled and bool(config & self.ICACHE_ENABLE),

@@ -49,8 +49,8 @@ class Itm(Peripheral):
                         self.chip.region_marker(port == REGION_BEGIN_PORT, raw_value & 0xFFFFFFFF)
                     else:
                         self.chip.warn_once("itm-region-size", f"a {size}-byte write to ITM port {port}: "
-                                               "region markers are 32-bit words (firmware/include/mcusim.h); kept "
-                                               "as raw ITM output only")
+                                            "region markers are 32-bit words (firmware/include/mcusim.h); kept "
+                                            "as raw ITM output only")
             return True
         if offset == TER:
             self.ter = value
