@@ -12,9 +12,9 @@ flash, RM0351 3.3): the delay is counted as contention.
 A port with a data cache may also serve RAM (`ram_ranges`, e.g. the STM32F7's SRAM1/SRAM2 behind
 AXIM): the data cache holds those lines too, written back and allocated on writes, and a read
 it does not serve waits `ram_read_wait_cycles` (plus `writeback_wait_cycles` when the line it
-replaces is dirty): `ram_access` in native.py, on a memory hook over those ranges.
+replaces is dirty): `ram_access` in native/memory_model.py, on a memory hook over those ranges.
 
-The state lives in the native buffer (native.py, slots FL_*, and two cache tag arrays): the
+The state lives in the native buffer (native/layout.py, slots FL_*, and two cache tag arrays): the
 block hook runs `flash_fetch_line` for each flash line a block touches, a memory hook runs
 `flash_data_read` on data reads from flash. This class writes the settings there; peripheral
 models (FLASH_ACR, NVMC, CACHECTRL) change them through `configure`.

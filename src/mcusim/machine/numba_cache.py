@@ -1,4 +1,4 @@
-"""Where numba caches the native hooks' compiled code, chosen before native.py defines them.
+"""Where numba caches the native hooks' compiled code, chosen before the native package defines them.
 
 numba caches next to the source (__pycache__), else in the user's cache directory, and
 raises at import when it can write neither (a read-only install run by a user without a

@@ -1,0 +1,68 @@
+"""Look-ups in the per-window decode tables: which window holds an address, a halfword's
+kind, a per-instruction value, and sums over address ranges (prefix-sum differences). Every
+other native module reads the tables through these."""
+from __future__ import annotations
+
+
+from .jit import njit
+from .layout import FIELDS, F_REFILL, KIND, LAST_WINDOW, WINDOW_COUNT, WINDOW_TABLE
+from .encoding import KIND_CONTINUATION, KIND_UNKNOWN
+
+
+@njit
+def _window_of(st, address):
+    w = st[LAST_WINDOW]
+    if w < st[WINDOW_COUNT]:
+        base = st[WINDOW_TABLE + 3 * w]
+        if base <= address < base + st[WINDOW_TABLE + 3 * w + 1]:
+            return w
+    for w in range(st[WINDOW_COUNT]):
+        base = st[WINDOW_TABLE + 3 * w]
+        if base <= address < base + st[WINDOW_TABLE + 3 * w + 1]:
+            st[LAST_WINDOW] = w
+            return w
+    return -1
+
+
+@njit
+def _kind_at(st, address):
+    w = _window_of(st, address)
+    if w < 0:
+        return KIND_UNKNOWN
+    return st[st[WINDOW_TABLE + 3 * w + 2] + FIELDS * ((address - st[WINDOW_TABLE + 3 * w]) >> 1) + KIND]
+
+
+@njit
+def _range_sum(st, start, end, field):
+    """Sum of `field` over the instructions in [start, end), across windows; -1 if undecoded."""
+    total = 0
+    while start < end:
+        w = _window_of(st, start)
+        if w < 0:
+            return -1
+        base = st[WINDOW_TABLE + 3 * w]
+        size = st[WINDOW_TABLE + 3 * w + 1]
+        table = st[WINDOW_TABLE + 3 * w + 2] + field
+        chunk_end = min(end, base + size)
+        total += st[table + FIELDS * ((chunk_end - base) >> 1)] - st[table + FIELDS * ((start - base) >> 1)]
+        start = chunk_end
+    return total
+
+
+@njit
+def _value_at(st, address, field):
+    """A per-instruction (not summed) field's value at `address`."""
+    w = _window_of(st, address)
+    if w < 0:
+        return 0
+    base = st[WINDOW_TABLE + 3 * w]
+    return st[st[WINDOW_TABLE + 3 * w + 2] + FIELDS * ((address - base) >> 1) + field]
+
+
+@njit
+def _ends_in_branch(st, end):
+    """F_REFILL of the instruction that ends at `end`."""
+    last = end - 2
+    if _kind_at(st, last) == KIND_CONTINUATION:
+        last -= 2
+    return _value_at(st, last, F_REFILL)
