@@ -6,12 +6,12 @@ from __future__ import annotations
 from .jit import njit
 from .layout import (
     CYCLES, DEADLINE, PREVIOUS_BRANCH_AT, PREVIOUS_END, TRACE_CAPACITY, TRACE_COUNT, TRACE_DROPPED,
-    TRACE_FROM, TRACE_FROM_CYCLE, TRACE_STATE, TRACE_TABLE, TRACE_TO, TRACE_TO_CYCLE)
+    TRACE_FROM, TRACE_FROM_CYCLE, TRACE_RECORD, TRACE_STATE, TRACE_TABLE, TRACE_TO, TRACE_TO_CYCLE,
+    TR_KIND_CYCLE, TR_SOURCE, TR_TARGET)
 
 
 # Branch trace records (analysis/branch_trace.py): 3 slots each, kind << 56 | cycle, source, target.
 TRACE_SYNC, TRACE_BRANCH, TRACE_EXCEPTION, TRACE_RETURN, TRACE_LOOP, TRACE_END = 0, 1, 2, 3, 4, 5
-TRACE_RECORD = 3
 TRACE_HEADROOM = 2  # records a block start may add after the table asks for room (a branch, the end)
 
 
@@ -25,9 +25,9 @@ def trace_record(st, kind, source, target):
         st[TRACE_DROPPED] += 1
         return
     slot = st[TRACE_TABLE] + TRACE_RECORD * st[TRACE_COUNT]
-    st[slot] = kind << 56 | st[CYCLES]
-    st[slot + 1] = source
-    st[slot + 2] = target
+    st[slot + TR_KIND_CYCLE] = kind << 56 | st[CYCLES]
+    st[slot + TR_SOURCE] = source
+    st[slot + TR_TARGET] = target
     st[TRACE_COUNT] += 1
     if st[TRACE_COUNT] == st[TRACE_CAPACITY] - TRACE_HEADROOM:
         st[DEADLINE] = 0

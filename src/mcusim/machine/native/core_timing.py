@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from .jit import njit
 from .layout import (
-    BTAC_AREA, BTAC_ENTRY, CPI_TOTAL, CYCLES, ENDS_IN_BRANCH, FOLD_TOTAL, F_FP, INTERLOCK_TOTAL,
-    LAZY_FP_AT, LAZY_FP_CYCLES, LAZY_FP_PENDING, LAZY_FP_TOTAL, LSU_TOTAL, MISPREDICTS,
-    MISPREDICT_PENALTY, PREDICTED, PREDICTOR_ENTRIES, PREDICTOR_WAYS, PREVIOUS_BRANCH_AT, PREVIOUS_END,
-    REFILL_BRANCH, REFILL_TOTAL, REFILL_WIDE_ODD)
+    BTAC_AREA, BTAC_ENTRY, BT_BRANCH, BT_COUNTER, BT_LAST_USE, BT_TARGET, CPI_TOTAL, CYCLES,
+    ENDS_IN_BRANCH, FOLD_TOTAL, F_FP, INTERLOCK_TOTAL, LAZY_FP_AT, LAZY_FP_CYCLES, LAZY_FP_PENDING,
+    LAZY_FP_TOTAL, LSU_TOTAL, MISPREDICTS, MISPREDICT_PENALTY, PREDICTED, PREDICTOR_ENTRIES,
+    PREDICTOR_WAYS, PREVIOUS_BRANCH_AT, PREVIOUS_END, REFILL_BRANCH, REFILL_TOTAL, REFILL_WIDE_ODD)
 from .encoding import REFILL_CYCLES_MASK, STATIC_CYCLES_MASK, STATIC_SHIFT, STATIC_TAKEN
 from .tables import _range_sum
 
@@ -29,13 +29,13 @@ def _predict(st, branch_at, taken, target, branch):
     hit = False
     for way in range(ways):
         entry = base + BTAC_ENTRY * way
-        if st[entry] == branch_at + 1:
+        if st[entry + BT_BRANCH] == branch_at + 1:
             slot = entry
             hit = True
             break
-        if st[entry + 3] < st[slot + 3]:
+        if st[entry + BT_LAST_USE] < st[slot + BT_LAST_USE]:
             slot = entry  # the least recently used (an empty entry first)
-    predicted_taken = hit and st[slot + 2] >= 2
+    predicted_taken = hit and st[slot + BT_COUNTER] >= 2
     static = not hit and (branch & STATIC_TAKEN) != 0
     cost = 0
     if taken:
@@ -43,20 +43,20 @@ def _predict(st, branch_at, taken, target, branch):
             correct = True
             cost = (branch >> STATIC_SHIFT) & STATIC_CYCLES_MASK
         else:
-            correct = predicted_taken and st[slot + 1] == target
+            correct = predicted_taken and st[slot + BT_TARGET] == target
         if hit:
-            st[slot + 2] = min(3, st[slot + 2] + 1)
+            st[slot + BT_COUNTER] = min(3, st[slot + BT_COUNTER] + 1)
         else:
-            st[slot] = branch_at + 1
-            st[slot + 2] = 2
-        st[slot + 1] = target
+            st[slot + BT_BRANCH] = branch_at + 1
+            st[slot + BT_COUNTER] = 2
+        st[slot + BT_TARGET] = target
     else:
         correct = not predicted_taken and not static
         if hit:
-            st[slot + 2] = max(0, st[slot + 2] - 1)
+            st[slot + BT_COUNTER] = max(0, st[slot + BT_COUNTER] - 1)
     st[PREDICTED] += 1
     if taken or hit:
-        st[slot + 3] = st[PREDICTED]
+        st[slot + BT_LAST_USE] = st[PREDICTED]
     if not correct:
         cost = (branch >> 2) & REFILL_CYCLES_MASK
         if cost == 0:

@@ -5,19 +5,15 @@ from __future__ import annotations
 import numpy as np
 
 from .jit import njit
-from .layout import COUNTER_EVENTS, CPI_TOTAL, CYCLES, FOLD_TOTAL, LSU_TOTAL
+from .layout import (
+    COUNTER_EVENTS, CPI_TOTAL, CYCLES, EV_CAPACITY, EV_COUNT, EV_COUNTER, EV_COUNTERS, EV_DROPPED,
+    EV_FIRST_DROPPED, EV_LAST_TOTAL, EV_RECORDS, EV_SINCE, EV_WRAP_AT, FOLD_TOTAL, LSU_TOTAL)
 
 
-# DWT event counter packets (analysis/swo.py CounterEvents; only with --swo, while firmware enables
-# one of CPICNT, LSUCNT, FOLDCNT's events). The table at COUNTER_EVENTS: records kept, how many fit,
-# how many did not, the cycle of the first that did not, the cycle of the last counter_events call;
-# per counter (CPICNT, LSUCNT, FOLDCNT) the total at which it next wraps past 255 (EV_NEVER: its
-# event is off) and its total at the last call; then the records: flag << 56 | cycle (flag: the
-# counter's bit in the packet payload, ARMv7-M ARM D4.3.1).
-EV_COUNT, EV_CAPACITY, EV_DROPPED, EV_FIRST_DROPPED, EV_SINCE, EV_COUNTERS = 0, 1, 2, 3, 4, 5
-EV_RECORDS = EV_COUNTERS + 2 * 3
+# Only with --swo, while firmware enables one of CPICNT, LSUCNT, FOLDCNT's events. The table at
+# COUNTER_EVENTS: see layout.py (counter event table); its records are flag << 56 | cycle, the flag
+# being the counter's bit in the packet payload (ARMv7-M ARM D4.3.1).
 EV_FLAGS = (0x01, 0x08, 0x10)  # CPI, LSU, Fold
-EV_NEVER = 1 << 62
 
 
 @njit
@@ -30,13 +26,13 @@ def counter_events(st):
     since = st[t + EV_SINCE]
     now = st[CYCLES]
     for i in range(3):
-        slot = t + EV_COUNTERS + 2 * i
+        slot = t + EV_COUNTERS + EV_COUNTER * i
         total = st[CPI_TOTAL] if i == 0 else st[LSU_TOTAL] if i == 1 else st[FOLD_TOTAL]
-        before = st[slot + 1]
-        while total >= st[slot]:
+        before = st[slot + EV_LAST_TOTAL]
+        while total >= st[slot + EV_WRAP_AT]:
             cycle = since  # (a wrap Python set up before the last call, at an MMIO access in its block)
-            if st[slot] > before:
-                span, part, whole = now - since, st[slot] - before, total - before
+            if st[slot + EV_WRAP_AT] > before:
+                span, part, whole = now - since, st[slot + EV_WRAP_AT] - before, total - before
                 if span < (1 << 31) and part < (1 << 31):
                     cycle = since + (span * part + whole - 1) // whole
                 else:
@@ -48,6 +44,6 @@ def counter_events(st):
                 if st[t + EV_DROPPED] == 0:
                     st[t + EV_FIRST_DROPPED] = cycle
                 st[t + EV_DROPPED] += 1
-            st[slot] += 256
-        st[slot + 1] = total
+            st[slot + EV_WRAP_AT] += 256
+        st[slot + EV_LAST_TOTAL] = total
     st[t + EV_SINCE] = now

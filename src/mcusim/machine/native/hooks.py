@@ -17,12 +17,14 @@ from .jit import cfunc, njit
 from .layout import (
     BLOCK_ADDRESS, BLOCK_ADJUSTED, BLOCK_CACHE, BLOCK_SIZE, CACHE_ENTRIES, CACHE_ENTRY, CODE_PC,
     COUNTER_EVENTS, CPI_TOTAL, CYCLES, CYCLE_LIMIT, DATA_START, DATA_WAIT_TOTAL, DEADLINE, DIVIDE_BASE,
-    DIVIDE_BITS_PER_CYCLE, DIVIDE_MIN, DIVIDE_SHORT, DIVIDE_TOTAL, DIVIDE_ZERO, ENDS_IN_BRANCH,
-    E_LAST_INSN, FL_BLOCK_LINES, FL_BLOCK_START, FL_PORT_COUNT, FOLD_TOTAL, FPU_ENABLED, F_CYCLES,
-    F_DIVIDE, INSTRUCTIONS, INTERLOCK_TOTAL, LAZY_FP_AT, LAZY_FP_PENDING, LSU_TOTAL, PENDING_MASKED,
-    PREVIOUS_BRANCH_AT, PREVIOUS_END, PREVIOUS_ISB, PREVIOUS_UNMASK, PROFILE_TABLE, P_ENABLED,
-    REFILL_TOTAL, SAMPLE_BLOCK_START, SAMPLE_NEXT, SAMPLE_TABLE, SCRATCH, STEP_LIMIT, STOP_ADDRESS,
-    STOP_REASON, STOP_SIZE, TOTAL_LENGTH, TRACE_HELD, TRACE_TABLE, WATCH_ISB)
+    DIVIDE_BITS_PER_CYCLE, DIVIDE_MIN, DIVIDE_SHORT, DIVIDE_TOTAL, DIVIDE_ZERO, ENDS_IN_BRANCH, E_ADDRESS,
+    E_COUNTS, E_CYCLES, E_FP, E_INSTRUCTIONS, E_ISB, E_LAST_INSN, E_REFILL, E_SELF_LOOP, E_SIZE, E_STALLS,
+    E_START_ADJUST, E_START_FLAGS, E_UNMASK, E_WIDE_FIRST, FL_BLOCK_LINES, FL_BLOCK_START, FL_PORT_COUNT,
+    FOLD_TOTAL, FPU_ENABLED, F_CYCLES, F_DIVIDE, INSTRUCTIONS, INTERLOCK_TOTAL, LAZY_FP_AT,
+    LAZY_FP_PENDING, LSU_TOTAL, PENDING_MASKED, PREVIOUS_BRANCH_AT, PREVIOUS_END, PREVIOUS_ISB,
+    PREVIOUS_UNMASK, PROFILE_TABLE, P_ENABLED, REFILL_TOTAL, SAMPLE_BLOCK_START, SAMPLE_NEXT,
+    SAMPLE_TABLE, SCRATCH, STEP_LIMIT, STOP_ADDRESS, STOP_REASON, STOP_SIZE, TOTAL_LENGTH, TRACE_HELD,
+    TRACE_TABLE, WATCH_ISB, _trace)
 from .encoding import (
     LANE, LANE_MASK, STOP_DEADLINE, STOP_DECODE, STOP_FPU_DISABLED, STOP_ISB, STOP_LIMIT, STOP_SELF_LOOP,
     STOP_UNMASKED)
@@ -70,25 +72,25 @@ def block_hook(uc, address_u64, size_u32, user_data):
         _uc_emu_stop(uc)
         return
     entry = BLOCK_CACHE + ((address >> 1) & (CACHE_ENTRIES - 1)) * CACHE_ENTRY
-    if st[entry + 1] != size or st[entry] != address:
+    if st[entry + E_SIZE] != size or st[entry + E_ADDRESS] != address:
         if not _summarize(st, address, size, entry):
             st[STOP_REASON] = STOP_DECODE
             st[STOP_ADDRESS] = address
             st[STOP_SIZE] = size
             _uc_emu_stop(uc)
             return
-    if st[FPU_ENABLED] == 0 and st[entry + 10] > 0:
+    if st[FPU_ENABLED] == 0 and st[entry + E_FP] > 0:
         st[STOP_REASON] = STOP_FPU_DISABLED
         st[STOP_ADDRESS] = address
         st[STOP_SIZE] = size
         _uc_emu_stop(uc)
         return
-    if st[entry + 13] != 0:
+    if st[entry + E_SELF_LOOP] != 0:
         st[STOP_REASON] = STOP_SELF_LOOP
         st[STOP_ADDRESS] = address
         _uc_emu_stop(uc)
         return
-    if st[CYCLES] + st[entry + 2] > st[CYCLE_LIMIT] and st[entry + 3] > 1 and st[CYCLES] + st[entry + 2] - _range_sum(
+    if st[CYCLES] + st[entry + E_CYCLES] > st[CYCLE_LIMIT] and st[entry + E_INSTRUCTIONS] > 1 and st[CYCLES] + st[entry + E_CYCLES] - _range_sum(
             st, st[entry + E_LAST_INSN], address + size, F_CYCLES) >= st[CYCLE_LIMIT]:
         st[STOP_REASON] = STOP_LIMIT
         st[STOP_ADDRESS] = address
@@ -104,25 +106,25 @@ def block_hook(uc, address_u64, size_u32, user_data):
             _take_samples(st)
         st[SAMPLE_BLOCK_START] = st[CYCLES]
     st[LAZY_FP_AT] = -1
-    if st[LAZY_FP_PENDING] != 0 and st[entry + 10] > 0:
+    if st[LAZY_FP_PENDING] != 0 and st[entry + E_FP] > 0:
         _lazy_fp_store(st, address, size)
-    _refill_after_branch(st, address, st[entry + 9] != 0)
+    _refill_after_branch(st, address, st[entry + E_WIDE_FIRST] != 0)
     start = st[CYCLES]
     st[FL_BLOCK_START] = start
-    st[ENDS_IN_BRANCH] = st[entry + 8]
+    st[ENDS_IN_BRANCH] = st[entry + E_REFILL]
     st[PREVIOUS_BRANCH_AT] = st[entry + E_LAST_INSN]
     st[PREVIOUS_END] = address + size
-    st[PREVIOUS_UNMASK] = st[entry + 11]
-    st[PREVIOUS_ISB] = st[entry + 12]
+    st[PREVIOUS_UNMASK] = st[entry + E_UNMASK]
+    st[PREVIOUS_ISB] = st[entry + E_ISB]
     st[BLOCK_ADDRESS] = address
     st[BLOCK_SIZE] = size
     st[CODE_PC] = -1
-    counts = st[entry + 4]
-    stalls = st[entry + 5]
+    counts = st[entry + E_COUNTS]
+    stalls = st[entry + E_STALLS]
     if st[P_ENABLED] != 0:
         _count_power(st, entry)
-    st[CYCLES] += st[entry + 2]
-    st[INSTRUCTIONS] += st[entry + 3]
+    st[CYCLES] += st[entry + E_CYCLES]
+    st[INSTRUCTIONS] += st[entry + E_INSTRUCTIONS]
     st[LSU_TOTAL] += counts & LANE_MASK
     st[CPI_TOTAL] += (counts >> LANE) & LANE_MASK
     st[FOLD_TOTAL] += counts >> (2 * LANE)
@@ -130,8 +132,8 @@ def block_hook(uc, address_u64, size_u32, user_data):
     st[INTERLOCK_TOTAL] += (stalls >> LANE) & LANE_MASK
     st[DIVIDE_TOTAL] += stalls >> (2 * LANE)
     st[BLOCK_ADJUSTED] = 0
-    if out_of_sequence and (st[entry + 6] != 0 or st[entry + 7] != 0):
-        _start_adjust(st, st[entry + 6], st[entry + 7], 1)
+    if out_of_sequence and (st[entry + E_START_ADJUST] != 0 or st[entry + E_START_FLAGS] != 0):
+        _start_adjust(st, st[entry + E_START_ADJUST], st[entry + E_START_FLAGS], 1)
         st[BLOCK_ADJUSTED] = 1
     st[FL_BLOCK_LINES] = 0
     if st[FL_PORT_COUNT] != 0:

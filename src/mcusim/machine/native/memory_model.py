@@ -5,14 +5,16 @@ from __future__ import annotations
 
 from .jit import njit
 from .layout import (
-    CPI_TOTAL, CYCLES, E_FETCH_BEFORE_LAST, E_FETCH_EPOCH, E_FETCH_FIRST, E_FETCH_LINES, E_FETCH_PORT,
-    E_FETCH_SLOTS, FAST_FETCH_LINES, FL_ACTIVE, FL_BLOCK_LINES, FL_BLOCK_START, FL_BUFFER_LINE,
-    FL_CONTENTION_TOTAL, FL_CURRENT, FL_DATA_WAIT, FL_DC_HITS, FL_DC_MISSES, FL_DC_ON, FL_DC_TAGS,
-    FL_DC_WRITEBACKS, FL_EPOCH, FL_FETCH_TOTAL, FL_FETCH_WAIT, FL_IC_HITS, FL_IC_MISSES, FL_IC_ON,
-    FL_IC_TAGS, FL_LINE_RECORDS, FL_LINE_SHIFT, FL_NO_LINE_BUFFER, FL_PORTS, FL_PORT_COUNT, FL_PORT_SLOTS,
-    FL_PREFETCH, FL_PREFETCH_DELAY, FL_PREFETCH_LINE, FL_PREFETCH_READY, FL_RAM_COUNT, FL_RAM_TABLE,
-    FL_RAM_WAIT, FL_RANGE_COUNT, FL_RANGE_TABLE, FL_RECORD, FL_USE_CLOCK, FL_WRITEBACK_WAIT, F_CYCLES,
-    P_COEF_FLASH, P_ENERGY_FLASH, P_FLASH_READS)
+    CACHE_SETS, CACHE_TAGS, CACHE_WAYS, CPI_TOTAL, CYCLES, E_FETCH_BEFORE_LAST, E_FETCH_EPOCH,
+    E_FETCH_FIRST, E_FETCH_LINES, E_FETCH_PORT, E_FETCH_SLOTS, FAST_FETCH_LINES, FL_ACTIVE,
+    FL_BLOCK_LINES, FL_BLOCK_START, FL_BUFFER_LINE, FL_CACHE_LINE, FL_CONTENTION_TOTAL, FL_CURRENT,
+    FL_DATA_WAIT, FL_DC_HITS, FL_DC_MISSES, FL_DC_ON, FL_DC_TAGS, FL_DC_WRITEBACKS, FL_EPOCH,
+    FL_FETCH_TOTAL, FL_FETCH_WAIT, FL_IC_HITS, FL_IC_MISSES, FL_IC_ON, FL_IC_TAGS, FL_LINE_RECORDS,
+    FL_LINE_SHIFT, FL_NO_LINE_BUFFER, FL_PORTS, FL_PORT_COUNT, FL_PORT_SLOTS, FL_PREFETCH,
+    FL_PREFETCH_DELAY, FL_PREFETCH_LINE, FL_PREFETCH_READY, FL_RAM_COUNT, FL_RAM_RANGE, FL_RAM_TABLE,
+    FL_RAM_WAIT, FL_RANGE, FL_RANGE_COUNT, FL_RANGE_TABLE, FL_RECORD, FL_USE_CLOCK, FL_WRITEBACK_WAIT,
+    F_CYCLES, LINE_LAST_USE, LINE_TAG, P_COEF_FLASH, P_ENERGY_FLASH, P_FLASH_READS, RANGE_END,
+    RANGE_LINE_OFFSET, RANGE_START, REC_ADDRESS, REC_CONTENTION, REC_MISSED, REC_STALL)
 from .tables import _range_sum
 
 
@@ -20,9 +22,9 @@ from .tables import _range_sum
 def flash_offset(st, g, address):
     """The line offset `address` reads through the port at `g`, or -1 outside its ranges."""
     for i in range(st[g + FL_RANGE_COUNT]):
-        entry = g + FL_RANGE_TABLE + 3 * i
-        if st[entry] <= address < st[entry + 1]:
-            return address - st[entry] + st[entry + 2]
+        entry = g + FL_RANGE_TABLE + FL_RANGE * i
+        if st[entry + RANGE_START] <= address < st[entry + RANGE_END]:
+            return address - st[entry + RANGE_START] + st[entry + RANGE_LINE_OFFSET]
     return -1
 
 
@@ -40,8 +42,8 @@ def flash_port(st, address):
 def cache_set(st, g, side, line):
     """(first tag slot, ways) of the set `line` maps to in the port's cache at `side`
     (FL_IC_ON or FL_DC_ON: enabled, sets, ways, tag array follow it)."""
-    ways = st[g + side + 2]
-    return st[g + side + 3] + 2 * ways * (line % st[g + side + 1]), ways
+    ways = st[g + side + CACHE_WAYS]
+    return st[g + side + CACHE_TAGS] + FL_CACHE_LINE * ways * (line % st[g + side + CACHE_SETS]), ways
 
 
 @njit
@@ -50,10 +52,10 @@ def cache_find(st, first, ways, line):
     A slot is the line + 1 (negated while dirty; 0: empty), then its last use."""
     oldest = first
     for way in range(ways):
-        slot = first + 2 * way
-        if st[slot] == line + 1 or st[slot] == -(line + 1):
+        slot = first + FL_CACHE_LINE * way
+        if st[slot + LINE_TAG] == line + 1 or st[slot + LINE_TAG] == -(line + 1):
             return slot, oldest
-        if st[slot + 1] < st[oldest + 1]:
+        if st[slot + LINE_LAST_USE] < st[oldest + LINE_LAST_USE]:
             oldest = slot
     return -1, oldest
 
@@ -66,10 +68,10 @@ def flash_cache_access(st, g, line):
     st[FL_USE_CLOCK] += 1
     slot, oldest = cache_find(st, first, ways, line)
     if slot >= 0:
-        st[slot + 1] = st[FL_USE_CLOCK]
+        st[slot + LINE_LAST_USE] = st[FL_USE_CLOCK]
         return True
-    st[oldest] = line + 1
-    st[oldest + 1] = st[FL_USE_CLOCK]
+    st[oldest + LINE_TAG] = line + 1
+    st[oldest + LINE_LAST_USE] = st[FL_USE_CLOCK]
     st[FL_EPOCH] += 1  # an instruction cache changed
     return False
 
@@ -86,8 +88,8 @@ def flash_cache_forget(st, g, line):
     """Take `line` out of the port's instruction cache."""
     slot = flash_cache_find(st, g, line)
     if slot >= 0:
-        st[slot] = 0
-        st[slot + 1] = 0
+        st[slot + LINE_TAG] = 0
+        st[slot + LINE_LAST_USE] = 0
         st[FL_EPOCH] += 1
 
 
@@ -138,14 +140,14 @@ def data_cache_access(st, g, line, write):
     st[FL_USE_CLOCK] += 1
     slot, oldest = cache_find(st, first, ways, line)
     if slot >= 0:
-        st[slot + 1] = st[FL_USE_CLOCK]
+        st[slot + LINE_LAST_USE] = st[FL_USE_CLOCK]
         if write:
-            st[slot] = -(line + 1)
+            st[slot + LINE_TAG] = -(line + 1)
         st[g + FL_DC_HITS] += 1
         return True, False
-    dirty = st[oldest] < 0
-    st[oldest] = -(line + 1) if write else line + 1
-    st[oldest + 1] = st[FL_USE_CLOCK]
+    dirty = st[oldest + LINE_TAG] < 0
+    st[oldest + LINE_TAG] = -(line + 1) if write else line + 1
+    st[oldest + LINE_LAST_USE] = st[FL_USE_CLOCK]
     st[g + FL_DC_MISSES] += 1
     if dirty:
         st[g + FL_DC_WRITEBACKS] += 1
@@ -160,8 +162,8 @@ def ram_port(st, address):
     for k in range(st[FL_PORT_COUNT]):
         g = FL_PORTS + k * FL_PORT_SLOTS
         for i in range(st[g + FL_RAM_COUNT]):
-            entry = g + FL_RAM_TABLE + 2 * i
-            if st[entry] <= address < st[entry + 1]:
+            entry = g + FL_RAM_TABLE + FL_RAM_RANGE * i
+            if st[entry + RANGE_START] <= address < st[entry + RANGE_END]:
                 return g
     return -1
 
@@ -222,10 +224,10 @@ def _fetch_block(st, g, address, size, offset, start):
         stall, contention, missed = flash_fetch_line(st, g, line, start + before + waited)
         if stall != 0 or missed:
             record = records + FL_RECORD * count
-            st[record] = line_address
-            st[record + 1] = stall
-            st[record + 2] = contention
-            st[record + 3] = line + 1 if missed else 0
+            st[record + REC_ADDRESS] = line_address
+            st[record + REC_STALL] = stall
+            st[record + REC_CONTENTION] = contention
+            st[record + REC_MISSED] = line + 1 if missed else 0
             count += 1
         waited += stall
         contended += contention
@@ -268,7 +270,7 @@ def _fetch_hits(st, g, entry, start):
     for i in range(lines):
         if first + i != st[g + FL_BUFFER_LINE]:
             st[FL_USE_CLOCK] += 1
-            st[st[entry + E_FETCH_SLOTS + i] + 1] = st[FL_USE_CLOCK]
+            st[st[entry + E_FETCH_SLOTS + i] + LINE_LAST_USE] = st[FL_USE_CLOCK]
             st[g + FL_IC_HITS] += 1
             st[g + FL_BUFFER_LINE] = first + i
             if st[g + FL_PREFETCH] != 0:

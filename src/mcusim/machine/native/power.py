@@ -8,7 +8,8 @@ from .jit import njit
 from .layout import (
     CYCLES, E_CLASSES, E_ENERGY_CORE, E_ENERGY_SRAM, P_COEFFICIENTS, P_COEF_WORD, P_COUNTS, P_ENERGY_CORE,
     P_ENERGY_FLASH, P_ENERGY_SRAM, P_PACKED, P_PACKED_BLOCKS, P_SNAPSHOT_CAPACITY, P_SNAPSHOT_COUNT,
-    P_SNAPSHOT_DROPPED, P_SNAPSHOT_NEXT, P_SNAPSHOT_PERIOD, P_SNAPSHOT_TABLE, SNAPSHOT, UNPACK_BLOCKS)
+    P_SNAPSHOT_DROPPED, P_SNAPSHOT_NEXT, P_SNAPSHOT_PERIOD, P_SNAPSHOT_TABLE, SNAPSHOT, SN_CORE, SN_CYCLE,
+    SN_FLASH, SN_SRAM, UNPACK_BLOCKS)
 from .encoding import LANE, LANE_MASK
 
 
@@ -70,9 +71,9 @@ def power_snapshot(st):
         st[P_SNAPSHOT_PERIOD] *= 2
         st[P_SNAPSHOT_DROPPED] += 1  # (counts the halvings)
     slot = st[P_SNAPSHOT_TABLE] + SNAPSHOT * st[P_SNAPSHOT_COUNT]
-    st[slot] = st[CYCLES]
-    st[slot + 1] = st[P_ENERGY_CORE]
-    st[slot + 2] = st[P_ENERGY_SRAM]
-    st[slot + 3] = st[P_ENERGY_FLASH]
+    st[slot + SN_CYCLE] = st[CYCLES]
+    st[slot + SN_CORE] = st[P_ENERGY_CORE]
+    st[slot + SN_SRAM] = st[P_ENERGY_SRAM]
+    st[slot + SN_FLASH] = st[P_ENERGY_FLASH]
     st[P_SNAPSHOT_COUNT] += 1
     st[P_SNAPSHOT_NEXT] = st[CYCLES] + st[P_SNAPSHOT_PERIOD]

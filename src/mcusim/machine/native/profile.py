@@ -3,33 +3,22 @@ returns, tail calls, exception boundaries, sleep) and per-halfword line counts, 
 by the block hook in tables Python reserved (analysis/profile.py reads them)."""
 from __future__ import annotations
 
-
 from .jit import njit
 from .layout import (
-    CYCLES, ENDS_IN_BRANCH, E_FUNCTION, E_LINE_END, E_LINE_SLOT, PREVIOUS_BRANCH_AT, PROFILE_FUNCTION,
-    PROFILE_SINCE, PROFILE_TABLE, P_ENERGY_CORE, P_ENERGY_FLASH, P_ENERGY_SRAM, P_PROFILE_SINCE)
+    CYCLES, ENDS_IN_BRANCH, E_CYCLES, E_FUNCTION, E_LINE_END, E_LINE_SLOT, LC_EXTRA_CYCLES, LC_RUNS,
+    LINE_COUNTER, LINE_RANGE, LR_COUNTERS, LR_END, LR_START, NODE_CALLS, NODE_CYCLES, NODE_FUNCTION,
+    NODE_PARENT, NODE_RETURNS_TO, PREVIOUS_BRANCH_AT, PROFILE_EXTRA, PROFILE_FUNCTION, PROFILE_NODE,
+    PROFILE_SINCE, PROFILE_TABLE, PROFILE_TREE_META, P_ENERGY_CORE, P_ENERGY_FLASH, P_ENERGY_SRAM,
+    P_PROFILE_SINCE, TREE_CAPACITY, TREE_COUNT, TREE_ENERGY, TREE_FULL_FROM, TREE_LINE_END,
+    TREE_LINE_RANGES, TREE_LINE_SLOT, TREE_LINE_START, TREE_LINE_STATIC, TREE_NODE, TREE_OVERFLOWS,
+    TREE_RESUMING)
 from .encoding import CALL_FLAG, KIND_CONTINUATION
 from .tables import _kind_at
 
 
-# The exact profile's table (at PROFILE_TABLE): n, then n function starts and n ends (sorted),
-# then n + PROFILE_EXTRA exclusive-cycle totals and as many call counts. The extra rows collect
-# code outside every function, exception entry and return, and sleep. Then the call tree: its
-# current node, node count, capacity and calls that found it full (PROFILE_TREE_META slots),
-# the nodes (parent, function, exclusive cycles, calls, return address of the last call each)
-# and a hash table of (parent, function) -> node + 1 with twice as many slots as nodes.
-PROFILE_EXTRA = 3
-PROFILE_UNKNOWN, PROFILE_EXCEPTIONS, PROFILE_SLEEP = 0, 1, 2  # offsets from n
-PROFILE_TREE_META = 12
-# ... the meta slots past the tree's four: the line counters (see _count_lines): how many code
-# ranges they cover, and the block that ran last: its first and end slots, start cycle and
-# static cycles.
-TREE_LINE_RANGES, TREE_LINE_SLOT, TREE_LINE_END, TREE_LINE_START, TREE_LINE_STATIC = 4, 5, 6, 7, 8
-TREE_ENERGY = 9  # ... and where the per-function dynamic energy (femtojoules, n + PROFILE_EXTRA rows) is,
-TREE_RESUMING = 10  # 1 between an exception return and the code it resumes
-TREE_FULL_FROM = 11  # the node below which the tree found no room (TREE_FULL walks up from there)
-MAX_LINE_RANGES = 8  # after the hash table: (start, end, counters offset) per code range
-PROFILE_NODE = 5            # slots per call tree node
+# The exact profile's table and call tree: see layout.py (PROFILE_EXTRA, the call tree meta, node
+# and line range records). The extra rows, as offsets from n:
+PROFILE_UNKNOWN, PROFILE_EXCEPTIONS, PROFILE_SLEEP = 0, 1, 2
 TREE_ROOT, TREE_FULL = 0, 1  # node 0: the root; node 1 takes what ran below a call the full tree had no room for
 # What moved the profile on: a block of code, or Python (exception entry, exception return, sleep).
 EVENT_CODE, EVENT_ENTRY, EVENT_RETURN, EVENT_SLEEP = 0, 1, 2, 3
@@ -57,30 +46,31 @@ def _function_of(st, address):
 def _tree_child(st, meta, parent, function):
     """The call tree's node for `function` below `parent`, made on first use (TREE_FULL when
     the tree has no room left)."""
-    capacity = st[meta + 2]
+    capacity = st[meta + TREE_CAPACITY]
     nodes = meta + PROFILE_TREE_META
     table = nodes + PROFILE_NODE * capacity
     size = 2 * capacity
     h = (parent * 1000003 + function * 7919) % size
     while st[table + h] != 0:
         node = st[table + h] - 1
-        if st[nodes + PROFILE_NODE * node] == parent and st[nodes + PROFILE_NODE * node + 1] == function:
+        if (st[nodes + PROFILE_NODE * node + NODE_PARENT] == parent
+                and st[nodes + PROFILE_NODE * node + NODE_FUNCTION] == function):
             return node
         h += 1
         if h == size:
             h = 0
-    if st[meta + 1] >= capacity:
-        st[meta + 3] += 1
+    if st[meta + TREE_COUNT] >= capacity:
+        st[meta + TREE_OVERFLOWS] += 1
         st[meta + TREE_FULL_FROM] = parent
         return TREE_FULL
-    node = st[meta + 1]
-    st[meta + 1] += 1
+    node = st[meta + TREE_COUNT]
+    st[meta + TREE_COUNT] += 1
     row = nodes + PROFILE_NODE * node
-    st[row] = parent
-    st[row + 1] = function
-    st[row + 2] = 0
-    st[row + 3] = 0
-    st[row + 4] = -1
+    st[row + NODE_PARENT] = parent
+    st[row + NODE_FUNCTION] = function
+    st[row + NODE_CYCLES] = 0
+    st[row + NODE_CALLS] = 0
+    st[row + NODE_RETURNS_TO] = -1
     st[table + h] = node + 1
     return node
 
@@ -90,7 +80,7 @@ def _parent(st, meta, node):
     """A node's parent; the full node's is where the tree ran out of room."""
     if node == TREE_FULL:
         return st[meta + TREE_FULL_FROM]
-    return st[meta + PROFILE_TREE_META + PROFILE_NODE * node]
+    return st[meta + PROFILE_TREE_META + PROFILE_NODE * node + NODE_PARENT]
 
 
 @njit
@@ -105,8 +95,8 @@ def _tree_call(st, meta, node, function, returns_to):
     """One level down: `function` called from `node`, returning to `returns_to` (-1: unknown)."""
     child = _tree_child(st, meta, node, function)
     row = meta + PROFILE_TREE_META + PROFILE_NODE * child
-    st[row + 3] += 1
-    st[row + 4] = returns_to
+    st[row + NODE_CALLS] += 1
+    st[row + NODE_RETURNS_TO] = returns_to
     return child
 
 
@@ -114,7 +104,7 @@ def _tree_call(st, meta, node, function, returns_to):
 def _tree_up(st, meta, at, function):
     """The nearest node of `function` from `at` up, or -1."""
     while at != TREE_ROOT:
-        if st[meta + PROFILE_TREE_META + PROFILE_NODE * at + 1] == function:
+        if st[meta + PROFILE_TREE_META + PROFILE_NODE * at + NODE_FUNCTION] == function:
             return at
         at = _parent(st, meta, at)
     return -1
@@ -131,17 +121,17 @@ def _tree_move(st, meta, node, function, call, returning, event, n):
     nodes = meta + PROFILE_TREE_META
     exceptions = n + PROFILE_EXCEPTIONS
     sleep = n + PROFILE_SLEEP
-    kind = st[nodes + PROFILE_NODE * node + 1]
+    kind = st[nodes + PROFILE_NODE * node + NODE_FUNCTION]
     if kind == sleep and event != EVENT_SLEEP:
         node = _parent(st, meta, node)  # woken up
-        kind = st[nodes + PROFILE_NODE * node + 1]
+        kind = st[nodes + PROFILE_NODE * node + NODE_FUNCTION]
     if event == EVENT_ENTRY:
         if kind == exceptions:
             return node, False  # tail-chained: still between the interrupted code and a handler
         return _tree_call(st, meta, node, exceptions, -1), False
     if event == EVENT_RETURN:
         at = node
-        while at != TREE_ROOT and st[nodes + PROFILE_NODE * at + 1] != exceptions:
+        while at != TREE_ROOT and st[nodes + PROFILE_NODE * at + NODE_FUNCTION] != exceptions:
             at = _parent(st, meta, at)
         return (at if at != TREE_ROOT else node), False
     if event == EVENT_SLEEP:
@@ -162,7 +152,7 @@ def _tree_move(st, meta, node, function, call, returning, event, n):
         if (st[ENDS_IN_BRANCH] & CALL_FLAG) != 0:
             return _tree_call(st, meta, node, function, _return_address(st)), True
         # a tail call returns where the function that jumped would have
-        return _tree_call(st, meta, node, function, st[nodes + PROFILE_NODE * node + 4]), True
+        return _tree_call(st, meta, node, function, st[nodes + PROFILE_NODE * node + NODE_RETURNS_TO]), True
     found = _tree_up(st, meta, _parent(st, meta, node) if returning else node, function)
     if found >= 0:
         return found, False
@@ -180,11 +170,11 @@ def profile_switch(st, function, address, event):
     n = st[t]
     previous = st[PROFILE_FUNCTION]
     meta = t + 1 + 4 * n + 2 * PROFILE_EXTRA
-    node = st[meta]
+    node = st[meta + TREE_NODE]
     at_start = function >= 0 and function < n and st[t + 1 + function] == address
     resuming = event == EVENT_CODE and st[meta + TREE_RESUMING] != 0
     call = at_start and (function != previous or (st[ENDS_IN_BRANCH] & CALL_FLAG) != 0)
-    returning = event == EVENT_CODE and address == st[meta + PROFILE_TREE_META + PROFILE_NODE * node + 4]
+    returning = event == EVENT_CODE and address == st[meta + PROFILE_TREE_META + PROFILE_NODE * node + NODE_RETURNS_TO]
     if function == previous and not call and not returning and not resuming and event == EVENT_CODE:
         return  # the same function goes on: its cycles keep adding up since PROFILE_SINCE
     spent = st[CYCLES] - st[PROFILE_SINCE]
@@ -193,12 +183,12 @@ def profile_switch(st, function, address, event):
         st[t + 1 + 2 * n + previous] += spent
         st[st[meta + TREE_ENERGY] + previous] += energy - st[P_PROFILE_SINCE]
     st[P_PROFILE_SINCE] = energy
-    st[meta + PROFILE_TREE_META + PROFILE_NODE * node + 2] += spent
+    st[meta + PROFILE_TREE_META + PROFILE_NODE * node + NODE_CYCLES] += spent
     if event == EVENT_RETURN:
         st[meta + TREE_RESUMING] = 1
     if event != EVENT_FLUSH:
         moved, called = _tree_move(st, meta, node, function, at_start if resuming else call, returning, event, n)
-        st[meta] = moved
+        st[meta + TREE_NODE] = moved
         if called:
             st[t + 1 + 2 * n + n + PROFILE_EXTRA + function] += 1
     st[PROFILE_FUNCTION] = function
@@ -208,11 +198,11 @@ def profile_switch(st, function, address, event):
 @njit
 def _line_slot(st, meta, address):
     """The line counters' slot of `address` (two per halfword), or -1 outside the ranges."""
-    table = meta + PROFILE_TREE_META + (PROFILE_NODE + 2) * st[meta + 2]
+    table = meta + PROFILE_TREE_META + (PROFILE_NODE + 2) * st[meta + TREE_CAPACITY]
     for r in range(st[meta + TREE_LINE_RANGES]):
-        start = st[table + 3 * r]
-        if start <= address <= st[table + 3 * r + 1]:
-            return st[table + 3 * r + 2] + 2 * ((address - start) >> 1)
+        start = st[table + LINE_RANGE * r + LR_START]
+        if start <= address <= st[table + LINE_RANGE * r + LR_END]:
+            return st[table + LINE_RANGE * r + LR_COUNTERS] + LINE_COUNTER * ((address - start) >> 1)
     return -1
 
 
@@ -222,7 +212,7 @@ def line_flush(st, meta):
     adjustments) goes to its first instruction."""
     slot = st[meta + TREE_LINE_SLOT]
     if slot > 0:
-        st[slot + 1] += st[CYCLES] - st[meta + TREE_LINE_START] - st[meta + TREE_LINE_STATIC]
+        st[slot + LC_EXTRA_CYCLES] += st[CYCLES] - st[meta + TREE_LINE_START] - st[meta + TREE_LINE_STATIC]
     st[meta + TREE_LINE_SLOT] = 0
 
 
@@ -234,18 +224,18 @@ def _count_lines(st, meta, entry, address, size):
     if st[entry + E_LINE_SLOT] == 0:
         first = _line_slot(st, meta, address)
         end = _line_slot(st, meta, address + size)
-        if first < 0 or end < 0 or end - first != 2 * (size >> 1):
+        if first < 0 or end < 0 or end - first != LINE_COUNTER * (size >> 1):
             first = -1
         st[entry + E_LINE_SLOT] = first
         st[entry + E_LINE_END] = end
     first = st[entry + E_LINE_SLOT]
     if first > 0:
-        st[first] += 1
-        st[st[entry + E_LINE_END]] -= 1
+        st[first + LC_RUNS] += 1
+        st[st[entry + E_LINE_END] + LC_RUNS] -= 1
         st[meta + TREE_LINE_SLOT] = first
         st[meta + TREE_LINE_END] = st[entry + E_LINE_END]
         st[meta + TREE_LINE_START] = st[CYCLES]
-        st[meta + TREE_LINE_STATIC] = st[entry + 2]
+        st[meta + TREE_LINE_STATIC] = st[entry + E_CYCLES]
 
 
 @njit
@@ -253,9 +243,9 @@ def line_settle(st, meta, block, pc, static_prefix):
     """The block that ran last stopped at `pc`: only the halfwords before it ran."""
     first = st[meta + TREE_LINE_SLOT]
     if first > 0:
-        st[st[meta + TREE_LINE_END]] += 1
-        end = first + 2 * ((pc - block) >> 1)
-        st[end] -= 1
+        st[st[meta + TREE_LINE_END] + LC_RUNS] += 1
+        end = first + LINE_COUNTER * ((pc - block) >> 1)
+        st[end + LC_RUNS] -= 1
         st[meta + TREE_LINE_END] = end
         st[meta + TREE_LINE_STATIC] = static_prefix
 

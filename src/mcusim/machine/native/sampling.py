@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from .jit import njit
 from .layout import (
-    BLOCK_ADDRESS, BLOCK_SIZE, CYCLES, F_CYCLES, SAMPLE_BLOCK_START, SAMPLE_CAPACITY, SAMPLE_COUNT,
-    SAMPLE_DROPPED, SAMPLE_NEXT, SAMPLE_PERIOD, SAMPLE_TABLE)
+    BLOCK_ADDRESS, BLOCK_SIZE, CYCLES, F_CYCLES, SAMPLE_AT_CYCLE, SAMPLE_BLOCK_START, SAMPLE_CAPACITY,
+    SAMPLE_COUNT, SAMPLE_DROPPED, SAMPLE_NEXT, SAMPLE_PC, SAMPLE_PERIOD, SAMPLE_RECORD, SAMPLE_TABLE)
 from .encoding import KIND_CONTINUATION
 from .tables import _kind_at, _range_sum
 
@@ -32,9 +32,9 @@ def _take_samples(st):
                 break
             at += step
         if st[SAMPLE_COUNT] < st[SAMPLE_CAPACITY]:
-            slot = st[SAMPLE_TABLE] + 2 * st[SAMPLE_COUNT]
-            st[slot] = st[SAMPLE_NEXT]
-            st[slot + 1] = pc
+            slot = st[SAMPLE_TABLE] + SAMPLE_RECORD * st[SAMPLE_COUNT]
+            st[slot + SAMPLE_AT_CYCLE] = st[SAMPLE_NEXT]
+            st[slot + SAMPLE_PC] = pc
             st[SAMPLE_COUNT] += 1
         else:
             st[SAMPLE_DROPPED] += 1

@@ -7,14 +7,14 @@ import numpy as np
 from .layout import (
     BLOCK_ADDRESS, BLOCK_ADJUSTED, BLOCK_CACHE, BLOCK_SIZE, CACHE_ENTRIES, CACHE_ENTRY, CODE_PC,
     CPI_TOTAL, CYCLES, CYCLE_LIMIT, DATA_START, DATA_WAIT_TOTAL, DEADLINE, DIVIDE_TOTAL, ENDS_IN_BRANCH,
-    FIELDS, FLASH_AREA, FL_BLOCK_LINES, FL_BUFFER_LINE, FL_CACHE_SLOTS, FL_CONTENTION_TOTAL, FL_CURRENT,
-    FL_FETCH_TOTAL, FL_IC_HITS, FL_IC_MISSES, FL_IC_ON, FL_LINE_RECORDS, FL_LINE_SHIFT, FL_MAX_PORTS,
-    FL_PREFETCH_LINE, FL_RECORD, FOLD_TOTAL, F_COUNTS, F_CYCLES, F_INSTRUCTIONS, F_STALLS, F_START_ADJUST,
-    F_START_FLAGS, INSTRUCTIONS, INTERLOCK_TOTAL, KIND, LAZY_FP_AT, LAZY_FP_CYCLES, LAZY_FP_PENDING,
-    LAZY_FP_TOTAL, LSU_TOTAL, MAX_WINDOWS, PREVIOUS_END, PROFILE_TABLE, REFILL_TOTAL, STEP_LIMIT,
-    SUMMED_FIELDS, TOTAL_LENGTH, WINDOW_COUNT, WINDOW_TABLE)
+    FIELDS, FL_BLOCK_LINES, FL_BUFFER_LINE, FL_CONTENTION_TOTAL, FL_CURRENT, FL_FETCH_TOTAL, FL_IC_HITS,
+    FL_IC_MISSES, FL_IC_ON, FL_LINE_RECORDS, FL_LINE_SHIFT, FL_PREFETCH_LINE, FL_RECORD, FOLD_TOTAL,
+    F_COUNTS, F_CYCLES, F_INSTRUCTIONS, F_STALLS, F_START_ADJUST, F_START_FLAGS, INSTRUCTIONS,
+    INTERLOCK_TOTAL, KIND, LAZY_FP_AT, LAZY_FP_CYCLES, LAZY_FP_PENDING, LAZY_FP_TOTAL, LINE_RECORD_AREA,
+    LSU_TOTAL, MAX_WINDOWS, PREVIOUS_END, PROFILE_EXTRA, PROFILE_TABLE, REFILL_TOTAL, STEP_LIMIT,
+    SUMMED_FIELDS, TOTAL_LENGTH, WINDOW, WINDOW_COUNT, WINDOW_TABLE, W_BASE, W_SIZE, W_TABLES)
 from .encoding import KIND_SELF_LOOP, KIND_START, LANE, LANE_MASK
-from .profile import PROFILE_EXTRA, line_settle
+from .profile import line_settle
 from .memory_model import flash_cache_forget, flash_offset
 
 
@@ -30,7 +30,7 @@ class NativeState:
         self.buffer[DEADLINE] = np.iinfo(np.int64).max
         self.buffer[CYCLE_LIMIT] = np.iinfo(np.int64).max
         self.buffer[STEP_LIMIT] = np.iinfo(np.int64).max
-        self.buffer[FL_LINE_RECORDS] = FLASH_AREA + FL_MAX_PORTS * 2 * FL_CACHE_SLOTS
+        self.buffer[FL_LINE_RECORDS] = LINE_RECORD_AREA
         self.buffer[FL_CURRENT] = -1
         self.buffer[LAZY_FP_AT] = -1
         self.next_free = DATA_START
@@ -100,7 +100,8 @@ class NativeState:
         index = len(self.windows)
         self.windows.append((base, size_bytes, offset))
         self._window_index[base] = index
-        self.buffer[WINDOW_TABLE + 3 * index: WINDOW_TABLE + 3 * index + 3] = (base, size_bytes, offset)
+        row = WINDOW_TABLE + WINDOW * index
+        self.buffer[row + W_BASE], self.buffer[row + W_SIZE], self.buffer[row + W_TABLES] = base, size_bytes, offset
         self.buffer[WINDOW_COUNT] = len(self.windows)
         return index
 

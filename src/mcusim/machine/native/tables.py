@@ -5,7 +5,8 @@ from __future__ import annotations
 
 
 from .jit import njit
-from .layout import FIELDS, F_REFILL, KIND, LAST_WINDOW, WINDOW_COUNT, WINDOW_TABLE
+from .layout import (
+    FIELDS, F_REFILL, KIND, LAST_WINDOW, WINDOW, WINDOW_COUNT, WINDOW_TABLE, W_BASE, W_SIZE, W_TABLES)
 from .encoding import KIND_CONTINUATION, KIND_UNKNOWN
 
 
@@ -13,12 +14,12 @@ from .encoding import KIND_CONTINUATION, KIND_UNKNOWN
 def _window_of(st, address):
     w = st[LAST_WINDOW]
     if w < st[WINDOW_COUNT]:
-        base = st[WINDOW_TABLE + 3 * w]
-        if base <= address < base + st[WINDOW_TABLE + 3 * w + 1]:
+        base = st[WINDOW_TABLE + WINDOW * w + W_BASE]
+        if base <= address < base + st[WINDOW_TABLE + WINDOW * w + W_SIZE]:
             return w
     for w in range(st[WINDOW_COUNT]):
-        base = st[WINDOW_TABLE + 3 * w]
-        if base <= address < base + st[WINDOW_TABLE + 3 * w + 1]:
+        base = st[WINDOW_TABLE + WINDOW * w + W_BASE]
+        if base <= address < base + st[WINDOW_TABLE + WINDOW * w + W_SIZE]:
             st[LAST_WINDOW] = w
             return w
     return -1
@@ -29,7 +30,7 @@ def _kind_at(st, address):
     w = _window_of(st, address)
     if w < 0:
         return KIND_UNKNOWN
-    return st[st[WINDOW_TABLE + 3 * w + 2] + FIELDS * ((address - st[WINDOW_TABLE + 3 * w]) >> 1) + KIND]
+    return st[st[WINDOW_TABLE + WINDOW * w + W_TABLES] + FIELDS * ((address - st[WINDOW_TABLE + WINDOW * w + W_BASE]) >> 1) + KIND]
 
 
 @njit
@@ -40,9 +41,9 @@ def _range_sum(st, start, end, field):
         w = _window_of(st, start)
         if w < 0:
             return -1
-        base = st[WINDOW_TABLE + 3 * w]
-        size = st[WINDOW_TABLE + 3 * w + 1]
-        table = st[WINDOW_TABLE + 3 * w + 2] + field
+        base = st[WINDOW_TABLE + WINDOW * w + W_BASE]
+        size = st[WINDOW_TABLE + WINDOW * w + W_SIZE]
+        table = st[WINDOW_TABLE + WINDOW * w + W_TABLES] + field
         chunk_end = min(end, base + size)
         total += st[table + FIELDS * ((chunk_end - base) >> 1)] - st[table + FIELDS * ((start - base) >> 1)]
         start = chunk_end
@@ -55,8 +56,8 @@ def _value_at(st, address, field):
     w = _window_of(st, address)
     if w < 0:
         return 0
-    base = st[WINDOW_TABLE + 3 * w]
-    return st[st[WINDOW_TABLE + 3 * w + 2] + FIELDS * ((address - base) >> 1) + field]
+    base = st[WINDOW_TABLE + WINDOW * w + W_BASE]
+    return st[st[WINDOW_TABLE + WINDOW * w + W_TABLES] + FIELDS * ((address - base) >> 1) + field]
 
 
 @njit
