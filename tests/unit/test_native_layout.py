@@ -64,3 +64,14 @@ def test_native_code_indexes_only_declared_slots():
                         if isinstance(term, ast.Constant) and isinstance(term.value, int) and term.value:
                             problems.append(f"{where}: a slot numbered by hand (+ {term.value})")
     assert not problems, "\n".join(problems)
+
+
+def test_the_counter_list_names_header_slots_once():
+    from mcusim.machine.native import counters
+
+    names = [counter.name for counter in counters.COUNTERS]
+    assert len(names) == len(set(names))
+    slots = [counter.slot for counter in counters.COUNTERS if counter.slot is not None]
+    assert len(slots) == len(set(slots)) and all(0 <= slot < layout.HEADER_LENGTH for slot in slots)
+    assert sorted(counters.BY_DWT) == ["CPICNT", "CYCCNT", "EXCCNT", "FOLDCNT", "LSUCNT", "SLEEPCNT"]
+    assert all(counter.slot is not None for counter in counters.PER_INSTRUCTION)

@@ -3,7 +3,8 @@ accesses) and the one int64 buffer they share with Python.
 
 One module per job (layout: where each slot is; tables: decode-table look-ups; block_cache:
 block summaries; core_timing, memory_model, power, profile, sampling, branch_trace,
-dwt_events: the models and captures; hooks: the @cfuncs and their registration; state: the
+dwt_events: the models and captures; counters: the list of counters and
+their values at an instruction; hooks: the @cfuncs and their registration; state: the
 Python side). Everything is re-exported here, so `from ..machine import native as N` and
 `N.CYCLES`, `N.NativeState`, ... work as they did when this was one module.
 """
@@ -25,5 +26,6 @@ from .branch_trace import *  # noqa: F401,F403
 from .dwt_events import *  # noqa: F401,F403
 from .block_cache import *  # noqa: F401,F403
 from .memory_model import *  # noqa: F401,F403
+from .counters import *  # noqa: F401,F403
 from .state import *  # noqa: F401,F403
 from .hooks import *  # noqa: F401,F403

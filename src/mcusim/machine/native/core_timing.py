@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from .jit import njit
 from .layout import (
-    BTAC_AREA, BTAC_ENTRY, BT_BRANCH, BT_COUNTER, BT_LAST_USE, BT_TARGET, CPI_TOTAL, CYCLES,
-    ENDS_IN_BRANCH, FOLD_TOTAL, F_FP, INTERLOCK_TOTAL, LAZY_FP_AT, LAZY_FP_CYCLES, LAZY_FP_PENDING,
-    LAZY_FP_TOTAL, LSU_TOTAL, MISPREDICTS, MISPREDICT_PENALTY, PREDICTED, PREDICTOR_ENTRIES,
-    PREDICTOR_WAYS, PREVIOUS_BRANCH_AT, PREVIOUS_END, REFILL_BRANCH, REFILL_TOTAL, REFILL_WIDE_ODD)
-from .encoding import REFILL_CYCLES_MASK, STATIC_CYCLES_MASK, STATIC_SHIFT, STATIC_TAKEN
+    BTAC_AREA, BTAC_ENTRY, BT_BRANCH, BT_COUNTER, BT_LAST_USE, BT_TARGET, CPI_TOTAL, CYCLES, DIVIDE_TOTAL,
+    ENDS_IN_BRANCH, FOLD_TOTAL, F_FP, INSTRUCTIONS, INTERLOCK_TOTAL, LAZY_FP_AT, LAZY_FP_CYCLES,
+    LAZY_FP_PENDING, LAZY_FP_TOTAL, LSU_TOTAL, MISPREDICTS, MISPREDICT_PENALTY, PREDICTED,
+    PREDICTOR_ENTRIES, PREDICTOR_WAYS, PREVIOUS_BRANCH_AT, PREVIOUS_END, REFILL_BRANCH, REFILL_TOTAL,
+    REFILL_WIDE_ODD)
+from .encoding import LANE, LANE_MASK, REFILL_CYCLES_MASK, STATIC_CYCLES_MASK, STATIC_SHIFT, STATIC_TAKEN
 from .tables import _range_sum
 
 
@@ -89,6 +90,31 @@ def _refill_after_branch(st, address, wide_target):
 
 
 @njit
+def add_static(st, cycles, instructions, counts, stalls, sign):
+    """Add (sign 1) or take back (-1) the static cost of instructions: cycles, instructions and
+    the packed DWT counts and stalls of the decode tables (F_COUNTS, F_STALLS). The block hook
+    adds a block's; counters.header_at takes back what the rest of the executing block costs."""
+    st[CYCLES] += sign * cycles
+    st[INSTRUCTIONS] += sign * instructions
+    st[LSU_TOTAL] += sign * (counts & LANE_MASK)
+    st[CPI_TOTAL] += sign * ((counts >> LANE) & LANE_MASK)
+    st[FOLD_TOTAL] += sign * (counts >> (2 * LANE))
+    st[REFILL_TOTAL] += sign * (stalls & LANE_MASK)
+    st[INTERLOCK_TOTAL] += sign * ((stalls >> LANE) & LANE_MASK)
+    st[DIVIDE_TOTAL] += sign * (stalls >> (2 * LANE))
+
+
+@njit
+def dual_issue_adjust(st, cycles, lost, interlock, sign):
+    """A dual-issue core's block-start correction (see _start_adjust): `cycles` more, `lost`
+    dual issues fewer (the cycles move from FOLDCNT to CPICNT), `interlock` taken back."""
+    st[CYCLES] += sign * cycles
+    st[FOLD_TOTAL] -= sign * lost
+    st[CPI_TOTAL] += sign * (cycles - lost)
+    st[INTERLOCK_TOTAL] -= sign * interlock
+
+
+@njit
 def _start_adjust(st, adjust, flags, sign):
     """Apply (sign 1) or undo (-1) what entering a block out of sequence changes: its first
     instruction has no neighbour to pipeline, interlock or fold with. On a dual-issue core
@@ -96,11 +122,7 @@ def _start_adjust(st, adjust, flags, sign):
     CPICNT and FOLDCNT (dual issues lost: bits 7-10, biased by 8)."""
     interlock = flags & 15
     if (flags >> 6) & 1:
-        lost = ((flags >> 7) & 15) - 8
-        st[CYCLES] += sign * adjust
-        st[FOLD_TOTAL] -= sign * lost
-        st[CPI_TOTAL] += sign * (adjust - lost)
-        st[INTERLOCK_TOTAL] -= sign * interlock
+        dual_issue_adjust(st, adjust, ((flags >> 7) & 15) - 8, interlock, sign)
         return
     fold = (flags >> 4) & 1
     pipelining = adjust + interlock - fold  # cycles a lost load pipelining adds (LSU)
@@ -125,6 +147,12 @@ def _lazy_fp_store(st, address, size):
         at += 2
     st[LAZY_FP_AT] = at
     st[LAZY_FP_PENDING] = 0
-    st[CYCLES] += st[LAZY_FP_CYCLES]
-    st[LSU_TOTAL] += st[LAZY_FP_CYCLES]
-    st[LAZY_FP_TOTAL] += st[LAZY_FP_CYCLES]
+    add_lazy_fp(st, 1)
+
+
+@njit
+def add_lazy_fp(st, sign):
+    """Add (1) or take back (-1) the cycles of a lazy FP context store (LSU cycles for the DWT)."""
+    st[CYCLES] += sign * st[LAZY_FP_CYCLES]
+    st[LSU_TOTAL] += sign * st[LAZY_FP_CYCLES]
+    st[LAZY_FP_TOTAL] += sign * st[LAZY_FP_CYCLES]

@@ -20,16 +20,14 @@ from .layout import (
     DIVIDE_BITS_PER_CYCLE, DIVIDE_MIN, DIVIDE_SHORT, DIVIDE_TOTAL, DIVIDE_ZERO, ENDS_IN_BRANCH, E_ADDRESS,
     E_COUNTS, E_CYCLES, E_FP, E_INSTRUCTIONS, E_ISB, E_LAST_INSN, E_REFILL, E_SELF_LOOP, E_SIZE, E_STALLS,
     E_START_ADJUST, E_START_FLAGS, E_UNMASK, E_WIDE_FIRST, FL_BLOCK_LINES, FL_BLOCK_START, FL_PORT_COUNT,
-    FOLD_TOTAL, FPU_ENABLED, F_CYCLES, F_DIVIDE, INSTRUCTIONS, INTERLOCK_TOTAL, LAZY_FP_AT,
-    LAZY_FP_PENDING, LSU_TOTAL, PENDING_MASKED, PREVIOUS_BRANCH_AT, PREVIOUS_END, PREVIOUS_ISB,
-    PREVIOUS_UNMASK, PROFILE_TABLE, P_ENABLED, REFILL_TOTAL, SAMPLE_BLOCK_START, SAMPLE_NEXT,
-    SAMPLE_TABLE, SCRATCH, STEP_LIMIT, STOP_ADDRESS, STOP_REASON, STOP_SIZE, TOTAL_LENGTH, TRACE_HELD,
-    TRACE_TABLE, WATCH_ISB, _trace)
+    FPU_ENABLED, F_CYCLES, F_DIVIDE, INSTRUCTIONS, LAZY_FP_AT, LAZY_FP_PENDING, LSU_TOTAL, PENDING_MASKED,
+    PREVIOUS_BRANCH_AT, PREVIOUS_END, PREVIOUS_ISB, PREVIOUS_UNMASK, PROFILE_TABLE, P_ENABLED,
+    SAMPLE_BLOCK_START, SAMPLE_NEXT, SAMPLE_TABLE, SCRATCH, STEP_LIMIT, STOP_ADDRESS, STOP_REASON,
+    STOP_SIZE, TOTAL_LENGTH, TRACE_HELD, TRACE_TABLE, WATCH_ISB, _trace)
 from .encoding import (
-    LANE, LANE_MASK, STOP_DEADLINE, STOP_DECODE, STOP_FPU_DISABLED, STOP_ISB, STOP_LIMIT, STOP_SELF_LOOP,
-    STOP_UNMASKED)
+    STOP_DEADLINE, STOP_DECODE, STOP_FPU_DISABLED, STOP_ISB, STOP_LIMIT, STOP_SELF_LOOP, STOP_UNMASKED)
 from .tables import _range_sum, _value_at
-from .core_timing import _lazy_fp_store, _refill_after_branch, _start_adjust
+from .core_timing import _lazy_fp_store, _refill_after_branch, _start_adjust, add_static
 from .profile import _profile
 from .sampling import _take_samples
 from .branch_trace import _trace
@@ -123,14 +121,7 @@ def block_hook(uc, address_u64, size_u32, user_data):
     stalls = st[entry + E_STALLS]
     if st[P_ENABLED] != 0:
         _count_power(st, entry)
-    st[CYCLES] += st[entry + E_CYCLES]
-    st[INSTRUCTIONS] += st[entry + E_INSTRUCTIONS]
-    st[LSU_TOTAL] += counts & LANE_MASK
-    st[CPI_TOTAL] += (counts >> LANE) & LANE_MASK
-    st[FOLD_TOTAL] += counts >> (2 * LANE)
-    st[REFILL_TOTAL] += stalls & LANE_MASK
-    st[INTERLOCK_TOTAL] += (stalls >> LANE) & LANE_MASK
-    st[DIVIDE_TOTAL] += stalls >> (2 * LANE)
+    add_static(st, st[entry + E_CYCLES], st[entry + E_INSTRUCTIONS], counts, stalls, 1)
     st[BLOCK_ADJUSTED] = 0
     if out_of_sequence and (st[entry + E_START_ADJUST] != 0 or st[entry + E_START_FLAGS] != 0):
         _start_adjust(st, st[entry + E_START_ADJUST], st[entry + E_START_FLAGS], 1)

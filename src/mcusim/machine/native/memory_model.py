@@ -206,6 +206,16 @@ def flash_data_read(st, address):
 
 
 @njit
+def add_fetch_waits(st, waited, contended, sign):
+    """Add (1) or take back (-1) instruction-fetch waits, `contended` of them lost to data reads
+    of the same flash. DWT CPICNT counts instruction fetch stalls (ARMv7-M ARM C1.8.8)."""
+    st[CYCLES] += sign * waited
+    st[CPI_TOTAL] += sign * waited
+    st[FL_FETCH_TOTAL] += sign * (waited - contended)
+    st[FL_CONTENTION_TOTAL] += sign * contended
+
+
+@njit
 def _fetch_block(st, g, address, size, offset, start):
     """Instruction-fetch waits of a block read through the port at `g`: each line it touches,
     in order, is needed when execution reaches it (start + cycles of the instructions before +
@@ -232,10 +242,7 @@ def _fetch_block(st, g, address, size, offset, start):
         waited += stall
         contended += contention
     st[FL_BLOCK_LINES] = count
-    st[CYCLES] += waited
-    st[CPI_TOTAL] += waited  # DWT CPICNT counts instruction fetch stalls (ARMv7-M ARM C1.8.8)
-    st[FL_FETCH_TOTAL] += waited - contended
-    st[FL_CONTENTION_TOTAL] += contended
+    add_fetch_waits(st, waited, contended, 1)
     return count == 0 and st[g + FL_IC_ON] != 0
 
 

@@ -6,14 +6,14 @@ import numpy as np
 
 from .layout import (
     BLOCK_ADDRESS, BLOCK_ADJUSTED, BLOCK_CACHE, BLOCK_SIZE, CACHE_ENTRIES, CACHE_ENTRY, CODE_PC,
-    CPI_TOTAL, CYCLES, CYCLE_LIMIT, DATA_START, DATA_WAIT_TOTAL, DEADLINE, DIVIDE_TOTAL, ENDS_IN_BRANCH,
-    FIELDS, FL_BLOCK_LINES, FL_BUFFER_LINE, FL_CONTENTION_TOTAL, FL_CURRENT, FL_FETCH_TOTAL, FL_IC_HITS,
-    FL_IC_MISSES, FL_IC_ON, FL_LINE_RECORDS, FL_LINE_SHIFT, FL_PREFETCH_LINE, FL_RECORD, FOLD_TOTAL,
-    F_COUNTS, F_CYCLES, F_INSTRUCTIONS, F_STALLS, F_START_ADJUST, F_START_FLAGS, INSTRUCTIONS,
-    INTERLOCK_TOTAL, KIND, LAZY_FP_AT, LAZY_FP_CYCLES, LAZY_FP_PENDING, LAZY_FP_TOTAL, LINE_RECORD_AREA,
-    LSU_TOTAL, MAX_WINDOWS, PREVIOUS_END, PROFILE_EXTRA, PROFILE_TABLE, REFILL_TOTAL, STEP_LIMIT,
-    SUMMED_FIELDS, TOTAL_LENGTH, WINDOW, WINDOW_COUNT, WINDOW_TABLE, W_BASE, W_SIZE, W_TABLES)
-from .encoding import KIND_SELF_LOOP, KIND_START, LANE, LANE_MASK
+    CYCLE_LIMIT, DATA_START, DEADLINE, ENDS_IN_BRANCH, FIELDS, FL_BLOCK_LINES, FL_BUFFER_LINE, FL_CURRENT,
+    FL_IC_HITS, FL_IC_MISSES, FL_IC_ON, FL_LINE_RECORDS, FL_LINE_SHIFT, FL_PREFETCH_LINE, FL_RECORD,
+    F_CYCLES, F_START_FLAGS, KIND, LAZY_FP_AT, LAZY_FP_PENDING, LINE_RECORD_AREA, MAX_WINDOWS,
+    PREVIOUS_END, PROFILE_EXTRA, PROFILE_TABLE, STEP_LIMIT, TOTAL_LENGTH, WINDOW, WINDOW_COUNT,
+    WINDOW_TABLE, W_BASE, W_SIZE, W_TABLES)
+from .encoding import KIND_SELF_LOOP, KIND_START
+from .tables import _value_at, range_sums
+from .counters import PER_INSTRUCTION, header_at, totals
 from .profile import line_settle
 from .memory_model import flash_cache_forget, flash_offset
 
@@ -112,20 +112,11 @@ class NativeState:
         return [self.buffer[offset + f: end: FIELDS] for f in range(FIELDS)]
 
     def sums_between(self, start: int, end: int) -> list[int]:
-        """Sums of the cumulative fields over the decoded instructions in [start, end)."""
-        totals = [0] * FIELDS
-        while start < end:
-            index = self.window_for(start)
-            if index is None:
-                break
-            base, size, _ = self.windows[index]
-            tables = self.tables(index)
-            chunk_end = min(end, base + size)
-            a, b = (start - base) >> 1, (chunk_end - base) >> 1
-            for field in SUMMED_FIELDS:
-                totals[field] += int(tables[field][b] - tables[field][a])
-            start = chunk_end
-        return totals
+        """Sums of the cumulative fields over the decoded instructions in [start, end) (the
+        native tables.range_sums: up to the first address not decoded)."""
+        sums = np.zeros(FIELDS, np.int64)
+        range_sums(self.buffer, np.int64(start), np.int64(end), sums)
+        return [int(v) for v in sums]
 
     def static_cycles(self, start: int, end: int) -> tuple[np.ndarray, np.ndarray]:
         """Per halfword of [start, end): the static cycles of the instruction starting there
@@ -143,74 +134,25 @@ class NativeState:
         return cycles, starts
 
     def value_at(self, address: int, field: int) -> int:
-        index = self.window_for(address)
-        if index is None:
-            return 0
-        base = self.windows[index][0]
-        return int(self.tables(index)[field][(address - base) >> 1])
+        """A per-instruction field's value at `address` (0 where nothing is decoded)."""
+        return int(_value_at(self.buffer, np.int64(address), np.int64(field)))
 
-    def counters_at(self, pc: int) -> dict[str, int]:
-        """Counter totals at the instruction `pc` of the executing block.
-
-        The hook adds a block's whole static cost when the block starts (per-instruction hooks
-        such as the divide's add theirs as they run), so at an instruction in the middle of it
-        (a CYCCNT read, a fault) the totals are taken back by what the rest of the block costs.
-        """
+    def header_at(self, pc: int) -> np.ndarray:
+        """A copy of the header with the counters at the instruction `pc` of the executing block
+        (counters.header_at; this adds what only Python knows: the decoder's dual-issue prefix)."""
         b = self.buffer
         block, size = int(b[BLOCK_ADDRESS]), int(b[BLOCK_SIZE])
-        totals = {"cycles": int(b[CYCLES]), "instructions": int(b[INSTRUCTIONS]), "lsu": int(b[LSU_TOTAL]),
-                  "cpi": int(b[CPI_TOTAL]), "fold": int(b[FOLD_TOTAL]), "refill": int(b[REFILL_TOTAL]),
-                  "interlock": int(b[INTERLOCK_TOTAL]), "divide": int(b[DIVIDE_TOTAL]),
-                  "data_wait": int(b[DATA_WAIT_TOTAL]), "fetch_wait": int(b[FL_FETCH_TOTAL]),
-                  "contention": int(b[FL_CONTENTION_TOTAL]), "lazy_fp": int(b[LAZY_FP_TOTAL])}
-        if not block <= pc < block + size:
-            return totals
-        if pc <= b[LAZY_FP_AT]:  # the FP instruction that stores the lazy FP context has not run
-            totals["cycles"] -= int(b[LAZY_FP_CYCLES])
-            totals["lsu"] -= int(b[LAZY_FP_CYCLES])
-            totals["lazy_fp"] -= int(b[LAZY_FP_CYCLES])
-        for address, stall, contention, _ in self.fetch_records():
-            if address > pc:  # fetched for an instruction after pc: not yet waited for
-                totals["cycles"] -= stall
-                totals["cpi"] -= stall
-                totals["fetch_wait"] -= stall - contention
-                totals["contention"] -= contention
-        tail = self.sums_between(pc, block + size)
-        counts, stalls = tail[F_COUNTS], tail[F_STALLS]
-        totals["cycles"] -= tail[F_CYCLES]
-        totals["instructions"] -= tail[F_INSTRUCTIONS]
-        totals["lsu"] -= counts & LANE_MASK
-        totals["cpi"] -= (counts >> LANE) & LANE_MASK
-        totals["fold"] -= counts >> (2 * LANE)
-        totals["refill"] -= stalls & LANE_MASK
-        totals["interlock"] -= (stalls >> LANE) & LANE_MASK
-        totals["divide"] -= stalls >> (2 * LANE)
-        if pc == block and b[BLOCK_ADJUSTED]:  # the first instruction has not run: nor its adjustment
-            adjust, flags = self.value_at(block, F_START_ADJUST), self.value_at(block, F_START_FLAGS)
-            interlock, fold = flags & 15, (flags >> 4) & 1
-            if (flags >> 6) & 1:  # dual issue (see _start_adjust)
-                lost = ((flags >> 7) & 15) - 8
-                totals["cycles"] -= adjust
-                totals["fold"] += lost
-                totals["cpi"] -= adjust - lost
-                totals["interlock"] += interlock
-                return totals
-            totals["cycles"] -= adjust
-            totals["lsu"] -= adjust + interlock - fold - (interlock if (flags >> 5) & 1 else 0)
-            totals["cpi"] += 0 if (flags >> 5) & 1 else interlock
-            totals["fold"] += fold
-            totals["interlock"] += interlock
-        elif b[BLOCK_ADJUSTED] and self.start_prefix is not None:
-            flags = self.value_at(block, F_START_FLAGS)
-            if (flags >> 6) & 1:  # a dual-issue core: keep only the correction of the instructions before pc
-                done_cycles, done_interlock, done_lost = self.start_prefix(block, pc)
-                undo_cycles = self.value_at(block, F_START_ADJUST) - done_cycles
-                undo_lost = ((flags >> 7) & 15) - 8 - done_lost
-                totals["cycles"] -= undo_cycles
-                totals["fold"] += undo_lost
-                totals["cpi"] -= undo_cycles - undo_lost
-                totals["interlock"] += (flags & 15) - done_interlock
-        return totals
+        prefix, has_prefix = (0, 0, 0), 0
+        if (block < pc < block + size and b[BLOCK_ADJUSTED] and self.start_prefix is not None
+                and (self.value_at(block, F_START_FLAGS) >> 6) & 1):
+            prefix, has_prefix = self.start_prefix(block, pc), 1
+        return header_at(b, np.int64(pc), np.int64(prefix[0]), np.int64(prefix[1]), np.int64(prefix[2]),
+                         np.int64(has_prefix))
+
+    def counters_at(self, pc: int) -> dict[str, int]:
+        """Counter totals (counters.COUNTERS, the per-instruction ones) at the instruction `pc`
+        of the executing block (see counters.header_at)."""
+        return totals(self.header_at(pc))
 
     def fetch_records(self) -> list[tuple[int, int, int, int]]:
         """The executing block's flash lines that waited or missed: (address, stall, contention, line + 1)."""
@@ -235,13 +177,9 @@ class NativeState:
                 t = int(b[PROFILE_TABLE])
                 line_settle(b, np.int64(t + 1 + 4 * int(b[t]) + 2 * PROFILE_EXTRA), b[BLOCK_ADDRESS], np.int64(pc),
                             np.int64(self.sums_between(int(b[BLOCK_ADDRESS]), pc)[F_CYCLES]))
-        counters = self.counters_at(pc)
-        for slot, key in ((CYCLES, "cycles"), (INSTRUCTIONS, "instructions"), (LSU_TOTAL, "lsu"),
-                          (CPI_TOTAL, "cpi"), (FOLD_TOTAL, "fold"), (REFILL_TOTAL, "refill"),
-                          (INTERLOCK_TOTAL, "interlock"), (DIVIDE_TOTAL, "divide"), (DATA_WAIT_TOTAL, "data_wait"),
-                          (FL_FETCH_TOTAL, "fetch_wait"), (FL_CONTENTION_TOTAL, "contention"),
-                          (LAZY_FP_TOTAL, "lazy_fp")):
-            self.buffer[slot] = counters[key]
+        header = self.header_at(pc)
+        for counter in PER_INSTRUCTION:
+            b[counter.slot] = header[counter.slot]
         if inside:
             if pc <= b[LAZY_FP_AT]:
                 b[LAZY_FP_PENDING] = 1

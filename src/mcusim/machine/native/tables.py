@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from .jit import njit
 from .layout import (
-    FIELDS, F_REFILL, KIND, LAST_WINDOW, WINDOW, WINDOW_COUNT, WINDOW_TABLE, W_BASE, W_SIZE, W_TABLES)
+    FIELDS, F_REFILL, KIND, LAST_WINDOW, SUMMED_FIELDS, WINDOW, WINDOW_COUNT, WINDOW_TABLE, W_BASE,
+    W_SIZE, W_TABLES)
 from .encoding import KIND_CONTINUATION, KIND_UNKNOWN
 
 
@@ -30,24 +31,41 @@ def _kind_at(st, address):
     w = _window_of(st, address)
     if w < 0:
         return KIND_UNKNOWN
-    return st[st[WINDOW_TABLE + WINDOW * w + W_TABLES] + FIELDS * ((address - st[WINDOW_TABLE + WINDOW * w + W_BASE]) >> 1) + KIND]
+    base = st[WINDOW_TABLE + WINDOW * w + W_BASE]
+    return st[st[WINDOW_TABLE + WINDOW * w + W_TABLES] + FIELDS * ((address - base) >> 1) + KIND]
 
 
 @njit
-def _range_sum(st, start, end, field):
-    """Sum of `field` over the instructions in [start, end), across windows; -1 if undecoded."""
+def _range_sum_decoded(st, start, end, field):
+    """(sum of `field` over the instructions in [start, end) up to the first address no window
+    holds, that address or `end`): across windows."""
     total = 0
     while start < end:
         w = _window_of(st, start)
         if w < 0:
-            return -1
+            return total, start
         base = st[WINDOW_TABLE + WINDOW * w + W_BASE]
         size = st[WINDOW_TABLE + WINDOW * w + W_SIZE]
         table = st[WINDOW_TABLE + WINDOW * w + W_TABLES] + field
         chunk_end = min(end, base + size)
         total += st[table + FIELDS * ((chunk_end - base) >> 1)] - st[table + FIELDS * ((start - base) >> 1)]
         start = chunk_end
-    return total
+    return total, end
+
+
+@njit
+def _range_sum(st, start, end, field):
+    """Sum of `field` over the instructions in [start, end), across windows; -1 if undecoded."""
+    total, reached = _range_sum_decoded(st, start, end, field)
+    return total if reached >= end else -1
+
+
+@njit
+def range_sums(st, start, end, sums):
+    """Into `sums` (FIELDS long): each summed field over the decoded instructions in [start, end)
+    (up to the first undecoded address); NativeState.sums_between calls it from Python."""
+    for field in SUMMED_FIELDS:
+        sums[field] = _range_sum_decoded(st, start, end, field)[0]
 
 
 @njit
