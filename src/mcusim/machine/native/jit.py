@@ -1,11 +1,16 @@
 """How the native code is compiled: numba's cache is chosen (numba_cache) before anything is
-compiled, every module decorates with the same `njit`, and hooks are `cfunc`s compiled when
-first registered, not at import."""
+compiled and stamped with the whole package's source (a change to layout.py must rebuild the
+hooks that froze its slots, not only layout.py's own functions), every module decorates with
+the same `njit`, and hooks are `cfunc`s compiled when first registered, not at import."""
 from __future__ import annotations
+
+import os
 
 from .. import numba_cache
 
 CACHE = numba_cache.choose(__file__)  # (before numba compiles or caches anything)
+if CACHE:
+    numba_cache.stamp_package(os.path.dirname(os.path.abspath(__file__)))
 
 import numba  # noqa: E402
 
