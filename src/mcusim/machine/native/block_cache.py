@@ -2,7 +2,6 @@
 kept in a direct-mapped cache so the block hook adds it with a few loads."""
 from __future__ import annotations
 
-
 from .jit import njit
 from .layout import (
     E_ADDRESS, E_CLASSES, E_COUNTS, E_CYCLES, E_FETCH_EPOCH, E_FP, E_FUNCTION, E_INSTRUCTIONS, E_ISB,

@@ -2,7 +2,6 @@
 at block starts (analysis/branch_trace.py moves the records out and decodes them)."""
 from __future__ import annotations
 
-
 from .jit import njit
 from .layout import (
     CYCLES, DEADLINE, PREVIOUS_BRANCH_AT, PREVIOUS_END, TRACE_CAPACITY, TRACE_COUNT, TRACE_DROPPED,

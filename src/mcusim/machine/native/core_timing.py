@@ -2,7 +2,6 @@
 the corrections of a block entered out of sequence, and the lazy FP context store."""
 from __future__ import annotations
 
-
 from .jit import njit
 from .layout import (
     BTAC_AREA, BTAC_ENTRY, BT_BRANCH, BT_COUNTER, BT_LAST_USE, BT_TARGET, CPI_TOTAL, CYCLES, DIVIDE_TOTAL,

@@ -3,8 +3,6 @@ of the decode tables' fields (lanes, branch flags). Kept apart from the layout: 
 values, not places."""
 from __future__ import annotations
 
-
-
 # STOP_REASON values.
 STOP_NONE = 0
 STOP_DEADLINE = 1
@@ -21,7 +19,7 @@ KIND_START = 1
 KIND_CONTINUATION = 2
 KIND_SELF_LOOP = 3    # an instruction start that branches to itself (`b .`)
 
-
+# F_REFILL (layout.py): branch kind | refill cycles << 2 | CALL_FLAG | STATIC_TAKEN | static cycles << STATIC_SHIFT.
 CALL_FLAG = 1 << 16
 REFILL_CYCLES_MASK = (1 << 14) - 1
 STATIC_TAKEN = 1 << 17

@@ -88,8 +88,9 @@ def block_hook(uc, address_u64, size_u32, user_data):
         st[STOP_ADDRESS] = address
         _uc_emu_stop(uc)
         return
-    if st[CYCLES] + st[entry + E_CYCLES] > st[CYCLE_LIMIT] and st[entry + E_INSTRUCTIONS] > 1 and st[CYCLES] + st[entry + E_CYCLES] - _range_sum(
-            st, st[entry + E_LAST_INSN], address + size, F_CYCLES) >= st[CYCLE_LIMIT]:
+    if (st[CYCLES] + st[entry + E_CYCLES] > st[CYCLE_LIMIT] and st[entry + E_INSTRUCTIONS] > 1
+            and st[CYCLES] + st[entry + E_CYCLES] - _range_sum(st, st[entry + E_LAST_INSN], address + size, F_CYCLES)
+            >= st[CYCLE_LIMIT]):
         st[STOP_REASON] = STOP_LIMIT
         st[STOP_ADDRESS] = address
         st[STOP_SIZE] = size

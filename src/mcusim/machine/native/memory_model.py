@@ -2,7 +2,6 @@
 data caches, and RAM behind a data cache. flash_timing.py configures the ports."""
 from __future__ import annotations
 
-
 from .jit import njit
 from .layout import (
     CACHE_SETS, CACHE_TAGS, CACHE_WAYS, CPI_TOTAL, CYCLES, E_FETCH_BEFORE_LAST, E_FETCH_EPOCH,

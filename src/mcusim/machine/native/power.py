@@ -3,7 +3,6 @@ turned into energy with the power model's coefficients (power/accounting.py sets
 and reads the totals)."""
 from __future__ import annotations
 
-
 from .jit import njit
 from .layout import (
     CYCLES, E_CLASSES, E_ENERGY_CORE, E_ENERGY_SRAM, P_COEFFICIENTS, P_COEF_WORD, P_COUNTS, P_ENERGY_CORE,

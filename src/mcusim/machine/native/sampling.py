@@ -2,7 +2,6 @@
 that ran (analysis/sampling.py reads the samples)."""
 from __future__ import annotations
 
-
 from .jit import njit
 from .layout import (
     BLOCK_ADDRESS, BLOCK_SIZE, CYCLES, F_CYCLES, SAMPLE_AT_CYCLE, SAMPLE_BLOCK_START, SAMPLE_CAPACITY,

@@ -3,7 +3,6 @@ kind, a per-instruction value, and sums over address ranges (prefix-sum differen
 other native module reads the tables through these."""
 from __future__ import annotations
 
-
 from .jit import njit
 from .layout import (
     FIELDS, F_REFILL, KIND, LAST_WINDOW, SUMMED_FIELDS, WINDOW, WINDOW_COUNT, WINDOW_TABLE, W_BASE,
