@@ -51,27 +51,34 @@ class FunctionProfile:
         self.n = n
         self.meta = 1 + 4 * n + 2 * N.PROFILE_EXTRA
         line_ranges = list(line_ranges)[:N.MAX_LINE_RANGES]
-        counters = sum(2 * ((end - start) // 2 + 1) for start, end in line_ranges)
+        counters = sum(N.LINE_COUNTER * ((end - start) // 2 + 1) for start, end in line_ranges)
         self.table = state.reserve(self.meta + N.PROFILE_TREE_META + (N.PROFILE_NODE + 2) * tree_capacity
-                                   + 3 * N.MAX_LINE_RANGES + counters + n + N.PROFILE_EXTRA)
+                                   + N.LINE_RANGE * N.MAX_LINE_RANGES + counters + n + N.PROFILE_EXTRA)
         self.meta += self.table
         buffer = state.buffer
         buffer[self.table] = n
         buffer[self.table + 1: self.table + 1 + n] = starts
         buffer[self.table + 1 + n: self.table + 1 + 2 * n] = ends
-        buffer[self.meta: self.meta + 4] = [N.TREE_ROOT, 2, tree_capacity, 0]
+        buffer[self.meta + N.TREE_NODE] = N.TREE_ROOT
+        buffer[self.meta + N.TREE_COUNT] = 2  # the root and TREE_FULL
+        buffer[self.meta + N.TREE_CAPACITY] = tree_capacity
+        buffer[self.meta + N.TREE_OVERFLOWS] = 0
         buffer[self.meta + N.TREE_LINE_RANGES] = len(line_ranges)
         ranges = self.meta + N.PROFILE_TREE_META + (N.PROFILE_NODE + 2) * tree_capacity
-        offset = ranges + 3 * N.MAX_LINE_RANGES
+        offset = ranges + N.LINE_RANGE * N.MAX_LINE_RANGES
         self.line_ranges = []  # (start, end, offset of the counters)
         for i, (start, end) in enumerate(line_ranges):
-            buffer[ranges + 3 * i: ranges + 3 * i + 3] = [start, end, offset]
+            row = ranges + N.LINE_RANGE * i
+            buffer[row + N.LR_START], buffer[row + N.LR_END], buffer[row + N.LR_COUNTERS] = start, end, offset
             self.line_ranges.append((start, end, offset))
-            offset += 2 * ((end - start) // 2 + 1)
+            offset += N.LINE_COUNTER * ((end - start) // 2 + 1)
         self.energy = offset  # per function: dynamic energy in femtojoules
         buffer[self.meta + N.TREE_ENERGY] = offset
         nodes = self.meta + N.PROFILE_TREE_META
-        buffer[nodes: nodes + 2 * N.PROFILE_NODE] = [0, -1, 0, 0, -1, 0, -2, 0, 0, -1]  # the root, TREE_FULL
+        for node, function in ((N.TREE_ROOT, -1), (N.TREE_FULL, -2)):  # the root, TREE_FULL (both below the root)
+            row = nodes + N.PROFILE_NODE * node
+            buffer[row + N.NODE_PARENT], buffer[row + N.NODE_FUNCTION] = N.TREE_ROOT, function
+            buffer[row + N.NODE_CYCLES], buffer[row + N.NODE_CALLS], buffer[row + N.NODE_RETURNS_TO] = 0, 0, -1
         state[N.PROFILE_TABLE] = self.table
         state[N.PROFILE_FUNCTION] = -1
 
@@ -95,11 +102,11 @@ class FunctionProfile:
         """Time Python moved on running one instruction over and over (a skipped `b .` loop)."""
         for start, end, offset in self.line_ranges:
             if start <= address < end:
-                slot = offset + 2 * ((address - start) >> 1)
+                slot = offset + N.LINE_COUNTER * ((address - start) >> 1)
                 b = self.state.buffer
-                b[slot] += executions
-                b[slot + 2] -= executions
-                b[slot + 1] += cycles - executions * self.state.sums_between(address, address + 2)[N.F_CYCLES]
+                b[slot + N.LC_RUNS] += executions
+                b[slot + N.LINE_COUNTER + N.LC_RUNS] -= executions
+                b[slot + N.LC_EXTRA_CYCLES] += cycles - executions * self.state.sums_between(address, address + 2)[N.F_CYCLES]
 
     def instruction_counts(self):
         """Per line range: start address, then per halfword the times it ran, the cycles spent
@@ -109,10 +116,10 @@ class FunctionProfile:
         out = []
         for start, end, offset in self.line_ranges:
             halfwords = (end - start) // 2
-            counters = self.state.buffer[offset: offset + 2 * (halfwords + 1)]
-            runs = np.cumsum(counters[0::2])[:halfwords]
+            counters = self.state.buffer[offset: offset + N.LINE_COUNTER * (halfwords + 1)]
+            runs = np.cumsum(counters[N.LC_RUNS::N.LINE_COUNTER])[:halfwords]
             static, starts = self.state.static_cycles(start, end)
-            out.append((start, runs, runs * static + counters[1::2][:halfwords], starts))
+            out.append((start, runs, runs * static + counters[N.LC_EXTRA_CYCLES::N.LINE_COUNTER][:halfwords], starts))
         return out
 
     def flush(self) -> None:
@@ -130,15 +137,16 @@ class FunctionProfile:
         """The call tree: parent, function, exclusive cycles and calls per node (node 0 is the
         root; a parent always comes before its children)."""
         self.flush()
-        count = self.state[self.meta + 1]
+        count = self.state[self.meta + N.TREE_COUNT]
         nodes = self.meta + N.PROFILE_TREE_META
         rows = self.state.buffer[nodes: nodes + N.PROFILE_NODE * count].reshape(count, N.PROFILE_NODE)
-        return rows[:, 0].copy(), rows[:, 1].copy(), rows[:, 2].copy(), rows[:, 3].copy()
+        return (rows[:, N.NODE_PARENT].copy(), rows[:, N.NODE_FUNCTION].copy(), rows[:, N.NODE_CYCLES].copy(),
+                rows[:, N.NODE_CALLS].copy())
 
     @property
     def tree_overflow(self) -> int:
         """Calls that found the call tree full (their cycles went to FULL_NODE_NAME)."""
-        return int(self.state[self.meta + 3])
+        return int(self.state[self.meta + N.TREE_OVERFLOWS])
 
     def inclusive(self) -> dict[int, int]:
         """Inclusive cycles per function: its own and its callees', counted once per activation

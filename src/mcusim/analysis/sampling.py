@@ -50,10 +50,11 @@ class PcSampler:
             count = (pending - 1) // self.period + 1
             room = max(0, st[N.SAMPLE_CAPACITY] - st[N.SAMPLE_COUNT])
             kept = min(count, room)
-            first = self.table + 2 * st[N.SAMPLE_COUNT]
-            cycles = st[N.SAMPLE_NEXT] + self.period * np.arange(kept, dtype=np.int64)
-            st.buffer[first: first + 2 * kept: 2] = cycles
-            st.buffer[first + 1: first + 2 * kept: 2] = pc
+            first = self.table + N.SAMPLE_RECORD * st[N.SAMPLE_COUNT]
+            end = first + N.SAMPLE_RECORD * kept
+            st.buffer[first + N.SAMPLE_AT_CYCLE: end: N.SAMPLE_RECORD] = (
+                st[N.SAMPLE_NEXT] + self.period * np.arange(kept, dtype=np.int64))
+            st.buffer[first + N.SAMPLE_PC: end: N.SAMPLE_RECORD] = pc
             st[N.SAMPLE_COUNT] = st[N.SAMPLE_COUNT] + kept
             st[N.SAMPLE_DROPPED] = st[N.SAMPLE_DROPPED] + count - kept
             st[N.SAMPLE_NEXT] = st[N.SAMPLE_NEXT] + count * self.period
@@ -65,8 +66,8 @@ class PcSampler:
 
     def samples(self) -> tuple[np.ndarray, np.ndarray]:
         count = self.state[N.SAMPLE_COUNT]
-        rows = self.state.buffer[self.table: self.table + 2 * count].reshape(-1, 2)
-        return rows[:, 0].copy(), rows[:, 1].copy()
+        rows = self.state.buffer[self.table: self.table + N.SAMPLE_RECORD * count].reshape(-1, N.SAMPLE_RECORD)
+        return rows[:, N.SAMPLE_AT_CYCLE].copy(), rows[:, N.SAMPLE_PC].copy()
 
     @property
     def dropped(self) -> int:

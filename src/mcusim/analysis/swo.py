@@ -248,7 +248,7 @@ class CounterEvents:
         self.table = state.reserve(N.EV_RECORDS + capacity)
         state[self.table + N.EV_CAPACITY] = capacity
         for i in range(len(N.EV_FLAGS)):
-            state[self.table + N.EV_COUNTERS + 2 * i] = N.EV_NEVER
+            state[self.table + N.EV_COUNTERS + N.EV_COUNTER * i + N.EV_WRAP_AT] = N.EV_NEVER
         self.runs = {flag: array("q") for flag in COUNTER_FLAGS}  # (first cycle, step, count) triples
 
     def configure(self, native: dict, now: int) -> None:
@@ -259,10 +259,10 @@ class CounterEvents:
         if not was_on:  # the native hook starts observing from here
             st[t + N.EV_SINCE] = st[N.CYCLES]
             for i, total_slot in enumerate((N.CPI_TOTAL, N.LSU_TOTAL, N.FOLD_TOTAL)):
-                st[t + N.EV_COUNTERS + 2 * i + 1] = st[total_slot]
+                st[t + N.EV_COUNTERS + N.EV_COUNTER * i + N.EV_LAST_TOTAL] = st[total_slot]
         on = False
         for i, flag in enumerate(N.EV_FLAGS):
-            slot = t + N.EV_COUNTERS + 2 * i
+            slot = t + N.EV_COUNTERS + N.EV_COUNTER * i + N.EV_WRAP_AT
             total, value, enabled = native[flag]
             wrap = total + 256 - value if enabled else N.EV_NEVER
             old = st[slot] if was_on else N.EV_NEVER

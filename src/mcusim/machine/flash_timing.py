@@ -12,9 +12,9 @@ flash, RM0351 3.3): the delay is counted as contention.
 A port with a data cache may also serve RAM (`ram_ranges`, e.g. the STM32F7's SRAM1/SRAM2 behind
 AXIM): the data cache holds those lines too, written back and allocated on writes, and a read
 it does not serve waits `ram_read_wait_cycles` (plus `writeback_wait_cycles` when the line it
-replaces is dirty): `ram_access` in native.py, on a memory hook over those ranges.
+replaces is dirty): `ram_access` in native/memory_model.py, on a memory hook over those ranges.
 
-The state lives in the native buffer (native.py, slots FL_*, and two cache tag arrays): the
+The state lives in the native buffer (native/layout.py, slots FL_*, and two cache tag arrays): the
 block hook runs `flash_fetch_line` for each flash line a block touches, a memory hook runs
 `flash_data_read` on data reads from flash. This class writes the settings there; peripheral
 models (FLASH_ACR, NVMC, CACHECTRL) change them through `configure`.
@@ -130,12 +130,13 @@ class FlashTiming:
         spec = self.spec
         self[N.FL_RANGE_COUNT] = len(self.ranges)
         for i, (start, end) in enumerate(self.ranges):
-            at = self.g + N.FL_RANGE_TABLE + 3 * i
-            self.state.buffer[at: at + 3] = (start, end, 0)
+            at = self.g + N.FL_RANGE_TABLE + N.FL_RANGE * i
+            self.state.buffer[at + N.RANGE_START], self.state.buffer[at + N.RANGE_END] = start, end
+            self.state.buffer[at + N.RANGE_LINE_OFFSET] = 0
         self[N.FL_RAM_COUNT] = len(self.ram_ranges)
         for i, (start, end) in enumerate(self.ram_ranges):
-            at = self.g + N.FL_RAM_TABLE + 2 * i
-            self.state.buffer[at: at + 2] = (start, end)
+            at = self.g + N.FL_RAM_TABLE + N.FL_RAM_RANGE * i
+            self.state.buffer[at + N.RANGE_START], self.state.buffer[at + N.RANGE_END] = start, end
         self[N.FL_RAM_WAIT] = spec.ram_read_wait_cycles
         self[N.FL_WRITEBACK_WAIT] = spec.writeback_wait_cycles
         self[N.FL_LINE_SHIFT] = spec.line_bytes.bit_length() - 1
@@ -257,7 +258,7 @@ class FlashTiming:
         sets, ways = self[N.FL_DC_SETS], self[N.FL_DC_WAYS]
         if set_index >= sets or way >= ways:
             return
-        self._maintain_slot(self.dc_tags + 2 * (ways * set_index + way), clean, invalidate)
+        self._maintain_slot(self.dc_tags + N.FL_CACHE_LINE * (ways * set_index + way), clean, invalidate)
 
     def maintain_address(self, address: int, clean: bool, invalidate: bool) -> None:
         """Clean and/or invalidate the data cache line holding `address`, if any (SCB DCCMVAC,
@@ -278,11 +279,11 @@ class FlashTiming:
     def _maintain_slot(self, slot: int, clean: bool, invalidate: bool) -> None:
         """Clean and/or invalidate the data cache line at tag `slot`."""
         buffer = self.state.buffer
-        if clean and buffer[slot] < 0:
-            buffer[slot] = -buffer[slot]
+        if clean and buffer[slot + N.LINE_TAG] < 0:  # dirty
+            buffer[slot + N.LINE_TAG] = -buffer[slot + N.LINE_TAG]
             self[N.FL_DC_WRITEBACKS] += 1
         if invalidate:
-            buffer[slot: slot + 2] = 0
+            buffer[slot: slot + N.FL_CACHE_LINE] = 0
             if self.dc_tags == self.ic_tags:
                 self.state[N.FL_EPOCH] += 1  # an instruction cache changed
 

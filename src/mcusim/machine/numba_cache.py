@@ -1,13 +1,22 @@
-"""Where numba caches the native hooks' compiled code, chosen before native.py defines them.
+"""Where numba caches the native hooks' compiled code, chosen before the native package defines them,
+and when that code is stale.
 
 numba caches next to the source (__pycache__), else in the user's cache directory, and
 raises at import when it can write neither (a read-only install run by a user without a
 writable HOME): then mcusim could not even print `--help`. This picks a private directory
 under the system's temporary directory instead (compiling once per boot, not per run), or,
 where nothing at all can be written, no cache (compiling every run), and says so once.
+
+numba keys a cached function on its own source file only, but the native functions freeze
+constants and inline functions from other modules of their package (layout.py's slots above
+all): a change to layout.py would leave every other module's cached machine code in use,
+reading the wrong slots. stamp_package() makes every function of a package stamped with a
+hash of all the package's source files, so any change anywhere rebuilds all of it.
 """
 from __future__ import annotations
 
+import functools
+import hashlib
 import os
 import stat
 import sys
@@ -85,3 +94,65 @@ def _say(message: str) -> None:
             sys.stderr.write(f"mcusim: warning: {message}\n")
         except (OSError, ValueError):
             pass
+
+
+_STAMPED: set[str] = set()  # package directories whose functions carry the package's stamp
+
+
+def package_stamp(directory: str | Path) -> str:
+    """A hash of the names and contents of every Python source file in `directory`."""
+    files = sorted(Path(directory).glob("*.py"))
+    return _hash_files(tuple((str(path), *_identity(path)) for path in files))
+
+
+def _identity(path: Path) -> tuple[int, int]:
+    info = path.stat()
+    return info.st_mtime_ns, info.st_size
+
+
+@functools.lru_cache(maxsize=16)
+def _hash_files(files: tuple[tuple[str, int, int], ...]) -> str:
+    """(keyed by each file's path, modification time and size: a changed file is hashed again)"""
+    digest = hashlib.sha256()
+    for path, _, _ in files:
+        digest.update(os.path.basename(path).encode() + b"\0")
+        digest.update(Path(path).read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+class _PackageStamped:
+    """Mixed into numba's source-file cache locators: only for functions of a stamped package,
+    whose source stamp becomes package_stamp() of its directory."""
+
+    def get_source_stamp(self):
+        return package_stamp(os.path.dirname(os.path.abspath(self._py_file)))
+
+    @classmethod
+    def from_function(cls, py_func, py_file):
+        if os.path.dirname(os.path.abspath(py_file)) not in _STAMPED:
+            return None
+        return super().from_function(py_func, py_file)
+
+
+def _package_locators() -> list[type]:
+    """_PackageStamped versions of numba's locators for a function's own source file, in numba's
+    order (NUMBA_CACHE_DIR, __pycache__ next to the source, the user's cache directory)."""
+    from numba.core import caching
+
+    found = []
+    for name in ("UserProvidedCacheLocator", "InTreeCacheLocator", "UserWideCacheLocator"):
+        base = getattr(caching, name, None) or getattr(caching, "_" + name, None)  # (numba < 0.61: _Name)
+        if base is not None:
+            found.append(type("PackageStamped" + base.__name__.lstrip("_"), (_PackageStamped, base), {}))
+    return found
+
+
+def stamp_package(directory: str | Path) -> None:
+    """From now on, numba caches every function defined in `directory` under package_stamp()
+    of that directory. Call before any of them is compiled."""
+    from numba.core import caching
+
+    _STAMPED.add(os.path.abspath(directory))
+    impl = getattr(caching, "CacheImpl", None) or getattr(caching, "_CacheImpl")
+    if not any(issubclass(cls, _PackageStamped) for cls in impl._locator_classes):
+        impl._locator_classes[:0] = _package_locators()

@@ -1,0 +1,281 @@
+"""The native Unicorn hooks (numba @cfunc: block, divide, flash read, RAM access, exact PC)
+and their registration. The block hook runs at the start of every translated block, before
+the block executes: it checks the deadline, looks up the block's cost and adds it. When it
+stops emulation (deadline, undecoded code, a self-loop, FP with the FPU disabled, a block
+that would pass the cycle limit) the block has not executed and is not counted."""
+from __future__ import annotations
+
+import ctypes
+
+import llvmlite.binding
+import numpy as np
+from numba import carray, types
+from unicorn.arm_const import UC_ARM_REG_EPSR
+from unicorn.unicorn_py3.unicorn import uclib
+
+from .jit import cfunc, njit
+from .layout import (
+    BLOCK_ADDRESS, BLOCK_ADJUSTED, BLOCK_CACHE, BLOCK_SIZE, CACHE_ENTRIES, CACHE_ENTRY, CODE_PC,
+    COUNTER_EVENTS, CPI_TOTAL, CYCLES, CYCLE_LIMIT, DATA_START, DATA_WAIT_TOTAL, DEADLINE, DIVIDE_BASE,
+    DIVIDE_BITS_PER_CYCLE, DIVIDE_MIN, DIVIDE_SHORT, DIVIDE_TOTAL, DIVIDE_ZERO, ENDS_IN_BRANCH, E_ADDRESS,
+    E_COUNTS, E_CYCLES, E_FP, E_INSTRUCTIONS, E_ISB, E_LAST_INSN, E_REFILL, E_SELF_LOOP, E_SIZE, E_STALLS,
+    E_START_ADJUST, E_START_FLAGS, E_UNMASK, E_WIDE_FIRST, FL_BLOCK_LINES, FL_BLOCK_START, FL_PORT_COUNT,
+    FPU_ENABLED, F_CYCLES, F_DIVIDE, INSTRUCTIONS, LAZY_FP_AT, LAZY_FP_PENDING, LSU_TOTAL, PENDING_MASKED,
+    PREVIOUS_BRANCH_AT, PREVIOUS_END, PREVIOUS_ISB, PREVIOUS_UNMASK, PROFILE_TABLE, P_ENABLED,
+    SAMPLE_BLOCK_START, SAMPLE_NEXT, SAMPLE_TABLE, SCRATCH, STEP_LIMIT, STOP_ADDRESS, STOP_REASON,
+    STOP_SIZE, TOTAL_LENGTH, TRACE_HELD, TRACE_TABLE, WATCH_ISB, _trace)
+from .encoding import (
+    STOP_DEADLINE, STOP_DECODE, STOP_FPU_DISABLED, STOP_ISB, STOP_LIMIT, STOP_SELF_LOOP, STOP_UNMASKED)
+from .tables import _range_sum, _value_at
+from .core_timing import _lazy_fp_store, _refill_after_branch, _start_adjust, add_static
+from .profile import _profile
+from .sampling import _take_samples
+from .branch_trace import _trace
+from .dwt_events import counter_events
+from .power import _count_power
+from .block_cache import _summarize
+from .memory_model import _fetch, flash_data_read, ram_access
+from .state import NativeState
+
+
+# Call uc_emu_stop by symbol name (not through a ctypes pointer) so numba can cache the hook.
+llvmlite.binding.load_library_permanently(uclib._name)
+_uc_emu_stop = types.ExternalFunction("uc_emu_stop", types.int32(types.voidptr))
+_uc_reg_read = types.ExternalFunction("uc_reg_read", types.int32(types.voidptr, types.int32, types.intp))
+_uc_reg_write = types.ExternalFunction("uc_reg_write", types.int32(types.voidptr, types.int32, types.intp))
+
+BLOCK_HOOK_SIGNATURE = types.void(types.voidptr, types.uint64, types.uint32, types.voidptr)
+
+
+@cfunc(BLOCK_HOOK_SIGNATURE)
+def block_hook(uc, address_u64, size_u32, user_data):
+    address = np.int64(address_u64)  # int64 throughout: uint64 mixed with int64 becomes float in numba
+    size = np.int64(size_u32)
+    header = carray(user_data, (DATA_START,), np.int64)
+    st = carray(user_data, (header[TOTAL_LENGTH],), np.int64)
+    if st[TRACE_TABLE] != 0 and address != st[TRACE_HELD]:  # before any stop: Python may move the PC
+        _trace(st, address, address != st[PREVIOUS_END])
+        st[TRACE_HELD] = address
+    if st[COUNTER_EVENTS] != 0:  # DWT counter wraps in the block that ran last (before any stop)
+        counter_events(st)
+    if st[CYCLES] >= st[DEADLINE] or st[INSTRUCTIONS] >= st[STEP_LIMIT]:
+        st[STOP_REASON] = STOP_DEADLINE
+        st[STOP_ADDRESS] = address
+        _uc_emu_stop(uc)
+        return
+    if st[BLOCK_SIZE] != 0 and (st[PENDING_MASKED] != 0 and st[PREVIOUS_UNMASK] > 0
+                                or st[WATCH_ISB] != 0 and st[PREVIOUS_ISB] > 0):
+        st[STOP_REASON] = STOP_UNMASKED if st[PENDING_MASKED] != 0 and st[PREVIOUS_UNMASK] > 0 else STOP_ISB
+        st[STOP_ADDRESS] = address
+        _uc_emu_stop(uc)
+        return
+    entry = BLOCK_CACHE + ((address >> 1) & (CACHE_ENTRIES - 1)) * CACHE_ENTRY
+    if st[entry + E_SIZE] != size or st[entry + E_ADDRESS] != address:
+        if not _summarize(st, address, size, entry):
+            st[STOP_REASON] = STOP_DECODE
+            st[STOP_ADDRESS] = address
+            st[STOP_SIZE] = size
+            _uc_emu_stop(uc)
+            return
+    if st[FPU_ENABLED] == 0 and st[entry + E_FP] > 0:
+        st[STOP_REASON] = STOP_FPU_DISABLED
+        st[STOP_ADDRESS] = address
+        st[STOP_SIZE] = size
+        _uc_emu_stop(uc)
+        return
+    if st[entry + E_SELF_LOOP] != 0:
+        st[STOP_REASON] = STOP_SELF_LOOP
+        st[STOP_ADDRESS] = address
+        _uc_emu_stop(uc)
+        return
+    if (st[CYCLES] + st[entry + E_CYCLES] > st[CYCLE_LIMIT] and st[entry + E_INSTRUCTIONS] > 1
+            and st[CYCLES] + st[entry + E_CYCLES] - _range_sum(st, st[entry + E_LAST_INSN], address + size, F_CYCLES)
+            >= st[CYCLE_LIMIT]):
+        st[STOP_REASON] = STOP_LIMIT
+        st[STOP_ADDRESS] = address
+        st[STOP_SIZE] = size
+        _uc_emu_stop(uc)
+        return
+    out_of_sequence = address != st[PREVIOUS_END]
+    if st[PROFILE_TABLE] != 0:  # what ran so far belongs to the blocks before this one
+        _profile(st, entry, address, size)
+    st[TRACE_HELD] = -1
+    if st[SAMPLE_TABLE] != 0:
+        if st[CYCLES] > st[SAMPLE_NEXT] and st[BLOCK_SIZE] != 0:
+            _take_samples(st)
+        st[SAMPLE_BLOCK_START] = st[CYCLES]
+    st[LAZY_FP_AT] = -1
+    if st[LAZY_FP_PENDING] != 0 and st[entry + E_FP] > 0:
+        _lazy_fp_store(st, address, size)
+    _refill_after_branch(st, address, st[entry + E_WIDE_FIRST] != 0)
+    start = st[CYCLES]
+    st[FL_BLOCK_START] = start
+    st[ENDS_IN_BRANCH] = st[entry + E_REFILL]
+    st[PREVIOUS_BRANCH_AT] = st[entry + E_LAST_INSN]
+    st[PREVIOUS_END] = address + size
+    st[PREVIOUS_UNMASK] = st[entry + E_UNMASK]
+    st[PREVIOUS_ISB] = st[entry + E_ISB]
+    st[BLOCK_ADDRESS] = address
+    st[BLOCK_SIZE] = size
+    st[CODE_PC] = -1
+    counts = st[entry + E_COUNTS]
+    stalls = st[entry + E_STALLS]
+    if st[P_ENABLED] != 0:
+        _count_power(st, entry)
+    add_static(st, st[entry + E_CYCLES], st[entry + E_INSTRUCTIONS], counts, stalls, 1)
+    st[BLOCK_ADJUSTED] = 0
+    if out_of_sequence and (st[entry + E_START_ADJUST] != 0 or st[entry + E_START_FLAGS] != 0):
+        _start_adjust(st, st[entry + E_START_ADJUST], st[entry + E_START_FLAGS], 1)
+        st[BLOCK_ADJUSTED] = 1
+    st[FL_BLOCK_LINES] = 0
+    if st[FL_PORT_COUNT] != 0:
+        _fetch(st, entry, address, size, start, out_of_sequence)
+
+
+@njit
+def _significant_bits(value):
+    bits = 0
+    while value:
+        value >>= 1
+        bits += 1
+    return bits
+
+
+@njit
+def _read_register(uc, header, register):
+    header[SCRATCH] = 0
+    _uc_reg_read(uc, register, header.ctypes.data + 8 * SCRATCH)
+    return header[SCRATCH] & 0xFFFFFFFF
+
+
+@cfunc(BLOCK_HOOK_SIGNATURE)
+def divide_hook(uc, address, size, user_data):
+    """Before a divide: its early-termination cost from the operand values.
+
+    F_DIVIDE packs the Unicorn register ids: dividend | divisor << 10 | signed << 20, plus 1 << 21.
+    """
+    header = carray(user_data, (DATA_START,), np.int64)
+    st = carray(user_data, (header[TOTAL_LENGTH],), np.int64)
+    info = _value_at(st, np.int64(address), F_DIVIDE)
+    if info == 0:
+        return
+    dividend = _read_register(uc, header, np.int32(info & 0x3FF))
+    divisor = _read_register(uc, header, np.int32((info >> 10) & 0x3FF))
+    if (info >> 20) & 1:
+        if dividend & 0x80000000:
+            dividend = (0x100000000 - dividend) & 0xFFFFFFFF
+        if divisor & 0x80000000:
+            divisor = (0x100000000 - divisor) & 0xFFFFFFFF
+    if dividend == 0 or divisor == 0:
+        cycles = st[DIVIDE_ZERO]
+    else:
+        a = _significant_bits(dividend)
+        b = _significant_bits(divisor)
+        if a < b:
+            cycles = st[DIVIDE_SHORT]
+        else:
+            cycles = st[DIVIDE_BASE] + (a - b) // st[DIVIDE_BITS_PER_CYCLE]
+    extra = cycles - st[DIVIDE_MIN]
+    st[CYCLES] += extra
+    st[CPI_TOTAL] += extra
+    st[DIVIDE_TOTAL] += extra
+
+
+UC_MEM_WRITE = 17  # unicorn.UC_MEM_WRITE: the `access` argument of a memory hook for a write
+MEMORY_HOOK_SIGNATURE = types.void(types.voidptr, types.int32, types.uint64, types.int32, types.int64,
+                                   types.voidptr)
+
+
+EPSR_THUMB_ONLY = 1 << 24
+
+
+@njit
+def _restore_it_state(uc, header):
+    """Clear the IT bits Unicorn set before calling a memory hook: it restores the accessing
+    instruction's state (cpu_restore_state), while QEMU expects them zero in mid-block and
+    writes them only at a block's end inside an IT block (docs/machine.md)."""
+    header[SCRATCH] = EPSR_THUMB_ONLY
+    _uc_reg_write(uc, UC_ARM_REG_EPSR, header.ctypes.data + 8 * SCRATCH)
+
+
+@cfunc(MEMORY_HOOK_SIGNATURE)
+def flash_read_hook(uc, access, address_u64, size, value, user_data):
+    """A data read from flash (registered on the flash ranges only while data reads wait)."""
+    header = carray(user_data, (DATA_START,), np.int64)
+    st = carray(user_data, (header[TOTAL_LENGTH],), np.int64)
+    wait = flash_data_read(st, np.int64(address_u64))
+    _restore_it_state(uc, header)
+    st[CYCLES] += wait
+    st[LSU_TOTAL] += wait  # DWT LSUCNT counts the extra cycles of loads and stores
+    st[DATA_WAIT_TOTAL] += wait
+
+
+@cfunc(MEMORY_HOOK_SIGNATURE)
+def ram_access_hook(uc, access, address_u64, size, value, user_data):
+    """A data read or write of RAM behind a data cache (registered on those ranges only)."""
+    header = carray(user_data, (DATA_START,), np.int64)
+    st = carray(user_data, (header[TOTAL_LENGTH],), np.int64)
+    wait = ram_access(st, np.int64(address_u64), access == UC_MEM_WRITE)
+    _restore_it_state(uc, header)
+    st[CYCLES] += wait
+    st[LSU_TOTAL] += wait
+    st[DATA_WAIT_TOTAL] += wait
+
+
+@cfunc(BLOCK_HOOK_SIGNATURE)
+def exact_pc_hook(uc, address, size, user_data):
+    """Per-instruction hook, installed only on blocks that read time-dependent registers."""
+    header = carray(user_data, (DATA_START,), np.int64)
+    header[CODE_PC] = np.int64(address)
+
+
+def unregister_hook(uc, handle: int) -> None:
+    uclib.uc_hook_del(uc._uch, ctypes.c_size_t(handle))
+
+
+def _register(uc, kind: int, function, state: NativeState, begin: int, end: int) -> int:
+    from unicorn import UcError
+
+    handle = ctypes.c_size_t()
+    status = uclib.uc_hook_add(uc._uch, ctypes.byref(handle), kind, ctypes.c_void_p(function.address),
+                               ctypes.c_void_p(state.address), ctypes.c_uint64(begin), ctypes.c_uint64(end))
+    if status != 0:
+        raise UcError(status)
+    return handle.value
+
+
+def register_block_hook(uc, state: NativeState) -> int:
+    """Register the native block hook on every address; returns the hook handle."""
+    from unicorn import UC_HOOK_BLOCK
+
+    return _register(uc, UC_HOOK_BLOCK, block_hook, state, 1, 0)
+
+
+def register_flash_read_hook(uc, state: NativeState, begin: int, end: int) -> int:
+    """Time the data reads from flash in [begin, end] (inclusive)."""
+    from unicorn import UC_HOOK_MEM_READ
+
+    return _register(uc, UC_HOOK_MEM_READ, flash_read_hook, state, begin, end)
+
+
+def register_ram_access_hook(uc, state: NativeState, begin: int, end: int, writes: bool) -> int:
+    """Time the data reads (and, with `writes`, track the writes) of RAM in [begin, end] behind
+    a data cache."""
+    from unicorn import UC_HOOK_MEM_READ, UC_HOOK_MEM_WRITE
+
+    kind = UC_HOOK_MEM_READ | (UC_HOOK_MEM_WRITE if writes else 0)
+    return _register(uc, kind, ram_access_hook, state, begin, end)
+
+
+def register_divide_hook(uc, state: NativeState, address: int) -> int:
+    """Time the divide at `address` from its operands."""
+    from unicorn import UC_HOOK_CODE
+
+    return _register(uc, UC_HOOK_CODE, divide_hook, state, address, address)
+
+
+def register_exact_pc_hook(uc, state: NativeState, begin: int, end: int) -> int:
+    """Track the executing instruction's address in [begin, end] (inclusive)."""
+    from unicorn import UC_HOOK_CODE
+
+    return _register(uc, UC_HOOK_CODE, exact_pc_hook, state, begin, end)

@@ -1,0 +1,35 @@
+"""How the native code is compiled: numba's cache is chosen (numba_cache) before anything is
+compiled and stamped with the whole package's source (a change to layout.py must rebuild the
+hooks that froze its slots, not only layout.py's own functions), every module decorates with
+the same `njit`, and hooks are `cfunc`s compiled when first registered, not at import."""
+from __future__ import annotations
+
+import os
+
+from .. import numba_cache
+
+CACHE = numba_cache.choose(__file__)  # (before numba compiles or caches anything)
+if CACHE:
+    numba_cache.stamp_package(os.path.dirname(os.path.abspath(__file__)))
+
+import numba  # noqa: E402
+
+njit = numba.njit(cache=CACHE)
+
+
+class _Cfunc:
+    """A hook compiled (or loaded from numba's cache) when first registered, not at import:
+    commands that run no firmware (`mcusim --help`, `mcusim report`) compile nothing."""
+
+    def __init__(self, signature, function):
+        self.signature, self.function, self._compiled = signature, function, None
+
+    @property
+    def address(self) -> int:
+        if self._compiled is None:
+            self._compiled = numba.cfunc(self.signature, cache=CACHE)(self.function)
+        return self._compiled.address
+
+
+def cfunc(signature):
+    return lambda function: _Cfunc(signature, function)

@@ -1,0 +1,400 @@
+"""Where everything the native hooks share lives in the one int64 buffer.
+
+Declared once, in order, with sizes: the header (counters, requests, the core model's
+constants, the flash model's shared slots, one block per flash port, the power slots), then
+the areas (window table, block cache, flash cache tags and line records, branch predictor),
+then the tables Python reserves and the decode tables. Records (a block cache entry, a flash
+port block, a window, a cache line, ...) are declared the same way, their fields as offsets
+from the record's start. Offsets are assigned here by `Record.slot` in declaration order:
+nothing is numbered by hand.
+
+Every name is a plain module-level int: numba freezes them into the compiled hooks as
+constants (no look-ups at run time), and Python reads and writes the same slots through them.
+RECORDS lists every record with its fields (tests check there are no overlaps and that every
+slot the native code uses is declared). Changing anything here changes the compiled code:
+numba_cache stamps the whole package, so the cached hooks are rebuilt.
+"""
+from __future__ import annotations
+
+
+class Record:
+    """Named fields laid out one after the other; `slot` returns the next field's offset."""
+
+    def __init__(self, name: str, start: int = 0):
+        self.name, self.start, self.size = name, start, 0
+        self.fields: list[tuple[str, int, int]] = []  # (name, offset from start, slots)
+
+    def slot(self, name: str, size: int = 1) -> int:
+        """The offset of a new field of `size` slots (absolute when the record has a start)."""
+        offset = self.size
+        self.fields.append((name, offset, size))
+        self.size += size
+        return self.start + offset
+
+
+RECORDS: list[Record] = []
+
+
+def _record(name: str, start: int = 0) -> Record:
+    RECORDS.append(Record(name, start))
+    return RECORDS[-1]
+
+
+# -- Records (offsets from the record's start) ------------------------------------------------
+
+# Per-window decode tables: for each of the window's halfwords + 1, FIELDS int64 side by side (one
+# block's look-ups touch few cache lines). KIND holds the halfword's kind; the cumulative fields
+# are prefix sums over the halfwords (value of [a, b) = t[b] - t[a]).
+_row = _record("decode table row")
+KIND = _row.slot("KIND")
+F_CYCLES = _row.slot("F_CYCLES")
+F_INSTRUCTIONS = _row.slot("F_INSTRUCTIONS")
+F_FP = _row.slot("F_FP")            # floating-point instructions (NOCP check while CPACR denies the FPU)
+F_UNMASK = _row.slot("F_UNMASK")    # CPSIE / MSR to a priority mask
+F_ISB = _row.slot("F_ISB")          # ISB: code in RAM may have been rewritten before it
+F_COUNTS = _row.slot("F_COUNTS")    # summed, packed: DWT extra load/store cycles (LSUCNT) | other extra cycles
+#                                     (CPICNT) << 21 | folded instructions (FOLDCNT) << 42
+F_STALLS = _row.slot("F_STALLS")    # summed, packed: refill | interlock << 21 | divide << 42 (cycles of each kind)
+F_START_ADJUST = _row.slot("F_START_ADJUST")  # per instruction (not summed): extra cycles when it starts a block
+F_START_FLAGS = _row.slot("F_START_FLAGS")    # per instruction (not summed): what a block start takes back:
+#                     interlock cycles (bits 0-3), an IT fold (bit 4), interlock counted as LSU (bit 5) rather
+#                     than CPI; on a dual-issue core (bit 6) the dual issues lost (bits 7-10, biased by 8)
+F_REFILL = _row.slot("F_REFILL")    # per instruction (not summed): branch kind (1 if taken, 2 always) | fixed
+#                     refill cycles << 2 | CALL_FLAG for BL/BLX (the exact profile's call tree tells calls from
+#                     jumps); with a branch predictor the refill cycles are what a wrong prediction of this
+#                     branch costs (0: MISPREDICT_PENALTY), and STATIC_TAKEN marks a direct unconditional branch
+#                     the static predictor takes at decode when the BTAC misses, costing the cycles << STATIC_SHIFT
+F_DIVIDE = _row.slot("F_DIVIDE")    # per instruction (not summed): a divide's operands (see divide_hook), else 0
+F_CLASS_A = _row.slot("F_CLASS_A")  # summed, packed: instruction classes (power model): alu | multiply << 21
+#                                     | simd << 42
+F_CLASS_B = _row.slot("F_CLASS_B")  # fp | branch << 21 | load << 42
+F_CLASS_C = _row.slot("F_CLASS_C")  # store | data words moved << 21
+FIELDS = _row.size
+SUMMED_FIELDS = (F_CYCLES, F_INSTRUCTIONS, F_FP, F_UNMASK, F_ISB, F_COUNTS, F_STALLS, F_CLASS_A, F_CLASS_B, F_CLASS_C)
+
+# A code window in the window table.
+_window = _record("window")
+W_BASE = _window.slot("W_BASE")
+W_SIZE = _window.slot("W_SIZE")       # bytes
+W_TABLES = _window.slot("W_TABLES")   # offset of its decode tables in the buffer
+WINDOW = _window.size
+
+# Block summary cache entry: what a block costs, ready to add (see block_cache._summarize), then
+# what the flash fetch fast path needs (see memory_model._fetch_hits).
+FAST_FETCH_LINES = 4   # blocks of more lines always take the full model
+_entry = _record("block cache entry")
+E_ADDRESS = _entry.slot("E_ADDRESS")
+E_SIZE = _entry.slot("E_SIZE")
+E_CYCLES = _entry.slot("E_CYCLES")              # static cycles
+E_INSTRUCTIONS = _entry.slot("E_INSTRUCTIONS")
+E_COUNTS = _entry.slot("E_COUNTS")              # F_COUNTS summed (packed)
+E_STALLS = _entry.slot("E_STALLS")              # F_STALLS summed (packed)
+E_START_ADJUST = _entry.slot("E_START_ADJUST")  # its first instruction's F_START_ADJUST ...
+E_START_FLAGS = _entry.slot("E_START_FLAGS")    # ... and F_START_FLAGS
+E_REFILL = _entry.slot("E_REFILL")              # F_REFILL of its last instruction
+E_WIDE_FIRST = _entry.slot("E_WIDE_FIRST")      # 1: its first instruction is 32-bit
+E_FP = _entry.slot("E_FP")                      # FP, unmask and ISB instruction counts
+E_UNMASK = _entry.slot("E_UNMASK")
+E_ISB = _entry.slot("E_ISB")
+E_SELF_LOOP = _entry.slot("E_SELF_LOOP")        # 1: it starts with a self-loop (`b .`)
+E_FETCH_EPOCH = _entry.slot("E_FETCH_EPOCH")    # FL_EPOCH + 1 when every line of the block was found in the
+#                                                 instruction cache
+E_FETCH_FIRST = _entry.slot("E_FETCH_FIRST")    # its first flash line, line count, cycles before its last line
+E_FETCH_LINES = _entry.slot("E_FETCH_LINES")    # starts, and the cache tag slots of its lines
+E_FETCH_BEFORE_LAST = _entry.slot("E_FETCH_BEFORE_LAST")
+E_FETCH_SLOTS = _entry.slot("E_FETCH_SLOTS", FAST_FETCH_LINES)
+E_LAST_INSN = _entry.slot("E_LAST_INSN")        # address of the block's last instruction
+E_FETCH_PORT = _entry.slot("E_FETCH_PORT")      # the flash port block its fast path uses
+E_FUNCTION = _entry.slot("E_FUNCTION")          # its function in the profile's table + 1 (0: not looked up yet)
+E_LINE_SLOT = _entry.slot("E_LINE_SLOT")        # its first and end halfword's slots in the line counters
+E_LINE_END = _entry.slot("E_LINE_END")          # (0: not looked up yet, -1: outside them)
+E_CLASSES = _entry.slot("E_CLASSES", 3)         # its F_CLASS_A, B and C sums
+E_ENERGY_CORE = _entry.slot("E_ENERGY_CORE")    # its instructions' and data words' energy (femtojoules)
+E_ENERGY_SRAM = _entry.slot("E_ENERGY_SRAM")
+CACHE_ENTRY = _entry.size
+
+# A cache's control slots in a flash port block (FL_IC_ON or FL_DC_ON is the first).
+_cache = _record("cache control")
+CACHE_ON = _cache.slot("CACHE_ON")
+CACHE_SETS = _cache.slot("CACHE_SETS")
+CACHE_WAYS = _cache.slot("CACHE_WAYS")
+CACHE_TAGS = _cache.slot("CACHE_TAGS")   # offset of its tag array (FL_CACHE_LINE slots per line)
+CACHE_CONTROL = _cache.size
+
+# A line in a cache's tag array.
+_line = _record("cache line")
+LINE_TAG = _line.slot("LINE_TAG")            # the line + 1 (negated while dirty; 0: empty)
+LINE_LAST_USE = _line.slot("LINE_LAST_USE")  # FL_USE_CLOCK at its last use (least recently used replacement)
+FL_CACHE_LINE = _line.size
+
+# An address range a flash port reads through (RAM ranges use the first two fields).
+_range = _record("port range")
+RANGE_START = _range.slot("RANGE_START")
+RANGE_END = _range.slot("RANGE_END")
+RANGE_LINE_OFFSET = _range.slot("RANGE_LINE_OFFSET")  # line offset of its start (flash ranges)
+FL_RANGE = _range.size
+FL_RAM_RANGE = RANGE_END + 1
+
+# What the executing block fetched from flash, per line that waited or missed.
+_fetched = _record("fetched line")
+REC_ADDRESS = _fetched.slot("REC_ADDRESS")
+REC_STALL = _fetched.slot("REC_STALL")
+REC_CONTENTION = _fetched.slot("REC_CONTENTION")
+REC_MISSED = _fetched.slot("REC_MISSED")     # the missed line + 1, or 0
+FL_RECORD = _fetched.size
+
+# Flash timing (flash_timing.py configures it; docs/timing.md "Memory timing"): one block of
+# FL_PORT_SLOTS per flash port (a path from the core to the flash with its own caches: e.g. the
+# STM32F7's AXIM and ITCM interfaces), whose slots are these offsets into the block.
+FL_MAX_RANGES = 4
+_port = _record("flash port")
+FL_ACTIVE = _port.slot("FL_ACTIVE")            # 1 while instruction fetch from flash can stall
+FL_RANGE_COUNT = _port.slot("FL_RANGE_COUNT")  # address ranges that read through the port ...
+FL_RANGE_TABLE = _port.slot("FL_RANGE_TABLE", FL_RANGE * FL_MAX_RANGES)  # ... up to FL_MAX_RANGES of them
+FL_LINE_SHIFT = _port.slot("FL_LINE_SHIFT")    # log2 of the flash line (one read)
+FL_FETCH_WAIT = _port.slot("FL_FETCH_WAIT")    # cycles an instruction fetch from flash waits
+FL_DATA_WAIT = _port.slot("FL_DATA_WAIT")      # cycles a data read from flash waits
+FL_PREFETCH = _port.slot("FL_PREFETCH")        # 1: the next sequential line is read ahead
+FL_IC_ON = _port.slot("FL_IC_ON", CACHE_CONTROL)  # instruction cache: enabled, sets, ways, tag array
+FL_IC_SETS = FL_IC_ON + CACHE_SETS
+FL_IC_WAYS = FL_IC_ON + CACHE_WAYS
+FL_IC_TAGS = FL_IC_ON + CACHE_TAGS
+FL_DC_ON = _port.slot("FL_DC_ON", CACHE_CONTROL)  # data cache: the same (the instruction cache's tags: unified)
+FL_DC_SETS = FL_DC_ON + CACHE_SETS
+FL_DC_WAYS = FL_DC_ON + CACHE_WAYS
+FL_DC_TAGS = FL_DC_ON + CACHE_TAGS
+FL_BUFFER_LINE = _port.slot("FL_BUFFER_LINE")        # the line the fetch buffer holds (-1: none)
+FL_PREFETCH_LINE = _port.slot("FL_PREFETCH_LINE")    # the line being prefetched (-1: none) ...
+FL_PREFETCH_READY = _port.slot("FL_PREFETCH_READY")  # ... the cycle it arrives ...
+FL_PREFETCH_DELAY = _port.slot("FL_PREFETCH_DELAY")  # ... and how long data reads held it up
+FL_IC_HITS = _port.slot("FL_IC_HITS")
+FL_IC_MISSES = _port.slot("FL_IC_MISSES")
+FL_DC_HITS = _port.slot("FL_DC_HITS")
+FL_DC_MISSES = _port.slot("FL_DC_MISSES")
+FL_NO_LINE_BUFFER = _port.slot("FL_NO_LINE_BUFFER")  # 1: a branch target is read again even if it is in the
+#                                                      line last read
+FL_RAM_COUNT = _port.slot("FL_RAM_COUNT")            # RAM ranges whose data goes through the port's data cache
+FL_RAM_TABLE = _port.slot("FL_RAM_TABLE", FL_RAM_RANGE * FL_MAX_RANGES)  # (lines there are numbered by address)
+FL_RAM_WAIT = _port.slot("FL_RAM_WAIT")              # cycles a data read from those ranges waits (a miss, or the
+#                                                      data cache off)
+FL_WRITEBACK_WAIT = _port.slot("FL_WRITEBACK_WAIT")  # cycles a read miss also waits when the line it replaces is dirty
+FL_DC_WRITEBACKS = _port.slot("FL_DC_WRITEBACKS")    # dirty data cache lines written back (replaced or cleaned)
+FL_PORT_SLOTS = _port.size
+FL_MAX_PORTS = 2
+FL_MAX_CACHE_LINES = 2048  # per cache: sets x ways
+FL_CACHE_SLOTS = FL_CACHE_LINE * FL_MAX_CACHE_LINES
+FL_MAX_BLOCK_LINES = 512   # a translated block stays inside one 1 KB page: 512 lines of 2 bytes at most
+
+# A branch target address cache entry (core_timing._predict).
+_btac = _record("branch predictor entry")
+BT_BRANCH = _btac.slot("BT_BRANCH")      # branch address + 1 (0 = empty)
+BT_TARGET = _btac.slot("BT_TARGET")
+BT_COUNTER = _btac.slot("BT_COUNTER")    # 2-bit counter
+BT_LAST_USE = _btac.slot("BT_LAST_USE")  # the PREDICTED count at its last use
+BTAC_ENTRY = _btac.size
+MAX_PREDICTOR_ENTRIES = 1024
+
+# Records of the tables Python reserves: a PC sample, a branch trace record, a power snapshot.
+_sample = _record("PC sample")
+SAMPLE_AT_CYCLE = _sample.slot("SAMPLE_AT_CYCLE")
+SAMPLE_PC = _sample.slot("SAMPLE_PC")
+SAMPLE_RECORD = _sample.size
+_trace = _record("branch trace record")
+TR_KIND_CYCLE = _trace.slot("TR_KIND_CYCLE")  # kind << 56 | cycle
+TR_SOURCE = _trace.slot("TR_SOURCE")
+TR_TARGET = _trace.slot("TR_TARGET")
+TRACE_RECORD = _trace.size
+_snapshot = _record("power snapshot")
+SN_CYCLE = _snapshot.slot("SN_CYCLE")
+SN_CORE = _snapshot.slot("SN_CORE")    # femtojoules so far per rail
+SN_SRAM = _snapshot.slot("SN_SRAM")
+SN_FLASH = _snapshot.slot("SN_FLASH")
+SNAPSHOT = _snapshot.size
+
+# DWT event counter packets (dwt_events.counter_events; analysis/swo.py CounterEvents): the table at
+# COUNTER_EVENTS, then the records (flag << 56 | cycle).
+_events = _record("counter event table")
+EV_COUNT = _events.slot("EV_COUNT")                # records kept
+EV_CAPACITY = _events.slot("EV_CAPACITY")          # how many fit
+EV_DROPPED = _events.slot("EV_DROPPED")            # how many did not
+EV_FIRST_DROPPED = _events.slot("EV_FIRST_DROPPED")  # the cycle of the first that did not
+EV_SINCE = _events.slot("EV_SINCE")                # the cycle of the last counter_events call
+EV_COUNTERS = _events.slot("EV_COUNTERS", 2 * 3)   # per counter (CPICNT, LSUCNT, FOLDCNT): EV_COUNTER slots
+EV_RECORDS = _events.size
+EV_NEVER = 1 << 62  # (EV_WRAP_AT of a counter whose event is off)
+_counter = _record("counter event counter")
+EV_WRAP_AT = _counter.slot("EV_WRAP_AT")           # the total at which it next wraps past 255 (EV_NEVER: off)
+EV_LAST_TOTAL = _counter.slot("EV_LAST_TOTAL")     # its total at the last call
+EV_COUNTER = _counter.size
+
+# The exact profile's table (at PROFILE_TABLE; analysis/profile.py builds it): n, then n function
+# starts and n ends (sorted), then n + PROFILE_EXTRA exclusive-cycle totals and as many call
+# counts (the extra rows collect code outside every function, exception entry and return, and
+# sleep). Then the call tree: these meta slots, the nodes, a hash table of (parent, function) ->
+# node + 1 with twice as many slots as nodes, MAX_LINE_RANGES line ranges, the line counters and
+# the per-function energy. (Those parts are sized by n and the tree's capacity at run time.)
+PROFILE_EXTRA = 3
+_meta = _record("call tree meta")
+TREE_NODE = _meta.slot("TREE_NODE")            # the current node
+TREE_COUNT = _meta.slot("TREE_COUNT")          # nodes in use
+TREE_CAPACITY = _meta.slot("TREE_CAPACITY")
+TREE_OVERFLOWS = _meta.slot("TREE_OVERFLOWS")  # calls that found the tree full
+TREE_LINE_RANGES = _meta.slot("TREE_LINE_RANGES")  # the line counters (profile._count_lines): code ranges covered,
+TREE_LINE_SLOT = _meta.slot("TREE_LINE_SLOT")      # and the block that ran last: its first and end slots,
+TREE_LINE_END = _meta.slot("TREE_LINE_END")
+TREE_LINE_START = _meta.slot("TREE_LINE_START")    # start cycle
+TREE_LINE_STATIC = _meta.slot("TREE_LINE_STATIC")  # and static cycles
+TREE_ENERGY = _meta.slot("TREE_ENERGY")        # where the per-function dynamic energy (femtojoules) is
+TREE_RESUMING = _meta.slot("TREE_RESUMING")    # 1 between an exception return and the code it resumes
+TREE_FULL_FROM = _meta.slot("TREE_FULL_FROM")  # the node below which the tree found no room
+PROFILE_TREE_META = _meta.size
+_node = _record("call tree node")
+NODE_PARENT = _node.slot("NODE_PARENT")
+NODE_FUNCTION = _node.slot("NODE_FUNCTION")
+NODE_CYCLES = _node.slot("NODE_CYCLES")        # exclusive cycles
+NODE_CALLS = _node.slot("NODE_CALLS")
+NODE_RETURNS_TO = _node.slot("NODE_RETURNS_TO")  # the return address of its last call
+PROFILE_NODE = _node.size
+_line_range = _record("line range")
+LR_START = _line_range.slot("LR_START")
+LR_END = _line_range.slot("LR_END")
+LR_COUNTERS = _line_range.slot("LR_COUNTERS")  # offset of its counters (two per halfword)
+LINE_RANGE = _line_range.size
+MAX_LINE_RANGES = 8
+_line_counter = _record("line counter")  # per halfword of a line range
+LC_RUNS = _line_counter.slot("LC_RUNS")  # +1 where a block starts, -1 where it ends (running sum: times run)
+LC_EXTRA_CYCLES = _line_counter.slot("LC_EXTRA_CYCLES")  # cycles of blocks starting here beyond their static cost
+LINE_COUNTER = _line_counter.size
+
+# -- The buffer: header, then areas --------------------------------------------------------------
+MAX_WINDOWS = 1024
+CACHE_ENTRIES = 4096     # block cache entries, direct-mapped by block address
+CLASS_NAMES = ("alu", "multiply", "simd", "fp", "branch", "load", "store")
+_buffer = _record("buffer")
+
+# Header: counters, requests between Python and the hooks, core constants.
+CYCLES = _buffer.slot("CYCLES")
+INSTRUCTIONS = _buffer.slot("INSTRUCTIONS")
+DEADLINE = _buffer.slot("DEADLINE")            # stop before the first block that starts at cycles >= DEADLINE
+STOP_REASON = _buffer.slot("STOP_REASON")
+STOP_ADDRESS = _buffer.slot("STOP_ADDRESS")
+STOP_SIZE = _buffer.slot("STOP_SIZE")
+BLOCK_ADDRESS = _buffer.slot("BLOCK_ADDRESS")  # the block executing now (last one the hook let run)
+BLOCK_SIZE = _buffer.slot("BLOCK_SIZE")
+LAST_WINDOW = _buffer.slot("LAST_WINDOW")      # the window of the last block (checked first)
+FPU_ENABLED = _buffer.slot("FPU_ENABLED")
+WINDOW_COUNT = _buffer.slot("WINDOW_COUNT")
+TOTAL_LENGTH = _buffer.slot("TOTAL_LENGTH")    # the buffer's length (the hooks see only a pointer)
+PENDING_MASKED = _buffer.slot("PENDING_MASKED")  # an enabled exception is pending but masked: stop after unmasking
+WATCH_ISB = _buffer.slot("WATCH_ISB")          # code was decoded from writable memory: stop after an ISB
+CODE_PC = _buffer.slot("CODE_PC")              # PC of the executing instruction, where the exact-PC code hook is
+#                                                installed (else -1)
+REFILL_BRANCH = _buffer.slot("REFILL_BRANCH")      # core data: cycles a taken branch adds (P) ...
+REFILL_WIDE_ODD = _buffer.slot("REFILL_WIDE_ODD")  # ... and again when its target is a 32-bit instruction at an
+#                                                    odd halfword
+LSU_TOTAL = _buffer.slot("LSU_TOTAL")          # DWT LSUCNT / CPICNT / FOLDCNT events, unwrapped
+CPI_TOTAL = _buffer.slot("CPI_TOTAL")
+FOLD_TOTAL = _buffer.slot("FOLD_TOTAL")
+PREDICTOR_WAYS = _buffer.slot("PREDICTOR_WAYS")  # branch target address cache ways
+REFILL_TOTAL = _buffer.slot("REFILL_TOTAL")    # cycles spent refilling the pipeline (taken branches, loads into PC)
+ENDS_IN_BRANCH = _buffer.slot("ENDS_IN_BRANCH")  # F_REFILL of the last instruction of the block that ran last
+BLOCK_ADJUSTED = _buffer.slot("BLOCK_ADJUSTED")  # 1 when the executing block was entered out of sequence
+DIVIDE_TOTAL = _buffer.slot("DIVIDE_TOTAL")    # cycles divides took beyond their static minimum
+DIVIDE_ZERO = _buffer.slot("DIVIDE_ZERO")      # core data for divide early termination (cores/*.toml)
+DIVIDE_SHORT = _buffer.slot("DIVIDE_SHORT")
+DIVIDE_BASE = _buffer.slot("DIVIDE_BASE")
+DIVIDE_BITS_PER_CYCLE = _buffer.slot("DIVIDE_BITS_PER_CYCLE")
+DIVIDE_MIN = _buffer.slot("DIVIDE_MIN")
+SCRATCH = _buffer.slot("SCRATCH")              # uc_reg_read writes here
+PREVIOUS_END = _buffer.slot("PREVIOUS_END")    # end address of the block that ran last (kept across Python stops)
+INTERLOCK_TOTAL = _buffer.slot("INTERLOCK_TOTAL")  # address-interlock stall cycles
+DATA_WAIT_TOTAL = _buffer.slot("DATA_WAIT_TOTAL")  # wait cycles of data reads from slow memory
+PREVIOUS_UNMASK = _buffer.slot("PREVIOUS_UNMASK")  # CPSIE/MSR-mask count of the block that ran last
+PREVIOUS_ISB = _buffer.slot("PREVIOUS_ISB")    # ISB count of the block that ran last
+LAZY_FP_PENDING = _buffer.slot("LAZY_FP_PENDING")  # 1: an exception reserved FP context space lazily (FPCCR.LSPACT);
+#                                                    the next FP instruction stores it, costing LAZY_FP_CYCLES
+LAZY_FP_CYCLES = _buffer.slot("LAZY_FP_CYCLES")
+LAZY_FP_TOTAL = _buffer.slot("LAZY_FP_TOTAL")  # cycles spent on lazy FP context stores
+LAZY_FP_AT = _buffer.slot("LAZY_FP_AT")        # address of the FP instruction of the executing block that stored it
+PREDICTOR_ENTRIES = _buffer.slot("PREDICTOR_ENTRIES")  # branch target address cache entries (0: none, the refill rule)
+MISPREDICT_PENALTY = _buffer.slot("MISPREDICT_PENALTY")
+MISPREDICTS = _buffer.slot("MISPREDICTS")      # branches the predictor got wrong ...
+PREDICTED = _buffer.slot("PREDICTED")          # ... of those it predicted
+PREVIOUS_BRANCH_AT = _buffer.slot("PREVIOUS_BRANCH_AT")  # address of the last instruction of the block that ran last
+PROFILE_TABLE = _buffer.slot("PROFILE_TABLE")  # offset of the exact profile's table (0: profiling off)
+PROFILE_FUNCTION = _buffer.slot("PROFILE_FUNCTION")  # the function the cycles since PROFILE_SINCE belong to
+PROFILE_SINCE = _buffer.slot("PROFILE_SINCE")
+SAMPLE_TABLE = _buffer.slot("SAMPLE_TABLE")    # PC sampling (sampling._take_samples): where the samples go (0: off),
+SAMPLE_PERIOD = _buffer.slot("SAMPLE_PERIOD")  # ... a sample every SAMPLE_PERIOD cycles, ...
+SAMPLE_NEXT = _buffer.slot("SAMPLE_NEXT")      # ... the cycle of the next one, ...
+SAMPLE_COUNT = _buffer.slot("SAMPLE_COUNT")    # ... how many are stored, ...
+SAMPLE_CAPACITY = _buffer.slot("SAMPLE_CAPACITY")  # ... how many fit, ...
+SAMPLE_DROPPED = _buffer.slot("SAMPLE_DROPPED")  # ... and how many did not
+SAMPLE_BLOCK_START = _buffer.slot("SAMPLE_BLOCK_START")  # the cycle count when the block that ran last started
+TRACE_TABLE = _buffer.slot("TRACE_TABLE")      # branch trace (branch_trace._trace): where the records go (0: off),
+TRACE_COUNT = _buffer.slot("TRACE_COUNT")      # ... how many are stored, ...
+TRACE_CAPACITY = _buffer.slot("TRACE_CAPACITY")  # ... how many fit, ...
+TRACE_DROPPED = _buffer.slot("TRACE_DROPPED")  # ... how many did not, ...
+TRACE_STATE = _buffer.slot("TRACE_STATE")      # ... waiting for the window (0), recording (1), window over (2), ...
+TRACE_FROM = _buffer.slot("TRACE_FROM")        # ... the window: starts at this address (-1: at once) and cycle, ...
+TRACE_FROM_CYCLE = _buffer.slot("TRACE_FROM_CYCLE")
+TRACE_TO = _buffer.slot("TRACE_TO")            # ... and ends at this address (-1: never) or cycle
+TRACE_TO_CYCLE = _buffer.slot("TRACE_TO_CYCLE")
+TRACE_HELD = _buffer.slot("TRACE_HELD")        # a block whose incoming branch is recorded but has not run (else -1)
+COUNTER_EVENTS = _buffer.slot("COUNTER_EVENTS")  # DWT event counter packets: the table (0: no event enabled)
+CYCLE_LIMIT = _buffer.slot("CYCLE_LIMIT")      # the run's cycle limit: stop before a block that would reach it
+#                                                before its last instruction
+STEP_LIMIT = _buffer.slot("STEP_LIMIT")        # stop before the first block that starts with INSTRUCTIONS >=
+#                                                STEP_LIMIT (as DEADLINE)
+
+# Header: the flash timing model's shared slots, then one block per port (flash_timing.py).
+FL_FIRST_SLOT = _buffer.start + _buffer.size
+FL_PORT_COUNT = _buffer.slot("FL_PORT_COUNT")  # ports in use
+FL_CURRENT = _buffer.slot("FL_CURRENT")        # the block of the port the executing block reads (-1: none)
+FL_FETCH_TOTAL = _buffer.slot("FL_FETCH_TOTAL")  # cycles of instruction-fetch waits
+FL_CONTENTION_TOTAL = _buffer.slot("FL_CONTENTION_TOTAL")  # cycles instruction fetches lost to data reads of flash
+FL_USE_CLOCK = _buffer.slot("FL_USE_CLOCK")    # counts cache accesses (least-recently-used replacement)
+FL_BLOCK_START = _buffer.slot("FL_BLOCK_START")  # cycle count when the executing block began
+FL_BLOCK_LINES = _buffer.slot("FL_BLOCK_LINES")  # fetched-line records of the executing block
+FL_LINE_RECORDS = _buffer.slot("FL_LINE_RECORDS")  # offset of those records in the buffer
+FL_EPOCH = _buffer.slot("FL_EPOCH")            # counts changes of any instruction cache's contents (a block whose
+#                                                lines all hit stays all hits while it is unchanged: the fast path)
+FL_PORTS = _buffer.slot("FL_PORTS", FL_MAX_PORTS * FL_PORT_SLOTS)  # the first port's block
+FL_LAST_SLOT = _buffer.start + _buffer.size
+
+# Header: power accounting (power/accounting.py; docs/power.md). Always counted: instructions per
+# class and data words, from the blocks' summaries; the flash line reads; the dynamic energy of
+# each rail in femtojoules (class and word energies come from the power model's coefficients, set
+# by Python: a block's energy is summed once per summary).
+POWER_FIRST_SLOT = FL_LAST_SLOT
+P_COUNTS = _buffer.slot("P_COUNTS", len(CLASS_NAMES) + 1)  # per class in CLASS_NAMES, then the data words
+P_WORDS = P_COUNTS + len(CLASS_NAMES)
+P_FLASH_READS = _buffer.slot("P_FLASH_READS")  # flash line reads (instruction lines and data, not cache hits)
+P_ENERGY_CORE = _buffer.slot("P_ENERGY_CORE")  # femtojoules so far: instruction classes ...
+P_ENERGY_SRAM = _buffer.slot("P_ENERGY_SRAM")  # ... data words ...
+P_ENERGY_FLASH = _buffer.slot("P_ENERGY_FLASH")  # ... flash line reads
+P_COEFFICIENTS = _buffer.slot("P_COEFFICIENTS", len(CLASS_NAMES) + 2)  # femtojoules per class, per data word,
+P_COEF_WORD = P_COEFFICIENTS + len(CLASS_NAMES)                        # per flash read
+P_COEF_FLASH = P_COEF_WORD + 1
+P_SNAPSHOT_TABLE = _buffer.slot("P_SNAPSHOT_TABLE")  # snapshots of the energies for the power trace (0: off): ...
+P_SNAPSHOT_PERIOD = _buffer.slot("P_SNAPSHOT_PERIOD")  # ... one every so many cycles, ...
+P_SNAPSHOT_NEXT = _buffer.slot("P_SNAPSHOT_NEXT")
+P_SNAPSHOT_COUNT = _buffer.slot("P_SNAPSHOT_COUNT")
+P_SNAPSHOT_CAPACITY = _buffer.slot("P_SNAPSHOT_CAPACITY")
+P_SNAPSHOT_DROPPED = _buffer.slot("P_SNAPSHOT_DROPPED")  # times the table was thinned out
+P_PROFILE_SINCE = _buffer.slot("P_PROFILE_SINCE")  # the energy total when the profile last switched function
+P_ENABLED = _buffer.slot("P_ENABLED")          # 1: count (a board with a power model, unless turned off)
+P_PACKED = _buffer.slot("P_PACKED", 3)         # the blocks' packed class sums since the last unpack ...
+P_PACKED_BLOCKS = _buffer.slot("P_PACKED_BLOCKS")  # ... over this many blocks (unpacked every UNPACK_BLOCKS)
+UNPACK_BLOCKS = 128                            # x at most 8192 data words a block < 2**21: no lane overflows
+POWER_LAST_SLOT = _buffer.start + _buffer.size
+HEADER_LENGTH = POWER_LAST_SLOT
+
+# Areas after the header.
+WINDOW_TABLE = _buffer.slot("WINDOW_TABLE", WINDOW * MAX_WINDOWS)
+BLOCK_CACHE = _buffer.slot("BLOCK_CACHE", CACHE_ENTRY * CACHE_ENTRIES)  # cleared whenever decoding changes tables
+FLASH_AREA = _buffer.slot("FLASH_AREA", FL_MAX_PORTS * 2 * FL_CACHE_SLOTS)  # per port: instruction, data cache tags
+LINE_RECORD_AREA = _buffer.slot("LINE_RECORD_AREA", FL_RECORD * FL_MAX_BLOCK_LINES)  # the executing block's fetches
+FL_AREA_SLOTS = LINE_RECORD_AREA + FL_RECORD * FL_MAX_BLOCK_LINES - FLASH_AREA
+BTAC_AREA = _buffer.slot("BTAC_AREA", BTAC_ENTRY * MAX_PREDICTOR_ENTRIES)
+DATA_START = _buffer.start + _buffer.size  # then the tables Python reserves, then the decode tables

@@ -1,0 +1,309 @@
+"""Memory timing: flash ports (wait states, prefetch, fetch buffer), their instruction and
+data caches, and RAM behind a data cache. flash_timing.py configures the ports."""
+from __future__ import annotations
+
+from .jit import njit
+from .layout import (
+    CACHE_SETS, CACHE_TAGS, CACHE_WAYS, CPI_TOTAL, CYCLES, E_FETCH_BEFORE_LAST, E_FETCH_EPOCH,
+    E_FETCH_FIRST, E_FETCH_LINES, E_FETCH_PORT, E_FETCH_SLOTS, FAST_FETCH_LINES, FL_ACTIVE,
+    FL_BLOCK_LINES, FL_BLOCK_START, FL_BUFFER_LINE, FL_CACHE_LINE, FL_CONTENTION_TOTAL, FL_CURRENT,
+    FL_DATA_WAIT, FL_DC_HITS, FL_DC_MISSES, FL_DC_ON, FL_DC_TAGS, FL_DC_WRITEBACKS, FL_EPOCH,
+    FL_FETCH_TOTAL, FL_FETCH_WAIT, FL_IC_HITS, FL_IC_MISSES, FL_IC_ON, FL_IC_TAGS, FL_LINE_RECORDS,
+    FL_LINE_SHIFT, FL_NO_LINE_BUFFER, FL_PORTS, FL_PORT_COUNT, FL_PORT_SLOTS, FL_PREFETCH,
+    FL_PREFETCH_DELAY, FL_PREFETCH_LINE, FL_PREFETCH_READY, FL_RAM_COUNT, FL_RAM_RANGE, FL_RAM_TABLE,
+    FL_RAM_WAIT, FL_RANGE, FL_RANGE_COUNT, FL_RANGE_TABLE, FL_RECORD, FL_USE_CLOCK, FL_WRITEBACK_WAIT,
+    F_CYCLES, LINE_LAST_USE, LINE_TAG, P_COEF_FLASH, P_ENERGY_FLASH, P_FLASH_READS, RANGE_END,
+    RANGE_LINE_OFFSET, RANGE_START, REC_ADDRESS, REC_CONTENTION, REC_MISSED, REC_STALL)
+from .tables import _range_sum
+
+
+@njit
+def flash_offset(st, g, address):
+    """The line offset `address` reads through the port at `g`, or -1 outside its ranges."""
+    for i in range(st[g + FL_RANGE_COUNT]):
+        entry = g + FL_RANGE_TABLE + FL_RANGE * i
+        if st[entry + RANGE_START] <= address < st[entry + RANGE_END]:
+            return address - st[entry + RANGE_START] + st[entry + RANGE_LINE_OFFSET]
+    return -1
+
+
+@njit
+def flash_port(st, address):
+    """The block of the port whose ranges hold `address`, or -1."""
+    for k in range(st[FL_PORT_COUNT]):
+        g = FL_PORTS + k * FL_PORT_SLOTS
+        if flash_offset(st, g, address) >= 0:
+            return g
+    return -1
+
+
+@njit
+def cache_set(st, g, side, line):
+    """(first tag slot, ways) of the set `line` maps to in the port's cache at `side`
+    (FL_IC_ON or FL_DC_ON: enabled, sets, ways, tag array follow it)."""
+    ways = st[g + side + CACHE_WAYS]
+    return st[g + side + CACHE_TAGS] + FL_CACHE_LINE * ways * (line % st[g + side + CACHE_SETS]), ways
+
+
+@njit
+def cache_find(st, first, ways, line):
+    """(the slot holding `line`, clean or dirty, or -1; the set's least recently used slot).
+    A slot is the line + 1 (negated while dirty; 0: empty), then its last use."""
+    oldest = first
+    for way in range(ways):
+        slot = first + FL_CACHE_LINE * way
+        if st[slot + LINE_TAG] == line + 1 or st[slot + LINE_TAG] == -(line + 1):
+            return slot, oldest
+        if st[slot + LINE_LAST_USE] < st[oldest + LINE_LAST_USE]:
+            oldest = slot
+    return -1, oldest
+
+
+@njit
+def flash_cache_access(st, g, line):
+    """Look `line` up in the port's instruction cache (set-associative, LRU); on a miss it
+    replaces the set's oldest line."""
+    first, ways = cache_set(st, g, FL_IC_ON, line)
+    st[FL_USE_CLOCK] += 1
+    slot, oldest = cache_find(st, first, ways, line)
+    if slot >= 0:
+        st[slot + LINE_LAST_USE] = st[FL_USE_CLOCK]
+        return True
+    st[oldest + LINE_TAG] = line + 1
+    st[oldest + LINE_LAST_USE] = st[FL_USE_CLOCK]
+    st[FL_EPOCH] += 1  # an instruction cache changed
+    return False
+
+
+@njit
+def flash_cache_find(st, g, line):
+    """The tag slot holding `line` in the port's instruction cache, or -1."""
+    first, ways = cache_set(st, g, FL_IC_ON, line)
+    return cache_find(st, first, ways, line)[0]
+
+
+@njit
+def flash_cache_forget(st, g, line):
+    """Take `line` out of the port's instruction cache."""
+    slot = flash_cache_find(st, g, line)
+    if slot >= 0:
+        st[slot + LINE_TAG] = 0
+        st[slot + LINE_LAST_USE] = 0
+        st[FL_EPOCH] += 1
+
+
+@njit
+def _flash_read(st):
+    st[P_FLASH_READS] += 1
+    st[P_ENERGY_FLASH] += st[P_COEF_FLASH]
+
+
+@njit
+def flash_fetch_line(st, g, line, now):
+    """Fetch `line` for the instruction needed at cycle `now`: returns (stall, contention, missed)."""
+    if line == st[g + FL_BUFFER_LINE]:
+        return 0, 0, False
+    stall = 0
+    contention = 0
+    missed = False
+    from_flash = False
+    if st[g + FL_IC_ON] != 0 and flash_cache_access(st, g, line):
+        st[g + FL_IC_HITS] += 1
+    else:
+        from_flash = True
+        if st[g + FL_IC_ON] != 0:
+            st[g + FL_IC_MISSES] += 1
+            missed = True
+        if st[g + FL_PREFETCH] != 0 and line == st[g + FL_PREFETCH_LINE]:
+            stall = max(0, st[g + FL_PREFETCH_READY] + st[g + FL_PREFETCH_DELAY] - now)
+            contention = stall - max(0, st[g + FL_PREFETCH_READY] - now)
+        else:
+            stall = st[g + FL_FETCH_WAIT]
+            _flash_read(st)
+    st[g + FL_BUFFER_LINE] = line
+    if st[g + FL_PREFETCH] != 0:
+        if from_flash:  # the next line, read ahead (counted after a miss only, as the fast path does)
+            _flash_read(st)
+        st[g + FL_PREFETCH_LINE] = line + 1
+        st[g + FL_PREFETCH_READY] = now + stall + st[g + FL_FETCH_WAIT] + 1
+        st[g + FL_PREFETCH_DELAY] = 0
+    return stall, contention, missed
+
+
+@njit
+def data_cache_access(st, g, line, write):
+    """Look `line` up in the port's data cache (LRU, as flash_cache_access); a write leaves the
+    line dirty (its tag stored negated: write-back, write-allocate). Returns (hit, whether the
+    line a miss replaced was dirty); counts the hit or miss and the write-back."""
+    first, ways = cache_set(st, g, FL_DC_ON, line)
+    st[FL_USE_CLOCK] += 1
+    slot, oldest = cache_find(st, first, ways, line)
+    if slot >= 0:
+        st[slot + LINE_LAST_USE] = st[FL_USE_CLOCK]
+        if write:
+            st[slot + LINE_TAG] = -(line + 1)
+        st[g + FL_DC_HITS] += 1
+        return True, False
+    dirty = st[oldest + LINE_TAG] < 0
+    st[oldest + LINE_TAG] = -(line + 1) if write else line + 1
+    st[oldest + LINE_LAST_USE] = st[FL_USE_CLOCK]
+    st[g + FL_DC_MISSES] += 1
+    if dirty:
+        st[g + FL_DC_WRITEBACKS] += 1
+    if st[g + FL_DC_TAGS] == st[g + FL_IC_TAGS]:
+        st[FL_EPOCH] += 1  # an instruction cache changed
+    return False, dirty
+
+
+@njit
+def ram_port(st, address):
+    """The block of the port whose data cache serves RAM at `address`, or -1."""
+    for k in range(st[FL_PORT_COUNT]):
+        g = FL_PORTS + k * FL_PORT_SLOTS
+        for i in range(st[g + FL_RAM_COUNT]):
+            entry = g + FL_RAM_TABLE + FL_RAM_RANGE * i
+            if st[entry + RANGE_START] <= address < st[entry + RANGE_END]:
+                return g
+    return -1
+
+
+@njit
+def ram_access(st, address, write):
+    """Wait cycles of a data access to RAM behind a port's data cache (docs/timing.md, Cortex-M7
+    memory): a read waits on a miss, or always with the cache off, and longer when the line it
+    replaces is dirty; a write waits for nothing (the store buffer takes it) but allocates."""
+    g = ram_port(st, address)
+    if g < 0:
+        return 0
+    if st[g + FL_DC_ON] == 0:
+        return 0 if write else st[g + FL_RAM_WAIT]
+    hit, dirty = data_cache_access(st, g, address >> st[g + FL_LINE_SHIFT], write)
+    if hit or write:
+        return 0
+    return st[g + FL_RAM_WAIT] + (st[g + FL_WRITEBACK_WAIT] if dirty else 0)
+
+
+@njit
+def flash_data_read(st, address):
+    """Wait cycles of a data read at `address` (0 outside the flash ports or on a data cache hit)."""
+    g = flash_port(st, address)
+    if g < 0:
+        return 0
+    line = flash_offset(st, g, address) >> st[g + FL_LINE_SHIFT]
+    writeback = 0
+    if st[g + FL_DC_ON] != 0:
+        hit, dirty = data_cache_access(st, g, line, False)
+        if hit:
+            return 0
+        if dirty:  # the flash line replaces RAM data written since it was cached
+            writeback = st[g + FL_WRITEBACK_WAIT]
+    _flash_read(st)
+    wait = st[g + FL_DATA_WAIT]
+    if st[g + FL_PREFETCH] != 0 and st[g + FL_PREFETCH_READY] > st[FL_BLOCK_START]:
+        st[g + FL_PREFETCH_DELAY] += wait + 1  # the flash serves this read before the prefetch in flight
+    return wait + writeback
+
+
+@njit
+def add_fetch_waits(st, waited, contended, sign):
+    """Add (1) or take back (-1) instruction-fetch waits, `contended` of them lost to data reads
+    of the same flash. DWT CPICNT counts instruction fetch stalls (ARMv7-M ARM C1.8.8)."""
+    st[CYCLES] += sign * waited
+    st[CPI_TOTAL] += sign * waited
+    st[FL_FETCH_TOTAL] += sign * (waited - contended)
+    st[FL_CONTENTION_TOTAL] += sign * contended
+
+
+@njit
+def _fetch_block(st, g, address, size, offset, start):
+    """Instruction-fetch waits of a block read through the port at `g`: each line it touches,
+    in order, is needed when execution reaches it (start + cycles of the instructions before +
+    waits so far). Lines that waited or missed the cache are recorded, so a stop inside the
+    block can undo what follows the stop."""
+    shift = st[g + FL_LINE_SHIFT]
+    first = offset >> shift
+    last = (offset + size - 1) >> shift
+    records = st[FL_LINE_RECORDS]
+    count = 0
+    waited = 0
+    contended = 0
+    for line in range(first, last + 1):
+        line_address = address if line == first else address + (line << shift) - offset
+        before = 0 if line == first else _range_sum(st, address, line_address, F_CYCLES)
+        stall, contention, missed = flash_fetch_line(st, g, line, start + before + waited)
+        if stall != 0 or missed:
+            record = records + FL_RECORD * count
+            st[record + REC_ADDRESS] = line_address
+            st[record + REC_STALL] = stall
+            st[record + REC_CONTENTION] = contention
+            st[record + REC_MISSED] = line + 1 if missed else 0
+            count += 1
+        waited += stall
+        contended += contention
+    st[FL_BLOCK_LINES] = count
+    add_fetch_waits(st, waited, contended, 1)
+    return count == 0 and st[g + FL_IC_ON] != 0
+
+
+@njit
+def _remember_hits(st, g, entry, address, size, offset):
+    """Every line of the block was in the instruction cache (or the fetch buffer): note where,
+    so until the caches' contents change the block's fetch costs only these look-ups."""
+    shift = st[g + FL_LINE_SHIFT]
+    first = offset >> shift
+    lines = ((offset + size - 1) >> shift) - first + 1
+    if lines > FAST_FETCH_LINES:
+        return
+    for i in range(lines):
+        slot = flash_cache_find(st, g, first + i)
+        if slot < 0:
+            return
+        st[entry + E_FETCH_SLOTS + i] = slot
+    last_address = address if lines == 1 else address + ((first + lines - 1) << shift) - offset
+    st[entry + E_FETCH_FIRST] = first
+    st[entry + E_FETCH_LINES] = lines
+    st[entry + E_FETCH_BEFORE_LAST] = _range_sum(st, address, last_address, F_CYCLES) if lines > 1 else 0
+    st[entry + E_FETCH_PORT] = g
+    st[entry + E_FETCH_EPOCH] = st[FL_EPOCH] + 1
+
+
+@njit
+def _fetch_hits(st, g, entry, start):
+    """What _fetch_block does for a block whose lines are all cached: no waits; the lines become
+    the most recently used, the fetch buffer holds the last one and prefetch moves past it."""
+    first = st[entry + E_FETCH_FIRST]
+    lines = st[entry + E_FETCH_LINES]
+    for i in range(lines):
+        if first + i != st[g + FL_BUFFER_LINE]:
+            st[FL_USE_CLOCK] += 1
+            st[st[entry + E_FETCH_SLOTS + i] + LINE_LAST_USE] = st[FL_USE_CLOCK]
+            st[g + FL_IC_HITS] += 1
+            st[g + FL_BUFFER_LINE] = first + i
+            if st[g + FL_PREFETCH] != 0:
+                st[g + FL_PREFETCH_LINE] = first + i + 1
+                st[g + FL_PREFETCH_READY] = start + (st[entry + E_FETCH_BEFORE_LAST] if i == lines - 1 and i > 0
+                                                     else 0) + st[g + FL_FETCH_WAIT] + 1
+                st[g + FL_PREFETCH_DELAY] = 0
+
+
+@njit
+def _fetch(st, entry, address, size, start, out_of_sequence):
+    """The flash fetch model for the block starting now, through whichever port holds it."""
+    st[FL_CURRENT] = -1
+    if st[entry + E_FETCH_EPOCH] == st[FL_EPOCH] + 1:  # all its lines are cached, as last time
+        g = st[entry + E_FETCH_PORT]
+        if st[g + FL_ACTIVE] != 0 and st[g + FL_IC_ON] != 0:
+            st[FL_CURRENT] = g
+            if out_of_sequence and st[g + FL_NO_LINE_BUFFER] != 0:
+                st[g + FL_BUFFER_LINE] = -1
+            _fetch_hits(st, g, entry, start)
+            return
+    g = flash_port(st, address)
+    if g < 0 or st[g + FL_ACTIVE] == 0:
+        return
+    st[FL_CURRENT] = g
+    if out_of_sequence and st[g + FL_NO_LINE_BUFFER] != 0:
+        st[g + FL_BUFFER_LINE] = -1
+    offset = flash_offset(st, g, address)
+    if _fetch_block(st, g, address, size, offset, start):
+        _remember_hits(st, g, entry, address, size, offset)
