@@ -31,7 +31,7 @@ from ..config import BoardSpec
 from ..elf import ElfError, ElfImage
 from ..files import descriptor
 from ..peripherals.chip import MmioAccess
-from ..peripherals.core.dwt import CPICNT, CYCCNT, EXCCNT, FOLDCNT, LSUCNT, SLEEPCNT
+from ..peripherals.core.dwt import COUNTER_NAMES as DWT_COUNTER_NAMES, CYCCNT, EXCCNT, SLEEPCNT
 from ..peripherals.core.scb import SCR_SLEEPDEEP, SCR_SLEEPONEXIT
 from ..timing.decoder import Decoder, code_ranges
 from . import native as N
@@ -208,7 +208,10 @@ class Machine:
         self._hooks_stale = False
         self._divide_trap_stale = False
         self._build_peripherals()
-        self._hook_handle = N.register_block_hook(self.uc, self.state)
+        self.hook_features = N.Features(trace=self.trace is not None, events=self.swo is not None,
+                                        profile=self.profile is not None, samples=self.sampler is not None,
+                                        power=self.power is not None, fetch=bool(self.flash_ports))
+        self._hook_handle = N.register_block_hook(self.uc, self.state, self.hook_features)
         self._register_memory_hooks()
         self._exact_pc_blocks: dict[tuple[int, int], int | None] = {}  # block -> its code hook (None: to add)
         self.uc.hook_add(UC_HOOK_INTR, self._on_interrupt)
@@ -327,7 +330,7 @@ class Machine:
     def _reregister_hook(self, _buffer) -> None:
         """The shared buffer moved: every native hook gets the new address."""
         N.unregister_hook(self.uc, self._hook_handle)
-        self._hook_handle = N.register_block_hook(self.uc, self.state)
+        self._hook_handle = N.register_block_hook(self.uc, self.state, self.hook_features)
         self._register_memory_hooks()
         for block, handle in self._exact_pc_blocks.items():
             if handle is not None:
@@ -505,14 +508,12 @@ class Machine:
         """Unwrapped total of a DWT counter's events so far (at the executing instruction)."""
         if register == CYCCNT:
             return self.cycles_now()
-        if register == EXCCNT:
-            return self.exception_cycles
-        if register == SLEEPCNT:
-            return self.sleep_cycles
-        key = {CPICNT: "cpi", LSUCNT: "lsu", FOLDCNT: "fold"}[register]
+        counter = N.BY_DWT[DWT_COUNTER_NAMES[register]]
+        if counter.slot is None:
+            return self.exception_cycles if counter.name == "exception" else self.sleep_cycles
         if self.mmio.address is not None:
-            return self.state.counters_at(self.current_pc())[key]
-        return self.state[{"cpi": N.CPI_TOTAL, "lsu": N.LSU_TOTAL, "fold": N.FOLD_TOTAL}[key]]
+            return self.state.counters_at(self.current_pc())[counter.name]
+        return self.state[counter.slot]
 
     def _new_divides(self, addresses) -> None:
         self._hook_divides(addresses)

@@ -6,6 +6,7 @@ that would pass the cycle limit) the block has not executed and is not counted."
 from __future__ import annotations
 
 import ctypes
+from typing import NamedTuple
 
 import llvmlite.binding
 import numpy as np
@@ -23,7 +24,7 @@ from .layout import (
     FPU_ENABLED, F_CYCLES, F_DIVIDE, INSTRUCTIONS, LAZY_FP_AT, LAZY_FP_PENDING, LSU_TOTAL, PENDING_MASKED,
     PREVIOUS_BRANCH_AT, PREVIOUS_END, PREVIOUS_ISB, PREVIOUS_UNMASK, PROFILE_TABLE, P_ENABLED,
     SAMPLE_BLOCK_START, SAMPLE_NEXT, SAMPLE_TABLE, SCRATCH, STEP_LIMIT, STOP_ADDRESS, STOP_REASON,
-    STOP_SIZE, TOTAL_LENGTH, TRACE_HELD, TRACE_TABLE, WATCH_ISB, _trace)
+    STOP_SIZE, TOTAL_LENGTH, TRACE_HELD, TRACE_TABLE, WATCH_ISB)
 from .encoding import (
     STOP_DEADLINE, STOP_DECODE, STOP_FPU_DISABLED, STOP_ISB, STOP_LIMIT, STOP_SELF_LOOP, STOP_UNMASKED)
 from .tables import _range_sum, _value_at
@@ -47,89 +48,117 @@ _uc_reg_write = types.ExternalFunction("uc_reg_write", types.int32(types.voidptr
 BLOCK_HOOK_SIGNATURE = types.void(types.voidptr, types.uint64, types.uint32, types.voidptr)
 
 
-@cfunc(BLOCK_HOOK_SIGNATURE)
-def block_hook(uc, address_u64, size_u32, user_data):
-    address = np.int64(address_u64)  # int64 throughout: uint64 mixed with int64 becomes float in numba
-    size = np.int64(size_u32)
-    header = carray(user_data, (DATA_START,), np.int64)
-    st = carray(user_data, (header[TOTAL_LENGTH],), np.int64)
-    if st[TRACE_TABLE] != 0 and address != st[TRACE_HELD]:  # before any stop: Python may move the PC
-        _trace(st, address, address != st[PREVIOUS_END])
-        st[TRACE_HELD] = address
-    if st[COUNTER_EVENTS] != 0:  # DWT counter wraps in the block that ran last (before any stop)
-        counter_events(st)
-    if st[CYCLES] >= st[DEADLINE] or st[INSTRUCTIONS] >= st[STEP_LIMIT]:
-        st[STOP_REASON] = STOP_DEADLINE
-        st[STOP_ADDRESS] = address
-        _uc_emu_stop(uc)
-        return
-    if st[BLOCK_SIZE] != 0 and (st[PENDING_MASKED] != 0 and st[PREVIOUS_UNMASK] > 0
-                                or st[WATCH_ISB] != 0 and st[PREVIOUS_ISB] > 0):
-        st[STOP_REASON] = STOP_UNMASKED if st[PENDING_MASKED] != 0 and st[PREVIOUS_UNMASK] > 0 else STOP_ISB
-        st[STOP_ADDRESS] = address
-        _uc_emu_stop(uc)
-        return
-    entry = BLOCK_CACHE + ((address >> 1) & (CACHE_ENTRIES - 1)) * CACHE_ENTRY
-    if st[entry + E_SIZE] != size or st[entry + E_ADDRESS] != address:
-        if not _summarize(st, address, size, entry):
-            st[STOP_REASON] = STOP_DECODE
+class Features(NamedTuple):
+    """What a block hook variant can do beyond core timing: each is compiled in only when the run
+    has it (a capture asked for, a power model, flash ports), so a run compiles, and every block
+    pays for, only what it uses. A variant still checks its features' state slots at run time."""
+    trace: bool = False     # branch trace (TRACE_TABLE)
+    events: bool = False    # DWT event counter packets for SWO (COUNTER_EVENTS)
+    profile: bool = False   # exact profile and line counts (PROFILE_TABLE)
+    samples: bool = False   # PC sampling (SAMPLE_TABLE)
+    power: bool = False     # energy accounting (P_ENABLED)
+    fetch: bool = False     # instruction fetch from flash ports (FL_PORT_COUNT)
+
+
+ALL_FEATURES = Features(*[True] * len(Features._fields))
+_variants: dict[Features, object] = {}
+
+
+def block_hook_for(features: Features):
+    """The block hook compiled with `features` (numba caches each variant on its own)."""
+    if features not in _variants:
+        _variants[features] = cfunc(BLOCK_HOOK_SIGNATURE)(_block_hook_variant(*features))
+    return _variants[features]
+
+
+def _block_hook_variant(trace, events, profile, samples, power, fetch):
+    """numba prunes the branches of the features that are off (closure constants), callees included."""
+
+    def block_hook(uc, address_u64, size_u32, user_data):
+        address = np.int64(address_u64)  # int64 throughout: uint64 mixed with int64 becomes float in numba
+        size = np.int64(size_u32)
+        header = carray(user_data, (DATA_START,), np.int64)
+        st = carray(user_data, (header[TOTAL_LENGTH],), np.int64)
+        if trace and st[TRACE_TABLE] != 0 and address != st[TRACE_HELD]:  # before any stop: Python may move the PC
+            _trace(st, address, address != st[PREVIOUS_END])
+            st[TRACE_HELD] = address
+        if events and st[COUNTER_EVENTS] != 0:  # DWT counter wraps in the block that ran last (before any stop)
+            counter_events(st)
+        if st[CYCLES] >= st[DEADLINE] or st[INSTRUCTIONS] >= st[STEP_LIMIT]:
+            st[STOP_REASON] = STOP_DEADLINE
+            st[STOP_ADDRESS] = address
+            _uc_emu_stop(uc)
+            return
+        if st[BLOCK_SIZE] != 0 and (st[PENDING_MASKED] != 0 and st[PREVIOUS_UNMASK] > 0
+                                    or st[WATCH_ISB] != 0 and st[PREVIOUS_ISB] > 0):
+            st[STOP_REASON] = STOP_UNMASKED if st[PENDING_MASKED] != 0 and st[PREVIOUS_UNMASK] > 0 else STOP_ISB
+            st[STOP_ADDRESS] = address
+            _uc_emu_stop(uc)
+            return
+        entry = BLOCK_CACHE + ((address >> 1) & (CACHE_ENTRIES - 1)) * CACHE_ENTRY
+        if st[entry + E_SIZE] != size or st[entry + E_ADDRESS] != address:
+            if not _summarize(st, address, size, entry):
+                st[STOP_REASON] = STOP_DECODE
+                st[STOP_ADDRESS] = address
+                st[STOP_SIZE] = size
+                _uc_emu_stop(uc)
+                return
+        if st[FPU_ENABLED] == 0 and st[entry + E_FP] > 0:
+            st[STOP_REASON] = STOP_FPU_DISABLED
             st[STOP_ADDRESS] = address
             st[STOP_SIZE] = size
             _uc_emu_stop(uc)
             return
-    if st[FPU_ENABLED] == 0 and st[entry + E_FP] > 0:
-        st[STOP_REASON] = STOP_FPU_DISABLED
-        st[STOP_ADDRESS] = address
-        st[STOP_SIZE] = size
-        _uc_emu_stop(uc)
-        return
-    if st[entry + E_SELF_LOOP] != 0:
-        st[STOP_REASON] = STOP_SELF_LOOP
-        st[STOP_ADDRESS] = address
-        _uc_emu_stop(uc)
-        return
-    if (st[CYCLES] + st[entry + E_CYCLES] > st[CYCLE_LIMIT] and st[entry + E_INSTRUCTIONS] > 1
-            and st[CYCLES] + st[entry + E_CYCLES] - _range_sum(st, st[entry + E_LAST_INSN], address + size, F_CYCLES)
-            >= st[CYCLE_LIMIT]):
-        st[STOP_REASON] = STOP_LIMIT
-        st[STOP_ADDRESS] = address
-        st[STOP_SIZE] = size
-        _uc_emu_stop(uc)
-        return
-    out_of_sequence = address != st[PREVIOUS_END]
-    if st[PROFILE_TABLE] != 0:  # what ran so far belongs to the blocks before this one
-        _profile(st, entry, address, size)
-    st[TRACE_HELD] = -1
-    if st[SAMPLE_TABLE] != 0:
-        if st[CYCLES] > st[SAMPLE_NEXT] and st[BLOCK_SIZE] != 0:
-            _take_samples(st)
-        st[SAMPLE_BLOCK_START] = st[CYCLES]
-    st[LAZY_FP_AT] = -1
-    if st[LAZY_FP_PENDING] != 0 and st[entry + E_FP] > 0:
-        _lazy_fp_store(st, address, size)
-    _refill_after_branch(st, address, st[entry + E_WIDE_FIRST] != 0)
-    start = st[CYCLES]
-    st[FL_BLOCK_START] = start
-    st[ENDS_IN_BRANCH] = st[entry + E_REFILL]
-    st[PREVIOUS_BRANCH_AT] = st[entry + E_LAST_INSN]
-    st[PREVIOUS_END] = address + size
-    st[PREVIOUS_UNMASK] = st[entry + E_UNMASK]
-    st[PREVIOUS_ISB] = st[entry + E_ISB]
-    st[BLOCK_ADDRESS] = address
-    st[BLOCK_SIZE] = size
-    st[CODE_PC] = -1
-    counts = st[entry + E_COUNTS]
-    stalls = st[entry + E_STALLS]
-    if st[P_ENABLED] != 0:
-        _count_power(st, entry)
-    add_static(st, st[entry + E_CYCLES], st[entry + E_INSTRUCTIONS], counts, stalls, 1)
-    st[BLOCK_ADJUSTED] = 0
-    if out_of_sequence and (st[entry + E_START_ADJUST] != 0 or st[entry + E_START_FLAGS] != 0):
-        _start_adjust(st, st[entry + E_START_ADJUST], st[entry + E_START_FLAGS], 1)
-        st[BLOCK_ADJUSTED] = 1
-    st[FL_BLOCK_LINES] = 0
-    if st[FL_PORT_COUNT] != 0:
-        _fetch(st, entry, address, size, start, out_of_sequence)
+        if st[entry + E_SELF_LOOP] != 0:
+            st[STOP_REASON] = STOP_SELF_LOOP
+            st[STOP_ADDRESS] = address
+            _uc_emu_stop(uc)
+            return
+        if (st[CYCLES] + st[entry + E_CYCLES] > st[CYCLE_LIMIT] and st[entry + E_INSTRUCTIONS] > 1
+                and st[CYCLES] + st[entry + E_CYCLES] - _range_sum(st, st[entry + E_LAST_INSN], address + size, F_CYCLES)
+                >= st[CYCLE_LIMIT]):
+            st[STOP_REASON] = STOP_LIMIT
+            st[STOP_ADDRESS] = address
+            st[STOP_SIZE] = size
+            _uc_emu_stop(uc)
+            return
+        out_of_sequence = address != st[PREVIOUS_END]
+        if profile and st[PROFILE_TABLE] != 0:  # what ran so far belongs to the blocks before this one
+            _profile(st, entry, address, size)
+        if trace:
+            st[TRACE_HELD] = -1
+        if samples and st[SAMPLE_TABLE] != 0:
+            if st[CYCLES] > st[SAMPLE_NEXT] and st[BLOCK_SIZE] != 0:
+                _take_samples(st)
+            st[SAMPLE_BLOCK_START] = st[CYCLES]
+        st[LAZY_FP_AT] = -1
+        if st[LAZY_FP_PENDING] != 0 and st[entry + E_FP] > 0:
+            _lazy_fp_store(st, address, size)
+        _refill_after_branch(st, address, st[entry + E_WIDE_FIRST] != 0)
+        start = st[CYCLES]
+        st[FL_BLOCK_START] = start
+        st[ENDS_IN_BRANCH] = st[entry + E_REFILL]
+        st[PREVIOUS_BRANCH_AT] = st[entry + E_LAST_INSN]
+        st[PREVIOUS_END] = address + size
+        st[PREVIOUS_UNMASK] = st[entry + E_UNMASK]
+        st[PREVIOUS_ISB] = st[entry + E_ISB]
+        st[BLOCK_ADDRESS] = address
+        st[BLOCK_SIZE] = size
+        st[CODE_PC] = -1
+        counts = st[entry + E_COUNTS]
+        stalls = st[entry + E_STALLS]
+        if power and st[P_ENABLED] != 0:
+            _count_power(st, entry)
+        add_static(st, st[entry + E_CYCLES], st[entry + E_INSTRUCTIONS], counts, stalls, 1)
+        st[BLOCK_ADJUSTED] = 0
+        if out_of_sequence and (st[entry + E_START_ADJUST] != 0 or st[entry + E_START_FLAGS] != 0):
+            _start_adjust(st, st[entry + E_START_ADJUST], st[entry + E_START_FLAGS], 1)
+            st[BLOCK_ADJUSTED] = 1
+        st[FL_BLOCK_LINES] = 0
+        if fetch and st[FL_PORT_COUNT] != 0:
+            _fetch(st, entry, address, size, start, out_of_sequence)
+
+    return block_hook
 
 
 @njit
@@ -244,11 +273,11 @@ def _register(uc, kind: int, function, state: NativeState, begin: int, end: int)
     return handle.value
 
 
-def register_block_hook(uc, state: NativeState) -> int:
-    """Register the native block hook on every address; returns the hook handle."""
+def register_block_hook(uc, state: NativeState, features: Features = ALL_FEATURES) -> int:
+    """Register the block hook variant with `features` on every address; returns the hook handle."""
     from unicorn import UC_HOOK_BLOCK
 
-    return _register(uc, UC_HOOK_BLOCK, block_hook, state, 1, 0)
+    return _register(uc, UC_HOOK_BLOCK, block_hook_for(features), state, 1, 0)
 
 
 def register_flash_read_hook(uc, state: NativeState, begin: int, end: int) -> int:

@@ -9,6 +9,8 @@ from .itm import ITMENA
 
 CTRL, CYCCNT, CPICNT, EXCCNT, SLEEPCNT, LSUCNT, FOLDCNT, PCSR = (0x00, 0x04, 0x08, 0x0C, 0x10, 0x14,
                                                                 0x18, 0x1C)
+COUNTER_NAMES = {CYCCNT: "CYCCNT", CPICNT: "CPICNT", EXCCNT: "EXCCNT", SLEEPCNT: "SLEEPCNT", LSUCNT: "LSUCNT",
+                 FOLDCNT: "FOLDCNT"}  # the names native/counters.py knows them by
 CYCCNTENA = 1 << 0
 ENABLE_BITS = {CPICNT: 1 << 17, EXCCNT: 1 << 18, SLEEPCNT: 1 << 19, LSUCNT: 1 << 20, FOLDCNT: 1 << 21}
 # NUMCOMP (bits 31:28): 4 comparators on Cortex-M4/M7 (Cortex-M4 TRM r0p1 and Cortex-M7 TRM, DWT chapters).
