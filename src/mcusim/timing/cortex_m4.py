@@ -62,9 +62,23 @@ class CortexM4Timing:
     def __init__(self, table: dict):
         self.t = table
         self._recent: dict[int, tuple] = {}  # address -> (name, reads, writes): the last few instructions
+        self._described: dict[int, tuple] = {}  # Instruction.key -> (name, reads, writes)
+        self._costs: dict[tuple, Cost] = {}  # (Instruction.key, the previous one's or None) -> Cost
 
     def _describe(self, insn) -> tuple[str, set[str], set[str]]:
-        """(operation, registers read, registers written), remembered for the next instruction."""
+        """(operation, registers read, registers written), remembered for the next instruction
+        (and for good, by encoding, for instructions from timing/instruction.py)."""
+        key = getattr(insn, "key", None)
+        if key is not None:
+            known = self._described.get(key)
+            if known is None:
+                try:
+                    read, written = insn.regs_access()
+                    reads, writes = {insn.reg_name(r) for r in read}, {insn.reg_name(r) for r in written}
+                except Exception:  # noqa: BLE001 - as below
+                    reads, writes = set(), set()
+                known = self._described[key] = (base_mnemonic(insn), frozenset(reads), frozenset(writes))
+            return known
         known = self._recent.get(insn.address)
         if known is not None and known[3] == insn.mnemonic:
             return known[:3]
@@ -100,7 +114,22 @@ class CortexM4Timing:
 
     def cost(self, insn, previous) -> Cost:
         """Cost of capstone instruction `insn` (detail mode) after `previous`: the instruction that
-        ran just before it (the decoder passes the one before a folded IT), or None."""
+        ran just before it (the decoder passes the one before a folded IT), or None. It depends
+        on the two encodings alone: known ones are costed once."""
+        key = getattr(insn, "key", None)
+        if key is None:
+            return self._cost(insn, previous)
+        previous_key = None if previous is None else getattr(previous, "key", None)
+        if previous is not None and previous_key is None:
+            return self._cost(insn, previous)
+        cost = self._costs.get((key, previous_key))
+        if cost is None:
+            if len(self._costs) >= 1 << 16:
+                self._costs.clear()
+            cost = self._costs[(key, previous_key)] = self._cost(insn, previous)
+        return cost
+
+    def _cost(self, insn, previous) -> Cost:
         t = self.t
         name, reads, writes = self._describe(insn)
         writes_pc = "pc" in writes

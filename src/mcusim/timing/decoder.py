@@ -16,19 +16,13 @@ from ..machine.native import (CALL_FLAG, F_CLASS_A, F_CLASS_B, F_CLASS_C, F_COUN
 from ..machine.registers import UNICORN_REGISTERS
 from .classes import packed, power_class
 from .cortex_m4 import FP_MEMORY, MEMORY, base_mnemonic
+from .instruction import MAX_KNOWN, disassemble, disassemble_one, disassemble_run, thumb_length
 
 _capstone = Cs(CS_ARCH_ARM, CS_MODE_THUMB | CS_MODE_MCLASS)
-_capstone_detail = Cs(CS_ARCH_ARM, CS_MODE_THUMB | CS_MODE_MCLASS)
-_capstone_detail.detail = True
 
 
 CHUNK_CACHE_BYTES = 2048    # blocks decoded at run time (Unicorn's are at most 1 KB) are kept by content ...
 CHUNK_CACHE_ENTRIES = 512   # ... this many at most
-
-
-def thumb_length(halfword: int) -> int:
-    """Byte length of the Thumb instruction whose first halfword is `halfword`."""
-    return 4 if (halfword >> 11) in (0b11101, 0b11110, 0b11111) else 2
 
 
 class Decoder:
@@ -185,90 +179,98 @@ class Decoder:
     def _decode_fresh(self, start: int, end: int, code: bytes, previous) -> tuple[set[int], int, list]:
         """Decode [start, end): (touched windows, end of the last instruction, and the special
         instructions (offset, mnemonic, operands) noted)."""
-        dirty = set()
+        if self.timing is None:
+            return self._decode_untimed(start, end, code)
         specials = []
         address = start
-        folded_it = None
-        details = _disassemble(code, start, end) if self.timing is not None else {}
-        window_index, kind = None, None
-        run = []  # (instruction, its cost rows) in order, for start adjustments over several instructions
+        folded_it = None  # the row of a folded IT
+        details = disassemble(code, start, end)
+        rows = []
+        run = []  # (instruction, its row) in order, for start adjustments over several instructions
         if hasattr(self.timing, "begin_run"):
             self.timing.begin_run()
         while address < end and address - start + 2 <= len(code):
             offset = address - start
             length = thumb_length(int.from_bytes(code[offset: offset + 2], "little"))
             length = min(length, len(code) - offset)
-            detail = None
-            if self.timing is not None:
-                detail = details.get(address)
-                if detail is not None and detail.size != length:
-                    detail = None
-                insn = (detail.address, detail.size, detail.mnemonic, detail.op_str) if detail else None
+            detail = details.get(address)
+            if detail is not None and detail.size != length:
+                detail = None
+            if detail is None:  # an instruction capstone cannot decode still runs (Unicorn raises the fault)
+                row = [0] * FIELDS
+                row[KIND], row[F_CYCLES], row[F_INSTRUCTIONS] = KIND_START, self.instruction_cycles, 1
             else:
-                insn = next(_capstone.disasm_lite(code[offset: offset + length], address, 1), None)
-            index = self.ensure_window(address)
-            if index != window_index:
-                window_index, kind = index, self.state.tables(index)[KIND]
-            base = self.state.windows[index][0]
-            costs = self._costs[index]
-            i = (address - base) >> 1
-            mnemonic, operands = (insn[2], insn[3]) if insn else ("", "")
-            # an instruction capstone cannot decode still runs (Unicorn raises the fault)
-            self_loop = mnemonic in ("b", "b.w") and operands == f"#{address:#x}"
-            kind[i] = KIND_SELF_LOOP if self_loop else KIND_START
-            costs[F_CYCLES][i] = self.instruction_cycles
-            costs[F_INSTRUCTIONS][i] = 1
-            for field in (F_COUNTS, F_STALLS, F_START_ADJUST, F_START_FLAGS, F_REFILL, F_DIVIDE):
-                costs[field][i] = 0
-            costs[F_DIVIDE][i] = _divide_operands(mnemonic, operands)
-            if detail is not None:
+                mnemonic = detail.mnemonic
+                static = _static_row(detail)
+                self_loop = mnemonic in ("b", "b.w") and detail.op_str == f"#{address:#x}"
                 cost = self.timing.cost(detail, previous)
-                costs[F_CYCLES][i] = cost.cycles
-                costs[F_COUNTS][i] = cost.lsu | cost.cpi << LANE | cost.folded << 2 * LANE
-                costs[F_START_ADJUST][i] = cost.start_adjust
-                costs[F_REFILL][i] = cost.refill
-                costs[F_START_FLAGS][i] = (cost.stall_interlock | cost.start_fold << 4
-                                           | int(_is_memory(detail)) << 5)
-                costs[F_STALLS][i] = (cost.stall_refill | cost.stall_interlock << LANE
-                                      | cost.stall_divide << 2 * LANE)
-            if folded_it is not None and detail is not None:
-                # a block entered at the folded IT also loses this instruction's neighbour effects
-                it_costs, it_row = folded_it
-                it_costs[F_START_ADJUST][it_row] += costs[F_START_ADJUST][i]
-                it_costs[F_START_FLAGS][it_row] |= costs[F_START_FLAGS][i] & ~(1 << 4)
-                folded_it = None
-            if detail is not None and cost.start_fold:
-                folded_it = (costs, i)  # a folded IT is skipped: the next one pairs with what ran before it
-            else:
-                previous = detail
-            if detail is not None:
-                run.append((detail, costs, i))
-            if mnemonic in ("bl", "blx"):
-                costs[F_REFILL][i] |= CALL_FLAG
-            if mnemonic:
-                class_a, class_b, class_c = packed(*power_class(detail, mnemonic, operands))
-                costs[F_CLASS_A][i], costs[F_CLASS_B][i], costs[F_CLASS_C][i] = class_a, class_b, class_c
-            else:
-                costs[F_CLASS_A][i] = costs[F_CLASS_B][i] = costs[F_CLASS_C][i] = 0
-            costs[F_FP][i] = int(mnemonic.startswith("v"))
-            costs[F_UNMASK][i] = int(_may_unmask(mnemonic, operands))
-            costs[F_ISB][i] = int(mnemonic == "isb")
-            if self._note_special(address, mnemonic, operands):
-                specials.append((address - start, mnemonic, operands))
-            dirty.add(index)
+                row = [0] * FIELDS
+                row[KIND] = KIND_SELF_LOOP if self_loop else KIND_START
+                row[F_CYCLES] = cost.cycles
+                row[F_INSTRUCTIONS] = 1
+                row[F_FP], row[F_UNMASK], row[F_ISB] = static[0], static[1], static[2]
+                row[F_COUNTS] = cost.lsu | cost.cpi << LANE | cost.folded << 2 * LANE
+                row[F_STALLS] = cost.stall_refill | cost.stall_interlock << LANE | cost.stall_divide << 2 * LANE
+                row[F_START_ADJUST] = cost.start_adjust
+                row[F_START_FLAGS] = cost.stall_interlock | cost.start_fold << 4 | static[3] << 5
+                row[F_REFILL] = cost.refill | static[4]
+                row[F_DIVIDE] = static[5]
+                row[F_CLASS_A], row[F_CLASS_B], row[F_CLASS_C] = static[6], static[7], static[8]
+                if folded_it is not None:
+                    # a block entered at the folded IT also loses this instruction's neighbour effects
+                    folded_it[F_START_ADJUST] += row[F_START_ADJUST]
+                    folded_it[F_START_FLAGS] |= row[F_START_FLAGS] & ~(1 << 4)
+                    folded_it = None
+                if cost.start_fold:
+                    folded_it = row  # a folded IT is skipped: the next one pairs with what ran before it
+                else:
+                    previous = detail
+                run.append((detail, row))
+                if static[9] and self._note_special(address, mnemonic, detail.op_str):
+                    specials.append((offset, mnemonic, detail.op_str))
+            rows.append(row)
             if length == 4:  # the second halfword may lie in the next window
-                next_index = self.ensure_window(address + 2)
-                j = (address + 2 - self.state.windows[next_index][0]) >> 1
-                self.state.tables(next_index)[KIND][j] = KIND_CONTINUATION
-                for field in range(1, FIELDS):
-                    self._costs[next_index][field][j] = 0
-                dirty.add(next_index)
+                rows.append(_CONTINUATION)
             address += length
         if run and hasattr(self.timing, "start_adjustments"):
-            adjustments = self.timing.start_adjustments([insn for insn, _, _ in run])
-            for (_, costs, i), (cycles, interlock, lost) in zip(run, adjustments):
-                costs[F_START_ADJUST][i] = cycles
-                costs[F_START_FLAGS][i] = interlock | 1 << 6 | (lost + 8) << 7
+            adjustments = self.timing.start_adjustments([insn for insn, _ in run])
+            for (_, row), (cycles, interlock, lost) in zip(run, adjustments):
+                row[F_START_ADJUST] = cycles
+                row[F_START_FLAGS] = interlock | 1 << 6 | (lost + 8) << 7
+        dirty = self._write_rows(start, np.array(rows, np.int64).reshape(-1, FIELDS)) if rows else set()
+        self._snapshot(dirty, start, code[: end - start])
+        return dirty, address, specials
+
+    def _decode_untimed(self, start: int, end: int, code: bytes) -> tuple[set[int], int, list]:
+        """_decode_fresh without a timing model: a fixed cost, and capstone for the classes."""
+        specials = []
+        rows = []
+        address = start
+        while address < end and address - start + 2 <= len(code):
+            offset = address - start
+            length = thumb_length(int.from_bytes(code[offset: offset + 2], "little"))
+            length = min(length, len(code) - offset)
+            insn = next(_capstone.disasm_lite(code[offset: offset + length], address, 1), None)
+            mnemonic, operands = (insn[2], insn[3]) if insn else ("", "")
+            self_loop = mnemonic in ("b", "b.w") and operands == f"#{address:#x}"
+            row = [0] * FIELDS
+            row[KIND] = KIND_SELF_LOOP if self_loop else KIND_START
+            row[F_CYCLES], row[F_INSTRUCTIONS] = self.instruction_cycles, 1
+            row[F_DIVIDE] = _divide_operands(mnemonic, operands)
+            if mnemonic in ("bl", "blx"):
+                row[F_REFILL] |= CALL_FLAG
+            if mnemonic:
+                row[F_CLASS_A], row[F_CLASS_B], row[F_CLASS_C] = packed(*power_class(None, mnemonic, operands))
+            row[F_FP] = int(mnemonic.startswith("v"))
+            row[F_UNMASK] = int(_may_unmask(mnemonic, operands))
+            row[F_ISB] = int(mnemonic == "isb")
+            if self._note_special(address, mnemonic, operands):
+                specials.append((offset, mnemonic, operands))
+            rows.append(row)
+            if length == 4:
+                rows.append(_CONTINUATION)
+            address += length
+        dirty = self._write_rows(start, np.array(rows, np.int64).reshape(-1, FIELDS)) if rows else set()
         self._snapshot(dirty, start, code[: end - start])
         return dirty, address, specials
 
@@ -278,7 +280,7 @@ class Decoder:
         if not hasattr(self.timing, "fresh_schedule") or pc <= block:
             return 0, 0, 0
         code = self._read(block, pc - block + 2)
-        instructions = [i for i in _capstone_detail.disasm(code, block) if i.address < pc]
+        instructions = [i for i in disassemble_run(code, block) if i.address < pc]
         instructions = instructions[: self.timing.t["start_window"]]
         if not instructions:
             return 0, 0, 0
@@ -303,7 +305,7 @@ class Decoder:
             base = self.state.windows[index][0]
             if self.state.tables(index)[KIND][(address - length - base) >> 1] in (KIND_START, KIND_SELF_LOOP):
                 code = self._read(address - length, length)
-                insn = next(_capstone_detail.disasm(code, address - length, 1), None)
+                insn = disassemble_one(code, address - length)
                 if insn is not None and insn.size == length:
                     return insn
         return None
@@ -340,26 +342,23 @@ class Decoder:
         return changed
 
 
-def _disassemble(code: bytes, start: int, end: int) -> dict:
-    """Capstone (detail) instructions of code[start:end] by address, in one pass per run of
-    decodable code (Capstone stops at an encoding it does not know: skip it and go on)."""
-    found = {}
-    offset = 0
-    while start + offset < end and offset + 2 <= len(code):
-        last = None
-        for insn in _capstone_detail.disasm(code[offset:], start + offset):
-            if insn.address >= end:
-                break
-            found[insn.address] = insn
-            last = insn
-        if last is None or last.address + last.size >= end:
-            offset += 0 if last is not None else thumb_length(int.from_bytes(code[offset: offset + 2], "little"))
-            if last is not None:
-                break
-        else:
-            offset = last.address + last.size - start
-            offset += thumb_length(int.from_bytes(code[offset: offset + 2], "little")) if offset + 2 <= len(code) else 2
-    return found
+_CONTINUATION = [KIND_CONTINUATION if field == KIND else 0 for field in range(FIELDS)]
+_STATIC: dict[int, tuple] = {}  # Instruction.key -> _static_row
+
+
+def _static_row(insn) -> tuple:
+    """The row values of `insn` that depend on the instruction alone: (FP, unmask, ISB, memory
+    access, call flag, divide operands, the three class lanes, watched by the machine)."""
+    static = _STATIC.get(insn.key)
+    if static is None:
+        mnemonic, operands = insn.mnemonic, insn.op_str
+        if len(_STATIC) >= MAX_KNOWN:
+            _STATIC.clear()
+        static = _STATIC[insn.key] = (
+            int(mnemonic.startswith("v")), int(_may_unmask(mnemonic, operands)), int(mnemonic == "isb"),
+            int(_is_memory(insn)), CALL_FLAG if mnemonic in ("bl", "blx") else 0, _divide_operands(mnemonic, operands),
+            *packed(*power_class(insn, mnemonic, operands)), mnemonic.startswith(("v", "sdiv", "udiv", "sev")))
+    return static
 
 
 def _is_memory(insn) -> bool:

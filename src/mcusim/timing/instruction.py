@@ -1,0 +1,229 @@
+"""Capstone instructions as plain Python objects, each distinct encoding read out of capstone once.
+
+Reading a capstone detail instruction goes through ctypes on every attribute (operands and
+register lists are rebuilt each time), which made decoding new code cost tens of microseconds
+an instruction. Here one cheap pass without detail (`disasm_lite`) names every instruction, and
+only an encoding not seen before in this process is disassembled with detail and copied into an
+`Instruction`. Everything the timing models read depends on the bytes and what capstone printed
+for them (the mnemonic carries an IT block's condition, the operands a branch's target), so
+that triple is the key; `key` numbers it, and the timing models memoise their own analysis by it.
+"""
+from __future__ import annotations
+
+from capstone import CS_ARCH_ARM, CS_MODE_MCLASS, CS_MODE_THUMB, Cs
+
+_lite = Cs(CS_ARCH_ARM, CS_MODE_THUMB | CS_MODE_MCLASS)
+_detail = Cs(CS_ARCH_ARM, CS_MODE_THUMB | CS_MODE_MCLASS)
+_detail.detail = True
+
+MAX_KNOWN = 1 << 16  # distinct encodings kept (code running away through data must not grow this without end)
+_known: dict[tuple, "Instruction"] = {}
+_register_names: dict[int, str] = {}
+_next_key = [0]
+
+
+def thumb_length(halfword: int) -> int:
+    """Byte length of the Thumb instruction whose first halfword is `halfword`."""
+    return 4 if (halfword >> 11) in (0b11101, 0b11110, 0b11111) else 2
+
+
+class _Memory:
+    __slots__ = ("base", "index")
+
+    def __init__(self, base: int, index: int):
+        self.base, self.index = base, index
+
+
+class _Shift:
+    __slots__ = ("type", "value")
+
+    def __init__(self, type_: int, value: int):
+        self.type, self.value = type_, value
+
+
+class Operand:
+    """One capstone operand, copied (`reg`, `imm` and `mem` read the same union as capstone's)."""
+
+    __slots__ = ("type", "reg", "imm", "mem", "shift")
+
+    def __init__(self, op):
+        self.type = op.type
+        self.reg = op.value.reg
+        self.imm = op.value.imm
+        self.mem = _Memory(op.value.mem.base, op.value.mem.index)
+        self.shift = _Shift(op.shift.type, op.shift.value)
+
+
+class Instruction:
+    """What the timing models and the decoder read of a capstone detail instruction."""
+
+    def __init__(self, insn, key: int):
+        self.key = key
+        self.address = insn.address
+        self.size = insn.size
+        self.bytes = bytes(insn.bytes)
+        self.mnemonic = insn.mnemonic
+        self.op_str = insn.op_str
+        self.cc = insn.cc
+        self.update_flags = getattr(insn, "update_flags", False)
+        self.writeback = getattr(insn, "writeback", False)
+        self.operands = [Operand(op) for op in insn.operands]
+        try:
+            self._access = insn.regs_access()
+        except Exception:  # noqa: BLE001 - capstone raises for some encodings; the models treat that as none
+            self._access = None
+
+    def at(self, address: int) -> "Instruction":
+        """The same instruction at `address` (the rest is shared, and never changed)."""
+        copy = object.__new__(Instruction)
+        copy.__dict__ = dict(self.__dict__)
+        copy.address = address
+        return copy
+
+    def regs_access(self):
+        if self._access is None:
+            raise ValueError("capstone gave no register access for this instruction")
+        return self._access
+
+    @staticmethod
+    def reg_name(register: int) -> str:
+        name = _register_names.get(register)
+        if name is None:
+            name = _register_names[register] = _detail.reg_name(register)
+        return name
+
+    def __repr__(self) -> str:
+        return f"<Instruction 0x{self.address:x}: {self.mnemonic} {self.op_str}>"
+
+
+def known(code: bytes, address: int, mnemonic: str, op_str: str) -> Instruction | None:
+    """The Instruction for encoding `code` printed as `mnemonic op_str`, if seen before, at `address`."""
+    template = _known.get((code, mnemonic, op_str))
+    return template.at(address) if template is not None else None
+
+
+def remember(insn) -> Instruction:
+    """Copy capstone detail instruction `insn` (keyed as it printed), or the copy made before."""
+    code = bytes(insn.bytes)
+    key = (code, insn.mnemonic, insn.op_str)
+    template = _known.get(key)
+    if template is None:
+        if len(_known) >= MAX_KNOWN:
+            _known.clear()
+        template = _known[key] = Instruction(insn, _next_key[0])
+        _next_key[0] += 1
+    return template.at(insn.address)
+
+
+def _lite_runs(code: bytes, start: int, end: int):
+    """(address, size, mnemonic, op_str) of the instructions of code[: end - start] at `start`, in one
+    capstone pass per run of decodable code (capstone stops at an encoding it does not know:
+    skip that and go on)."""
+    offset = 0
+    while start + offset < end and offset + 2 <= len(code):
+        last = None
+        for item in _lite.disasm_lite(code[offset:], start + offset):
+            if item[0] >= end:
+                break
+            yield item
+            last = item
+        if last is None or last[0] + last[1] >= end:
+            if last is not None:
+                break
+            offset += thumb_length(int.from_bytes(code[offset: offset + 2], "little"))
+        else:
+            offset = last[0] + last[1] - start
+            offset += thumb_length(int.from_bytes(code[offset: offset + 2], "little")) if offset + 2 <= len(code) else 2
+
+
+def disassemble(code: bytes, start: int, end: int) -> dict[int, Instruction]:
+    """Instructions of code[: end - start] (the bytes at `start`) by address: capstone's detail
+    disassembly of the range, made of known encodings where it can be (capstone stops at an
+    encoding it does not know: that is skipped and the rest decoded)."""
+    return _instructions(list(_lite_runs(code, start, end)), code, start, end)
+
+
+def disassemble_run(code: bytes, start: int) -> list[Instruction]:
+    """What capstone's detail disassembly of `code` at `start` gives (up to the first encoding it
+    does not know), made of known encodings where it can be."""
+    items = list(_lite.disasm_lite(code, start))
+    found = _instructions(items, code, start, start + len(code))
+    return [found[item[0]] for item in items if item[0] in found]
+
+
+def _instructions(items: list, code: bytes, start: int, end: int) -> dict[int, Instruction]:
+    found = {}
+    missing = []
+    for index, (address, size, mnemonic, op_str) in enumerate(items):
+        offset = address - start
+        template = _known.get((code[offset: offset + size], mnemonic, op_str))
+        if template is not None:
+            found[address] = template.at(address)
+        else:
+            missing.append(index)
+    if missing and not _fill_missing(found, items, missing, code, start):
+        _fill_whole(found, items, code, start, end)
+    return found
+
+
+def _fill_missing(found: dict, items: list, missing: list[int], code: bytes, start: int) -> bool:
+    """Disassemble the unknown encodings with detail, each run of them from the IT instruction
+    that may govern its first (an IT block's condition shows in its instructions); False if
+    that did not give what the lite pass printed."""
+    run_start = 0
+    for n, index in enumerate(missing):
+        if n + 1 < len(missing) and missing[n + 1] == index + 1 \
+                and items[index][0] + items[index][1] == items[index + 1][0]:
+            continue  # the run goes on
+        first = missing[run_start]
+        run_start = n + 1
+        begin = first
+        for back in range(first - 1, max(-1, first - 5), -1):
+            if items[back][0] + items[back][1] != items[back + 1][0]:
+                break
+            if items[back][2].startswith("it"):
+                begin = back
+                break
+        address = items[begin][0]
+        stop = items[index][0] + items[index][1]
+        decoded = _detail.disasm(code[address - start: stop - start], address, index - begin + 1)
+        for insn, item in zip(decoded, items[begin: index + 1]):
+            if (insn.address, insn.size, insn.mnemonic, insn.op_str) != item:
+                return False
+            if item[0] >= items[first][0]:
+                found[insn.address] = remember(insn)
+    return all(item[0] in found for item in items)
+
+
+def _fill_whole(found: dict, items: list, code: bytes, start: int, end: int) -> None:
+    """The whole range's detail disassembly (the way the decoder always did it) for what is missing."""
+    wanted = {item[0] for item in items if item[0] not in found}
+    offset = 0
+    while wanted and start + offset < end and offset + 2 <= len(code):
+        last = None
+        for insn in _detail.disasm(code[offset:], start + offset):
+            if insn.address >= end:
+                break
+            if insn.address in wanted:
+                found[insn.address] = remember(insn)
+                wanted.discard(insn.address)
+            last = insn
+        if last is None or last.address + last.size >= end:
+            if last is not None:
+                break
+            offset += thumb_length(int.from_bytes(code[offset: offset + 2], "little"))
+        else:
+            offset = last.address + last.size - start
+            offset += thumb_length(int.from_bytes(code[offset: offset + 2], "little")) if offset + 2 <= len(code) else 2
+
+
+def disassemble_one(code: bytes, address: int) -> Instruction | None:
+    """The first instruction of `code` at `address`, decoded on its own (no IT context), or None."""
+    item = next(_lite.disasm_lite(code, address, 1), None)
+    if item is None:
+        return None
+    insn = known(code[: item[1]], address, item[2], item[3])
+    if insn is None:
+        detail = next(_detail.disasm(code[: item[1]], address, 1), None)
+        insn = remember(detail) if detail is not None else None
+    return insn
