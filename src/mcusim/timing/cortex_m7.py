@@ -113,7 +113,10 @@ class _Pipeline:
 class CortexM7Timing:
     def __init__(self, table: dict):
         self.t = table
-        self._pipeline = _Pipeline()
+        self._early_operand = table["early_operand"]
+        self._base_update_latency = table["base_update_latency"]
+        self._alu_latency = table["alu_latency"]
+        self._costs: dict[tuple, Cost] = {}  # (ident, delta, waited, mispredict cycles) -> Cost
         self._last_address: int | None = None
         self._run_starts: dict[int, _Pipeline] = {}  # first address of a costed run -> the state before it
         self._starting = False
@@ -360,43 +363,46 @@ class CortexM7Timing:
     def _issue(self, p: _Pipeline, info: _Insn) -> tuple[int, int]:
         """Issue `info` after the pipeline state `p` (updated); returns (cycles since the
         previous issue, of which waiting for operands)."""
-        t = self.t
         operands = self._operands_ready(p, info)
-        if self._pairs(p, info) and operands <= p.cycle:
+        cycle = p.cycle
+        if operands <= cycle and self._pairs(p, info):
             p.issued.append(info)
-            when = p.cycle
+            when = cycle
             waited = 0
             older = False
         else:
-            alone = max(p.cycle + 1, p.free)
+            alone = max(cycle + 1, p.free)
             when = max(alone, operands)
             waited = when - alone
             p.issued = [info]
             older = True
-        delta = when - p.cycle
         p.cycle = when
         p.free = max(p.free, when + info.occupancy)
+        if not info.writes:
+            return when - cycle, waited
+        ready, early = p.ready, p.early
         # the early ALU: its result reaches the younger instruction of the same cycle, and an
         # early read (an address, a shifted operand) the next cycle; its flags come as usual
+        early_operand = self._early_operand
         early_alu = info.early_alu and older and all(
-            p.early.get(r, p.ready[r] + t["early_operand"]) <= when for r in info.reads if r in p.ready and r != FLAGS)
+            early.get(r, ready[r] + early_operand) <= when for r in info.reads if r in ready and r != FLAGS)
         for register in info.writes:
             if register != "pc":
                 p.written_at[register] = when
-                p.early.pop(register, None)
+                early.pop(register, None)
                 if register in info.fast:
-                    p.ready[register] = when + t["base_update_latency"]
-                    p.early[register] = when + t["base_update_latency"] + t["early_operand"]
+                    ready[register] = when + self._base_update_latency
+                    early[register] = when + self._base_update_latency + early_operand
                 elif early_alu and register != FLAGS:
-                    p.ready[register] = when
-                    p.early[register] = when + t["alu_latency"]
+                    ready[register] = when
+                    early[register] = when + self._alu_latency
                 else:
-                    p.ready[register] = when + info.latency
+                    ready[register] = when + info.latency
                 if info.word_load and register not in info.fast:
                     p.word_loaded.add(register)
                 else:
                     p.word_loaded.discard(register)
-        return delta, waited
+        return when - cycle, waited
 
     def cost(self, insn, previous) -> Cost:
         """Cost of `insn` scheduled right after `previous` (the instruction before it in memory
@@ -412,14 +418,22 @@ class CortexM7Timing:
         delta, waited = self._issue(pipeline, info)
         self._last_address = insn.address
         self._run.append((insn.address, delta, waited))
-        cost = self._as_cost(insn, info, delta, waited)
+        mispredict = 0
         if info.branch:
-            refill = cost.refill | self._mispredict_cycles(info, None if decided_at is None
-                                                           else pipeline.cycle - decided_at) << 2
-            if info.direct and info.decided_by is None:
-                refill |= STATIC_TAKEN | min(STATIC_CYCLES_MASK, self.t["branch_static_taken"]) << STATIC_SHIFT
-            cost = Cost(cost.cycles, cost.start_adjust, cost.lsu, cost.cpi, cost.folded, cost.stall_refill,
-                        cost.stall_interlock, cost.stall_divide, refill, cost.start_fold)
+            mispredict = self._mispredict_cycles(info, None if decided_at is None else pipeline.cycle - decided_at)
+        key = (info.ident, delta, waited, mispredict)
+        cost = self._costs.get(key)
+        if cost is None:
+            cost = self._as_cost(insn, info, delta, waited)
+            if info.branch:
+                refill = cost.refill | mispredict << 2
+                if info.direct and info.decided_by is None:
+                    refill |= STATIC_TAKEN | min(STATIC_CYCLES_MASK, self.t["branch_static_taken"]) << STATIC_SHIFT
+                cost = Cost(cost.cycles, cost.start_adjust, cost.lsu, cost.cpi, cost.folded, cost.stall_refill,
+                            cost.stall_interlock, cost.stall_divide, refill, cost.start_fold)
+            if len(self._costs) >= 1 << 16:
+                self._costs.clear()
+            self._costs[key] = cost
         return cost
 
     def _mispredict_cycles(self, info: _Insn, decided_before: int | None) -> int:

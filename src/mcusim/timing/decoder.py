@@ -201,21 +201,17 @@ class Decoder:
                 row[KIND], row[F_CYCLES], row[F_INSTRUCTIONS] = KIND_START, self.instruction_cycles, 1
             else:
                 mnemonic = detail.mnemonic
-                static = _static_row(detail)
-                self_loop = mnemonic in ("b", "b.w") and detail.op_str == f"#{address:#x}"
+                static, special = _static_row(detail)
                 cost = self.timing.cost(detail, previous)
-                row = [0] * FIELDS
-                row[KIND] = KIND_SELF_LOOP if self_loop else KIND_START
+                row = static.copy()
+                if mnemonic in ("b", "b.w") and detail.op_str == f"#{address:#x}":
+                    row[KIND] = KIND_SELF_LOOP
                 row[F_CYCLES] = cost.cycles
-                row[F_INSTRUCTIONS] = 1
-                row[F_FP], row[F_UNMASK], row[F_ISB] = static[0], static[1], static[2]
                 row[F_COUNTS] = cost.lsu | cost.cpi << LANE | cost.folded << 2 * LANE
                 row[F_STALLS] = cost.stall_refill | cost.stall_interlock << LANE | cost.stall_divide << 2 * LANE
                 row[F_START_ADJUST] = cost.start_adjust
-                row[F_START_FLAGS] = cost.stall_interlock | cost.start_fold << 4 | static[3] << 5
-                row[F_REFILL] = cost.refill | static[4]
-                row[F_DIVIDE] = static[5]
-                row[F_CLASS_A], row[F_CLASS_B], row[F_CLASS_C] = static[6], static[7], static[8]
+                row[F_START_FLAGS] |= cost.stall_interlock | cost.start_fold << 4
+                row[F_REFILL] |= cost.refill
                 if folded_it is not None:
                     # a block entered at the folded IT also loses this instruction's neighbour effects
                     folded_it[F_START_ADJUST] += row[F_START_ADJUST]
@@ -226,7 +222,7 @@ class Decoder:
                 else:
                     previous = detail
                 run.append((detail, row))
-                if static[9] and self._note_special(address, mnemonic, detail.op_str):
+                if special and self._note_special(address, mnemonic, detail.op_str):
                     specials.append((offset, mnemonic, detail.op_str))
             rows.append(row)
             if length == 4:  # the second halfword may lie in the next window
@@ -346,18 +342,25 @@ _CONTINUATION = [KIND_CONTINUATION if field == KIND else 0 for field in range(FI
 _STATIC: dict[int, tuple] = {}  # Instruction.key -> _static_row
 
 
-def _static_row(insn) -> tuple:
-    """The row values of `insn` that depend on the instruction alone: (FP, unmask, ISB, memory
-    access, call flag, divide operands, the three class lanes, watched by the machine)."""
+def _static_row(insn) -> tuple[list, bool]:
+    """The row of `insn` as far as it depends on the instruction alone (KIND_START, the FP,
+    unmask, ISB, class, divide and call fields, the memory-access start flag; the rest 0), and
+    whether the machine watches it (FP, divide, SEV)."""
     static = _STATIC.get(insn.key)
     if static is None:
         mnemonic, operands = insn.mnemonic, insn.op_str
+        row = [0] * FIELDS
+        row[KIND], row[F_INSTRUCTIONS] = KIND_START, 1
+        row[F_FP] = int(mnemonic.startswith("v"))
+        row[F_UNMASK] = int(_may_unmask(mnemonic, operands))
+        row[F_ISB] = int(mnemonic == "isb")
+        row[F_START_FLAGS] = int(_is_memory(insn)) << 5
+        row[F_REFILL] = CALL_FLAG if mnemonic in ("bl", "blx") else 0
+        row[F_DIVIDE] = _divide_operands(mnemonic, operands)
+        row[F_CLASS_A], row[F_CLASS_B], row[F_CLASS_C] = packed(*power_class(insn, mnemonic, operands))
         if len(_STATIC) >= MAX_KNOWN:
             _STATIC.clear()
-        static = _STATIC[insn.key] = (
-            int(mnemonic.startswith("v")), int(_may_unmask(mnemonic, operands)), int(mnemonic == "isb"),
-            int(_is_memory(insn)), CALL_FLAG if mnemonic in ("bl", "blx") else 0, _divide_operands(mnemonic, operands),
-            *packed(*power_class(insn, mnemonic, operands)), mnemonic.startswith(("v", "sdiv", "udiv", "sev")))
+        static = _STATIC[insn.key] = (row, mnemonic.startswith(("v", "sdiv", "udiv", "sev")))
     return static
 
 

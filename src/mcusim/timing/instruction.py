@@ -10,7 +10,10 @@ that triple is the key; `key` numbers it, and the timing models memoise their ow
 """
 from __future__ import annotations
 
-from capstone import CS_ARCH_ARM, CS_MODE_MCLASS, CS_MODE_THUMB, Cs
+import ctypes
+
+import capstone
+from capstone import CS_ARCH_ARM, CS_ERR_OK, CS_MODE_MCLASS, CS_MODE_THUMB, Cs
 
 _lite = Cs(CS_ARCH_ARM, CS_MODE_THUMB | CS_MODE_MCLASS)
 _detail = Cs(CS_ARCH_ARM, CS_MODE_THUMB | CS_MODE_MCLASS)
@@ -42,36 +45,35 @@ class _Shift:
 
 
 class Operand:
-    """One capstone operand, copied (`reg`, `imm` and `mem` read the same union as capstone's)."""
+    """One capstone operand (capstone.arm.ArmOp), copied (`reg`, `imm` and `mem` read the same
+    union as capstone's)."""
 
     __slots__ = ("type", "reg", "imm", "mem", "shift")
 
     def __init__(self, op):
+        value = op.value
         self.type = op.type
-        self.reg = op.value.reg
-        self.imm = op.value.imm
-        self.mem = _Memory(op.value.mem.base, op.value.mem.index)
+        self.reg = value.reg
+        self.imm = value.imm
+        self.mem = _Memory(value.mem.base, value.mem.index)
         self.shift = _Shift(op.shift.type, op.shift.value)
 
 
 class Instruction:
     """What the timing models and the decoder read of a capstone detail instruction."""
 
-    def __init__(self, insn, key: int):
+    def __init__(self, key: int, address: int, code: bytes, mnemonic: str, op_str: str, arm, access):
         self.key = key
-        self.address = insn.address
-        self.size = insn.size
-        self.bytes = bytes(insn.bytes)
-        self.mnemonic = insn.mnemonic
-        self.op_str = insn.op_str
-        self.cc = insn.cc
-        self.update_flags = getattr(insn, "update_flags", False)
-        self.writeback = getattr(insn, "writeback", False)
-        self.operands = [Operand(op) for op in insn.operands]
-        try:
-            self._access = insn.regs_access()
-        except Exception:  # noqa: BLE001 - capstone raises for some encodings; the models treat that as none
-            self._access = None
+        self.address = address
+        self.size = len(code)
+        self.bytes = code
+        self.mnemonic = mnemonic
+        self.op_str = op_str
+        self.cc = arm.cc
+        self.update_flags = arm.update_flags
+        self.writeback = arm.writeback
+        self.operands = [Operand(arm.operands[i]) for i in range(arm.op_count)]
+        self._access = access  # (registers read, written), or None where capstone gave none
 
     def at(self, address: int) -> "Instruction":
         """The same instruction at `address` (the rest is shared, and never changed)."""
@@ -102,17 +104,44 @@ def known(code: bytes, address: int, mnemonic: str, op_str: str) -> Instruction 
     return template.at(address) if template is not None else None
 
 
-def remember(insn) -> Instruction:
-    """Copy capstone detail instruction `insn` (keyed as it printed), or the copy made before."""
-    code = bytes(insn.bytes)
-    key = (code, insn.mnemonic, insn.op_str)
+def _remember(raw) -> Instruction:
+    """The Instruction for capstone's cs_insn `raw` (detail on), read straight from capstone's
+    structures: made the first time its encoding is seen, else the one made then."""
+    code = bytes(raw.bytes[: raw.size])
+    mnemonic, op_str = raw.mnemonic.decode("ascii"), raw.op_str.decode("ascii")
+    key = (code, mnemonic, op_str)
     template = _known.get(key)
     if template is None:
         if len(_known) >= MAX_KNOWN:
             _known.clear()
-        template = _known[key] = Instruction(insn, _next_key[0])
+        template = _known[key] = Instruction(_next_key[0], raw.address, code, mnemonic, op_str,
+                                             raw.detail.contents.arch.arm, _regs_access(raw))
         _next_key[0] += 1
-    return template.at(insn.address)
+        return template
+    return template.at(raw.address)
+
+
+def _regs_access(raw):
+    """capstone's CsInsn.regs_access: (registers read, registers written), or None on an error."""
+    read, write = (ctypes.c_uint16 * 64)(), (ctypes.c_uint16 * 64)()
+    read_count, write_count = ctypes.c_uint8(), ctypes.c_uint8()
+    status = capstone._cs.cs_regs_access(_detail.csh, raw, ctypes.byref(read), ctypes.byref(read_count),
+                                         ctypes.byref(write), ctypes.byref(write_count))
+    if status != CS_ERR_OK:
+        return None
+    return read[: read_count.value], write[: write_count.value]
+
+
+def _detail_disasm(code: bytes, address: int, count: int = 0):
+    """Capstone.disasm with detail, as Instructions (capstone's own CsInsn copies every
+    structure into Python first, which is most of its cost)."""
+    insns = ctypes.POINTER(capstone._cs_insn)()
+    found = capstone._cs.cs_disasm(_detail.csh, code, len(code), address, count, ctypes.byref(insns))
+    try:
+        return [_remember(insns[i]) for i in range(found)]
+    finally:
+        if found:
+            capstone._cs.cs_free(insns, found)
 
 
 def _lite_runs(code: bytes, start: int, end: int):
@@ -186,12 +215,12 @@ def _fill_missing(found: dict, items: list, missing: list[int], code: bytes, sta
                 break
         address = items[begin][0]
         stop = items[index][0] + items[index][1]
-        decoded = _detail.disasm(code[address - start: stop - start], address, index - begin + 1)
+        decoded = _detail_disasm(code[address - start: stop - start], address, index - begin + 1)
         for insn, item in zip(decoded, items[begin: index + 1]):
             if (insn.address, insn.size, insn.mnemonic, insn.op_str) != item:
                 return False
             if item[0] >= items[first][0]:
-                found[insn.address] = remember(insn)
+                found[insn.address] = insn
     return all(item[0] in found for item in items)
 
 
@@ -201,11 +230,11 @@ def _fill_whole(found: dict, items: list, code: bytes, start: int, end: int) -> 
     offset = 0
     while wanted and start + offset < end and offset + 2 <= len(code):
         last = None
-        for insn in _detail.disasm(code[offset:], start + offset):
+        for insn in _detail_disasm(code[offset:], start + offset):
             if insn.address >= end:
                 break
             if insn.address in wanted:
-                found[insn.address] = remember(insn)
+                found[insn.address] = insn
                 wanted.discard(insn.address)
             last = insn
         if last is None or last.address + last.size >= end:
@@ -224,6 +253,5 @@ def disassemble_one(code: bytes, address: int) -> Instruction | None:
         return None
     insn = known(code[: item[1]], address, item[2], item[3])
     if insn is None:
-        detail = next(_detail.disasm(code[: item[1]], address, 1), None)
-        insn = remember(detail) if detail is not None else None
+        insn = next(iter(_detail_disasm(code[: item[1]], address, 1)), None)
     return insn
