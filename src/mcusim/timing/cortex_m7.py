@@ -111,8 +111,10 @@ class _Pipeline:
 
 
 class CortexM7Timing:
-    def __init__(self, table: dict):
+    def __init__(self, table: dict, memoise: bool = True):
+        """`memoise=False` schedules everything afresh (the reference for tests)."""
         self.t = table
+        self.memoise = memoise
         self._early_operand = table["early_operand"]
         self._base_update_latency = table["base_update_latency"]
         self._alu_latency = table["alu_latency"]
@@ -158,7 +160,7 @@ class CortexM7Timing:
     def describe(self, insn) -> _Insn:
         """What scheduling needs of `insn`: made once per encoding for instructions from
         timing/instruction.py (the result is shared, and never changed after)."""
-        key = getattr(insn, "key", None)
+        key = getattr(insn, "key", None) if self.memoise else None
         info = self._described.get(key) if key is not None else None
         if info is None:
             info = self._describe(insn)
@@ -422,7 +424,7 @@ class CortexM7Timing:
         if info.branch:
             mispredict = self._mispredict_cycles(info, None if decided_at is None else pipeline.cycle - decided_at)
         key = (info.ident, delta, waited, mispredict)
-        cost = self._costs.get(key)
+        cost = self._costs.get(key) if self.memoise else None
         if cost is None:
             cost = self._as_cost(insn, info, delta, waited)
             if info.branch:
@@ -470,7 +472,7 @@ class CortexM7Timing:
         window = self.t["start_window"]
         # the in-sequence schedule `cost` made, from the state it started the run in
         sequence = self._run_starts.pop(instructions[0].address, _Pipeline()) if instructions else _Pipeline()
-        if [address for address, _, _ in self._run] == [insn.address for insn in instructions]:
+        if self.memoise and [address for address, _, _ in self._run] == [insn.address for insn in instructions]:
             in_sequence = [(delta, waited) for _, delta, waited in self._run]
         else:
             in_sequence = [self._issue(sequence, info) for info in infos]
@@ -500,7 +502,7 @@ class CortexM7Timing:
             self._steps.clear()
         node = 0
         cycles = waited = pairs = 0
-        pipeline = None  # off the tree: the rest is scheduled here
+        pipeline = None if self.memoise else _Pipeline()  # off the tree: the rest is scheduled here
         for info in infos:
             if pipeline is None:
                 step = self._steps.get((node, info.ident))

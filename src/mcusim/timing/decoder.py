@@ -19,6 +19,8 @@ from .cortex_m4 import FP_MEMORY, MEMORY, base_mnemonic
 from .instruction import MAX_KNOWN, disassemble, disassemble_one, disassemble_run, thumb_length
 
 _capstone = Cs(CS_ARCH_ARM, CS_MODE_THUMB | CS_MODE_MCLASS)
+_capstone_detail = Cs(CS_ARCH_ARM, CS_MODE_THUMB | CS_MODE_MCLASS)
+_capstone_detail.detail = True
 
 
 CHUNK_CACHE_BYTES = 2048    # blocks decoded at run time (Unicorn's are at most 1 KB) are kept by content ...
@@ -29,8 +31,12 @@ class Decoder:
     """Decodes code ranges into the tables of a NativeState's windows."""
 
     def __init__(self, state, read_memory, instruction_cycles: int = 1, is_writable=lambda address: False,
-                 timing=None):
+                 timing=None, memoise: bool = True):
+        """`memoise=False` decodes with capstone's own detail instructions, every analysis made
+        afresh: the reference the memoised decoder is tested against (with a Cortex-M7 model
+        made with memoise=False)."""
         self.state = state
+        self.memoise = memoise
         self.timing = timing  # a core timing model (cost(insn, previous)), or None for a fixed cost
         self.read_memory = read_memory  # (address, size) -> bytes; raises if unmapped
         self.is_writable = is_writable  # code in writable memory can change under us
@@ -46,6 +52,10 @@ class Decoder:
         self._range_starts: list[int] = []
         self._ranges_done: set[int] = set()
         self._chunks: dict[tuple, tuple] = {}  # decoded blocks by content (see _decode_code)
+        self._pieces: dict[int, int] = {}       # blocks decoded outside the code ranges: start -> end ...
+        self._piece_starts: dict[int, int] = {}  # ... and end -> start
+        self._states: dict[int, object] = {}    # piece boundary -> the timing model's state there
+        self._keep_states: set[int] = set()     # the boundaries of the run being decoded
 
     def ensure_window(self, address: int) -> int:
         index = self.state.window_for(address)
@@ -54,6 +64,7 @@ class Decoder:
                 self.state.clear_windows()
                 self._costs.clear()
                 self._snapshots.clear()
+                self._forget_pieces()
             size = self.state.WINDOW_BYTES
             index = self.state.add_window(address - address % size, size)
             self._costs[index] = [None] + [np.zeros(size >> 1, np.int64) for _ in range(1, FIELDS)]
@@ -79,8 +90,31 @@ class Decoder:
             range_start, range_end = ranges[index]
             extra = [(start, start + size)] if start + size > range_end else []
             self.decode_ranges([(range_start, range_end)] + extra)
+        elif hasattr(self.timing, "saved_state"):
+            self._decode_piece(start, start + size)
         else:
             self.decode(start, start + size)
+
+    def _decode_piece(self, start: int, end: int) -> None:
+        """Decode a block outside the code ranges (a stripped image, code in RAM) together with
+        the blocks decoded before that end where it starts and start where it ends, as one run
+        from the state the first of them started in: a dual-issue core's schedule then carries
+        across the blocks as it does through a code range, whatever order they first ran in."""
+        first = self._piece_starts.get(start, start)
+        last = self._pieces.get(end, end)
+        if start in self._pieces or end in self._piece_starts:  # overlapping decodes: keep the pieces simple
+            first, last = start, end
+        else:
+            self._pieces[start], self._piece_starts[end] = end, start
+        self._keep_states = {start, end, last}
+        state = self._states.get(first)
+        previous = self._decoded_before(first) if state is not None else None
+        if previous is not None:
+            self.timing.restore_state(state, previous.address)
+        try:
+            self.decode(first, last)
+        finally:
+            self._keep_states = set()
 
     def decode_ranges(self, ranges: list[tuple[int, int]]) -> None:
         dirty = set()
@@ -184,7 +218,7 @@ class Decoder:
         specials = []
         address = start
         folded_it = None  # the row of a folded IT
-        details = disassemble(code, start, end)
+        details = disassemble(code, start, end) if self.memoise else _plain_disassemble(code, start, end)
         rows = []
         run = []  # (instruction, its row) in order, for start adjustments over several instructions
         if hasattr(self.timing, "begin_run"):
@@ -224,6 +258,8 @@ class Decoder:
                 run.append((detail, row))
                 if special and self._note_special(address, mnemonic, detail.op_str):
                     specials.append((offset, mnemonic, detail.op_str))
+                if address + length in self._keep_states:
+                    self._states[address + length] = self.timing.saved_state()
             rows.append(row)
             if length == 4:  # the second halfword may lie in the next window
                 rows.append(_CONTINUATION)
@@ -276,7 +312,8 @@ class Decoder:
         if not hasattr(self.timing, "fresh_schedule") or pc <= block:
             return 0, 0, 0
         code = self._read(block, pc - block + 2)
-        instructions = [i for i in disassemble_run(code, block) if i.address < pc]
+        run = disassemble_run(code, block) if self.memoise else _capstone_detail.disasm(code, block)
+        instructions = [i for i in run if i.address < pc]
         instructions = instructions[: self.timing.t["start_window"]]
         if not instructions:
             return 0, 0, 0
@@ -301,7 +338,8 @@ class Decoder:
             base = self.state.windows[index][0]
             if self.state.tables(index)[KIND][(address - length - base) >> 1] in (KIND_START, KIND_SELF_LOOP):
                 code = self._read(address - length, length)
-                insn = disassemble_one(code, address - length)
+                insn = disassemble_one(code, address - length) if self.memoise else \
+                    next(_capstone_detail.disasm(code, address - length, 1), None)
                 if insn is not None and insn.size == length:
                     return insn
         return None
@@ -335,7 +373,13 @@ class Decoder:
                 changed = True
         if changed:
             self.state.clear_block_cache()
+            self._forget_pieces()
         return changed
+
+    def _forget_pieces(self) -> None:
+        self._pieces.clear()
+        self._piece_starts.clear()
+        self._states.clear()
 
 
 _CONTINUATION = [KIND_CONTINUATION if field == KIND else 0 for field in range(FIELDS)]
@@ -346,7 +390,8 @@ def _static_row(insn) -> tuple[list, bool]:
     """The row of `insn` as far as it depends on the instruction alone (KIND_START, the FP,
     unmask, ISB, class, divide and call fields, the memory-access start flag; the rest 0), and
     whether the machine watches it (FP, divide, SEV)."""
-    static = _STATIC.get(insn.key)
+    key = getattr(insn, "key", None)  # None: a capstone instruction, analysed afresh
+    static = _STATIC.get(key) if key is not None else None
     if static is None:
         mnemonic, operands = insn.mnemonic, insn.op_str
         row = [0] * FIELDS
@@ -358,10 +403,34 @@ def _static_row(insn) -> tuple[list, bool]:
         row[F_REFILL] = CALL_FLAG if mnemonic in ("bl", "blx") else 0
         row[F_DIVIDE] = _divide_operands(mnemonic, operands)
         row[F_CLASS_A], row[F_CLASS_B], row[F_CLASS_C] = packed(*power_class(insn, mnemonic, operands))
-        if len(_STATIC) >= MAX_KNOWN:
-            _STATIC.clear()
-        static = _STATIC[insn.key] = (row, mnemonic.startswith(("v", "sdiv", "udiv", "sev")))
+        static = (row, mnemonic.startswith(("v", "sdiv", "udiv", "sev")))
+        if key is not None:
+            if len(_STATIC) >= MAX_KNOWN:
+                _STATIC.clear()
+            _STATIC[key] = static
     return static
+
+
+def _plain_disassemble(code: bytes, start: int, end: int) -> dict:
+    """Capstone detail instructions of code[: end - start] at `start` by address, one pass per
+    run of decodable code (capstone stops at an encoding it does not know: skip it, go on)."""
+    found = {}
+    offset = 0
+    while start + offset < end and offset + 2 <= len(code):
+        last = None
+        for insn in _capstone_detail.disasm(code[offset:], start + offset):
+            if insn.address >= end:
+                break
+            found[insn.address] = insn
+            last = insn
+        if last is None or last.address + last.size >= end:
+            if last is not None:
+                break
+            offset += thumb_length(int.from_bytes(code[offset: offset + 2], "little"))
+        else:
+            offset = last.address + last.size - start
+            offset += thumb_length(int.from_bytes(code[offset: offset + 2], "little")) if offset + 2 <= len(code) else 2
+    return found
 
 
 def _is_memory(insn) -> bool:
