@@ -62,16 +62,16 @@ class CortexM4Timing:
     def __init__(self, table: dict):
         self.t = table
         self._recent: dict[int, tuple] = {}  # address -> (name, reads, writes): the last few instructions
-        self._described: dict[int, tuple] = {}  # Instruction.key -> (name, reads, writes)
+        self._described: dict[int, tuple] = {}  # Instruction.shape -> (name, reads, writes)
         # what cost() reads of the previous instruction, numbered: (name, writes, size) -> number
         self._neighbours: dict[tuple, int] = {}
-        self._neighbour_of: dict[int, int] = {}  # Instruction.key -> its number there
-        self._costs: dict[tuple, Cost] = {}  # (Instruction.key, the previous one's number or None) -> Cost
+        self._neighbour_of: dict[int, int] = {}  # Instruction.shape -> its number there
+        self._costs: dict[tuple, Cost] = {}  # (Instruction.shape, the previous one's number or None) -> Cost
 
     def _describe(self, insn) -> tuple[str, set[str], set[str]]:
         """(operation, registers read, registers written), remembered for the next instruction
         (and for good, by encoding, for instructions from timing/instruction.py)."""
-        key = getattr(insn, "key", None)
+        key = getattr(insn, "shape", None)
         if key is not None:
             known = self._described.get(key)
             if known is None:
@@ -122,12 +122,12 @@ class CortexM4Timing:
         ran just before it (the decoder passes the one before a folded IT), or None. It depends on
         the instruction's encoding and the previous one's operation, registers written and size:
         for instructions from timing/instruction.py each combination is costed once."""
-        key = getattr(insn, "key", None)
+        key = getattr(insn, "shape", None)
         if key is None:
             return self._cost(insn, previous)
         neighbour = None
         if previous is not None:
-            previous_key = getattr(previous, "key", None)
+            previous_key = getattr(previous, "shape", None)
             if previous_key is None:
                 return self._cost(insn, previous)
             neighbour = self._neighbour_of.get(previous_key)

@@ -123,7 +123,7 @@ class CortexM7Timing:
         self._run_starts: dict[int, _Pipeline] = {}  # first address of a costed run -> the state before it
         self._starting = False
         self._run: list[tuple[int, int, int]] = []  # (address, delta, waited) of each instruction costed in the run
-        self._described: dict[int, _Insn] = {}  # Instruction.key -> describe()
+        self._described: dict[int, _Insn] = {}  # Instruction.shape -> describe()
         self._idents: dict[tuple, int] = {}  # _Insn.content() -> its ident
         # Schedules from an empty pipeline (block starts) as a tree of the instructions issued:
         # node -> the pipeline after them, and (node, ident) -> (the node after it, delta, waited).
@@ -160,7 +160,7 @@ class CortexM7Timing:
     def describe(self, insn) -> _Insn:
         """What scheduling needs of `insn`: made once per encoding for instructions from
         timing/instruction.py (the result is shared, and never changed after)."""
-        key = getattr(insn, "key", None) if self.memoise else None
+        key = getattr(insn, "shape", None) if self.memoise else None
         info = self._described.get(key) if key is not None else None
         if info is None:
             info = self._describe(insn)

@@ -383,14 +383,14 @@ class Decoder:
 
 
 _CONTINUATION = [KIND_CONTINUATION if field == KIND else 0 for field in range(FIELDS)]
-_STATIC: dict[int, tuple] = {}  # Instruction.key -> _static_row
+_STATIC: dict[int, tuple] = {}  # Instruction.shape -> _static_row
 
 
 def _static_row(insn) -> tuple[list, bool]:
     """The row of `insn` as far as it depends on the instruction alone (KIND_START, the FP,
     unmask, ISB, class, divide and call fields, the memory-access start flag; the rest 0), and
     whether the machine watches it (FP, divide, SEV)."""
-    key = getattr(insn, "key", None)  # None: a capstone instruction, analysed afresh
+    key = getattr(insn, "shape", None)  # None: a capstone instruction, analysed afresh
     static = _STATIC.get(key) if key is not None else None
     if static is None:
         mnemonic, operands = insn.mnemonic, insn.op_str

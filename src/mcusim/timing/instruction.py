@@ -6,14 +6,21 @@ an instruction. Here one cheap pass without detail (`disasm_lite`) names every i
 only an encoding not seen before in this process is disassembled with detail and copied into an
 `Instruction`. Everything the timing models read depends on the bytes and what capstone printed
 for them (the mnemonic carries an IT block's condition, the operands a branch's target), so
-that triple is the key; `key` numbers it, and the timing models memoise their own analysis by it.
+that triple is the key and `key` numbers it. The timing models and the decoder memoise their
+analysis by `shape`, which numbers what that analysis reads (see Instruction._shape_key): the
+encodings of one operation on the same registers with different offsets or targets share it.
 """
 from __future__ import annotations
 
 import ctypes
+import re
 
 import capstone
 from capstone import CS_ARCH_ARM, CS_ERR_OK, CS_MODE_MCLASS, CS_MODE_THUMB, Cs
+from capstone.arm import ARM_OP_IMM, ARM_OP_MEM, ARM_OP_REG
+
+from .cortex_m4 import base_mnemonic
+from .cortex_m7 import MODIFIED_IMMEDIATE
 
 _lite = Cs(CS_ARCH_ARM, CS_MODE_THUMB | CS_MODE_MCLASS)
 _detail = Cs(CS_ARCH_ARM, CS_MODE_THUMB | CS_MODE_MCLASS)
@@ -23,6 +30,9 @@ MAX_KNOWN = 1 << 16  # distinct encodings kept (code running away through data m
 _known: dict[tuple, "Instruction"] = {}
 _register_names: dict[int, str] = {}
 _next_key = [0]
+_shapes: dict[tuple, int] = {}
+_next_shape = [0]
+_IMMEDIATE = re.compile(r"#[^,\]}!]*")
 
 
 def thumb_length(halfword: int) -> int:
@@ -74,6 +84,19 @@ class Instruction:
         self.writeback = arm.writeback
         self.operands = [Operand(arm.operands[i]) for i in range(arm.op_count)]
         self._access = access  # (registers read, written), or None where capstone gave none
+        self.shape = _shape(self)
+
+    def _shape_key(self) -> tuple:
+        """All the timing models and the decoder's static row read of an instruction (not its
+        address, bytes, branch target or load offset): equal keys are analysed alike."""
+        keep_immediate = self.size == 4 and base_mnemonic(self) in MODIFIED_IMMEDIATE  # a shifted constant?
+        operands = tuple((op.type, op.reg if op.type == ARM_OP_REG else None,
+                          (op.mem.base, op.mem.index) if op.type == ARM_OP_MEM else None, op.shift.type,
+                          op.shift.value, op.imm if keep_immediate and op.type == ARM_OP_IMM else None)
+                         for op in self.operands)
+        access = None if self._access is None else (tuple(self._access[0]), tuple(self._access[1]))
+        return (self.size, self.mnemonic, _IMMEDIATE.sub("#", self.op_str), self.cc, self.update_flags,
+                self.writeback, access, operands)
 
     def at(self, address: int) -> "Instruction":
         """The same instruction at `address` (the rest is shared, and never changed)."""
@@ -96,6 +119,18 @@ class Instruction:
 
     def __repr__(self) -> str:
         return f"<Instruction 0x{self.address:x}: {self.mnemonic} {self.op_str}>"
+
+
+def _shape(insn: Instruction) -> int:
+    """The number of `insn`'s shape key; never reused, also after the table is emptied."""
+    key = insn._shape_key()
+    shape = _shapes.get(key)
+    if shape is None:
+        if len(_shapes) >= MAX_KNOWN:
+            _shapes.clear()
+        shape = _shapes[key] = _next_shape[0]
+        _next_shape[0] += 1
+    return shape
 
 
 def known(code: bytes, address: int, mnemonic: str, op_str: str) -> Instruction | None:
