@@ -147,7 +147,7 @@ class Decoder:
         """Fill the tables for [start, end) from `code` (the bytes at start); returns touched windows.
 
         Code first seen at run time (RAM, a stripped image) is decoded a block at a time, and
-        the Python per instruction is slow (~100 us): firmware running away through zeroed RAM
+        the Python per instruction is slow (tens of us): firmware running away through zeroed RAM
         would crawl. The rows depend only on the bytes, the instruction before and the timing
         model's state (nothing in them depends on the address: PC-relative operands are costed
         alike wherever they are), so a block seen before with all three the same is copied."""
