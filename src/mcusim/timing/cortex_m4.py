@@ -62,9 +62,28 @@ class CortexM4Timing:
     def __init__(self, table: dict):
         self.t = table
         self._recent: dict[int, tuple] = {}  # address -> (name, reads, writes): the last few instructions
+        self._described: dict[int, tuple] = {}  # Instruction.shape -> (name, reads, writes)
+        # what cost() reads of the previous instruction, numbered: (name, writes, size) -> number
+        self._neighbours: dict[tuple, int] = {}
+        self._neighbour_of: dict[int, int] = {}  # Instruction.shape -> its number there
+        self._costs: dict[tuple, Cost] = {}  # (Instruction.shape, the previous one's number or None) -> Cost
 
     def _describe(self, insn) -> tuple[str, set[str], set[str]]:
-        """(operation, registers read, registers written), remembered for the next instruction."""
+        """(operation, registers read, registers written), remembered for the next instruction
+        (and for good, by encoding, for instructions from timing/instruction.py)."""
+        key = getattr(insn, "shape", None)
+        if key is not None:
+            known = self._described.get(key)
+            if known is None:
+                try:
+                    read, written = insn.regs_access()
+                    reads, writes = {insn.reg_name(r) for r in read}, {insn.reg_name(r) for r in written}
+                except Exception:  # noqa: BLE001 - as below
+                    reads, writes = set(), set()
+                if len(self._described) >= 1 << 16:
+                    self._described.clear()
+                known = self._described[key] = (base_mnemonic(insn), frozenset(reads), frozenset(writes))
+            return known
         known = self._recent.get(insn.address)
         if known is not None and known[3] == insn.mnemonic:
             return known[:3]
@@ -100,7 +119,31 @@ class CortexM4Timing:
 
     def cost(self, insn, previous) -> Cost:
         """Cost of capstone instruction `insn` (detail mode) after `previous`: the instruction that
-        ran just before it (the decoder passes the one before a folded IT), or None."""
+        ran just before it (the decoder passes the one before a folded IT), or None. It depends on
+        the instruction's encoding and the previous one's operation, registers written and size:
+        for instructions from timing/instruction.py each combination is costed once."""
+        key = getattr(insn, "shape", None)
+        if key is None:
+            return self._cost(insn, previous)
+        neighbour = None
+        if previous is not None:
+            previous_key = getattr(previous, "shape", None)
+            if previous_key is None:
+                return self._cost(insn, previous)
+            neighbour = self._neighbour_of.get(previous_key)
+            if neighbour is None:
+                name, _, writes = self._describe(previous)
+                neighbour = self._neighbours.setdefault((name, writes, previous.size), len(self._neighbours))
+                self._neighbour_of[previous_key] = neighbour
+        cost = self._costs.get((key, neighbour))
+        if cost is None:
+            if len(self._costs) >= 1 << 16:
+                self._costs.clear()
+                self._neighbour_of.clear()
+            cost = self._costs[(key, neighbour)] = self._cost(insn, previous)
+        return cost
+
+    def _cost(self, insn, previous) -> Cost:
         t = self.t
         name, reads, writes = self._describe(insn)
         writes_pc = "pc" in writes

@@ -80,6 +80,15 @@ class _Insn:
     early_alu: bool = False    # may execute in the early ALU (EARLY_ALU)
     decided_by: str | None = None  # a conditional branch: what decides it (the flags, or CBZ/CBNZ's register)
     direct: bool = False          # a branch to an address in the instruction (B, BL, CBZ/CBNZ)
+    ident: int = -1               # equal for instructions that schedule alike (set by CortexM7Timing.describe)
+
+    def content(self) -> tuple:
+        """Everything scheduling reads of it, hashable: equal contents schedule alike."""
+        return (self.name, frozenset(self.reads), frozenset(self.writes), frozenset(self.early),
+                frozenset(self.late.items()), self.latency, frozenset(self.fast), self.index, self.word_load,
+                self.occupancy, self.single, self.first_only, self.memory, self.load, self.store, self.mac,
+                self.branch, self.fp, self.shifted, self.shifter, self.early_stage, self.early_alu,
+                self.decided_by, self.direct)
 
 
 @dataclass
@@ -102,12 +111,24 @@ class _Pipeline:
 
 
 class CortexM7Timing:
-    def __init__(self, table: dict):
+    def __init__(self, table: dict, memoise: bool = True):
+        """`memoise=False` schedules everything afresh (the reference for tests)."""
         self.t = table
-        self._pipeline = _Pipeline()
+        self.memoise = memoise
+        self._early_operand = table["early_operand"]
+        self._base_update_latency = table["base_update_latency"]
+        self._alu_latency = table["alu_latency"]
+        self._costs: dict[tuple, Cost] = {}  # (ident, delta, waited, mispredict cycles) -> Cost
         self._last_address: int | None = None
         self._run_starts: dict[int, _Pipeline] = {}  # first address of a costed run -> the state before it
         self._starting = False
+        self._run: list[tuple[int, int, int]] = []  # (address, delta, waited) of each instruction costed in the run
+        self._described: dict[int, _Insn] = {}  # Instruction.shape -> describe()
+        self._idents: dict[tuple, int] = {}  # _Insn.content() -> its ident
+        # Schedules from an empty pipeline (block starts) as a tree of the instructions issued:
+        # node -> the pipeline after them, and (node, ident) -> (the node after it, delta, waited).
+        self._nodes: list[_Pipeline] = [_Pipeline()]
+        self._steps: dict[tuple[int, int], tuple[int, int, int]] = {}
 
     def state_key(self, previous) -> tuple:
         """What cost() takes from before `previous`'s successor besides the instructions: the
@@ -119,7 +140,7 @@ class CortexM7Timing:
 
         def relative(cycles: dict) -> tuple:
             return tuple(sorted((r, c - p.cycle) for r, c in cycles.items() if c > p.cycle - FORGOTTEN_CYCLES))
-        return (p.free - p.cycle, tuple(repr(info) for info in p.issued), relative(p.ready),
+        return (p.free - p.cycle, tuple(info.ident for info in p.issued), relative(p.ready),
                 relative(p.written_at), relative(p.early), tuple(sorted(p.word_loaded)))
 
     def saved_state(self) -> _Pipeline:
@@ -133,9 +154,27 @@ class CortexM7Timing:
     def begin_run(self) -> None:
         """The decoder starts a run of instructions in memory order (see start_adjustments)."""
         self._starting = True
+        self._run = []
 
     # classification ---------------------------------------------------------------
     def describe(self, insn) -> _Insn:
+        """What scheduling needs of `insn`: made once per encoding for instructions from
+        timing/instruction.py (the result is shared, and never changed after)."""
+        key = getattr(insn, "shape", None) if self.memoise else None
+        info = self._described.get(key) if key is not None else None
+        if info is None:
+            info = self._describe(insn)
+            content = info.content()
+            info.ident = self._idents.get(content, -1)
+            if info.ident < 0:
+                info.ident = self._idents[content] = len(self._idents)
+            if key is not None:
+                if len(self._described) >= 1 << 16:
+                    self._described.clear()
+                self._described[key] = info
+        return info
+
+    def _describe(self, insn) -> _Insn:
         t = self.t
         name = base_mnemonic(insn)
         try:
@@ -326,43 +365,46 @@ class CortexM7Timing:
     def _issue(self, p: _Pipeline, info: _Insn) -> tuple[int, int]:
         """Issue `info` after the pipeline state `p` (updated); returns (cycles since the
         previous issue, of which waiting for operands)."""
-        t = self.t
         operands = self._operands_ready(p, info)
-        if self._pairs(p, info) and operands <= p.cycle:
+        cycle = p.cycle
+        if operands <= cycle and self._pairs(p, info):
             p.issued.append(info)
-            when = p.cycle
+            when = cycle
             waited = 0
             older = False
         else:
-            alone = max(p.cycle + 1, p.free)
+            alone = max(cycle + 1, p.free)
             when = max(alone, operands)
             waited = when - alone
             p.issued = [info]
             older = True
-        delta = when - p.cycle
         p.cycle = when
         p.free = max(p.free, when + info.occupancy)
+        if not info.writes:
+            return when - cycle, waited
+        ready, early = p.ready, p.early
         # the early ALU: its result reaches the younger instruction of the same cycle, and an
         # early read (an address, a shifted operand) the next cycle; its flags come as usual
+        early_operand = self._early_operand
         early_alu = info.early_alu and older and all(
-            p.early.get(r, p.ready[r] + t["early_operand"]) <= when for r in info.reads if r in p.ready and r != FLAGS)
+            early.get(r, ready[r] + early_operand) <= when for r in info.reads if r in ready and r != FLAGS)
         for register in info.writes:
             if register != "pc":
                 p.written_at[register] = when
-                p.early.pop(register, None)
+                early.pop(register, None)
                 if register in info.fast:
-                    p.ready[register] = when + t["base_update_latency"]
-                    p.early[register] = when + t["base_update_latency"] + t["early_operand"]
+                    ready[register] = when + self._base_update_latency
+                    early[register] = when + self._base_update_latency + early_operand
                 elif early_alu and register != FLAGS:
-                    p.ready[register] = when
-                    p.early[register] = when + t["alu_latency"]
+                    ready[register] = when
+                    early[register] = when + self._alu_latency
                 else:
-                    p.ready[register] = when + info.latency
+                    ready[register] = when + info.latency
                 if info.word_load and register not in info.fast:
                     p.word_loaded.add(register)
                 else:
                     p.word_loaded.discard(register)
-        return delta, waited
+        return when - cycle, waited
 
     def cost(self, insn, previous) -> Cost:
         """Cost of `insn` scheduled right after `previous` (the instruction before it in memory
@@ -377,13 +419,23 @@ class CortexM7Timing:
         decided_at = pipeline.written_at.get(info.decided_by) if info.decided_by else None
         delta, waited = self._issue(pipeline, info)
         self._last_address = insn.address
-        cost = self._as_cost(insn, info, delta, waited)
+        self._run.append((insn.address, delta, waited))
+        mispredict = 0
         if info.branch:
-            refill = cost.refill | self._mispredict_cycles(info, None if decided_at is None
-                                                           else pipeline.cycle - decided_at) << 2
-            if info.direct and info.decided_by is None:
-                refill |= STATIC_TAKEN | min(STATIC_CYCLES_MASK, self.t["branch_static_taken"]) << STATIC_SHIFT
-            cost = replace(cost, refill=refill)
+            mispredict = self._mispredict_cycles(info, None if decided_at is None else pipeline.cycle - decided_at)
+        key = (info.ident, delta, waited, mispredict)
+        cost = self._costs.get(key) if self.memoise else None
+        if cost is None:
+            cost = self._as_cost(insn, info, delta, waited)
+            if info.branch:
+                refill = cost.refill | mispredict << 2
+                if info.direct and info.decided_by is None:
+                    refill |= STATIC_TAKEN | min(STATIC_CYCLES_MASK, self.t["branch_static_taken"]) << STATIC_SHIFT
+                cost = Cost(cost.cycles, cost.start_adjust, cost.lsu, cost.cpi, cost.folded, cost.stall_refill,
+                            cost.stall_interlock, cost.stall_divide, refill, cost.start_fold)
+            if len(self._costs) >= 1 << 16:
+                self._costs.clear()
+            self._costs[key] = cost
         return cost
 
     def _mispredict_cycles(self, info: _Insn, decided_before: int | None) -> int:
@@ -420,24 +472,50 @@ class CortexM7Timing:
         window = self.t["start_window"]
         # the in-sequence schedule `cost` made, from the state it started the run in
         sequence = self._run_starts.pop(instructions[0].address, _Pipeline()) if instructions else _Pipeline()
-        in_sequence = []
-        for info in infos:
-            in_sequence.append(self._issue(sequence, info))
+        if self.memoise and [address for address, _, _ in self._run] == [insn.address for insn in instructions]:
+            in_sequence = [(delta, waited) for _, delta, waited in self._run]
+        else:
+            in_sequence = [self._issue(sequence, info) for info in infos]
         adjustments = []
         for i in range(len(infos)):
-            fresh = _Pipeline()
-            fresh_cycles = fresh_waited = fresh_pairs = 0
-            sequence_cycles = sequence_waited = sequence_pairs = 0
-            for j in range(i, min(len(infos), i + window)):
-                delta, waited = self._issue(fresh, infos[j])
-                fresh_cycles += delta
-                fresh_waited += waited
-                fresh_pairs += delta == 0
-                sequence_cycles += in_sequence[j][0]
-                sequence_waited += in_sequence[j][1]
-                sequence_pairs += in_sequence[j][0] == 0
-                if infos[j].branch or infos[j].name in STOPS_WINDOW:
+            stop = i
+            while True:  # the window: up to `start_window` instructions, ending at a branch
+                last = infos[stop]
+                stop += 1
+                if stop - i == window or stop == len(infos) or last.branch or last.name in STOPS_WINDOW:
                     break
-            adjustments.append((fresh_cycles - sequence_cycles, min(15, max(0, sequence_waited - fresh_waited)),
-                                max(-8, min(7, sequence_pairs - fresh_pairs))))
+            fresh = self._fresh_sums(infos[i: stop])
+            sequence_cycles = sequence_waited = sequence_pairs = 0
+            for delta, waited in in_sequence[i: stop]:
+                sequence_cycles += delta
+                sequence_waited += waited
+                sequence_pairs += delta == 0
+            adjustments.append((fresh[0] - sequence_cycles, min(15, max(0, sequence_waited - fresh[1])),
+                                max(-8, min(7, sequence_pairs - fresh[2]))))
         return adjustments
+
+    def _fresh_sums(self, infos: list) -> tuple[int, int, int]:
+        """(cycles, waiting cycles, dual issues) of `infos` scheduled from an empty pipeline,
+        walked down the tree of schedules made before (the same instructions schedule alike)."""
+        if len(self._nodes) >= 1 << 16:
+            self._nodes[1:] = []
+            self._steps.clear()
+        node = 0
+        cycles = waited = pairs = 0
+        pipeline = None if self.memoise else _Pipeline()  # off the tree: the rest is scheduled here
+        for info in infos:
+            if pipeline is None:
+                step = self._steps.get((node, info.ident))
+                if step is None:  # the tree grows by this one step; the rest of the window is not kept
+                    pipeline = self._nodes[node].copy()
+                    delta, wait = self._issue(pipeline, info)
+                    self._steps[(node, info.ident)] = (len(self._nodes), delta, wait)
+                    self._nodes.append(pipeline.copy())
+                else:
+                    node, delta, wait = step
+            else:
+                delta, wait = self._issue(pipeline, info)
+            cycles += delta
+            waited += wait
+            pairs += delta == 0
+        return cycles, waited, pairs

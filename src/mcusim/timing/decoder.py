@@ -16,6 +16,7 @@ from ..machine.native import (CALL_FLAG, F_CLASS_A, F_CLASS_B, F_CLASS_C, F_COUN
 from ..machine.registers import UNICORN_REGISTERS
 from .classes import packed, power_class
 from .cortex_m4 import FP_MEMORY, MEMORY, base_mnemonic
+from .instruction import MAX_KNOWN, disassemble, disassemble_one, disassemble_run, thumb_length
 
 _capstone = Cs(CS_ARCH_ARM, CS_MODE_THUMB | CS_MODE_MCLASS)
 _capstone_detail = Cs(CS_ARCH_ARM, CS_MODE_THUMB | CS_MODE_MCLASS)
@@ -26,17 +27,16 @@ CHUNK_CACHE_BYTES = 2048    # blocks decoded at run time (Unicorn's are at most 
 CHUNK_CACHE_ENTRIES = 512   # ... this many at most
 
 
-def thumb_length(halfword: int) -> int:
-    """Byte length of the Thumb instruction whose first halfword is `halfword`."""
-    return 4 if (halfword >> 11) in (0b11101, 0b11110, 0b11111) else 2
-
-
 class Decoder:
     """Decodes code ranges into the tables of a NativeState's windows."""
 
     def __init__(self, state, read_memory, instruction_cycles: int = 1, is_writable=lambda address: False,
-                 timing=None):
+                 timing=None, memoise: bool = True):
+        """`memoise=False` decodes with capstone's own detail instructions, every analysis made
+        afresh: the reference the memoised decoder is tested against (with a Cortex-M7 model
+        made with memoise=False)."""
         self.state = state
+        self.memoise = memoise
         self.timing = timing  # a core timing model (cost(insn, previous)), or None for a fixed cost
         self.read_memory = read_memory  # (address, size) -> bytes; raises if unmapped
         self.is_writable = is_writable  # code in writable memory can change under us
@@ -52,6 +52,10 @@ class Decoder:
         self._range_starts: list[int] = []
         self._ranges_done: set[int] = set()
         self._chunks: dict[tuple, tuple] = {}  # decoded blocks by content (see _decode_code)
+        self._pieces: dict[int, int] = {}       # blocks decoded outside the code ranges: start -> end ...
+        self._piece_starts: dict[int, int] = {}  # ... and end -> start
+        self._states: dict[int, object] = {}    # piece boundary -> the timing model's state there
+        self._keep_states: set[int] = set()     # the boundaries of the run being decoded
 
     def ensure_window(self, address: int) -> int:
         index = self.state.window_for(address)
@@ -60,6 +64,7 @@ class Decoder:
                 self.state.clear_windows()
                 self._costs.clear()
                 self._snapshots.clear()
+                self._forget_pieces()
             size = self.state.WINDOW_BYTES
             index = self.state.add_window(address - address % size, size)
             self._costs[index] = [None] + [np.zeros(size >> 1, np.int64) for _ in range(1, FIELDS)]
@@ -85,8 +90,31 @@ class Decoder:
             range_start, range_end = ranges[index]
             extra = [(start, start + size)] if start + size > range_end else []
             self.decode_ranges([(range_start, range_end)] + extra)
+        elif hasattr(self.timing, "saved_state"):
+            self._decode_piece(start, start + size)
         else:
             self.decode(start, start + size)
+
+    def _decode_piece(self, start: int, end: int) -> None:
+        """Decode a block outside the code ranges (a stripped image, code in RAM) together with
+        the blocks decoded before that end where it starts and start where it ends, as one run
+        from the state the first of them started in: a dual-issue core's schedule then carries
+        across the blocks as it does through a code range, whatever order they first ran in."""
+        first = self._piece_starts.get(start, start)
+        last = self._pieces.get(end, end)
+        if start in self._pieces or end in self._piece_starts:  # overlapping decodes: keep the pieces simple
+            first, last = start, end
+        else:
+            self._pieces[start], self._piece_starts[end] = end, start
+        self._keep_states = {start, end, last}
+        state = self._states.get(first)
+        previous = self._decoded_before(first) if state is not None else None
+        if previous is not None:
+            self.timing.restore_state(state, previous.address)
+        try:
+            self.decode(first, last)
+        finally:
+            self._keep_states = set()
 
     def decode_ranges(self, ranges: list[tuple[int, int]]) -> None:
         dirty = set()
@@ -119,7 +147,7 @@ class Decoder:
         """Fill the tables for [start, end) from `code` (the bytes at start); returns touched windows.
 
         Code first seen at run time (RAM, a stripped image) is decoded a block at a time, and
-        the Python per instruction is slow (~100 us): firmware running away through zeroed RAM
+        the Python per instruction is slow (tens of us): firmware running away through zeroed RAM
         would crawl. The rows depend only on the bytes, the instruction before and the timing
         model's state (nothing in them depends on the address: PC-relative operands are costed
         alike wherever they are), so a block seen before with all three the same is copied."""
@@ -185,90 +213,96 @@ class Decoder:
     def _decode_fresh(self, start: int, end: int, code: bytes, previous) -> tuple[set[int], int, list]:
         """Decode [start, end): (touched windows, end of the last instruction, and the special
         instructions (offset, mnemonic, operands) noted)."""
-        dirty = set()
+        if self.timing is None:
+            return self._decode_untimed(start, end, code)
         specials = []
         address = start
-        folded_it = None
-        details = _disassemble(code, start, end) if self.timing is not None else {}
-        window_index, kind = None, None
-        run = []  # (instruction, its cost rows) in order, for start adjustments over several instructions
+        folded_it = None  # the row of a folded IT
+        details = disassemble(code, start, end) if self.memoise else _plain_disassemble(code, start, end)
+        rows = []
+        run = []  # (instruction, its row) in order, for start adjustments over several instructions
         if hasattr(self.timing, "begin_run"):
             self.timing.begin_run()
         while address < end and address - start + 2 <= len(code):
             offset = address - start
             length = thumb_length(int.from_bytes(code[offset: offset + 2], "little"))
             length = min(length, len(code) - offset)
-            detail = None
-            if self.timing is not None:
-                detail = details.get(address)
-                if detail is not None and detail.size != length:
-                    detail = None
-                insn = (detail.address, detail.size, detail.mnemonic, detail.op_str) if detail else None
+            detail = details.get(address)
+            if detail is not None and detail.size != length:
+                detail = None
+            if detail is None:  # an instruction capstone cannot decode still runs (Unicorn raises the fault)
+                row = [0] * FIELDS
+                row[KIND], row[F_CYCLES], row[F_INSTRUCTIONS] = KIND_START, self.instruction_cycles, 1
             else:
-                insn = next(_capstone.disasm_lite(code[offset: offset + length], address, 1), None)
-            index = self.ensure_window(address)
-            if index != window_index:
-                window_index, kind = index, self.state.tables(index)[KIND]
-            base = self.state.windows[index][0]
-            costs = self._costs[index]
-            i = (address - base) >> 1
-            mnemonic, operands = (insn[2], insn[3]) if insn else ("", "")
-            # an instruction capstone cannot decode still runs (Unicorn raises the fault)
-            self_loop = mnemonic in ("b", "b.w") and operands == f"#{address:#x}"
-            kind[i] = KIND_SELF_LOOP if self_loop else KIND_START
-            costs[F_CYCLES][i] = self.instruction_cycles
-            costs[F_INSTRUCTIONS][i] = 1
-            for field in (F_COUNTS, F_STALLS, F_START_ADJUST, F_START_FLAGS, F_REFILL, F_DIVIDE):
-                costs[field][i] = 0
-            costs[F_DIVIDE][i] = _divide_operands(mnemonic, operands)
-            if detail is not None:
+                mnemonic = detail.mnemonic
+                static, special = _static_row(detail)
                 cost = self.timing.cost(detail, previous)
-                costs[F_CYCLES][i] = cost.cycles
-                costs[F_COUNTS][i] = cost.lsu | cost.cpi << LANE | cost.folded << 2 * LANE
-                costs[F_START_ADJUST][i] = cost.start_adjust
-                costs[F_REFILL][i] = cost.refill
-                costs[F_START_FLAGS][i] = (cost.stall_interlock | cost.start_fold << 4
-                                           | int(_is_memory(detail)) << 5)
-                costs[F_STALLS][i] = (cost.stall_refill | cost.stall_interlock << LANE
-                                      | cost.stall_divide << 2 * LANE)
-            if folded_it is not None and detail is not None:
-                # a block entered at the folded IT also loses this instruction's neighbour effects
-                it_costs, it_row = folded_it
-                it_costs[F_START_ADJUST][it_row] += costs[F_START_ADJUST][i]
-                it_costs[F_START_FLAGS][it_row] |= costs[F_START_FLAGS][i] & ~(1 << 4)
-                folded_it = None
-            if detail is not None and cost.start_fold:
-                folded_it = (costs, i)  # a folded IT is skipped: the next one pairs with what ran before it
-            else:
-                previous = detail
-            if detail is not None:
-                run.append((detail, costs, i))
-            if mnemonic in ("bl", "blx"):
-                costs[F_REFILL][i] |= CALL_FLAG
-            if mnemonic:
-                class_a, class_b, class_c = packed(*power_class(detail, mnemonic, operands))
-                costs[F_CLASS_A][i], costs[F_CLASS_B][i], costs[F_CLASS_C][i] = class_a, class_b, class_c
-            else:
-                costs[F_CLASS_A][i] = costs[F_CLASS_B][i] = costs[F_CLASS_C][i] = 0
-            costs[F_FP][i] = int(mnemonic.startswith("v"))
-            costs[F_UNMASK][i] = int(_may_unmask(mnemonic, operands))
-            costs[F_ISB][i] = int(mnemonic == "isb")
-            if self._note_special(address, mnemonic, operands):
-                specials.append((address - start, mnemonic, operands))
-            dirty.add(index)
+                row = static.copy()
+                if mnemonic in ("b", "b.w") and detail.op_str == f"#{address:#x}":
+                    row[KIND] = KIND_SELF_LOOP
+                row[F_CYCLES] = cost.cycles
+                row[F_COUNTS] = cost.lsu | cost.cpi << LANE | cost.folded << 2 * LANE
+                row[F_STALLS] = cost.stall_refill | cost.stall_interlock << LANE | cost.stall_divide << 2 * LANE
+                row[F_START_ADJUST] = cost.start_adjust
+                row[F_START_FLAGS] |= cost.stall_interlock | cost.start_fold << 4
+                row[F_REFILL] |= cost.refill
+                if folded_it is not None:
+                    # a block entered at the folded IT also loses this instruction's neighbour effects
+                    folded_it[F_START_ADJUST] += row[F_START_ADJUST]
+                    folded_it[F_START_FLAGS] |= row[F_START_FLAGS] & ~(1 << 4)
+                    folded_it = None
+                if cost.start_fold:
+                    folded_it = row  # a folded IT is skipped: the next one pairs with what ran before it
+                else:
+                    previous = detail
+                run.append((detail, row))
+                if special and self._note_special(address, mnemonic, detail.op_str):
+                    specials.append((offset, mnemonic, detail.op_str))
+                if address + length in self._keep_states:
+                    self._states[address + length] = self.timing.saved_state()
+            rows.append(row)
             if length == 4:  # the second halfword may lie in the next window
-                next_index = self.ensure_window(address + 2)
-                j = (address + 2 - self.state.windows[next_index][0]) >> 1
-                self.state.tables(next_index)[KIND][j] = KIND_CONTINUATION
-                for field in range(1, FIELDS):
-                    self._costs[next_index][field][j] = 0
-                dirty.add(next_index)
+                rows.append(_CONTINUATION)
             address += length
         if run and hasattr(self.timing, "start_adjustments"):
-            adjustments = self.timing.start_adjustments([insn for insn, _, _ in run])
-            for (_, costs, i), (cycles, interlock, lost) in zip(run, adjustments):
-                costs[F_START_ADJUST][i] = cycles
-                costs[F_START_FLAGS][i] = interlock | 1 << 6 | (lost + 8) << 7
+            adjustments = self.timing.start_adjustments([insn for insn, _ in run])
+            for (_, row), (cycles, interlock, lost) in zip(run, adjustments):
+                row[F_START_ADJUST] = cycles
+                row[F_START_FLAGS] = interlock | 1 << 6 | (lost + 8) << 7
+        dirty = self._write_rows(start, np.array(rows, np.int64).reshape(-1, FIELDS)) if rows else set()
+        self._snapshot(dirty, start, code[: end - start])
+        return dirty, address, specials
+
+    def _decode_untimed(self, start: int, end: int, code: bytes) -> tuple[set[int], int, list]:
+        """_decode_fresh without a timing model: a fixed cost, and capstone for the classes."""
+        specials = []
+        rows = []
+        address = start
+        while address < end and address - start + 2 <= len(code):
+            offset = address - start
+            length = thumb_length(int.from_bytes(code[offset: offset + 2], "little"))
+            length = min(length, len(code) - offset)
+            insn = next(_capstone.disasm_lite(code[offset: offset + length], address, 1), None)
+            mnemonic, operands = (insn[2], insn[3]) if insn else ("", "")
+            self_loop = mnemonic in ("b", "b.w") and operands == f"#{address:#x}"
+            row = [0] * FIELDS
+            row[KIND] = KIND_SELF_LOOP if self_loop else KIND_START
+            row[F_CYCLES], row[F_INSTRUCTIONS] = self.instruction_cycles, 1
+            row[F_DIVIDE] = _divide_operands(mnemonic, operands)
+            if mnemonic in ("bl", "blx"):
+                row[F_REFILL] |= CALL_FLAG
+            if mnemonic:
+                row[F_CLASS_A], row[F_CLASS_B], row[F_CLASS_C] = packed(*power_class(None, mnemonic, operands))
+            row[F_FP] = int(mnemonic.startswith("v"))
+            row[F_UNMASK] = int(_may_unmask(mnemonic, operands))
+            row[F_ISB] = int(mnemonic == "isb")
+            if self._note_special(address, mnemonic, operands):
+                specials.append((offset, mnemonic, operands))
+            rows.append(row)
+            if length == 4:
+                rows.append(_CONTINUATION)
+            address += length
+        dirty = self._write_rows(start, np.array(rows, np.int64).reshape(-1, FIELDS)) if rows else set()
         self._snapshot(dirty, start, code[: end - start])
         return dirty, address, specials
 
@@ -278,7 +312,8 @@ class Decoder:
         if not hasattr(self.timing, "fresh_schedule") or pc <= block:
             return 0, 0, 0
         code = self._read(block, pc - block + 2)
-        instructions = [i for i in _capstone_detail.disasm(code, block) if i.address < pc]
+        run = disassemble_run(code, block) if self.memoise else _capstone_detail.disasm(code, block)
+        instructions = [i for i in run if i.address < pc]
         instructions = instructions[: self.timing.t["start_window"]]
         if not instructions:
             return 0, 0, 0
@@ -303,7 +338,8 @@ class Decoder:
             base = self.state.windows[index][0]
             if self.state.tables(index)[KIND][(address - length - base) >> 1] in (KIND_START, KIND_SELF_LOOP):
                 code = self._read(address - length, length)
-                insn = next(_capstone_detail.disasm(code, address - length, 1), None)
+                insn = disassemble_one(code, address - length) if self.memoise else \
+                    next(_capstone_detail.disasm(code, address - length, 1), None)
                 if insn is not None and insn.size == length:
                     return insn
         return None
@@ -337,12 +373,47 @@ class Decoder:
                 changed = True
         if changed:
             self.state.clear_block_cache()
+            self._forget_pieces()
         return changed
 
+    def _forget_pieces(self) -> None:
+        self._pieces.clear()
+        self._piece_starts.clear()
+        self._states.clear()
 
-def _disassemble(code: bytes, start: int, end: int) -> dict:
-    """Capstone (detail) instructions of code[start:end] by address, in one pass per run of
-    decodable code (Capstone stops at an encoding it does not know: skip it and go on)."""
+
+_CONTINUATION = [KIND_CONTINUATION if field == KIND else 0 for field in range(FIELDS)]
+_STATIC: dict[int, tuple] = {}  # Instruction.shape -> _static_row
+
+
+def _static_row(insn) -> tuple[list, bool]:
+    """The row of `insn` as far as it depends on the instruction alone (KIND_START, the FP,
+    unmask, ISB, class, divide and call fields, the memory-access start flag; the rest 0), and
+    whether the machine watches it (FP, divide, SEV)."""
+    key = getattr(insn, "shape", None)  # None: a capstone instruction, analysed afresh
+    static = _STATIC.get(key) if key is not None else None
+    if static is None:
+        mnemonic, operands = insn.mnemonic, insn.op_str
+        row = [0] * FIELDS
+        row[KIND], row[F_INSTRUCTIONS] = KIND_START, 1
+        row[F_FP] = int(mnemonic.startswith("v"))
+        row[F_UNMASK] = int(_may_unmask(mnemonic, operands))
+        row[F_ISB] = int(mnemonic == "isb")
+        row[F_START_FLAGS] = int(_is_memory(insn)) << 5
+        row[F_REFILL] = CALL_FLAG if mnemonic in ("bl", "blx") else 0
+        row[F_DIVIDE] = _divide_operands(mnemonic, operands)
+        row[F_CLASS_A], row[F_CLASS_B], row[F_CLASS_C] = packed(*power_class(insn, mnemonic, operands))
+        static = (row, mnemonic.startswith(("v", "sdiv", "udiv", "sev")))
+        if key is not None:
+            if len(_STATIC) >= MAX_KNOWN:
+                _STATIC.clear()
+            _STATIC[key] = static
+    return static
+
+
+def _plain_disassemble(code: bytes, start: int, end: int) -> dict:
+    """Capstone detail instructions of code[: end - start] at `start` by address, one pass per
+    run of decodable code (capstone stops at an encoding it does not know: skip it, go on)."""
     found = {}
     offset = 0
     while start + offset < end and offset + 2 <= len(code):
@@ -353,9 +424,9 @@ def _disassemble(code: bytes, start: int, end: int) -> dict:
             found[insn.address] = insn
             last = insn
         if last is None or last.address + last.size >= end:
-            offset += 0 if last is not None else thumb_length(int.from_bytes(code[offset: offset + 2], "little"))
             if last is not None:
                 break
+            offset += thumb_length(int.from_bytes(code[offset: offset + 2], "little"))
         else:
             offset = last.address + last.size - start
             offset += thumb_length(int.from_bytes(code[offset: offset + 2], "little")) if offset + 2 <= len(code) else 2

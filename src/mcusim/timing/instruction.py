@@ -1,0 +1,292 @@
+"""Capstone instructions as plain Python objects, each distinct encoding read out of capstone once.
+
+Reading a capstone detail instruction goes through ctypes on every attribute (operands and
+register lists are rebuilt each time), which made decoding new code cost tens of microseconds
+an instruction. Here one cheap pass without detail (`disasm_lite`) names every instruction, and
+only an encoding not seen before in this process is disassembled with detail and copied into an
+`Instruction`. Everything the timing models read depends on the bytes and what capstone printed
+for them (the mnemonic carries an IT block's condition, the operands a branch's target), so
+that triple is the key and `key` numbers it. The timing models and the decoder memoise their
+analysis by `shape`, which numbers what that analysis reads (see Instruction._shape_key): the
+encodings of one operation on the same registers with different offsets or targets share it.
+"""
+from __future__ import annotations
+
+import ctypes
+import re
+
+import capstone
+from capstone import CS_ARCH_ARM, CS_ERR_OK, CS_MODE_MCLASS, CS_MODE_THUMB, Cs
+from capstone.arm import ARM_OP_IMM, ARM_OP_MEM, ARM_OP_REG
+
+from .cortex_m4 import base_mnemonic
+from .cortex_m7 import MODIFIED_IMMEDIATE
+
+_lite = Cs(CS_ARCH_ARM, CS_MODE_THUMB | CS_MODE_MCLASS)
+_detail = Cs(CS_ARCH_ARM, CS_MODE_THUMB | CS_MODE_MCLASS)
+_detail.detail = True
+
+MAX_KNOWN = 1 << 16  # distinct encodings kept (code running away through data must not grow this without end)
+_known: dict[tuple, "Instruction"] = {}
+_register_names: dict[int, str] = {}
+_next_key = [0]
+_shapes: dict[tuple, int] = {}
+_next_shape = [0]
+_IMMEDIATE = re.compile(r"#[^,\]}!]*")
+
+
+def thumb_length(halfword: int) -> int:
+    """Byte length of the Thumb instruction whose first halfword is `halfword`."""
+    return 4 if (halfword >> 11) in (0b11101, 0b11110, 0b11111) else 2
+
+
+class _Memory:
+    __slots__ = ("base", "index")
+
+    def __init__(self, base: int, index: int):
+        self.base, self.index = base, index
+
+
+class _Shift:
+    __slots__ = ("type", "value")
+
+    def __init__(self, type_: int, value: int):
+        self.type, self.value = type_, value
+
+
+class Operand:
+    """One capstone operand (capstone.arm.ArmOp), copied (`reg`, `imm` and `mem` read the same
+    union as capstone's)."""
+
+    __slots__ = ("type", "reg", "imm", "mem", "shift")
+
+    def __init__(self, op):
+        value = op.value
+        self.type = op.type
+        self.reg = value.reg
+        self.imm = value.imm
+        self.mem = _Memory(value.mem.base, value.mem.index)
+        self.shift = _Shift(op.shift.type, op.shift.value)
+
+
+class Instruction:
+    """What the timing models and the decoder read of a capstone detail instruction."""
+
+    def __init__(self, key: int, address: int, code: bytes, mnemonic: str, op_str: str, arm, access):
+        self.key = key
+        self.address = address
+        self.size = len(code)
+        self.bytes = code
+        self.mnemonic = mnemonic
+        self.op_str = op_str
+        self.cc = arm.cc
+        self.update_flags = arm.update_flags
+        self.writeback = arm.writeback
+        self.operands = [Operand(arm.operands[i]) for i in range(arm.op_count)]
+        self._access = access  # (registers read, written), or None where capstone gave none
+        self.shape = _shape(self)
+
+    def _shape_key(self) -> tuple:
+        """All the timing models and the decoder's static row read of an instruction (not its
+        address, bytes, branch target or load offset): equal keys are analysed alike."""
+        keep_immediate = self.size == 4 and base_mnemonic(self) in MODIFIED_IMMEDIATE  # a shifted constant?
+        operands = tuple((op.type, op.reg if op.type == ARM_OP_REG else None,
+                          (op.mem.base, op.mem.index) if op.type == ARM_OP_MEM else None, op.shift.type,
+                          op.shift.value, op.imm if keep_immediate and op.type == ARM_OP_IMM else None)
+                         for op in self.operands)
+        access = None if self._access is None else (tuple(self._access[0]), tuple(self._access[1]))
+        return (self.size, self.mnemonic, _IMMEDIATE.sub("#", self.op_str), self.cc, self.update_flags,
+                self.writeback, access, operands)
+
+    def at(self, address: int) -> "Instruction":
+        """The same instruction at `address` (the rest is shared, and never changed)."""
+        copy = object.__new__(Instruction)
+        copy.__dict__ = dict(self.__dict__)
+        copy.address = address
+        return copy
+
+    def regs_access(self):
+        if self._access is None:
+            raise ValueError("capstone gave no register access for this instruction")
+        return self._access
+
+    @staticmethod
+    def reg_name(register: int) -> str:
+        name = _register_names.get(register)
+        if name is None:
+            name = _register_names[register] = _detail.reg_name(register)
+        return name
+
+    def __repr__(self) -> str:
+        return f"<Instruction 0x{self.address:x}: {self.mnemonic} {self.op_str}>"
+
+
+def _shape(insn: Instruction) -> int:
+    """The number of `insn`'s shape key; never reused, also after the table is emptied."""
+    key = insn._shape_key()
+    shape = _shapes.get(key)
+    if shape is None:
+        if len(_shapes) >= MAX_KNOWN:
+            _shapes.clear()
+        shape = _shapes[key] = _next_shape[0]
+        _next_shape[0] += 1
+    return shape
+
+
+def known(code: bytes, address: int, mnemonic: str, op_str: str) -> Instruction | None:
+    """The Instruction for encoding `code` printed as `mnemonic op_str`, if seen before, at `address`."""
+    template = _known.get((code, mnemonic, op_str))
+    return template.at(address) if template is not None else None
+
+
+def _remember(raw) -> Instruction:
+    """The Instruction for capstone's cs_insn `raw` (detail on), read straight from capstone's
+    structures: made the first time its encoding is seen, else the one made then."""
+    code = bytes(raw.bytes[: raw.size])
+    mnemonic, op_str = raw.mnemonic.decode("ascii"), raw.op_str.decode("ascii")
+    key = (code, mnemonic, op_str)
+    template = _known.get(key)
+    if template is None:
+        if len(_known) >= MAX_KNOWN:
+            _known.clear()
+        template = _known[key] = Instruction(_next_key[0], raw.address, code, mnemonic, op_str,
+                                             raw.detail.contents.arch.arm, _regs_access(raw))
+        _next_key[0] += 1
+        return template
+    return template.at(raw.address)
+
+
+def _regs_access(raw):
+    """capstone's CsInsn.regs_access: (registers read, registers written), or None on an error."""
+    read, write = (ctypes.c_uint16 * 64)(), (ctypes.c_uint16 * 64)()
+    read_count, write_count = ctypes.c_uint8(), ctypes.c_uint8()
+    status = capstone._cs.cs_regs_access(_detail.csh, raw, ctypes.byref(read), ctypes.byref(read_count),
+                                         ctypes.byref(write), ctypes.byref(write_count))
+    if status != CS_ERR_OK:
+        return None
+    return read[: read_count.value], write[: write_count.value]
+
+
+def _detail_disasm(code: bytes, address: int, count: int = 0):
+    """Capstone.disasm with detail, as Instructions (capstone's own CsInsn copies every
+    structure into Python first, which is most of its cost)."""
+    insns = ctypes.POINTER(capstone._cs_insn)()
+    found = capstone._cs.cs_disasm(_detail.csh, code, len(code), address, count, ctypes.byref(insns))
+    try:
+        return [_remember(insns[i]) for i in range(found)]
+    finally:
+        if found:
+            capstone._cs.cs_free(insns, found)
+
+
+def _lite_runs(code: bytes, start: int, end: int):
+    """(address, size, mnemonic, op_str) of the instructions of code[: end - start] at `start`, in one
+    capstone pass per run of decodable code (capstone stops at an encoding it does not know:
+    skip that and go on)."""
+    offset = 0
+    while start + offset < end and offset + 2 <= len(code):
+        last = None
+        for item in _lite.disasm_lite(code[offset:], start + offset):
+            if item[0] >= end:
+                break
+            yield item
+            last = item
+        if last is None or last[0] + last[1] >= end:
+            if last is not None:
+                break
+            offset += thumb_length(int.from_bytes(code[offset: offset + 2], "little"))
+        else:
+            offset = last[0] + last[1] - start
+            offset += thumb_length(int.from_bytes(code[offset: offset + 2], "little")) if offset + 2 <= len(code) else 2
+
+
+def disassemble(code: bytes, start: int, end: int) -> dict[int, Instruction]:
+    """Instructions of code[: end - start] (the bytes at `start`) by address: capstone's detail
+    disassembly of the range, made of known encodings where it can be (capstone stops at an
+    encoding it does not know: that is skipped and the rest decoded)."""
+    return _instructions(list(_lite_runs(code, start, end)), code, start, end)
+
+
+def disassemble_run(code: bytes, start: int) -> list[Instruction]:
+    """What capstone's detail disassembly of `code` at `start` gives (up to the first encoding it
+    does not know), made of known encodings where it can be."""
+    items = list(_lite.disasm_lite(code, start))
+    found = _instructions(items, code, start, start + len(code))
+    return [found[item[0]] for item in items if item[0] in found]
+
+
+def _instructions(items: list, code: bytes, start: int, end: int) -> dict[int, Instruction]:
+    found = {}
+    missing = []
+    for index, (address, size, mnemonic, op_str) in enumerate(items):
+        offset = address - start
+        template = _known.get((code[offset: offset + size], mnemonic, op_str))
+        if template is not None:
+            found[address] = template.at(address)
+        else:
+            missing.append(index)
+    if missing and not _fill_missing(found, items, missing, code, start):
+        _fill_whole(found, items, code, start, end)
+    return found
+
+
+def _fill_missing(found: dict, items: list, missing: list[int], code: bytes, start: int) -> bool:
+    """Disassemble the unknown encodings with detail, each run of them from the IT instruction
+    that may govern its first (an IT block's condition shows in its instructions); False if
+    that did not give what the lite pass printed."""
+    run_start = 0
+    for n, index in enumerate(missing):
+        if n + 1 < len(missing) and missing[n + 1] == index + 1 \
+                and items[index][0] + items[index][1] == items[index + 1][0]:
+            continue  # the run goes on
+        first = missing[run_start]
+        run_start = n + 1
+        begin = first
+        for back in range(first - 1, max(-1, first - 5), -1):
+            if items[back][0] + items[back][1] != items[back + 1][0]:
+                break
+            if items[back][2].startswith("it"):
+                begin = back
+                break
+        address = items[begin][0]
+        stop = items[index][0] + items[index][1]
+        decoded = _detail_disasm(code[address - start: stop - start], address, index - begin + 1)
+        for insn, item in zip(decoded, items[begin: index + 1]):
+            if (insn.address, insn.size, insn.mnemonic, insn.op_str) != item:
+                return False
+            if item[0] >= items[first][0]:
+                found[insn.address] = insn
+    return all(item[0] in found for item in items)
+
+
+def _fill_whole(found: dict, items: list, code: bytes, start: int, end: int) -> None:
+    """The whole range's detail disassembly (the way the decoder always did it) for what is missing."""
+    wanted = {item[0] for item in items if item[0] not in found}
+    offset = 0
+    while wanted and start + offset < end and offset + 2 <= len(code):
+        last = None
+        for insn in _detail_disasm(code[offset:], start + offset):
+            if insn.address >= end:
+                break
+            if insn.address in wanted:
+                found[insn.address] = insn
+                wanted.discard(insn.address)
+            last = insn
+        if last is None or last.address + last.size >= end:
+            if last is not None:
+                break
+            offset += thumb_length(int.from_bytes(code[offset: offset + 2], "little"))
+        else:
+            offset = last.address + last.size - start
+            offset += thumb_length(int.from_bytes(code[offset: offset + 2], "little")) if offset + 2 <= len(code) else 2
+
+
+def disassemble_one(code: bytes, address: int) -> Instruction | None:
+    """The first instruction of `code` at `address`, decoded on its own (no IT context), or None."""
+    item = next(_lite.disasm_lite(code, address, 1), None)
+    if item is None:
+        return None
+    insn = known(code[: item[1]], address, item[2], item[3])
+    if insn is None:
+        insn = next(iter(_detail_disasm(code[: item[1]], address, 1)), None)
+    return insn

@@ -1,0 +1,136 @@
+"""The memoised decoder (timing/instruction.py, the timing models' memos) fills exactly the
+tables the plain one does: capstone's own detail instructions, every analysis made afresh.
+
+Every built ELF is decoded for its board both ways, once whole code range by code range (as an
+image with symbols runs) and once in blocks in a shuffled order with no code ranges (as a
+stripped image or code in RAM runs), and every table row, watched instruction and, on a
+dual-issue core, block-start correction is compared. The memos are process-wide, so the later
+images run mostly on encodings met before, as a long-lived process would."""
+import random
+
+import numpy as np
+import pytest
+
+from mcusim.api import Simulator
+from mcusim.config.loader import core_timing_table
+from mcusim.machine import native as N
+from mcusim.timing.cortex_m4 import CortexM4Timing
+from mcusim.timing.cortex_m7 import CortexM7Timing
+from mcusim.timing.decoder import Decoder
+from mcusim.timing.instruction import thumb_length
+
+from conftest import BOARDS, MODELS, PROGRAMS
+
+QUICK = ["isa", "pipeline", "odd_shapes-opt"]
+EVERY = PROGRAMS + [f"{model}-{variant}" for model in MODELS for variant in ("ref", "opt")]
+
+
+def reference_decoder(machine) -> Decoder:
+    """A decoder on a state of its own, with capstone's instructions and nothing memoised."""
+    core = machine.board.core
+    table = core_timing_table(core)
+    timing = CortexM7Timing(table, memoise=False) if core.timing_model == "cortex-m7" else CortexM4Timing(table)
+    return Decoder(N.NativeState(), machine.read_memory, core.default_instruction_cycles,
+                   is_writable=machine._is_writable, timing=timing, memoise=False)
+
+
+def blocks(machine, ranges, seed: int) -> list[tuple[int, int]]:
+    """The code ranges cut into blocks of 1 to 100 instructions, shuffled."""
+    rng = random.Random(seed)
+    found = []
+    for start, end in ranges:
+        address = start
+        while address < end:
+            stop = address
+            for _ in range(rng.choice([1, 2, 3, 5, 8, 13, 30, 100])):
+                if stop >= end:
+                    break
+                stop += thumb_length(int.from_bytes(machine.read_memory(stop, 2), "little"))
+            found.append((address, stop - address))
+            address = stop
+    rng.shuffle(found)
+    return found
+
+
+def tables(decoder) -> dict:
+    """Each decoded window's KIND row and per-instruction values, by base address."""
+    state = decoder.state
+    return {base: np.vstack([state.tables(index)[N.KIND][:-1]] + decoder._costs[index][1:])
+            for index, (base, _, _) in enumerate(state.windows)}
+
+
+def assert_same(decoder, reference, where: str) -> None:
+    got, expected = tables(decoder), tables(reference)
+    assert got.keys() == expected.keys(), where
+    for base in expected:
+        differ = np.argwhere(got[base] != expected[base])
+        assert not len(differ), f"{where}: window 0x{base:x}, (field, halfword) {differ[:5].tolist()}"
+    assert decoder.fp_instruction_addresses == reference.fp_instruction_addresses, where
+    assert decoder.divides == reference.divides, where
+    assert decoder.sevs == reference.sevs, where
+
+
+def check(firmware_build, board: str, name: str) -> None:
+    elf = firmware_build / board / f"{name}.elf"
+    if not elf.exists():
+        pytest.skip(f"{elf} is not built")
+    machine = Simulator(elf, board).machine
+    ranges = list(machine.decoder._ranges)
+    assert ranges, "an image with mapping symbols has code ranges"
+
+    decoder, reference = machine.decoder, reference_decoder(machine)
+    reference.set_code_ranges(ranges)
+    for start, _ in ranges:
+        decoder.decode_block(start, 2)
+        reference.decode_block(start, 2)
+    assert_same(decoder, reference, f"{board} {name}, by code range")
+
+    machine = Simulator(elf, board).machine
+    decoder, reference = machine.decoder, reference_decoder(machine)
+    decoder.set_code_ranges([])
+    pieces = blocks(machine, ranges, seed=len(name))
+    for start, size in pieces:
+        decoder.decode_block(start, size)
+        reference.decode_block(start, size)
+    assert_same(decoder, reference, f"{board} {name}, in blocks")
+    if hasattr(decoder.timing, "fresh_schedule"):
+        for start, size in pieces[:200]:
+            for pc in (start + 2, start + size):
+                assert decoder.start_prefix(start, pc) == reference.start_prefix(start, pc), (board, name, start, pc)
+
+
+@pytest.mark.parametrize("board", BOARDS)
+@pytest.mark.parametrize("name", QUICK)
+def test_decode_equals_the_plain_decoder(firmware_build, board, name):
+    check(firmware_build, board, name)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("board", BOARDS)
+@pytest.mark.parametrize("name", [name for name in EVERY if name not in QUICK])
+def test_decode_equals_the_plain_decoder_on_every_image(firmware_build, board, name):
+    check(firmware_build, board, name)
+
+
+@pytest.mark.parametrize("board", ["mcu-d", "mps2-an500"])
+def test_blocks_decoded_out_of_order_time_as_their_code_range(firmware_build, board):
+    """A stripped image decodes each block as it first runs: a block run before the one just
+    above it in memory is decoded again with it, as one run, so a dual-issue core's schedule
+    carries across them as it does through the code range of an image with symbols."""
+    elf = firmware_build / board / "odd_shapes-opt.elf"
+    if not elf.exists():
+        pytest.skip(f"{elf} is not built")
+    machine = Simulator(elf, board).machine
+    ranges = [(start, end) for start, end in machine.decoder._ranges if end - start >= 64][:20]
+    for start, end in ranges:
+        middle = start
+        while middle < (start + end) // 2:
+            middle += thumb_length(int.from_bytes(machine.read_memory(middle, 2), "little"))
+        pieces = Simulator(elf, board).machine.decoder
+        pieces.set_code_ranges([])
+        pieces.decode_block(middle, end - middle)
+        pieces.decode_block(start, middle - start)
+        whole = Simulator(elf, board).machine.decoder
+        whole.set_code_ranges([(start, end)])
+        whole.decode_block(start, 2)
+        assert_same(pieces, whole, f"0x{start:x}-0x{end:x} cut at 0x{middle:x}")
