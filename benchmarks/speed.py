@@ -268,8 +268,8 @@ def speed_table(rows: dict) -> list[str]:
 
 
 def vendor_table(rows: dict) -> list[str]:
-    lines = ["| board | counterpart | program | board MIPS | counterpart MIPS | ratio | goal >= 0.5x | floor >= 0.25x |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = ["| board | counterpart | program | board MIPS | counterpart MIPS | ratio | goal >= 0.5x | "
+             "floor >= 0.25x |", "|---|---|---|---|---|---|---|---|"]
     speed_of = {key: r["instructions"] / r["mcusim"] / 1e6 for key, r in rows.items()}
     for (board, program), speed in speed_of.items():
         other = COUNTERPART.get(board)
