@@ -18,8 +18,9 @@ shared and noisy, so read the ratios of one run, not seconds across runs):
                   warm-up run of the same ELF (the instrumented run below)
   plain Unicorn s Unicorn alone from reset to the semihosting exit (MPS2 boards only: the vendor
                   boards' start-up waits on clock registers): its emu_start calls plus a minimal
-                  Python semihosting handler (open/write/istty/close... for newlib's console) and
-                  a write hook on the console UART's data register, so printing images run too
+                  Python semihosting handler (open/write/istty/close... for newlib's console) and,
+                  for images that print on the console UART, a write hook on its data register, so
+                  printing images run too (their output must equal mcusim's)
   QEMU s          qemu-system-arm as a whole process, start-up included (MPS2 boards only)
   decode us/instr host time decoding code first seen (capstone plus the timing model) per decoded
                   instruction, from benchmarks/where_time_goes.py's instrumentation of the warm-up run
@@ -47,7 +48,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from unicorn import UC_ARCH_ARM, UC_HOOK_INTR, UC_HOOK_MEM_WRITE, UC_MODE_MCLASS, UC_MODE_THUMB, UC_PROT_ALL, Uc
+from unicorn import (UC_ARCH_ARM, UC_HOOK_INTR, UC_HOOK_MEM_WRITE, UC_MODE_MCLASS, UC_MODE_THUMB, UC_PROT_ALL, Uc,
+                     UcError)
 from unicorn import arm_const as A
 
 import mcusim
@@ -137,9 +139,12 @@ class PlainSemihosting:
         return None
 
 
-def plain_unicorn(elf: Path, board_name: str) -> tuple[float, str] | None:
+def plain_unicorn(elf: Path, board_name: str, uart: bool = False) -> tuple[float, str] | None:
     """(seconds, output) of Unicorn alone running the image from reset to its semihosting exit
-    with status 0, or None when it cannot (a fault, an operation PlainSemihosting lacks)."""
+    with status 0, or None when it cannot (a fault, an operation PlainSemihosting lacks). `uart`:
+    keep what the console UART prints, through a write hook on its data register; only for
+    images that print there, since any memory hook slows Unicorn's stores (30 % on
+    dhrystone-like, measured)."""
     board = load_board(board_name)
     image = ElfImage.load(elf)
     uc = Uc(UC_ARCH_ARM, UC_MODE_THUMB | UC_MODE_MCLASS)
@@ -150,7 +155,7 @@ def plain_unicorn(elf: Path, board_name: str) -> tuple[float, str] | None:
     uc.mem_map(0xE0000000, 0x100000, UC_PROT_ALL)  # SCS as plain memory: startup writes CPACR
     host = PlainSemihosting()
     console = next((p for p in board.peripherals if p.name == board.console_uart), None)
-    if console is not None:  # the data register at offset 0 (CMSDK APB UART, Arm DDI 0479); the rest plain memory
+    if uart and console is not None:  # data register at offset 0 (CMSDK APB UART, Arm DDI 0479); the rest RAM
         uc.mem_map(console.base & ~0xFFF, 0x1000, UC_PROT_ALL)
         uc.hook_add(UC_HOOK_MEM_WRITE, lambda u, access, address, size, value, _: host.output.append(value & 0xFF),
                     begin=console.base, end=console.base)
@@ -164,7 +169,10 @@ def plain_unicorn(elf: Path, board_name: str) -> tuple[float, str] | None:
     uc.hook_add(UC_HOOK_INTR, lambda u, intno, _: (stops.append(intno), u.emu_stop()))
     started = time.perf_counter()
     while True:
-        uc.emu_start(pc | 1, 0xFFFFFFFF)
+        try:
+            uc.emu_start(pc | 1, 0xFFFFFFFF)
+        except UcError:  # an access outside the mapped memory
+            return None
         at = uc.reg_read(A.UC_ARM_REG_PC)
         if not stops or stops.pop() != 7 or bytes(uc.mem_read(at, 2)) != b"\xab\xbe":  # BKPT 0xAB
             return None
@@ -240,7 +248,7 @@ def measure_speed(boards: list[str], programs: list[str], repeat: int) -> dict:
                 assert result.exit_code == 0, result.exit_detail
                 ours.append(result.host_seconds)
                 if board.startswith("mps2"):
-                    if (p := plain_unicorn(elf, board)) is not None:
+                    if (p := plain_unicorn(elf, board, uart=any(result.uart.values()))) is not None:
                         assert p[1] == result.stdout, f"{board} {program}: plain Unicorn printed other output"
                         plain.append(p[0])
                     if (q := qemu_run(elf, board)) is not None:

@@ -23,3 +23,10 @@ def test_plain_unicorn_prints_what_mcusim_prints():
     elf = examples.path("hello", "mps2-an386")
     seconds, output = speed.plain_unicorn(elf, "mps2-an386")
     assert seconds > 0 and output == mcusim.run(elf, "mps2-an386").stdout == "Hello from mcusim on mps2-an386\n"
+
+
+def test_plain_unicorn_keeps_the_console_uart_only_when_asked():
+    elf = examples.path("uart-hello", "mps2-an386")
+    seconds, output = speed.plain_unicorn(elf, "mps2-an386", uart=True)
+    assert output == mcusim.run(elf, "mps2-an386").stdout and "(UART)" in output
+    assert speed.plain_unicorn(elf, "mps2-an386") is None  # without the hook the UART is not mapped: a fault
