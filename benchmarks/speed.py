@@ -1,40 +1,150 @@
-"""Speed of mcusim against plain Unicorn and QEMU on the same ELFs, measured side by side.
+"""Speed of mcusim against plain Unicorn and QEMU on the same ELFs, and every goal of issue 15 as
+a ratio measured side by side in one run (markdown tables for docs/performance.md).
 
-    python benchmarks/speed.py [--repeat 5] [--board mps2-an386 ...] [--program bench ...]
+    python benchmarks/speed.py [--quick] [--repeat 3] [--board mps2-an386 ...] [--program coremark-like ...]
 
-Workloads (firmware/): bench (CRC-32 and int8 dot products), bench-dsp (an SMLAD loop),
-bench-table (a constant table walk in flash), bench-float (an FP multiply/divide loop).
+Workloads (firmware/, built first with make): bench (CRC-32 and int8 dot products), bench-dsp (an
+SMLAD loop), bench-table (a constant table walk in flash), bench-float (an FP multiply/divide
+loop), coremark-like (lists, matrices, a state machine, CRC-16), dhrystone-like (calls, records,
+strings from flash), large-startup (thousands of functions run once), printf-uart (printf through
+the console UART), and TinyML models (<model>-opt). Every board's SystemInit sets its clocks,
+flash wait states and accelerators as the vendor's does (mcu-d: ART, prefetch, L1 I/D caches).
 
-Plain Unicorn runs the image with no hooks but the one that catches the final semihosting
-exit; QEMU is timed as a whole process (start-up included). The machines here are shared
-and noisy, so only ratios from one run are reported (median of --repeat alternating runs).
+What is timed (medians of --repeat runs, the three tools alternating; the machines here are
+shared and noisy, so read the ratios of one run, not seconds across runs):
+
+  mcusim s        RunResult.host_seconds: Machine.run, from the first decode to the stop
+                  (decoding code first seen is part of it), in this process, after one untimed
+                  warm-up run of the same ELF (the instrumented run below)
+  plain Unicorn s Unicorn alone from reset to the semihosting exit (MPS2 boards only: the vendor
+                  boards' start-up waits on clock registers): its emu_start calls plus a minimal
+                  Python semihosting handler (open/write/istty/close... for newlib's console) and,
+                  for images that print on the console UART, a write hook on its data register, so
+                  printing images run too (their output must equal mcusim's)
+  QEMU s          qemu-system-arm as a whole process, start-up included (MPS2 boards only)
+  decode us/instr host time decoding code first seen (capstone plus the timing model) per decoded
+                  instruction, from benchmarks/where_time_goes.py's instrumentation of the warm-up run
+  cold/warm start a fresh `python -c` subprocess that imports mcusim, builds a Simulator for the
+                  ELF and runs it to its first block (max_cycles=1): wall time from spawning the
+                  process to its exit, Python's own start included. Cold: NUMBA_CACHE_DIR set to a
+                  new empty folder (numba compiles everything, as on the first run after install;
+                  src/mcusim/machine/numba_cache.py honours it); warm: the same folder again.
+
+Goals (issue 15): mcusim / plain Unicorn <= 2x on the MPS2 boards; each vendor board's MIPS at
+least 0.5x its MPS2 counterpart's on the same program (Cortex-M4 boards against mps2-an386, mcu-d
+against mps2-an500), none below 0.25x; decode <= 10 us per instruction; cold start <= 5 s, warm
+<= 0.5 s; stretch: mcusim within 4x of QEMU's whole process on coremark-like.
+--quick: one repeat, the issue's own workloads plus one model.
 """
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
-from unicorn import UC_ARCH_ARM, UC_HOOK_INTR, UC_MODE_MCLASS, UC_MODE_THUMB, UC_PROT_ALL, Uc
+from unicorn import (UC_ARCH_ARM, UC_HOOK_INTR, UC_HOOK_MEM_WRITE, UC_MODE_MCLASS, UC_MODE_THUMB, UC_PROT_ALL, Uc,
+                     UcError)
 from unicorn import arm_const as A
 
 import mcusim
-from mcusim.config import load_board
+from mcusim.config import board_names, load_board
 from mcusim.elf import ElfImage
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import where_time_goes  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
-SEMIHOSTING_EXITS = (0x18, 0x20)  # SYS_EXIT, SYS_EXIT_EXTENDED (Arm semihosting specification)
-# The Cortex-M7 model against the Cortex-M4 model on the same kind of board (the goal: within 2x).
+PROGRAMS = ("bench", "bench-dsp", "bench-table", "bench-float", "coremark-like", "dhrystone-like", "large-startup",
+            "printf-uart", "micro_speech-opt", "kws_dscnn-opt", "person_detection-opt")
+QUICK_PROGRAMS = ("coremark-like", "dhrystone-like", "large-startup", "printf-uart", "micro_speech-opt")
+# Each vendor board against the QEMU machine with the same core (the goal: at least 0.5x its speed).
+COUNTERPART = {"mcu-s": "mps2-an386", "mcu-m": "mps2-an386", "mcu-b": "mps2-an386", "mcu-d": "mps2-an500"}
+# The Cortex-M7 model against the Cortex-M4 model on the same kind of board.
 CORE_PAIRS = (("mps2-an500", "mps2-an386"), ("mcu-d", "mcu-m"))
+UNICORN_GOAL, VENDOR_GOAL, VENDOR_FLOOR, DECODE_US_GOAL = 2.0, 0.5, 0.25, 10.0
+COLD_GOAL_S, WARM_GOAL_S, QEMU_STRETCH, STRETCH_PROGRAM = 5.0, 0.5, 4.0, "coremark-like"
+
+# Arm "Semihosting for AArch32 and AArch64" v2.0, operation numbers
+SYS_OPEN, SYS_CLOSE, SYS_WRITEC, SYS_WRITE0, SYS_WRITE = 0x01, 0x02, 0x03, 0x04, 0x05
+SYS_ISTTY, SYS_FLEN, SYS_ERRNO, SYS_EXIT, SYS_EXIT_EXTENDED = 0x09, 0x0C, 0x13, 0x18, 0x20
+ADP_STOPPED_APPLICATION_EXIT = 0x20026
 
 
-def plain_unicorn_seconds(elf: Path, board_name: str) -> float | None:
-    """Wall time of Unicorn alone running the image to its semihosting exit (None when the
-    image makes another semihosting call first, e.g. to print: plain Unicorn stops there)."""
+def verdict(value: float | None, goal: float, at_most: bool = True) -> str:
+    """'met' or 'not met' for a measured value against its goal (n/a when not measured)."""
+    if value is None:
+        return "n/a"
+    return "met" if (value <= goal if at_most else value >= goal) else "not met"
+
+
+def fmt(value: float | None, digits: int = 3, suffix: str = "") -> str:
+    return "n/a" if value is None else f"{value:.{digits}f}{suffix}"
+
+
+def ratio(a: float | None, b: float | None) -> float | None:
+    return a / b if a is not None and b else None
+
+
+def mips(instructions: int, seconds: float) -> str:
+    """Millions of instructions per second, with digits enough for runs of a few instructions."""
+    value = instructions / seconds / 1e6
+    return f"{value:.1f}" if value >= 1 else f"{value:.3f}"
+
+
+def median(values: list[float]) -> float | None:
+    return statistics.median(values) if values else None
+
+
+class PlainSemihosting:
+    """Just enough semihosting for newlib's console (rdimon) on plain Unicorn: what a minimal
+    Unicorn-based runner needs, so plain Unicorn can run the images that print. None for an
+    operation it does not handle (the run then counts as not comparable)."""
+
+    def __init__(self):
+        self.output = bytearray()
+        self.handles = 0
+        self.exit_code = None
+
+    def call(self, uc: Uc, op: int, param: int) -> int | None:
+        word = lambda i: int.from_bytes(uc.mem_read(param + 4 * i, 4), "little")  # noqa: E731
+        if op == SYS_OPEN:  # only the console (":tt"): stdin, stdout, stderr
+            name = bytes(uc.mem_read(word(0), word(2)))
+            if name != b":tt":
+                return 0xFFFFFFFF
+            self.handles += 1
+            return self.handles
+        if op == SYS_WRITE:
+            self.output += uc.mem_read(word(1), word(2))
+            return 0  # bytes not written
+        if op == SYS_WRITEC:
+            self.output += uc.mem_read(param, 1)
+            return 0
+        if op == SYS_WRITE0:
+            while (byte := uc.mem_read(param, 1)) != b"\0":
+                self.output += byte
+                param += 1
+            return 0
+        if op == SYS_ISTTY:
+            return 1
+        if op in (SYS_CLOSE, SYS_ERRNO):
+            return 0
+        if op == SYS_FLEN:
+            return 0
+        return None
+
+
+def plain_unicorn(elf: Path, board_name: str, uart: bool = False) -> tuple[float, str] | None:
+    """(seconds, output) of Unicorn alone running the image from reset to its semihosting exit
+    with status 0, or None when it cannot (a fault, an operation PlainSemihosting lacks). `uart`:
+    keep what the console UART prints, through a write hook on its data register; only for
+    images that print there, since any memory hook slows Unicorn's stores (30 % on
+    dhrystone-like, measured)."""
     board = load_board(board_name)
     image = ElfImage.load(elf)
     uc = Uc(UC_ARCH_ARM, UC_MODE_THUMB | UC_MODE_MCLASS)
@@ -43,74 +153,197 @@ def plain_unicorn_seconds(elf: Path, board_name: str) -> float | None:
         if region.alias_of is None:
             uc.mem_map(region.base, region.size_bytes, UC_PROT_ALL)
     uc.mem_map(0xE0000000, 0x100000, UC_PROT_ALL)  # SCS as plain memory: startup writes CPACR
+    host = PlainSemihosting()
+    console = next((p for p in board.peripherals if p.name == board.console_uart), None)
+    if uart and console is not None:  # data register at offset 0 (CMSDK APB UART, Arm DDI 0479); the rest RAM
+        uc.mem_map(console.base & ~0xFFF, 0x1000, UC_PROT_ALL)
+        uc.hook_add(UC_HOOK_MEM_WRITE, lambda u, access, address, size, value, _: host.output.append(value & 0xFF),
+                    begin=console.base, end=console.base)
     for segment in image.segments:
         if segment.data:
             uc.mem_write(segment.paddr, segment.data)
     vectors = min(s.paddr for s in image.segments if s.executable)
-    sp = int.from_bytes(uc.mem_read(vectors, 4), "little")
+    uc.reg_write(A.UC_ARM_REG_SP, int.from_bytes(uc.mem_read(vectors, 4), "little"))
     pc = int.from_bytes(uc.mem_read(vectors + 4, 4), "little")
-    uc.reg_write(A.UC_ARM_REG_SP, sp)
-    uc.hook_add(UC_HOOK_INTR, lambda u, intno, _: u.emu_stop())
+    stops = []
+    uc.hook_add(UC_HOOK_INTR, lambda u, intno, _: (stops.append(intno), u.emu_stop()))
     started = time.perf_counter()
-    uc.emu_start(pc, 0xFFFFFFFF)
+    while True:
+        try:
+            uc.emu_start(pc | 1, 0xFFFFFFFF)
+        except UcError:  # an access outside the mapped memory
+            return None
+        at = uc.reg_read(A.UC_ARM_REG_PC)
+        if not stops or stops.pop() != 7 or bytes(uc.mem_read(at, 2)) != b"\xab\xbe":  # BKPT 0xAB
+            return None
+        op, param = uc.reg_read(A.UC_ARM_REG_R0), uc.reg_read(A.UC_ARM_REG_R1)
+        if op == SYS_EXIT_EXTENDED:
+            code = int.from_bytes(uc.mem_read(param + 4, 4), "little")
+            break
+        if op == SYS_EXIT:
+            code = 0 if param == ADP_STOPPED_APPLICATION_EXIT else 1
+            break
+        result = host.call(uc, op, param)
+        if result is None:
+            return None
+        uc.reg_write(A.UC_ARM_REG_R0, result)
+        pc = at + 2
     seconds = time.perf_counter() - started
-    return seconds if uc.reg_read(A.UC_ARM_REG_R0) in SEMIHOSTING_EXITS else None
+    return (seconds, host.output.decode("latin-1")) if code == 0 else None
 
 
-def mcusim_seconds(elf: Path, board: str) -> tuple[float, int]:
-    result = mcusim.run(elf, board)
-    assert result.exit_code == 0, result.exit_detail
-    return result.host_seconds, result.instructions
+def plain_unicorn_seconds(elf: Path, board_name: str) -> float | None:
+    """plain_unicorn's seconds alone (benchmarks/where_time_goes.py --plain-unicorn)."""
+    done = plain_unicorn(elf, board_name)
+    return done[0] if done is not None else None
 
 
-def qemu_seconds(elf: Path, board: str) -> float | None:
+def qemu_run(elf: Path, board: str) -> tuple[float, str] | None:
+    """(whole-process seconds, output) of QEMU running the ELF, for the MPS2 boards."""
     qemu = shutil.which("qemu-system-arm")
     if qemu is None or not board.startswith("mps2"):
         return None
     started = time.perf_counter()
-    subprocess.run([qemu, "-M", board, "-nographic", "-semihosting-config", "enable=on,target=native", "-kernel",
-                    str(elf)], check=True, capture_output=True, timeout=120)
+    done = subprocess.run([qemu, "-M", board, "-nographic", "-semihosting-config", "enable=on,target=native",
+                           "-kernel", str(elf)], capture_output=True, timeout=300, stdin=subprocess.DEVNULL)
+    seconds = time.perf_counter() - started
+    assert done.returncode == 0, f"QEMU {board} {elf.name}: exit {done.returncode}"
+    return seconds, done.stdout.decode("latin-1").replace("\r\n", "\n")
+
+
+FIRST_BLOCK = ("import sys; from mcusim.api import Simulator; "
+               "assert Simulator(sys.argv[1], sys.argv[2], max_cycles=1).run().instructions > 0")
+
+
+def start_seconds(elf: Path, board: str, cache_dir: str) -> float:
+    """Wall time of a fresh Python process that imports mcusim and runs `elf` to its first
+    block, with numba's cache in `cache_dir`."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir,
+               PYTHONPATH=os.pathsep.join([str(Path(mcusim.__file__).parents[1])] +
+                                          [p for p in [os.environ.get("PYTHONPATH")] if p]))
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-c", FIRST_BLOCK, str(elf), board], check=True, env=env,
+                   capture_output=True, timeout=600)
     return time.perf_counter() - started
+
+
+def build(programs: list[str], boards: list[str]) -> None:
+    targets = [f"build/{b}/{p}.elf" for b in boards for p in programs]
+    subprocess.run(["make", "-C", str(ROOT / "firmware"), "-s", f"-j{os.cpu_count() or 2}", f"PYTHON={sys.executable}",
+                    *targets], check=True)
+
+
+def measure_speed(boards: list[str], programs: list[str], repeat: int) -> dict:
+    """Per (board, program): instructions, medians and decode cost; checks the outputs agree."""
+    rows = {}
+    for board in boards:
+        for program in programs:
+            elf = ROOT / "firmware" / "build" / board / f"{program}.elf"
+            seconds, counts, warm_up = where_time_goes.measure(str(elf), board)  # untimed, instrumented
+            assert warm_up.exit_code == 0, f"{board} {program}: {warm_up.exit_detail}"
+            decode = seconds.get("decode: capstone", 0.0) + seconds.get("decode: timing model", 0.0)
+            ours, plain, qemu = [], [], []
+            for _ in range(repeat):
+                result = mcusim.run(elf, board)
+                assert result.exit_code == 0, result.exit_detail
+                ours.append(result.host_seconds)
+                if board.startswith("mps2"):
+                    if (p := plain_unicorn(elf, board, uart=any(result.uart.values()))) is not None:
+                        assert p[1] == result.stdout, f"{board} {program}: plain Unicorn printed other output"
+                        plain.append(p[0])
+                    if (q := qemu_run(elf, board)) is not None:
+                        assert q[1] == result.stdout, f"{board} {program}: QEMU printed other output"
+                        qemu.append(q[0])
+            rows[board, program] = {"instructions": result.instructions, "mcusim": median(ours),
+                                    "unicorn": median(plain), "qemu": median(qemu),
+                                    "decoded": counts["instructions decoded"],
+                                    "decode_us": 1e6 * decode / counts["instructions decoded"]
+                                    if counts["instructions decoded"] else None}
+            print(f"  measured {board} {program}", file=sys.stderr, flush=True)
+    return rows
+
+
+def speed_table(rows: dict) -> list[str]:
+    lines = ["| board | program | instructions | mcusim s | MIPS | plain Unicorn s | mcusim / Unicorn (goal <= 2x) | "
+             "QEMU s | mcusim / QEMU |", "|---|---|---|---|---|---|---|---|---|"]
+    for (board, program), r in rows.items():
+        u, q = ratio(r["mcusim"], r["unicorn"]), ratio(r["mcusim"], r["qemu"])
+        goal = f"{fmt(u, 2, 'x')} {verdict(u, UNICORN_GOAL)}" if u is not None else "n/a"
+        lines.append(f"| {board} | {program} | {r['instructions']:,} | {fmt(r['mcusim'])} | "
+                     f"{mips(r['instructions'], r['mcusim'])} | {fmt(r['unicorn'])} | {goal} | {fmt(r['qemu'])} | "
+                     f"{fmt(q, 2, 'x')} |")
+    return lines
+
+
+def vendor_table(rows: dict) -> list[str]:
+    lines = ["| board | counterpart | program | board MIPS | counterpart MIPS | ratio | goal >= 0.5x | "
+             "floor >= 0.25x |", "|---|---|---|---|---|---|---|---|"]
+    speed_of = {key: r["instructions"] / r["mcusim"] / 1e6 for key, r in rows.items()}
+    for (board, program), speed in speed_of.items():
+        other = COUNTERPART.get(board)
+        if (other, program) in speed_of:
+            r = speed / speed_of[other, program]
+            lines.append(f"| {board} | {other} | {program} | {speed:.3g} | {speed_of[other, program]:.3g} | {r:.2f}x | "
+                         f"{verdict(r, VENDOR_GOAL, at_most=False)} | {verdict(r, VENDOR_FLOOR, at_most=False)} |")
+    return lines
+
+
+def decode_table(rows: dict) -> list[str]:
+    lines = ["| board | program | instructions decoded | us per decoded instruction | goal <= 10 us |",
+             "|---|---|---|---|---|"]
+    for (board, program), r in rows.items():
+        lines.append(f"| {board} | {program} | {r['decoded']:,} | {fmt(r['decode_us'], 1)} | "
+                     f"{verdict(r['decode_us'], DECODE_US_GOAL)} |")
+    return lines
+
+
+def start_table(boards: list[str], program: str, repeat: int) -> list[str]:
+    lines = [f"| board | cold start s (goal <= {COLD_GOAL_S:g}) | | warm start s (goal <= {WARM_GOAL_S:g}) | |",
+             "|---|---|---|---|---|"]
+    for board in boards:
+        elf = ROOT / "firmware" / "build" / board / f"{program}.elf"
+        with tempfile.TemporaryDirectory(prefix="speed-numba-") as cache:
+            cold = start_seconds(elf, board, cache)
+            warm = median([start_seconds(elf, board, cache) for _ in range(max(repeat, 1))])
+        lines.append(f"| {board} | {cold:.2f} | {verdict(cold, COLD_GOAL_S)} | {warm:.2f} | "
+                     f"{verdict(warm, WARM_GOAL_S)} |")
+    return lines
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument("--board", action="append", default=None)
-    parser.add_argument("--program", action="append", default=None)
+    parser.add_argument("--repeat", type=int, default=None, help="timed runs per ELF (default 3; --quick: 1)")
+    parser.add_argument("--board", action="append", default=None, help="a board (default: all six)")
+    parser.add_argument("--program", action="append", default=None, help="a workload (default: all)")
+    parser.add_argument("--quick", action="store_true", help="one repeat; the issue's workloads and one model")
     args = parser.parse_args()
-    boards = args.board or ["mps2-an386", "mcu-m", "mcu-d"]
-    programs = args.program or ["bench", "bench-dsp", "bench-table", "bench-float"]
-    subprocess.run(["make", "-C", str(ROOT / "firmware"), "-s", f"PROGRAMS={' '.join(programs)}"], check=True)
-    print("| board | program | instructions | mcusim s | plain Unicorn s | QEMU s | mcusim / Unicorn | "
-          "mcusim / QEMU | mcusim MIPS |")
-    print("|---|---|---|---|---|---|---|---|---|")
-    medians = {}
-    for board, program in [(b, p) for b in boards for p in programs]:
-        elf = ROOT / "firmware" / "build" / board / f"{program}.elf"
-        mcusim_seconds(elf, board)  # warm-up: numba cache, Unicorn translation
-        ours, plain, qemu = [], [], []
-        instructions = 0
-        for _ in range(args.repeat):
-            seconds, instructions = mcusim_seconds(elf, board)
-            ours.append(seconds)
-            if board.startswith("mps2") and (p := plain_unicorn_seconds(elf, board)) is not None:
-                plain.append(p)
-            q = qemu_seconds(elf, board)
-            if q is not None:
-                qemu.append(q)
-        m = medians[board, program] = statistics.median(ours)
-        u = statistics.median(plain) if plain else None
-        q = statistics.median(qemu) if qemu else None
-        fmt = lambda x: f"{x:.3f}" if x is not None else "n/a"  # noqa: E731
-        ratio = lambda a, b: f"{a / b:.2f}x" if b else "n/a"  # noqa: E731
-        print(f"| {board} | {program} | {instructions:,} | {fmt(m)} | {fmt(u)} | {fmt(q)} | {ratio(m, u)} | "
-              f"{ratio(m, q)} | {instructions / m / 1e6:.0f} |")
+    repeat = args.repeat or (1 if args.quick else 3)
+    boards = args.board or board_names()
+    programs = args.program or list(QUICK_PROGRAMS if args.quick else PROGRAMS)
+    build(programs, boards)
+    rows = measure_speed(boards, programs, repeat)
+
+    print(f"Speed (medians of {repeat} alternating runs; mcusim s is the run from first decode to stop):\n")
+    print("\n".join(speed_table(rows)))
+    print("\nVendor board / MPS2 counterpart, MIPS on the same program (flash and caches as SystemInit sets them):\n")
+    print("\n".join(vendor_table(rows)))
+    print("\nDecoding code first seen (capstone + timing model, host us per decoded instruction):\n")
+    print("\n".join(decode_table(rows)))
+    start_program = STRETCH_PROGRAM if STRETCH_PROGRAM in programs else programs[0]
+    print(f"\nStart to the first instruction ({start_program}; a fresh process: Python, imports, Simulator, "
+          f"first block; cold = empty numba cache; warm = median of {max(repeat, 1)}):\n")
+    print("\n".join(start_table(boards, start_program, repeat)))
     for m7, m4 in CORE_PAIRS:
-        shown = [f"{program} {medians[m7, program] / medians[m4, program]:.2f}x" for program in programs
-                 if (m7, program) in medians and (m4, program) in medians]
+        shown = [f"{p} {rows[m7, p]['mcusim'] / rows[m4, p]['mcusim']:.2f}x" for p in programs
+                 if (m7, p) in rows and (m4, p) in rows]
         if shown:
-            print(f"\n{m7} / {m4} (Cortex-M7 model / Cortex-M4 model): " + ", ".join(shown))
+            print(f"\n{m7} / {m4} time (Cortex-M7 model / Cortex-M4 model): " + ", ".join(shown))
+    for board in boards:
+        r = rows.get((board, STRETCH_PROGRAM))
+        if r and r["qemu"]:
+            q = r["mcusim"] / r["qemu"]
+            print(f"\nstretch: {STRETCH_PROGRAM} on {board}, mcusim / QEMU whole process {q:.2f}x "
+                  f"(goal <= {QEMU_STRETCH:g}x): {verdict(q, QEMU_STRETCH)}")
     sys.stdout.flush()
 
 
