@@ -24,9 +24,10 @@ shared and noisy, so read the ratios of one run, not seconds across runs):
   QEMU s          qemu-system-arm as a whole process, start-up included (MPS2 boards only)
   decode us/instr host time decoding code first seen (capstone plus the timing model) per decoded
                   instruction, from benchmarks/where_time_goes.py's instrumentation of the warm-up run
-  cold/warm start a fresh `python -c` subprocess that imports mcusim, builds a Simulator for the
-                  ELF and runs it to its first block (max_cycles=1): wall time from spawning the
-                  process to its exit, Python's own start included. Cold: NUMBA_CACHE_DIR set to a
+  cold/warm start a fresh process running the `mcusim` command (`mcusim run ELF --board B
+                  --max-cycles 1`, through its console-script entry): it imports mcusim, builds the
+                  simulator and runs to its first block: wall time from spawning the process to its
+                  exit (124, the cycle limit), Python's own start included. Cold: NUMBA_CACHE_DIR set to a
                   new empty folder (numba compiles everything, as on the first run after install;
                   src/mcusim/machine/numba_cache.py honours it); warm: the same folder again.
 
@@ -211,20 +212,22 @@ def qemu_run(elf: Path, board: str) -> tuple[float, str] | None:
     return seconds, done.stdout.decode("latin-1").replace("\r\n", "\n")
 
 
-FIRST_BLOCK = ("import sys; from mcusim.api import Simulator; "
-               "assert Simulator(sys.argv[1], sys.argv[2], max_cycles=1).run().instructions > 0")
+FIRST_BLOCK = "import sys; from mcusim.launch import main; sys.argv[0] = 'mcusim'; main()"
+CYCLE_LIMIT_EXIT = 124  # what `mcusim run` exits with when --max-cycles ends the run (docs/reliability.md)
 
 
 def start_seconds(elf: Path, board: str, cache_dir: str) -> float:
-    """Wall time of a fresh Python process that imports mcusim and runs `elf` to its first
-    block, with numba's cache in `cache_dir`."""
+    """Wall time of a fresh `mcusim run` process that runs `elf` to its first block, with numba's
+    cache in `cache_dir`."""
     env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir,
                PYTHONPATH=os.pathsep.join([str(Path(mcusim.__file__).parents[1])] +
                                           [p for p in [os.environ.get("PYTHONPATH")] if p]))
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-c", FIRST_BLOCK, str(elf), board], check=True, env=env,
-                   capture_output=True, timeout=600)
-    return time.perf_counter() - started
+    done = subprocess.run([sys.executable, "-c", FIRST_BLOCK, "run", str(elf), "--board", board, "--max-cycles", "1"],
+                          env=env, capture_output=True, timeout=600)
+    seconds = time.perf_counter() - started
+    assert done.returncode == CYCLE_LIMIT_EXIT, done.stderr.decode(errors="replace")[-2000:]
+    return seconds
 
 
 def build(programs: list[str], boards: list[str]) -> None:

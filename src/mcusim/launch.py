@@ -24,5 +24,8 @@ def guard() -> None:
 
 def main():
     guard()
+    from .machine import numba_cache
+
+    numba_cache.skip_blas_probe = True
     from .cli import main as command_line
     return command_line()

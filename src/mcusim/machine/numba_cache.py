@@ -15,6 +15,7 @@ hash of all the package's source files, so any change anywhere rebuilds all of i
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import os
@@ -156,3 +157,25 @@ def stamp_package(directory: str | Path) -> None:
     impl = getattr(caching, "CacheImpl", None) or getattr(caching, "_CacheImpl")
     if not any(issubclass(cls, _PackageStamped) for cls in impl._locator_classes):
         impl._locator_classes[:0] = _package_locators()
+
+
+skip_blas_probe = False  # set by the `mcusim` command (launch.py), which owns its process
+
+
+@contextlib.contextmanager
+def blas_probe_skipped():
+    """While numba loads or compiles the first hook: numba's registries then import
+    numba.np.arraymath, which probes for a BLAS by importing scipy.linalg (0.3 s of every start
+    where SciPy is installed). The hooks use no BLAS, so the `mcusim` command hides that module
+    for the moment; numba's linear algebra then stays off in that process (the API leaves it, as
+    a caller's own numba code may need it). scipy.linalg itself imports normally afterwards."""
+    name = "scipy.linalg.cython_blas"
+    if not skip_blas_probe or "numba.np.arraymath" in sys.modules or name in sys.modules:
+        yield
+        return
+    sys.modules[name] = None  # (an import of it raises ImportError: numba's probe says no BLAS)
+    try:
+        yield
+    finally:
+        if name in sys.modules and sys.modules[name] is None:
+            del sys.modules[name]

@@ -27,7 +27,8 @@ class _Cfunc:
     @property
     def address(self) -> int:
         if self._compiled is None:
-            self._compiled = numba.cfunc(self.signature, cache=CACHE)(self.function)
+            with numba_cache.blas_probe_skipped():
+                self._compiled = numba.cfunc(self.signature, cache=CACHE)(self.function)
         return self._compiled.address
 
 
