@@ -333,8 +333,8 @@ def main() -> None:
     print("\nDecoding code first seen (capstone + timing model, host us per decoded instruction):\n")
     print("\n".join(decode_table(rows)))
     start_program = STRETCH_PROGRAM if STRETCH_PROGRAM in programs else programs[0]
-    print(f"\nStart to the first instruction ({start_program}; a fresh process: Python, imports, Simulator, "
-          f"first block; cold = empty numba cache; warm = median of {max(repeat, 1)}):\n")
+    print(f"\nStart to the first instruction ({start_program}; a fresh `mcusim run --max-cycles 1` process: Python, "
+          f"imports, simulator, first block; cold = empty numba cache; warm = median of {max(repeat, 1)}):\n")
     print("\n".join(start_table(boards, start_program, repeat)))
     for m7, m4 in CORE_PAIRS:
         shown = [f"{p} {rows[m7, p]['mcusim'] / rows[m4, p]['mcusim']:.2f}x" for p in programs

@@ -84,6 +84,9 @@ class Kept(bytearray):
     dropped = 0
 
     def __iadd__(self, data):
+        if len(self) + len(data) <= OUTPUT_HEAD:  # (the usual case, a character at a time: kept whole)
+            self.extend(data)
+            return self
         data = memoryview(data)
         room = max(0, OUTPUT_HEAD - len(self))
         self.extend(data[:room])
@@ -576,7 +579,10 @@ class Machine:
                                               f"(the bytes left out are counted in output_dropped_bytes)")
 
     def uart_write(self, name: str, data: bytes) -> None:
-        self._keep(self.outputs.uart.setdefault(name, Kept()), data, f"UART {name}")
+        kept = self.outputs.uart.get(name)
+        if kept is None:
+            kept = self.outputs.uart[name] = Kept()
+        self._keep(kept, data, f"UART {name}")
         if name == self.board.console_uart:
             self.console_write(data, name)
         else:
