@@ -24,6 +24,9 @@ def guard() -> None:
 
 def main():
     guard()
+    # numpy's OpenBLAS starts a thread per core that spins while idle, taking CPU from the run
+    # (perf: 2.5 % of a run's host time); mcusim does no linear algebra worth threads.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     from .machine import numba_cache
 
     numba_cache.skip_blas_probe = True
