@@ -16,7 +16,7 @@ from ..machine.native import (CALL_FLAG, F_CLASS_A, F_CLASS_B, F_CLASS_C, F_COUN
 from ..machine.registers import UNICORN_REGISTERS
 from .classes import packed, power_class
 from .cortex_m4 import FP_MEMORY, MEMORY, base_mnemonic
-from .instruction import MAX_KNOWN, disassemble, disassemble_one, disassemble_run, thumb_length
+from .instruction import MAX_KNOWN, decodable_runs, disassemble, disassemble_one, disassemble_run, thumb_length
 
 _capstone = Cs(CS_ARCH_ARM, CS_MODE_THUMB | CS_MODE_MCLASS)
 _capstone_detail = Cs(CS_ARCH_ARM, CS_MODE_THUMB | CS_MODE_MCLASS)
@@ -412,25 +412,9 @@ def _static_row(insn) -> tuple[list, bool]:
 
 
 def _plain_disassemble(code: bytes, start: int, end: int) -> dict:
-    """Capstone detail instructions of code[: end - start] at `start` by address, one pass per
-    run of decodable code (capstone stops at an encoding it does not know: skip it, go on)."""
-    found = {}
-    offset = 0
-    while start + offset < end and offset + 2 <= len(code):
-        last = None
-        for insn in _capstone_detail.disasm(code[offset:], start + offset):
-            if insn.address >= end:
-                break
-            found[insn.address] = insn
-            last = insn
-        if last is None or last.address + last.size >= end:
-            if last is not None:
-                break
-            offset += thumb_length(int.from_bytes(code[offset: offset + 2], "little"))
-        else:
-            offset = last.address + last.size - start
-            offset += thumb_length(int.from_bytes(code[offset: offset + 2], "little")) if offset + 2 <= len(code) else 2
-    return found
+    """Capstone detail instructions of code[: end - start] at `start` by address (the reference
+    path: no memo)."""
+    return {insn.address: insn for insn in decodable_runs(_capstone_detail.disasm, code, start, end)}
 
 
 def _is_memory(insn) -> bool:

@@ -262,15 +262,24 @@ def _fill_missing(found: dict, items: list, missing: list[int], code: bytes, sta
 def _fill_whole(found: dict, items: list, code: bytes, start: int, end: int) -> None:
     """The whole range's detail disassembly (the way the decoder always did it) for what is missing."""
     wanted = {item[0] for item in items if item[0] not in found}
+    for insn in decodable_runs(_detail_disasm, code, start, end):
+        if not wanted:
+            break
+        if insn.address in wanted:
+            found[insn.address] = insn
+            wanted.discard(insn.address)
+
+
+def decodable_runs(disasm, code: bytes, start: int, end: int):
+    """Every instruction `disasm(code, address)` gives in code[: end - start] at `start`, one
+    pass per run of decodable code (capstone stops at an encoding it does not know: skip it, go on)."""
     offset = 0
-    while wanted and start + offset < end and offset + 2 <= len(code):
+    while start + offset < end and offset + 2 <= len(code):
         last = None
-        for insn in _detail_disasm(code[offset:], start + offset):
+        for insn in disasm(code[offset:], start + offset):
             if insn.address >= end:
                 break
-            if insn.address in wanted:
-                found[insn.address] = insn
-                wanted.discard(insn.address)
+            yield insn
             last = insn
         if last is None or last.address + last.size >= end:
             if last is not None:
