@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import dataclasses
-import gc
 import json
 import math
 import signal
@@ -327,9 +326,6 @@ class Simulator:
                                voltage_range=voltage_range, power_bin_us=power_bin_us,
                                power_model=str(power_model) if power_model else None, power=power and timing,
                                timing=timing, max_seconds=max_seconds)
-        # numba and llvmlite leave ~200k long-lived objects: a full collection walking them costs
-        # ~80 ms and would land in the middle of a run (decoding allocates); frozen, it skips them.
-        gc.freeze()
         if clock_hz and self.board.max_clock_hz and clock_hz > self.board.max_clock_hz:
             self.machine.warn(f"--clock-hz {mhz(clock_hz)} is above the {self.board.soc}'s maximum core clock, "
                               f"{mhz(self.board.max_clock_hz)} (datasheet): simulated as asked")
