@@ -211,8 +211,8 @@ class Machine:
         self._hooks_stale = False
         self._divide_trap_stale = False
         self._build_peripherals()
-        self.hook_features = N.Features(trace=self.trace is not None, events=self.swo is not None,
-                                        profile=self.profile is not None, samples=self.sampler is not None,
+        captures = (self.trace, self.swo, self.profile, self.sampler)
+        self.hook_features = N.Features(captures=any(c is not None for c in captures),
                                         power=self.power is not None, fetch=bool(self.flash_ports))
         self._hook_handle = N.register_block_hook(self.uc, self.state, self.hook_features)
         self._register_memory_hooks()

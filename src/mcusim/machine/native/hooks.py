@@ -50,12 +50,10 @@ BLOCK_HOOK_SIGNATURE = types.void(types.voidptr, types.uint64, types.uint32, typ
 
 class Features(NamedTuple):
     """What a block hook variant can do beyond core timing: each is compiled in only when the run
-    has it (a capture asked for, a power model, flash ports), so a run compiles, and every block
-    pays for, only what it uses. A variant still checks its features' state slots at run time."""
-    trace: bool = False     # branch trace (TRACE_TABLE)
-    events: bool = False    # DWT event counter packets for SWO (COUNTER_EVENTS)
-    profile: bool = False   # exact profile and line counts (PROFILE_TABLE)
-    samples: bool = False   # PC sampling (SAMPLE_TABLE)
+    has it, so a run compiles, and every block pays for, only what it uses. A variant still
+    checks each capture's state slot at run time, so the captures share one flag: at most eight
+    variants (each a numba compile of several seconds the first time it is used)."""
+    captures: bool = False  # branch trace, SWO counter events, exact profile, PC samples (their tables)
     power: bool = False     # energy accounting (P_ENABLED)
     fetch: bool = False     # instruction fetch from flash ports (FL_PORT_COUNT)
 
@@ -71,7 +69,7 @@ def block_hook_for(features: Features):
     return _variants[features]
 
 
-def _block_hook_variant(trace, events, profile, samples, power, fetch):
+def _block_hook_variant(captures, power, fetch):
     """numba prunes the branches of the features that are off (closure constants), callees included."""
 
     def block_hook(uc, address_u64, size_u32, user_data):
@@ -79,10 +77,10 @@ def _block_hook_variant(trace, events, profile, samples, power, fetch):
         size = np.int64(size_u32)
         header = carray(user_data, (DATA_START,), np.int64)
         st = carray(user_data, (header[TOTAL_LENGTH],), np.int64)
-        if trace and st[TRACE_TABLE] != 0 and address != st[TRACE_HELD]:  # before any stop: Python may move the PC
+        if captures and st[TRACE_TABLE] != 0 and address != st[TRACE_HELD]:  # before any stop: Python may move the PC
             _trace(st, address, address != st[PREVIOUS_END])
             st[TRACE_HELD] = address
-        if events and st[COUNTER_EVENTS] != 0:  # DWT counter wraps in the block that ran last (before any stop)
+        if captures and st[COUNTER_EVENTS] != 0:  # DWT counter wraps in the block that ran last (before any stop)
             counter_events(st)
         if st[CYCLES] >= st[DEADLINE] or st[INSTRUCTIONS] >= st[STEP_LIMIT]:
             st[STOP_REASON] = STOP_DEADLINE
@@ -123,11 +121,11 @@ def _block_hook_variant(trace, events, profile, samples, power, fetch):
             _uc_emu_stop(uc)
             return
         out_of_sequence = address != st[PREVIOUS_END]
-        if profile and st[PROFILE_TABLE] != 0:  # what ran so far belongs to the blocks before this one
+        if captures and st[PROFILE_TABLE] != 0:  # what ran so far belongs to the blocks before this one
             _profile(st, entry, address, size)
-        if trace:
+        if captures:
             st[TRACE_HELD] = -1
-        if samples and st[SAMPLE_TABLE] != 0:
+        if captures and st[SAMPLE_TABLE] != 0:
             if st[CYCLES] > st[SAMPLE_NEXT] and st[BLOCK_SIZE] != 0:
                 _take_samples(st)
             st[SAMPLE_BLOCK_START] = st[CYCLES]
