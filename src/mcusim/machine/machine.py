@@ -35,6 +35,7 @@ from ..peripherals.core.dwt import COUNTER_NAMES as DWT_COUNTER_NAMES, CYCCNT, E
 from ..peripherals.core.scb import SCR_SLEEPDEEP, SCR_SLEEPONEXIT
 from ..timing.decoder import Decoder, code_ranges
 from . import native as N
+from . import results
 from .access_locator import AccessLocator
 from .build import build_captures, build_devices
 from .chip import MachineChip
@@ -512,11 +513,9 @@ class Machine:
         if register == CYCCNT:
             return self.cycles_now()
         counter = N.BY_DWT[DWT_COUNTER_NAMES[register]]
-        if counter.slot is None:
-            return self.exception_cycles if counter.name == "exception" else self.sleep_cycles
-        if self.mmio.address is not None:
+        if counter.slot is not None and self.mmio.address is not None:
             return self.state.counters_at(self.current_pc())[counter.name]
-        return self.state[counter.slot]
+        return results.counter_value(self, counter)
 
     def _new_divides(self, addresses) -> None:
         self._hook_divides(addresses)

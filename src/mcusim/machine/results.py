@@ -45,7 +45,7 @@ def pipeline_statistics(machine) -> dict:
     """Dual issue, branch prediction and cache counts, where the models have them."""
     dual_issue = machine.board.core.timing_model == "cortex-m7"
     found = {"dual_issued": machine.state[N.FOLD_TOTAL] if dual_issue else 0,
-             "branches_predicted": machine.state[N.PREDICTED], "branch_mispredicts": machine.state[N.MISPREDICTS],
+             **{name: counter_value(machine, N.BY_NAME[name]) for name in ("branches_predicted", "branch_mispredicts")},
              "icache": {}, "dcache": {}}
     for port in machine.flash_ports:  # every port's caches, summed
         totals = port.totals()
