@@ -4,6 +4,7 @@ SRAM on the Apollo3); each piece lands in its own bank (and that bank's aliases)
 import pytest
 
 import mcusim
+from mcusim.config import board_names, load_board
 from elfgen import PF_R, PF_W, PF_X, program
 
 PATTERN = bytes(range(256)) * 2  # 512 bytes
@@ -47,3 +48,33 @@ def test_a_segment_running_off_the_last_bank_is_refused_with_the_map(tmp_path):
     message = str(error.value)
     assert "0x2004fff0-0x200501ef" in message and "does not fit the memory of board mcu-d" in message
     assert "sram2 0x2004c000-0x2004ffff" in message
+
+
+STORE_LOOP = bytes.fromhex("4254" "0131" "9942" "fbd1" "fee7")  # strb r2,[r0,r1]; adds r1,#1; cmp r1,r3; bne; b .
+
+
+@pytest.mark.parametrize("board_name", board_names())
+def test_stores_to_ram_do_not_retranslate_flash_code_at_the_same_offset(board_name):
+    """Unicorn gave a mapping larger than an earlier one the internal addresses of another, so
+    stores to RAM discarded the translated flash code at the same offset (mcu-d: DTCM and flash):
+    each block must be translated once."""
+    from unicorn import UC_ARCH_ARM, UC_HOOK_EDGE_GENERATED, UC_MODE_MCLASS, UC_MODE_THUMB, Uc
+    from unicorn.arm_const import UC_ARM_REG_R0, UC_ARM_REG_R3
+
+    from mcusim.machine.memory import MemoryMap
+
+    board = load_board(board_name)
+    flash = board.storage_region(next(r for r in board.memory if r.contains(board.boot_address)))
+    offset = 0x600
+    for ram in (r for r in board.memory if board.storage_region(r).kind == "ram" and r.size_bytes > offset + 0x100
+                and board.storage_region(r) != flash):
+        uc = Uc(UC_ARCH_ARM, UC_MODE_THUMB | UC_MODE_MCLASS)
+        memory = MemoryMap(uc, board)
+        memory.buffers[flash.name][offset:offset + len(STORE_LOOP)] = list(STORE_LOOP)
+        translated = []
+        uc.hook_add(UC_HOOK_EDGE_GENERATED, lambda _uc, block, _previous, _data: translated.append(block.pc))
+        uc.reg_write(UC_ARM_REG_R0, ram.base + offset)
+        uc.reg_write(UC_ARM_REG_R3, 100)
+        code = flash.base + offset
+        uc.emu_start(code | 1, code + 8, count=1000)
+        assert len(translated) == len(set(translated)), f"{board_name}: stores to {ram.name} retranslated the code at the same offset"

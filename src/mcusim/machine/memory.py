@@ -8,13 +8,24 @@ from unicorn import UC_PROT_ALL, UC_PROT_EXEC, UC_PROT_READ
 from ..elf import ElfError, ElfImage
 
 
+def mapping_order(regions) -> list:
+    """The regions from largest to smallest. Unicorn 2 (QEMU 5's exec.c ram_block_add) gives each
+    mapping the offset just past the list's last block in its internal RAM address space, but
+    keeps that list sorted by size: a mapping larger than one before it lands on addresses another
+    mapping already has. Code translated from one and stores to the other then share addresses,
+    so every store to the RAM retranslates the code at the same offset (measured: mcu-d's flash
+    and DTCM, 94,000 translations of 579 blocks in one CoreMark-like run). Largest first, each
+    mapping goes to the end of the list and gets addresses of its own."""
+    return sorted(regions, key=lambda r: -r.size_bytes)
+
+
 class MemoryMap:
     def __init__(self, uc, board):
         self.uc = uc
         self.board = board
         self.buffers: dict[str, np.ndarray] = {}
         self.loaded: list[tuple[str, int, int]] = []  # (storage region, start offset, end offset)
-        for region in sorted(board.memory, key=lambda r: r.alias_of is not None):
+        for region in mapping_order(board.memory):
             storage = board.storage_region(region)
             if storage.name not in self.buffers:
                 fill = 0xFF if storage.kind == "flash" else 0x00  # erased flash reads as 0xFF
