@@ -247,7 +247,6 @@ class FlashTiming:
         """Invalidate a cache (e.g. FLASH_ACR ICRST/DCRST); data_side selects the data cache."""
         start = self.dc_tags if data_side else self.ic_tags
         self.state.buffer[start: start + N.FL_CACHE_SLOTS] = 0
-        self.state[N.FL_EPOCH] += 1
         if not data_side:
             self[N.FL_BUFFER_LINE] = -1
             self[N.FL_PREFETCH_LINE] = -1
@@ -284,8 +283,6 @@ class FlashTiming:
             self[N.FL_DC_WRITEBACKS] += 1
         if invalidate:
             buffer[slot: slot + N.FL_CACHE_LINE] = 0
-            if self.dc_tags == self.ic_tags:
-                self.state[N.FL_EPOCH] += 1  # an instruction cache changed
 
     @property
     def data_reads_wait(self) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .jit import njit
 from .layout import (
-    E_ADDRESS, E_CLASSES, E_COUNTS, E_CYCLES, E_FETCH_EPOCH, E_FP, E_FUNCTION, E_INSTRUCTIONS, E_ISB,
+    E_ADDRESS, E_CLASSES, E_COUNTS, E_CYCLES, E_FETCH_KNOWN, E_FP, E_FUNCTION, E_INSTRUCTIONS, E_ISB,
     E_LAST_INSN, E_LINE_SLOT, E_REFILL, E_SELF_LOOP, E_SIZE, E_STALLS, E_START_ADJUST, E_START_FLAGS,
     E_UNMASK, E_WIDE_FIRST, FIELDS, F_CLASS_A, F_COUNTS, F_CYCLES, F_FP, F_INSTRUCTIONS, F_ISB, F_REFILL,
     F_STALLS, F_START_ADJUST, F_START_FLAGS, F_UNMASK, KIND, WINDOW, WINDOW_TABLE, W_BASE, W_SIZE,
@@ -67,7 +67,7 @@ def _summarize(st, address, size, entry):
             st[entry + E_CLASSES + k] = _range_sum(st, address, end, F_CLASS_A + k)
     _block_energy(st, entry)
     st[entry + E_SELF_LOOP] = 1 if first_kind == KIND_SELF_LOOP else 0
-    st[entry + E_FETCH_EPOCH] = 0
+    st[entry + E_FETCH_KNOWN] = 0
     st[entry + E_FUNCTION] = 0
     st[entry + E_LINE_SLOT] = 0
     st[entry + E_ADDRESS] = address

@@ -97,8 +97,8 @@ E_FP = _entry.slot("E_FP")                      # FP, unmask and ISB instruction
 E_UNMASK = _entry.slot("E_UNMASK")
 E_ISB = _entry.slot("E_ISB")
 E_SELF_LOOP = _entry.slot("E_SELF_LOOP")        # 1: it starts with a self-loop (`b .`)
-E_FETCH_EPOCH = _entry.slot("E_FETCH_EPOCH")    # FL_EPOCH + 1 when every line of the block was found in the
-#                                                 instruction cache
+E_FETCH_KNOWN = _entry.slot("E_FETCH_KNOWN")    # 1 when every line of the block was found in the instruction
+#                                                 cache, at the tag slots below (all hits again while they hold them)
 E_FETCH_FIRST = _entry.slot("E_FETCH_FIRST")    # its first flash line, line count, cycles before its last line
 E_FETCH_LINES = _entry.slot("E_FETCH_LINES")    # starts, and the cache tag slots of its lines
 E_FETCH_BEFORE_LAST = _entry.slot("E_FETCH_BEFORE_LAST")
@@ -357,8 +357,6 @@ FL_USE_CLOCK = _buffer.slot("FL_USE_CLOCK")    # counts cache accesses (least-re
 FL_BLOCK_START = _buffer.slot("FL_BLOCK_START")  # cycle count when the executing block began
 FL_BLOCK_LINES = _buffer.slot("FL_BLOCK_LINES")  # fetched-line records of the executing block
 FL_LINE_RECORDS = _buffer.slot("FL_LINE_RECORDS")  # offset of those records in the buffer
-FL_EPOCH = _buffer.slot("FL_EPOCH")            # counts changes of any instruction cache's contents (a block whose
-#                                                lines all hit stays all hits while it is unchanged: the fast path)
 FL_PORTS = _buffer.slot("FL_PORTS", FL_MAX_PORTS * FL_PORT_SLOTS)  # the first port's block
 FL_LAST_SLOT = _buffer.start + _buffer.size
 

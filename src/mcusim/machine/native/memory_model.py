@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from .jit import njit
 from .layout import (
-    CACHE_SETS, CACHE_TAGS, CACHE_WAYS, CPI_TOTAL, CYCLES, E_FETCH_BEFORE_LAST, E_FETCH_EPOCH,
+    CACHE_SETS, CACHE_TAGS, CACHE_WAYS, CPI_TOTAL, CYCLES, E_FETCH_BEFORE_LAST, E_FETCH_KNOWN,
     E_FETCH_FIRST, E_FETCH_LINES, E_FETCH_PORT, E_FETCH_SLOTS, FAST_FETCH_LINES, FL_ACTIVE,
     FL_BLOCK_LINES, FL_BLOCK_START, FL_BUFFER_LINE, FL_CACHE_LINE, FL_CONTENTION_TOTAL, FL_CURRENT,
-    FL_DATA_WAIT, FL_DC_HITS, FL_DC_MISSES, FL_DC_ON, FL_DC_TAGS, FL_DC_WRITEBACKS, FL_EPOCH,
+    FL_DATA_WAIT, FL_DC_HITS, FL_DC_MISSES, FL_DC_ON, FL_DC_TAGS, FL_DC_WRITEBACKS,
     FL_FETCH_TOTAL, FL_FETCH_WAIT, FL_IC_HITS, FL_IC_MISSES, FL_IC_ON, FL_IC_TAGS, FL_LINE_RECORDS,
     FL_LINE_SHIFT, FL_NO_LINE_BUFFER, FL_PORTS, FL_PORT_COUNT, FL_PORT_SLOTS, FL_PREFETCH,
     FL_PREFETCH_DELAY, FL_PREFETCH_LINE, FL_PREFETCH_READY, FL_RAM_COUNT, FL_RAM_RANGE, FL_RAM_TABLE,
@@ -71,7 +71,6 @@ def flash_cache_access(st, g, line):
         return True
     st[oldest + LINE_TAG] = line + 1
     st[oldest + LINE_LAST_USE] = st[FL_USE_CLOCK]
-    st[FL_EPOCH] += 1  # an instruction cache changed
     return False
 
 
@@ -89,7 +88,6 @@ def flash_cache_forget(st, g, line):
     if slot >= 0:
         st[slot + LINE_TAG] = 0
         st[slot + LINE_LAST_USE] = 0
-        st[FL_EPOCH] += 1
 
 
 @njit
@@ -150,8 +148,6 @@ def data_cache_access(st, g, line, write):
     st[g + FL_DC_MISSES] += 1
     if dirty:
         st[g + FL_DC_WRITEBACKS] += 1
-    if st[g + FL_DC_TAGS] == st[g + FL_IC_TAGS]:
-        st[FL_EPOCH] += 1  # an instruction cache changed
     return False, dirty
 
 
@@ -248,7 +244,7 @@ def _fetch_block(st, g, address, size, offset, start):
 @njit
 def _remember_hits(st, g, entry, address, size, offset):
     """Every line of the block was in the instruction cache (or the fetch buffer): note where,
-    so until the caches' contents change the block's fetch costs only these look-ups."""
+    so while those slots still hold its lines the block's fetch costs only these look-ups."""
     shift = st[g + FL_LINE_SHIFT]
     first = offset >> shift
     lines = ((offset + size - 1) >> shift) - first + 1
@@ -264,7 +260,7 @@ def _remember_hits(st, g, entry, address, size, offset):
     st[entry + E_FETCH_LINES] = lines
     st[entry + E_FETCH_BEFORE_LAST] = _range_sum(st, address, last_address, F_CYCLES) if lines > 1 else 0
     st[entry + E_FETCH_PORT] = g
-    st[entry + E_FETCH_EPOCH] = st[FL_EPOCH] + 1
+    st[entry + E_FETCH_KNOWN] = 1
 
 
 @njit
@@ -287,10 +283,21 @@ def _fetch_hits(st, g, entry, start):
 
 
 @njit
+def _still_cached(st, entry):
+    """Whether the tag slots _remember_hits noted still hold the block's lines (a miss elsewhere
+    replaces one slot, a cache reset or line invalidation clears them)."""
+    first = st[entry + E_FETCH_FIRST]
+    for i in range(st[entry + E_FETCH_LINES]):
+        if st[st[entry + E_FETCH_SLOTS + i] + LINE_TAG] != first + i + 1:
+            return False
+    return True
+
+
+@njit
 def _fetch(st, entry, address, size, start, out_of_sequence):
     """The flash fetch model for the block starting now, through whichever port holds it."""
     st[FL_CURRENT] = -1
-    if st[entry + E_FETCH_EPOCH] == st[FL_EPOCH] + 1:  # all its lines are cached, as last time
+    if st[entry + E_FETCH_KNOWN] != 0 and _still_cached(st, entry):  # all its lines are cached, as last time
         g = st[entry + E_FETCH_PORT]
         if st[g + FL_ACTIVE] != 0 and st[g + FL_IC_ON] != 0:
             st[FL_CURRENT] = g
