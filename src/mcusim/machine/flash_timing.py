@@ -291,7 +291,7 @@ class FlashTiming:
     @property
     def hooks_needed(self) -> tuple[bool, bool, bool]:
         """The memory hooks the machine must hold for this port: on flash data reads, RAM reads,
-        RAM writes (each moves every access in its range to Unicorn's slow path)."""
+        RAM writes (while any is held, every load and store takes Unicorn's slow path)."""
         ram_cached = bool(self.ram_ranges) and self[N.FL_DC_ON] != 0
         ram_reads = ram_cached or bool(self.ram_ranges) and self[N.FL_RAM_WAIT] > 0
         # flash data lines take data cache room from RAM lines even when they cost no wait

@@ -316,8 +316,9 @@ class Machine:
 
     def _register_memory_hooks(self) -> None:
         """Native memory hooks on the flash while its data reads wait, and on RAM behind a data
-        cache while it is on or its reads wait (only then: a memory hook moves every access in
-        its range to Unicorn's slow path)."""
+        cache while it is on or its reads wait (only then: while any memory hook exists, whatever
+        its range, Unicorn translates every load and store to its slow path; an access in a
+        hooked range also pays the call and Unicorn's re-derivation of the PC)."""
         for handle in self._memory_hooks:
             N.unregister_hook(self.uc, handle)
         self._memory_hooks = []
