@@ -813,5 +813,40 @@ def power_plot_command(bundle, out):
     click.echo(f"mcusim: wrote {path}", err=True)
 
 
+@main.group("model")
+def model_command():
+    """Profile a trained model: a quantized int8 .tflite file (as the TensorFlow Lite converter
+    writes it). `mcusim model show MODEL.tflite` prints its layers, shapes, MACs, weights and the
+    activation arena planned from tensor lifetimes."""
+
+
+@model_command.command("show")
+@click.argument("model_file", metavar="MODEL.tflite", type=click.Path(dir_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON (every layer and tensor).")
+def model_show(model_file, as_json):
+    """Print MODEL.tflite's inputs and outputs, each layer (operator, shapes, options, MACs,
+    weight bytes, arena bytes live while it runs) and the totals. Operators mcusim cannot build
+    are marked, and the exit status is then 3, as for a file that is not a TFLite model."""
+    from .tinyml.model_summary import show_lines, summarize
+    from .tinyml.tflite_model import ModelError, UnsupportedModel, check_supported, load_model
+
+    try:
+        model = load_model(model_file)
+    except ModelError as exc:
+        click.echo(f"mcusim: error: {exc}", err=True)
+        sys.exit(EXIT_BAD_INPUT)
+    summary = summarize(model)
+    if as_json:
+        click.echo(json.dumps(summary, indent=1))
+    else:
+        for line in show_lines(summary):
+            click.echo(line)
+    try:
+        check_supported(model)
+    except UnsupportedModel as exc:
+        click.echo(f"mcusim: error: {exc}", err=True)
+        sys.exit(EXIT_BAD_INPUT)
+
+
 if __name__ == "__main__":
     main()
