@@ -1,0 +1,216 @@
+"""TensorFlow Lite's int8 integer arithmetic in numpy, bit for bit: the oracle generated firmware
+is checked against layer by layer (the TFLite Micro interpreter checks this module end to end).
+
+The fixed-point rules are those of TFLite's quantization specification and its reference
+integer kernels: a real multiplier M is stored as a 32-bit fraction q in [2^30, 2^31) and a
+power-of-two exponent (QuantizeMultiplier); acc * M is computed as a saturating rounding
+doubling high multiply of acc (shifted left by a positive exponent) and q, then a rounding
+right shift by a negative exponent (MultiplyByQuantizedMultiplier)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .tflite_model import Operator, TfliteModel
+
+INT8_MIN, INT8_MAX = -128, 127
+INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
+
+
+class NotImplementedInReference(NotImplementedError):
+    """An operator or option the reference does not compute yet."""
+
+
+def quantize_multiplier(real: float) -> tuple[int, int]:
+    """(q, exponent) with real ~= q / 2^31 * 2^exponent, q in [2^30, 2^31); (0, 0) for 0 or a
+    value below 2^-32, exponent capped at 30."""
+    if real == 0.0:
+        return 0, 0
+    mantissa, exponent = math.frexp(real)
+    q = int(math.copysign(math.floor(abs(mantissa) * (1 << 31) + 0.5), mantissa))  # round half away from 0
+    if q == 1 << 31:
+        q //= 2
+        exponent += 1
+    if exponent < -31:
+        return 0, 0
+    if exponent > 30:
+        return (1 << 31) - 1, 30
+    return q, exponent
+
+
+def saturating_rounding_doubling_high_mul(a, b):
+    """The high 32 bits of 2*a*b, rounded to nearest (ties away from zero); INT32_MAX for
+    INT32_MIN * INT32_MIN."""
+    a = np.asarray(a, np.int64)
+    b = np.asarray(b, np.int64)
+    product = a * b
+    nudge = np.where(product >= 0, np.int64(1 << 30), np.int64(1 - (1 << 30)))
+    total = product + nudge
+    high = np.where(total >= 0, total // (1 << 31), -((-total) // (1 << 31)))  # C division: toward zero
+    return np.where((a == INT32_MIN) & (b == INT32_MIN), np.int64(INT32_MAX), high)
+
+
+def rounding_divide_by_pot(x, exponent):
+    """x / 2^exponent rounded to nearest, ties away from zero."""
+    x = np.asarray(x, np.int64)
+    exponent = np.asarray(exponent, np.int64)
+    mask = (np.int64(1) << exponent) - 1
+    remainder = x & mask
+    threshold = (mask >> 1) + (x < 0)
+    return (x >> exponent) + (remainder > threshold)
+
+
+def multiply_by_quantized_multiplier(x, q, exponent):
+    exponent = np.asarray(exponent, np.int64)
+    left = np.maximum(exponent, 0)
+    right = np.maximum(-exponent, 0)
+    shifted = np.asarray(x, np.int64) * (np.int64(1) << left)
+    shifted = ((shifted - INT32_MIN) % (1 << 32)) + INT32_MIN  # int32 wrap, as the C multiply
+    return rounding_divide_by_pot(saturating_rounding_doubling_high_mul(shifted, q), right)
+
+
+def _quantize_value(value: float, scale: float, zero_point: int) -> int:
+    """zero_point + round(value / scale), in float as TFLite computes it (ties away from zero)."""
+    ratio = float(np.float32(value) / np.float32(scale))
+    return zero_point + int(math.copysign(math.floor(abs(ratio) + 0.5), ratio))
+
+
+def activation_range(activation: str | None, scale: float, zero_point: int) -> tuple[int, int]:
+    """The int8 output range a fused activation leaves."""
+    if activation in (None, "NONE"):
+        return INT8_MIN, INT8_MAX
+    if activation == "RELU":
+        return max(INT8_MIN, _quantize_value(0.0, scale, zero_point)), INT8_MAX
+    if activation == "RELU6":
+        return (max(INT8_MIN, _quantize_value(0.0, scale, zero_point)),
+                min(INT8_MAX, _quantize_value(6.0, scale, zero_point)))
+    if activation == "RELU_N1_TO_1":
+        return (max(INT8_MIN, _quantize_value(-1.0, scale, zero_point)),
+                min(INT8_MAX, _quantize_value(1.0, scale, zero_point)))
+    raise NotImplementedInReference(f"fused activation {activation}")
+
+
+def padding(size: int, kernel: int, stride: int, dilation: int, kind: str) -> tuple[int, int]:
+    """(output size, padding before) of one spatial dimension (TFLite's SAME puts the odd cell after)."""
+    effective = (kernel - 1) * dilation + 1
+    if kind == "SAME":
+        out = (size + stride - 1) // stride
+        return out, max(0, (out - 1) * stride + effective - size) // 2
+    return (size + stride - effective) // stride, 0
+
+
+def _channel_multipliers(model: TfliteModel, op: Operator, channels: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per output channel (q, exponent) of input scale x weight scale / output scale, in double
+    from the float32 scales; with one weight scale for the whole tensor, the two input scales
+    are multiplied in float32 first (TFLite's per-tensor path)."""
+    source, weights, output = (model.tensors[op.inputs[0]], model.tensors[op.inputs[1]],
+                               model.tensors[op.outputs[0]])
+    pairs = []
+    for c in range(channels):
+        weight_scale = float(weights.scales[c if len(weights.scales) > 1 else 0])
+        if len(weights.scales) > 1:
+            real = float(source.scales[0]) * weight_scale / float(output.scales[0])
+        else:  # one weight scale: the float32 product of the two input scales, then in double
+            real = float(np.float32(source.scales[0]) * np.float32(weight_scale)) / float(output.scales[0])
+        pairs.append(quantize_multiplier(real))
+    return np.array([p[0] for p in pairs], np.int64), np.array([p[1] for p in pairs], np.int64)
+
+
+def _finish(acc, q, exponent, output, activation):
+    low, high = activation_range(activation, float(output.scales[0]), int(output.zero_points[0]))
+    result = multiply_by_quantized_multiplier(acc, q, exponent) + int(output.zero_points[0])
+    return np.clip(result, low, high).astype(np.int8)
+
+
+def _bias(model, op, channels):
+    bias = model.tensor(op.inputs[2]) if len(op.inputs) > 2 else None
+    return np.zeros(channels, np.int64) if bias is None else bias.data.astype(np.int64).reshape(channels)
+
+
+def fully_connected(model: TfliteModel, op: Operator, x: np.ndarray) -> np.ndarray:
+    weights = model.tensors[op.inputs[1]]
+    out_features, depth = weights.shape
+    rows = x.reshape(-1, depth).astype(np.int64) - int(model.tensors[op.inputs[0]].zero_points[0])
+    acc = rows @ weights.data.astype(np.int64).T + _bias(model, op, out_features)
+    q, exponent = _channel_multipliers(model, op, out_features)
+    output = model.tensors[op.outputs[0]]
+    return _finish(acc, q, exponent, output, op.options.get("activation")).reshape(output.shape)
+
+
+def _windows(model, op, x, kernel_h, kernel_w):
+    """(input with zero-point padding applied as 'skip', output h, w, padding top, left)."""
+    _, height, width, _ = x.shape
+    sh, sw = op.options.get("stride_h", 1), op.options.get("stride_w", 1)
+    dh, dw = op.options.get("dilation_h", 1), op.options.get("dilation_w", 1)
+    oh, top = padding(height, kernel_h, sh, dh, op.options.get("padding", "VALID"))
+    ow, left = padding(width, kernel_w, sw, dw, op.options.get("padding", "VALID"))
+    return (sh, sw, dh, dw), (oh, ow), (top, left)
+
+
+def _taps(x, zero_point, ky, kx, strides, out, pads):
+    """The input pixels tap (ky, kx) reads for every output pixel, minus the zero point; taps
+    outside the input read 0 (they add nothing, as the kernels skip them)."""
+    (sh, sw, dh, dw), (oh, ow), (top, left) = strides, out, pads
+    batches, height, width, channels = x.shape
+    ys = np.arange(oh) * sh - top + ky * dh
+    xs = np.arange(ow) * sw - left + kx * dw
+    inside = ((ys >= 0) & (ys < height))[:, None] & ((xs >= 0) & (xs < width))[None, :]
+    values = x[:, np.clip(ys, 0, height - 1)][:, :, np.clip(xs, 0, width - 1)].astype(np.int64) - zero_point
+    return values * inside[None, :, :, None]
+
+
+def conv_2d(model: TfliteModel, op: Operator, x: np.ndarray) -> np.ndarray:
+    weights = model.tensors[op.inputs[1]]
+    out_c, kh, kw, in_c = weights.shape
+    if x.shape[3] != in_c:
+        raise NotImplementedInReference("grouped convolution")
+    strides, out, pads = _windows(model, op, x, kh, kw)
+    zero_point = int(model.tensors[op.inputs[0]].zero_points[0])
+    acc = np.zeros((x.shape[0], out[0], out[1], out_c), np.int64)
+    w = weights.data.astype(np.int64)
+    for ky in range(kh):
+        for kx in range(kw):
+            acc += _taps(x, zero_point, ky, kx, strides, out, pads) @ w[:, ky, kx, :].T
+    acc += _bias(model, op, out_c)
+    q, exponent = _channel_multipliers(model, op, out_c)
+    return _finish(acc, q, exponent, model.tensors[op.outputs[0]], op.options.get("activation"))
+
+
+def depthwise_conv_2d(model: TfliteModel, op: Operator, x: np.ndarray) -> np.ndarray:
+    weights = model.tensors[op.inputs[1]]
+    _, kh, kw, out_c = weights.shape
+    multiplier = op.options.get("depth_multiplier", 1) or out_c // x.shape[3]
+    if x.shape[3] * multiplier != out_c:
+        multiplier = out_c // x.shape[3]
+    strides, out, pads = _windows(model, op, x, kh, kw)
+    zero_point = int(model.tensors[op.inputs[0]].zero_points[0])
+    acc = np.zeros((x.shape[0], out[0], out[1], out_c), np.int64)
+    w = weights.data.astype(np.int64)
+    for ky in range(kh):
+        for kx in range(kw):
+            taps = _taps(x, zero_point, ky, kx, strides, out, pads)  # ..., in channels
+            acc += np.repeat(taps, multiplier, axis=3) * w[0, ky, kx, :]  # output channel ic * m + j
+    acc += _bias(model, op, out_c)
+    q, exponent = _channel_multipliers(model, op, out_c)
+    return _finish(acc, q, exponent, model.tensors[op.outputs[0]], op.options.get("activation"))
+
+
+def reshape(model: TfliteModel, op: Operator, x: np.ndarray) -> np.ndarray:
+    return x.reshape(model.tensors[op.outputs[0]].shape)
+
+
+KERNELS = {"FULLY_CONNECTED": fully_connected, "CONV_2D": conv_2d, "DEPTHWISE_CONV_2D": depthwise_conv_2d,
+           "RESHAPE": reshape}
+
+
+def run(model: TfliteModel, inputs: list[np.ndarray], nodes: int | None = None) -> dict[int, np.ndarray]:
+    """Every activation tensor the model computes from `inputs` (by tensor index), in node
+    order; only the first `nodes` nodes when given."""
+    values = {index: np.asarray(x).reshape(model.tensors[index].shape) for index, x in zip(model.inputs, inputs)}
+    for op in model.operators[:nodes]:
+        kernel = KERNELS.get(op.name)
+        if kernel is None:
+            raise NotImplementedInReference(f"node {op.index}: {op.name}")
+        values[op.outputs[0]] = kernel(model, op, values[op.inputs[0]])
+    return values
