@@ -125,3 +125,85 @@ def test_single_layers_match_the_interpreter(tmp_path_factory, case):
     ours = R.run(model, [x])[model.outputs[0]]
     assert ours.shape == theirs.shape
     assert (ours == theirs).all(), f"{model.operators[0].name} {model.operators[0].options}"
+
+
+def _scale(draw):
+    return draw(st.floats(0.01, 0.2))
+
+
+@st.composite
+def elementwise(draw):
+    """A one-node model of the other operators, with random shapes and quantization."""
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    kind = draw(st.sampled_from(["AVERAGE_POOL_2D", "MAX_POOL_2D", "ADD", "MUL", "RELU", "RELU6", "QUANTIZE",
+                                 "QUANTIZE_FLOAT", "DEQUANTIZE", "PAD", "CONCATENATION"]))
+    shape = (1, draw(st.integers(1, 7)), draw(st.integers(1, 7)), draw(st.integers(1, 5)))
+    zp_in, zp_out = draw(st.integers(-128, 127)), draw(st.integers(-128, 127))
+    s_in, s_out = _scale(draw), _scale(draw)
+    activation = draw(st.sampled_from(sorted(ACTIVATIONS)))
+    x = rng.integers(-128, 128, shape).astype(np.int8)
+    source = T("input", shape, "int8", None, (s_in,), (zp_in,))
+    op_name, options = kind, ("", {})
+    if kind in ("AVERAGE_POOL_2D", "MAX_POOL_2D"):
+        fh, fw = draw(st.integers(1, shape[1])), draw(st.integers(1, shape[2]))
+        sh, sw = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+        pad = draw(st.sampled_from(sorted(PADDING)))
+        oh, _ = R.padding(shape[1], fh, sh, 1, pad)
+        ow, _ = R.padding(shape[2], fw, sw, 1, pad)
+        tensors = [T("input", shape, "int8", None, (s_in,), (zp_in,)),
+                   T("out", (1, oh, ow, shape[3]), "int8", None, (s_in,), (zp_in,))]
+        options = ("Pool2DOptions", {"Padding": PADDING[pad], "StrideH": sh, "StrideW": sw, "FilterHeight": fh,
+                                     "FilterWidth": fw, "FusedActivationFunction": ACTIVATIONS[activation]})
+        ops, inputs = [Op(kind, (0,), (1,), *options)], [x]
+    elif kind in ("ADD", "MUL"):
+        other_shape = tuple(d if draw(st.booleans()) else 1 for d in shape)  # broadcast along some axes
+        y = rng.integers(-128, 128, other_shape).astype(np.int8)
+        tensors = [source, T("other", other_shape, "int8", None, (_scale(draw),), (draw(st.integers(-128, 127)),)),
+                   T("out", shape, "int8", None, (s_out * (4 if kind == "MUL" else 1),), (zp_out,))]
+        options = ("AddOptions" if kind == "ADD" else "MulOptions", {"FusedActivationFunction": ACTIVATIONS[activation]})
+        ops, inputs = [Op(kind, (0, 1), (2,), *options)], [x, y]
+    elif kind in ("RELU", "RELU6", "QUANTIZE"):
+        same = kind == "RELU6"
+        tensors = [source, T("out", shape, "int8", None, (s_in if same else s_out,), (zp_in if same else zp_out,))]
+        ops, inputs = [Op(kind, (0,), (1,))], [x]
+    elif kind == "QUANTIZE_FLOAT":
+        values = (rng.standard_normal(shape) * draw(st.floats(0.1, 20.0))).astype(np.float32)
+        tensors = [T("input", shape, "float32", None, (), ()), T("out", shape, "int8", None, (s_out,), (zp_out,))]
+        ops, inputs = [Op("QUANTIZE", (0,), (1,))], [values]
+    elif kind == "DEQUANTIZE":
+        tensors = [source, T("out", shape, "float32", None, (), ())]
+        ops, inputs = [Op(kind, (0,), (1,))], [x]
+    elif kind == "PAD":
+        paddings = np.array([[0, 0]] + [[draw(st.integers(0, 2)), draw(st.integers(0, 2))] for _ in range(3)], np.int32)
+        out_shape = tuple(int(d + a + b) for d, (a, b) in zip(shape, paddings))
+        tensors = [source, T("paddings", (4, 2), "int32", paddings, (), ()),
+                   T("out", out_shape, "int8", None, (s_in,), (zp_in,))]
+        ops, inputs = [Op(kind, (0, 1), (2,))], [x]
+    else:  # CONCATENATION
+        axis = draw(st.integers(1, 3))
+        parts = [shape] + [tuple(draw(st.integers(1, 4)) if i == axis else d for i, d in enumerate(shape))
+                           for _ in range(draw(st.integers(1, 2)))]
+        out_shape = tuple(sum(p[axis] for p in parts) if i == axis else d for i, d in enumerate(shape))
+        tensors = [T(f"in{i}", p, "int8", None, (s_in,), (zp_in,)) for i, p in enumerate(parts)]
+        tensors.append(T("out", out_shape, "int8", None, (s_in,), (zp_in,)))
+        inputs = [x] + [rng.integers(-128, 128, p).astype(np.int8) for p in parts[1:]]
+        ops = [Op(kind, tuple(range(len(parts))), (len(parts),), "ConcatenationOptions",
+                  {"Axis": axis if draw(st.booleans()) else axis - 4})]
+    graph_inputs = [i for i, t in enumerate(tensors) if t.data is None and t.name != "out"]
+    return model_bytes(tensors, ops, graph_inputs, [len(tensors) - 1]), inputs
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(elementwise())
+def test_other_operators_match_the_interpreter(tmp_path_factory, case):
+    data, inputs = case
+    path = tmp_path_factory.mktemp("m") / "op.tflite"
+    path.write_bytes(data)
+    model, it = load_model(path), interpreter(data)
+    for i, x in enumerate(inputs):
+        it.set_input(x, i)
+    it.invoke()
+    theirs = it.get_output(0)
+    ours = R.run(model, inputs)[model.outputs[0]]
+    assert ours.shape == theirs.shape and ours.dtype == theirs.dtype
+    assert (ours == theirs).all(), f"{model.operators[0].name} {model.operators[0].options}"

@@ -200,8 +200,121 @@ def reshape(model: TfliteModel, op: Operator, x: np.ndarray) -> np.ndarray:
     return x.reshape(model.tensors[op.outputs[0]].shape)
 
 
+def _params(model, index):
+    tensor = model.tensors[index]
+    return float(tensor.scales[0]), int(tensor.zero_points[0])
+
+
+def _saturate8(values):
+    return np.clip(values, INT8_MIN, INT8_MAX).astype(np.int8)
+
+
+def _pool(model: TfliteModel, op: Operator, x: np.ndarray, average: bool) -> np.ndarray:
+    """Pooling over the window's cells inside the input (padding cells are not counted); the
+    average rounds half away from zero (C's truncating division after adding half the count)."""
+    kh, kw = op.options["filter_h"], op.options["filter_w"]
+    strides, (oh, ow), (top, left) = _windows(model, op, x, kh, kw)
+    sh, sw = strides[0], strides[1]
+    batches, height, width, channels = x.shape
+    total = np.zeros((batches, oh, ow, channels), np.int64)
+    best = np.full((batches, oh, ow, channels), INT8_MIN, np.int64)
+    count = np.zeros((oh, ow), np.int64)
+    for ky in range(kh):
+        for kx in range(kw):
+            ys = np.arange(oh) * sh - top + ky
+            xs = np.arange(ow) * sw - left + kx
+            inside = ((ys >= 0) & (ys < height))[:, None] & ((xs >= 0) & (xs < width))[None, :]
+            values = x[:, np.clip(ys, 0, height - 1)][:, :, np.clip(xs, 0, width - 1)].astype(np.int64)
+            total += values * inside[None, :, :, None]
+            best = np.where(inside[None, :, :, None], np.maximum(best, values), best)
+            count += inside
+    scale, zero_point = _params(model, op.outputs[0])
+    low, high = activation_range(op.options.get("activation"), scale, zero_point)
+    if not average:
+        return np.clip(best, low, high).astype(np.int8)
+    count = np.maximum(count, 1)[None, :, :, None]
+    half = count // 2
+    rounded = np.where(total > 0, (total + half) // count, -((-total + half) // count))
+    return np.clip(rounded, low, high).astype(np.int8)
+
+
+def average_pool_2d(model, op, x):
+    return _pool(model, op, x, average=True)
+
+
+def max_pool_2d(model, op, x):
+    return _pool(model, op, x, average=False)
+
+
+def add(model: TfliteModel, op: Operator, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Both inputs brought to twice the larger input scale with 20 bits of headroom, added,
+    then scaled to the output (TFLite's int8 ADD)."""
+    (s1, z1), (s2, z2), (so, zo) = _params(model, op.inputs[0]), _params(model, op.inputs[1]), _params(model, op.outputs[0])
+    left_shift = 20
+    twice_max = 2 * float(max(np.float32(s1), np.float32(s2)))
+    q1, e1 = quantize_multiplier(s1 / twice_max)
+    q2, e2 = quantize_multiplier(s2 / twice_max)
+    qo, eo = quantize_multiplier(twice_max / ((1 << left_shift) * so))
+    a = multiply_by_quantized_multiplier((x.astype(np.int64) - z1) * (1 << left_shift), q1, e1)
+    b = multiply_by_quantized_multiplier((y.astype(np.int64) - z2) * (1 << left_shift), q2, e2)
+    low, high = activation_range(op.options.get("activation"), so, zo)
+    return np.clip(multiply_by_quantized_multiplier(a + b, qo, eo) + zo, low, high).astype(np.int8)
+
+
+def mul(model: TfliteModel, op: Operator, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    (s1, z1), (s2, z2), (so, zo) = _params(model, op.inputs[0]), _params(model, op.inputs[1]), _params(model, op.outputs[0])
+    q, e = quantize_multiplier(s1 * s2 / so)
+    product = (x.astype(np.int64) - z1) * (y.astype(np.int64) - z2)
+    low, high = activation_range(op.options.get("activation"), so, zo)
+    return np.clip(multiply_by_quantized_multiplier(product, q, e) + zo, low, high).astype(np.int8)
+
+
+def relu(model: TfliteModel, op: Operator, x: np.ndarray) -> np.ndarray:
+    """Rescaled from the input's scale to the output's, then clamped at the output's zero."""
+    (si, zi), (so, zo) = _params(model, op.inputs[0]), _params(model, op.outputs[0])
+    q, e = quantize_multiplier(si / so)
+    low = max(INT8_MIN, zo)
+    return np.clip(multiply_by_quantized_multiplier(x.astype(np.int64) - zi, q, e) + zo, low, INT8_MAX).astype(np.int8)
+
+
+def relu6(model: TfliteModel, op: Operator, x: np.ndarray) -> np.ndarray:
+    """Clamped between the input's quantized 0 and 6 (no rescaling: the output shares its scale)."""
+    si, zi = _params(model, op.inputs[0])
+    six = int(np.clip(_quantize_value(6.0, si, zi), INT8_MIN, INT8_MAX))
+    return np.clip(x.astype(np.int64), zi, six).astype(np.int8)
+
+
+def quantize(model: TfliteModel, op: Operator, x: np.ndarray) -> np.ndarray:
+    so, zo = _params(model, op.outputs[0])
+    if model.tensors[op.inputs[0]].dtype == "float32":
+        ratio = (x.astype(np.float32) / np.float32(so)).astype(np.float64)
+        return _saturate8(np.sign(ratio) * np.floor(np.abs(ratio) + 0.5) + zo)
+    si, zi = _params(model, op.inputs[0])
+    q, e = quantize_multiplier(si / so)
+    return _saturate8(multiply_by_quantized_multiplier(x.astype(np.int64) - zi, q, e) + zo)
+
+
+def dequantize(model: TfliteModel, op: Operator, x: np.ndarray) -> np.ndarray:
+    si, zi = _params(model, op.inputs[0])
+    return (float(np.float32(si)) * (x.astype(np.int64) - zi)).astype(np.float32)
+
+
+def pad(model: TfliteModel, op: Operator, x: np.ndarray) -> np.ndarray:
+    """Padded with the output's zero point (real 0)."""
+    paddings = model.tensors[op.inputs[1]].data.reshape(-1, 2)
+    return np.pad(x, [(int(a), int(b)) for a, b in paddings], constant_values=_params(model, op.outputs[0])[1])
+
+
+def concatenation(model: TfliteModel, op: Operator, *inputs: np.ndarray) -> np.ndarray:
+    """The int8 inputs side by side (they share the output's scale and zero point)."""
+    return np.concatenate(inputs, axis=op.options.get("axis", 0))
+
+
 KERNELS = {"FULLY_CONNECTED": fully_connected, "CONV_2D": conv_2d, "DEPTHWISE_CONV_2D": depthwise_conv_2d,
-           "RESHAPE": reshape}
+           "RESHAPE": reshape, "AVERAGE_POOL_2D": average_pool_2d, "MAX_POOL_2D": max_pool_2d, "ADD": add,
+           "MUL": mul, "RELU": relu, "RELU6": relu6, "QUANTIZE": quantize, "DEQUANTIZE": dequantize, "PAD": pad,
+           "CONCATENATION": concatenation}
+ACTIVATION_INPUTS = {"ADD": 2, "MUL": 2}  # other kernels take their first input, or all of them (concatenation)
 
 
 def run(model: TfliteModel, inputs: list[np.ndarray], nodes: int | None = None) -> dict[int, np.ndarray]:
@@ -212,5 +325,7 @@ def run(model: TfliteModel, inputs: list[np.ndarray], nodes: int | None = None) 
         kernel = KERNELS.get(op.name)
         if kernel is None:
             raise NotImplementedInReference(f"node {op.index}: {op.name}")
-        values[op.outputs[0]] = kernel(model, op, values[op.inputs[0]])
+        count = len(op.inputs) if op.name == "CONCATENATION" else ACTIVATION_INPUTS.get(op.name, 1)
+        operands = [values[i] if i in values else model.tensors[i].data for i in op.inputs[:count]]
+        values[op.outputs[0]] = kernel(model, op, *operands)
     return values
