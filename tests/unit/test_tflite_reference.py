@@ -34,9 +34,9 @@ def test_hello_world_matches_for_every_input():
         assert (R.run(model, [x])[model.outputs[0]] == it.get_output(0)).all(), value
 
 
-def test_micro_speech_layers_match_up_to_the_classifier():
-    """Reshape, the depth-multiplier-8 depthwise convolution (SAME, stride 2, per-channel, RELU)
-    and the fully connected layer, on random spectrograms (softmax is not in the reference yet)."""
+def test_micro_speech_matches_layer_by_layer():
+    """Reshape, the depth-multiplier-8 depthwise convolution (SAME, stride 2, per-channel, RELU),
+    the fully connected layer and the softmax, on random spectrograms."""
     path = DATA / "micro_speech_quantized.tflite"
     model, it = load_model(path), interpreter(path.read_bytes())
     rng = np.random.default_rng(1)
@@ -44,8 +44,9 @@ def test_micro_speech_layers_match_up_to_the_classifier():
         x = rng.integers(-128, 128, (1, 1960)).astype(np.int8)
         it.set_input(x, 0)
         it.invoke()
-        ours = R.run(model, [x], nodes=3)
-        for op in model.operators[:3]:
+        ours = R.run(model, [x])
+        assert (ours[model.outputs[0]] == it.get_output(0)).all()
+        for op in model.operators:
             theirs = it.GetTensor(op.outputs[0], 0)["tensor_data"]
             assert (ours[op.outputs[0]].reshape(-1) == np.asarray(theirs).reshape(-1)).all(), op.name
 
@@ -136,7 +137,8 @@ def elementwise(draw):
     """A one-node model of the other operators, with random shapes and quantization."""
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
     kind = draw(st.sampled_from(["AVERAGE_POOL_2D", "MAX_POOL_2D", "ADD", "MUL", "RELU", "RELU6", "QUANTIZE",
-                                 "QUANTIZE_FLOAT", "DEQUANTIZE", "PAD", "CONCATENATION"]))
+                                 "QUANTIZE_FLOAT", "DEQUANTIZE", "PAD", "CONCATENATION", "SOFTMAX", "LOGISTIC",
+                                 "TANH"]))
     shape = (1, draw(st.integers(1, 7)), draw(st.integers(1, 7)), draw(st.integers(1, 5)))
     zp_in, zp_out = draw(st.integers(-128, 127)), draw(st.integers(-128, 127))
     s_in, s_out = _scale(draw), _scale(draw)
@@ -166,6 +168,13 @@ def elementwise(draw):
         same = kind == "RELU6"
         tensors = [source, T("out", shape, "int8", None, (s_in if same else s_out,), (zp_in if same else zp_out,))]
         ops, inputs = [Op(kind, (0,), (1,))], [x]
+    elif kind in ("SOFTMAX", "LOGISTIC", "TANH"):  # fixed output quantization, as the converter writes it
+        out = (1 / 128, 0) if kind == "TANH" else (1 / 256, -128)
+        tensors = [T("input", shape, "int8", None, (draw(st.floats(0.001, 0.5)),), (zp_in,)),
+                   T("out", shape, "int8", None, (out[0],), (out[1],))]
+        options = ("SoftmaxOptions", {"Beta": draw(st.sampled_from([1.0, 0.5, 2.0, 0.3]))}) if kind == "SOFTMAX" \
+            else ("", {})
+        ops, inputs = [Op(kind, (0,), (1,), *options)], [x]
     elif kind == "QUANTIZE_FLOAT":
         values = (rng.standard_normal(shape) * draw(st.floats(0.1, 20.0))).astype(np.float32)
         tensors = [T("input", shape, "float32", None, (), ()), T("out", shape, "int8", None, (s_out,), (zp_out,))]
@@ -193,7 +202,7 @@ def elementwise(draw):
     return model_bytes(tensors, ops, graph_inputs, [len(tensors) - 1]), inputs
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(elementwise())
 def test_other_operators_match_the_interpreter(tmp_path_factory, case):
     data, inputs = case

@@ -310,7 +310,129 @@ def concatenation(model: TfliteModel, op: Operator, *inputs: np.ndarray) -> np.n
     return np.concatenate(inputs, axis=op.options.get("axis", 0))
 
 
-KERNELS = {"FULLY_CONNECTED": fully_connected, "CONV_2D": conv_2d, "DEPTHWISE_CONV_2D": depthwise_conv_2d,
+def _wrap32(x):
+    return ((np.asarray(x, np.int64) - INT32_MIN) % (1 << 32)) + INT32_MIN
+
+
+def _shift_left_saturating(x, exponent: int):
+    return np.clip(np.asarray(x, np.int64) << exponent, INT32_MIN, INT32_MAX)
+
+
+# gemmlowp's fixed-point constants (its fixedpoint.h, which TFLite's softmax uses): exp(-1/8),
+# 1/3, and exp(-2^k) for the barrel shifter, all as Q0.31; 48/17 and -32/17 as Q2.29.
+EXP_MINUS_ONE_EIGHTH = 1895147668
+ONE_THIRD = 715827883
+EXP_BARREL = ((-2, 1672461947), (-1, 1302514674), (0, 790015084), (1, 290630308), (2, 39332535), (3, 720401),
+              (4, 242))
+FORTY_EIGHT_OVER_SEVENTEEN, MINUS_THIRTY_TWO_OVER_SEVENTEEN = 1515870810, -1010580540
+
+
+def _exp_on_negative_values(a, integer_bits: int = 5):
+    """exp(a) for a <= 0 in Q(integer_bits).(31 - integer_bits), as Q0.31 (gemmlowp)."""
+    fractional = 31 - integer_bits
+    quarter = 1 << (fractional - 2)
+    mask = quarter - 1
+    a = np.asarray(a, np.int64)
+    reduced = _wrap32((a & mask) - quarter)                      # a mod 1/4, minus 1/4: in [-1/4, 0)
+    x = _wrap32(_shift_left_saturating(reduced, integer_bits) + (1 << 28))  # as Q0.31, plus 1/8
+    srdhm = saturating_rounding_doubling_high_mul
+    x2 = srdhm(x, x)
+    x3 = srdhm(x2, x)
+    x4 = srdhm(x2, x2)
+    x4_over_4 = rounding_divide_by_pot(x4, 2)
+    poly = rounding_divide_by_pot(_wrap32(srdhm(_wrap32(x4_over_4 + x3), ONE_THIRD) + x2), 1)
+    result = _wrap32(EXP_MINUS_ONE_EIGHTH + srdhm(EXP_MINUS_ONE_EIGHTH, _wrap32(x + poly)))
+    remainder = _wrap32(reduced - a)
+    for exponent, multiplier in EXP_BARREL:
+        if integer_bits > exponent:
+            bit = np.int64(1) << (fractional + exponent)
+            result = np.where(remainder & bit, srdhm(result, multiplier), result)
+    return np.where(a == 0, np.int64(INT32_MAX), result)
+
+
+def _one_over_one_plus_x(a):
+    """1 / (1 + a) for a in [0, 1) as Q0.31 (gemmlowp)."""
+    return _shift_left_saturating(_newton_reciprocal_of_half_sum(a), 1)  # x / 2 as Q1.30 (the same bits), as Q0.31
+
+
+def _newton_reciprocal_of_half_sum(a):
+    """x ~= 2 / (1 + a) for a in [0, 1] (Q0.31 in), as Q2.29: three Newton-Raphson steps from
+    48/17 - 32/17 * d, with d = (1 + a) / 2 (gemmlowp)."""
+    srdhm = saturating_rounding_doubling_high_mul
+    total = np.asarray(a, np.int64) + INT32_MAX
+    half_denominator = np.where(total >= 0, (total + 1) // 2, -((-total + 1) // 2))  # (sum + sign) / 2, C division
+    x = _wrap32(FORTY_EIGHT_OVER_SEVENTEEN + srdhm(half_denominator, MINUS_THIRTY_TWO_OVER_SEVENTEEN))
+    one_q2 = 1 << 29
+    for _ in range(3):
+        product = srdhm(half_denominator, x)
+        x = _wrap32(x + _shift_left_saturating(srdhm(x, _wrap32(one_q2 - product)), 2))
+    return x
+
+
+def _q4_input(model: TfliteModel, op: Operator, x: np.ndarray):
+    """(x - zero point) rescaled to Q4.27, and the radius beyond which the result saturates
+    (TFLite's int8 LOGISTIC and TANH: the multiplier straight from frexp, no renormalising)."""
+    scale, zero_point = _params(model, op.inputs[0])
+    mantissa, left_shift = math.frexp(scale * float(1 << 27))
+    q = int(math.copysign(math.floor(abs(mantissa) * (1 << 31) + 0.5), mantissa))
+    radius = math.floor(15 * (1 << 27) / 2.0 ** left_shift)
+    centred = x.astype(np.int64) - zero_point
+    return centred, multiply_by_quantized_multiplier(centred, q, left_shift), radius
+
+
+def logistic(model: TfliteModel, op: Operator, x: np.ndarray) -> np.ndarray:
+    """1 / (1 + exp(-x)) in fixed point; output scale 1/256, zero point -128."""
+    centred, q4, radius = _q4_input(model, op, x)
+    positive = np.abs(q4)
+    result = _one_over_one_plus_x(_exp_on_negative_values(-positive, 4))
+    result = np.where(q4 > 0, result, _wrap32(INT32_MAX - result))
+    result = np.where(q4 == 0, np.int64(1 << 30), result)
+    out = np.clip(rounding_divide_by_pot(result, 23) - 128, INT8_MIN, INT8_MAX)
+    out = np.where(centred <= -radius, INT8_MIN, np.where(centred >= radius, INT8_MAX, out))
+    return out.astype(np.int8)
+
+
+def tanh(model: TfliteModel, op: Operator, x: np.ndarray) -> np.ndarray:
+    """tanh in fixed point, from exp(-2|x|); output scale 1/128, zero point 0."""
+    centred, q4, radius = _q4_input(model, op, x)
+    negative_magnitude = -np.abs(q4)  # as Q5.26 the same bits are -2|x|
+    t = _shift_left_saturating(_wrap32(_newton_reciprocal_of_half_sum(_exp_on_negative_values(negative_magnitude, 5))
+                                       - (1 << 29)), 2)
+    result = np.where(q4 == 0, 0, np.where(q4 < 0, -t, t))
+    out = np.clip(rounding_divide_by_pot(result, 24), INT8_MIN, INT8_MAX)
+    out = np.where(centred <= -radius, INT8_MIN, np.where(centred >= radius, INT8_MAX, out))
+    return out.astype(np.int8)
+
+
+def softmax(model: TfliteModel, op: Operator, x: np.ndarray) -> np.ndarray:
+    """TFLite's int8 softmax over the last axis: input differences from the row's maximum
+    scaled by beta x input scale into Q5.26, exp in fixed point, summed in Q12.19, divided
+    through a fixed-point reciprocal; output scale 1/256, zero point -128."""
+    input_scale, _ = _params(model, op.inputs[0])
+    beta = op.options.get("beta", 1.0)
+    integer_bits = 5
+    real = min(float(beta) * input_scale * (1 << (31 - integer_bits)), (1 << 31) - 1.0)
+    q, left_shift = quantize_multiplier(real)
+    radius = math.floor(((1 << integer_bits) - 1) * (1 << (31 - integer_bits)) / (1 << left_shift))
+    diff_min = -radius
+    rows = x.reshape(-1, x.shape[-1]).astype(np.int64)
+    out = np.empty(rows.shape, np.int8)
+    for r, row in enumerate(rows):
+        diff = row - row.max()
+        used = diff >= diff_min
+        scaled = saturating_rounding_doubling_high_mul(diff * (1 << left_shift), q)
+        exps = _exp_on_negative_values(scaled, integer_bits)
+        total = int(_wrap32(np.sum(np.where(used, rounding_divide_by_pot(exps, 12), 0))))
+        headroom = 32 - (total & 0xFFFFFFFF).bit_length()
+        bits_over_unit = 12 - headroom
+        shifted = int(_wrap32(((total & 0xFFFFFFFF) << headroom) - (1 << 31)))
+        scale = _one_over_one_plus_x(shifted)
+        values = rounding_divide_by_pot(saturating_rounding_doubling_high_mul(scale, exps), bits_over_unit + 31 - 8)
+        out[r] = np.where(used, np.clip(values + INT8_MIN, INT8_MIN, INT8_MAX), INT8_MIN)
+    return out.reshape(x.shape)
+
+
+KERNELS = {"SOFTMAX": softmax, "LOGISTIC": logistic, "TANH": tanh, "FULLY_CONNECTED": fully_connected, "CONV_2D": conv_2d, "DEPTHWISE_CONV_2D": depthwise_conv_2d,
            "RESHAPE": reshape, "AVERAGE_POOL_2D": average_pool_2d, "MAX_POOL_2D": max_pool_2d, "ADD": add,
            "MUL": mul, "RELU": relu, "RELU6": relu6, "QUANTIZE": quantize, "DEQUANTIZE": dequantize, "PAD": pad,
            "CONCATENATION": concatenation}
