@@ -1,0 +1,243 @@
+"""A TFLite model as C: constants as const arrays, one tfl_params per layer with the integer
+parameters TFLite derives from the scales (computed here once, by the functions the numpy
+reference uses), and tfl_model_run(arena): the layers as direct calls in order, every tensor
+at its planned arena offset, each layer between TFL_LAYER_BEGIN/END(name) (the board build
+makes them mcusim region markers; firmware/tinyml/tfl_ops.h has the kernels)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import tflite_reference as R
+from .model_plan import ArenaPlan, plan_arena
+from .tflite_model import Operator, TfliteModel, check_supported
+
+CALLS = {"CONV_2D": "tfl_conv", "DEPTHWISE_CONV_2D": "tfl_depthwise", "FULLY_CONNECTED": "tfl_fully_connected",
+         "AVERAGE_POOL_2D": "tfl_average_pool", "MAX_POOL_2D": "tfl_max_pool", "ADD": "tfl_add", "MUL": "tfl_mul",
+         "RELU": "tfl_relu", "RELU6": "tfl_relu6", "DEQUANTIZE": "tfl_dequantize", "PAD": "tfl_pad",
+         "SOFTMAX": "tfl_softmax", "LOGISTIC": "tfl_logistic", "TANH": "tfl_tanh"}
+
+
+def _shape4(shape) -> tuple[int, int, int, int]:
+    shape = tuple(int(d) for d in shape)
+    if len(shape) > 4:
+        raise ValueError(f"tensor of rank {len(shape)}: at most 4 dimensions are supported")
+    return (1,) * (4 - len(shape)) + shape
+
+
+def _shape_c(shape) -> str:
+    return "{" + ", ".join(str(d) for d in _shape4(shape)) + "}"
+
+
+def _array(ctype: str, name: str, values) -> str:
+    flat = [int(v) for v in np.asarray(values).reshape(-1)] or [0]
+    rows = [", ".join(str(v) for v in flat[i: i + 24]) for i in range(0, len(flat), 24)]
+    return f"static const {ctype} {name}[{len(flat)}] = {{\n    " + ",\n    ".join(rows) + "\n};\n"
+
+
+class _Layer:
+    """The C of one node: its constant arrays and its tfl_params initialiser."""
+
+    def __init__(self, model: TfliteModel, op: Operator):
+        self.model, self.op = model, op
+        self.arrays: list[str] = []
+        self.fields: dict[str, str] = {}
+
+    def array(self, ctype: str, suffix: str, values) -> str:
+        name = f"layer{self.op.index}_{suffix}"
+        self.arrays.append(_array(ctype, name, values))
+        return name
+
+    def tensor(self, position: int):
+        return self.model.tensors[self.op.inputs[position]]
+
+    def params(self) -> str:
+        return "{" + ", ".join(f".{k} = {v}" for k, v in self.fields.items()) + "}"
+
+
+def _geometry(layer: _Layer, kernel_h: int, kernel_w: int) -> None:
+    options = layer.op.options
+    source = layer.tensor(0)
+    sh, sw = options.get("stride_h", 1), options.get("stride_w", 1)
+    dh, dw = options.get("dilation_h", 1), options.get("dilation_w", 1)
+    _, top = R.padding(_shape4(source.shape)[1], kernel_h, sh, dh, options.get("padding", "VALID"))
+    _, left = R.padding(_shape4(source.shape)[2], kernel_w, sw, dw, options.get("padding", "VALID"))
+    layer.fields.update(stride_h=sh, stride_w=sw, dilation_h=dh, dilation_w=dw, pad_top=top, pad_left=left)
+
+
+def _activation(layer: _Layer) -> None:
+    scale, zero_point = R._params(layer.model, layer.op.outputs[0])
+    low, high = R.activation_range(layer.op.options.get("activation"), scale, zero_point)
+    layer.fields.update(act_min=low, act_max=high)
+
+
+def _weighted(layer: _Layer, channels: int) -> None:
+    q, exponent = R._channel_multipliers(layer.model, layer.op, channels)
+    weights = layer.tensor(1)
+    layer.fields["weights"] = layer.array("int8_t", "weights", weights.data)
+    layer.fields["filter"] = _shape_c(weights.shape if layer.op.name != "FULLY_CONNECTED"
+                                      else (weights.shape[0], weights.shape[1], 1, 1))
+    if len(layer.op.inputs) > 2 and layer.op.inputs[2] >= 0:
+        layer.fields["bias"] = layer.array("int32_t", "bias", layer.tensor(2).data)
+    layer.fields["multiplier"] = layer.array("int32_t", "multiplier", q)
+    layer.fields["shift"] = layer.array("int32_t", "shift", exponent)
+
+
+def _fixed_point_input(layer: _Layer, integer_bits: int) -> None:
+    """Softmax (beta x scale into Q5.26) or logistic/tanh (scale into Q4.27): multiplier, shift
+    and the radius or smallest difference, as the reference derives them."""
+    scale, _ = R._params(layer.model, layer.op.inputs[0])
+    if layer.op.name == "SOFTMAX":
+        real = min(float(layer.op.options.get("beta", 1.0)) * scale * (1 << (31 - integer_bits)), (1 << 31) - 1.0)
+        q, shift = R.quantize_multiplier(real)
+        radius = math.floor(((1 << integer_bits) - 1) * (1 << (31 - integer_bits)) / (1 << shift))
+        layer.fields.update(input_multiplier=q, left_shift=shift, diff_min=-radius)
+    else:
+        mantissa, shift = math.frexp(scale * float(1 << 27))
+        q = int(math.copysign(math.floor(abs(mantissa) * (1 << 31) + 0.5), mantissa))
+        layer.fields.update(input_multiplier=q, left_shift=shift,
+                            diff_min=math.floor(15 * (1 << 27) / 2.0 ** shift))
+
+
+def _describe(layer: _Layer) -> None:
+    op, model = layer.op, layer.model
+    name = op.name
+    source, result = model.tensors[op.inputs[0]], model.tensors[op.outputs[0]]
+    layer.fields.update({"in": _shape_c(source.shape), "out": _shape_c(result.shape)})
+    if len(source.scales):
+        layer.fields["in_zp"] = int(source.zero_points[0])
+    if len(result.scales):
+        layer.fields["out_zp"] = int(result.zero_points[0])
+    if name == "CONV_2D":
+        _weighted(layer, result.shape[-1])
+        _geometry(layer, layer.tensor(1).shape[1], layer.tensor(1).shape[2])
+        _activation(layer)
+    elif name == "DEPTHWISE_CONV_2D":
+        _weighted(layer, result.shape[-1])
+        _geometry(layer, layer.tensor(1).shape[1], layer.tensor(1).shape[2])
+        layer.fields["depth_multiplier"] = result.shape[-1] // source.shape[-1]
+        _activation(layer)
+    elif name == "FULLY_CONNECTED":
+        _weighted(layer, layer.tensor(1).shape[0])
+        _activation(layer)
+    elif name in ("AVERAGE_POOL_2D", "MAX_POOL_2D"):
+        kh, kw = op.options["filter_h"], op.options["filter_w"]
+        layer.fields["filter"] = _shape_c((1, kh, kw, 1))
+        _geometry(layer, kh, kw)
+        _activation(layer)
+    elif name in ("ADD", "MUL"):
+        other = model.tensors[op.inputs[1]]
+        layer.fields.update(in2=_shape_c(other.shape), in2_zp=int(other.zero_points[0]))
+        (s1, _), (s2, _), (so, _) = (R._params(model, i) for i in (op.inputs[0], op.inputs[1], op.outputs[0]))
+        if name == "ADD":
+            twice_max = 2 * float(max(np.float32(s1), np.float32(s2)))
+            pairs = [R.quantize_multiplier(s1 / twice_max), R.quantize_multiplier(s2 / twice_max),
+                     R.quantize_multiplier(twice_max / ((1 << 20) * so))]
+            layer.fields["left_shift"] = 20
+        else:
+            pairs = [R.quantize_multiplier(s1 * s2 / so)]
+        layer.fields["multiplier"] = layer.array("int32_t", "multiplier", [p[0] for p in pairs])
+        layer.fields["shift"] = layer.array("int32_t", "shift", [p[1] for p in pairs])
+        _activation(layer)
+    elif name in ("RELU", "QUANTIZE") and source.dtype == "int8":
+        (si, _), (so, zo) = R._params(model, op.inputs[0]), R._params(model, op.outputs[0])
+        q, e = R.quantize_multiplier(si / so)
+        layer.fields["multiplier"] = layer.array("int32_t", "multiplier", [q])
+        layer.fields["shift"] = layer.array("int32_t", "shift", [e])
+        layer.fields.update(act_min=max(-128, zo) if name == "RELU" else -128, act_max=127)
+    elif name == "RELU6":
+        si, zi = R._params(model, op.inputs[0])
+        layer.fields.update(act_min=zi, act_max=int(np.clip(R._quantize_value(6.0, si, zi), -128, 127)))
+    elif name == "QUANTIZE":  # from float32
+        layer.fields["scale"] = f"{float(np.float32(result.scales[0])).hex()}f"
+    elif name == "DEQUANTIZE":
+        layer.fields["scale"] = f"{float(np.float32(source.scales[0])).hex()}f"
+    elif name == "PAD":
+        paddings = _pad4(layer.tensor(1).data.reshape(-1, 2))
+        layer.fields["paddings"] = layer.array("int32_t", "paddings", paddings)
+    elif name == "CONCATENATION":
+        axis = op.options.get("axis", 0)
+        rank = len(result.shape)
+        layer.fields["axis"] = (axis % rank) + (4 - rank)
+    elif name in ("SOFTMAX",):
+        _fixed_point_input(layer, 5)
+    elif name in ("LOGISTIC", "TANH"):
+        _fixed_point_input(layer, 4)
+
+
+def _pad4(paddings) -> list[int]:
+    rows = [[0, 0]] * (4 - len(paddings)) + [[int(a), int(b)] for a, b in paddings]
+    return [v for row in rows for v in row]
+
+
+def _operand(model: TfliteModel, plan: ArenaPlan, index: int, layer: _Layer, ctype: str = "int8_t") -> str:
+    tensor = model.tensors[index]
+    if tensor.constant:
+        name = layer.array(tensor.dtype + "_t" if tensor.dtype != "float32" else "float", f"const{index}", tensor.data)
+        return f"({ctype} *){name}"
+    return f"({ctype} *)(arena + {plan.offsets[index]}u)"
+
+
+def _call(model: TfliteModel, plan: ArenaPlan, layer: _Layer) -> list[str]:
+    op = layer.op
+    p = f"&layer{op.index}_params"
+    out = f"(int8_t *)(arena + {plan.offsets[op.outputs[0]]}u)"
+    first = lambda ctype="const int8_t": _operand(model, plan, op.inputs[0], layer, ctype)  # noqa: E731
+    if op.name == "RESHAPE":
+        return [f"tfl_copy({first()}, {out}, {model.tensors[op.outputs[0]].bytes}u);"]
+    if op.name == "QUANTIZE":
+        if model.tensors[op.inputs[0]].dtype == "float32":
+            return [f"tfl_quantize_float({p}, {first('const float')}, {out});"]
+        return [f"tfl_requantize({p}, {first()}, {out});"]
+    if op.name == "DEQUANTIZE":
+        return [f"tfl_dequantize({p}, {first()}, (float *)(arena + {plan.offsets[op.outputs[0]]}u));"]
+    if op.name in ("ADD", "MUL"):
+        second = _operand(model, plan, op.inputs[1], layer, "const int8_t")
+        return [f"{CALLS[op.name]}({p}, {first()}, {second}, {out});"]
+    if op.name == "CONCATENATION":
+        lines, offset = [], 0
+        axis = int(layer.fields["axis"])
+        for index in op.inputs:
+            part = _shape4(model.tensors[index].shape)
+            lines.append(f"tfl_concat_part({p}, {_operand(model, plan, index, layer, 'const int8_t')}, "
+                         f"(tfl_shape){_shape_c(part)}, {offset}, {out});")
+            offset += part[axis]
+        return lines
+    return [f"{CALLS[op.name]}({p}, {first()}, {out});"]
+
+
+def generate(model: TfliteModel, plan: ArenaPlan | None = None) -> str:
+    """The model as C (a translation unit that includes tfl_ops.h and defines TFL_LAYER_BEGIN/END
+    as nothing unless the includer did)."""
+    check_supported(model)
+    for op in model.operators:
+        if op.name == "MEAN":
+            raise R.NotImplementedInReference(f"node {op.index}: MEAN is not generated yet")
+    plan = plan or plan_arena(model)
+    head = [f"/* Generated by mcusim from {model.path} (sha256 {model.sha256}). Do not edit. */\n",
+            '#include "tfl_ops.h"\n\n#ifndef TFL_LAYER_BEGIN\n#define TFL_LAYER_BEGIN(name)\n'
+            "#define TFL_LAYER_END(name)\n#endif\n\n"]
+    body, calls = [], []
+    for op in model.operators:
+        layer = _Layer(model, op)
+        _describe(layer)
+        lines = _call(model, plan, layer)
+        body += layer.arrays
+        body.append(f"static const tfl_params layer{op.index}_params = {layer.params()};\n")
+        name = f"{op.index}_{op.name}"
+        calls.append(f'    TFL_LAYER_BEGIN("{name}");\n' + "".join(f"    {line}\n" for line in lines)
+                     + f'    TFL_LAYER_END("{name}");\n')
+    tail = [f"\nconst uint32_t tfl_model_arena_bytes = {max(plan.size, 4)}u;\n",
+            f"const uint32_t tfl_model_input_count = {len(model.inputs)}u;\n",
+            _array("uint32_t", "tfl_model_input_offsets_", [plan.offsets[i] for i in model.inputs]).replace(
+                "static const", "const").replace("tfl_model_input_offsets_", "tfl_model_input_offsets"),
+            _array("uint32_t", "tfl_model_input_bytes_", [model.tensors[i].bytes for i in model.inputs]).replace(
+                "static const", "const").replace("tfl_model_input_bytes_", "tfl_model_input_bytes"),
+            f"const uint32_t tfl_model_output_count = {len(model.outputs)}u;\n",
+            _array("uint32_t", "tfl_model_output_offsets_", [plan.offsets[i] for i in model.outputs]).replace(
+                "static const", "const").replace("tfl_model_output_offsets_", "tfl_model_output_offsets"),
+            _array("uint32_t", "tfl_model_output_bytes_", [model.tensors[i].bytes for i in model.outputs]).replace(
+                "static const", "const").replace("tfl_model_output_bytes_", "tfl_model_output_bytes"),
+            "\nvoid tfl_model_run(uint8_t *arena)\n{\n" + "".join(calls) + "}\n"]
+    return "".join(head + body + tail)

@@ -1,0 +1,103 @@
+"""Generated C (tinyml/tflite_codegen.py onto firmware/tinyml/tfl_ops.c), compiled for the host:
+bit for bit what the TFLite Micro interpreter computes on the converter-made models, and what
+the numpy reference computes on random single-node models of every operator."""
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from conftest import require_tool
+from mcusim.tinyml import tflite_reference as R
+from mcusim.tinyml.tflite_codegen import generate
+from mcusim.tinyml.tflite_model import load_model
+
+from tflite_micro.python.tflite_micro import runtime
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
+import test_tflite_reference as cases  # noqa: E402  (its model strategies)
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT / "tests" / "data"
+
+
+def run_generated(model, inputs, work: Path) -> bytes:
+    """Compile the model's C with the kernels and a host driver; the outputs' bytes."""
+    gcc = require_tool("gcc")
+    (work / "model.c").write_text(generate(model))
+    exe = work / "model"
+    done = subprocess.run([gcc, "-std=c11", "-O1", "-Wall", "-Wextra", "-Werror", "-Wno-unused-const-variable",
+                           f"-I{ROOT / 'firmware' / 'tinyml'}", str(work / "model.c"),
+                           str(ROOT / "firmware" / "tinyml" / "tfl_ops.c"), str(DATA / "c" / "tfl_host_main.c"),
+                           "-o", str(exe)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-4000:]
+    files = []
+    for i, x in enumerate(inputs):
+        path = work / f"input{i}.bin"
+        path.write_bytes(np.ascontiguousarray(x).tobytes())
+        files.append(str(path))
+    ran = subprocess.run([str(exe), *files], capture_output=True)
+    assert ran.returncode == 0, ran.returncode
+    return ran.stdout
+
+
+def test_converter_made_models_match_the_interpreter(tmp_path):
+    rng = np.random.default_rng(3)
+    for name in ("hello_world_int8", "micro_speech_quantized"):
+        path = DATA / "tflite" / f"{name}.tflite"
+        model = load_model(path)
+        interpreter = runtime.Interpreter.from_bytes(path.read_bytes(), arena_size=1 << 20)
+        for _ in range(4):
+            x = rng.integers(-128, 128, model.tensors[model.inputs[0]].shape).astype(np.int8)
+            interpreter.set_input(x, 0)
+            interpreter.invoke()
+            ours = np.frombuffer(run_generated(model, [x], tmp_path), np.int8)
+            assert (ours == interpreter.get_output(0).reshape(-1)).all(), name
+
+
+def _check(case, tmp_path_factory):
+    data, inputs = case
+    inputs = [inputs] if isinstance(inputs, np.ndarray) else inputs
+    work = tmp_path_factory.mktemp("gen")
+    (work / "m.tflite").write_bytes(data)
+    model = load_model(work / "m.tflite")
+    want = R.run(model, inputs)[model.outputs[0]]
+    got = np.frombuffer(run_generated(model, inputs, work), want.dtype).reshape(want.shape)
+    assert (got == want).all(), f"{model.operators[0].name} {model.operators[0].options}"
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cases.layers())
+def test_generated_layers_match_the_reference(tmp_path_factory, case):
+    _check(case, tmp_path_factory)
+
+
+@pytest.mark.parametrize("kind", cases.OTHER_KINDS)
+def test_generated_operators_match_the_reference(tmp_path_factory, kind):
+    @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None)
+    @given(cases.elementwise(kinds=(kind,)))
+    def check(case):
+        _check(case, tmp_path_factory)
+
+    check()
+
+
+def test_fixed_point_activations_match_for_every_input_value(tmp_path):
+    """Softmax, logistic and tanh over all 256 int8 values, at several input scales: the
+    fixed-point paths whose rounding ties are common."""
+    from tflitegen import Op, T, model_bytes
+
+    x = np.arange(-128, 128, dtype=np.int8).reshape(1, 256)
+    for kind, out in (("SOFTMAX", (1 / 256, -128)), ("LOGISTIC", (1 / 256, -128)), ("TANH", (1 / 128, 0))):
+        for scale, zero_point in ((0.003, 5), (0.02, -20), (0.1, 0), (0.25, 100)):
+            options = ("SoftmaxOptions", {"Beta": 1.0}) if kind == "SOFTMAX" else ("", {})
+            data = model_bytes([T("in", (1, 256), "int8", None, (scale,), (zero_point,)),
+                                T("out", (1, 256), "int8", None, (out[0],), (out[1],))],
+                               [Op(kind, (0,), (1,), *options)], [0], [1])
+            (tmp_path / "m.tflite").write_bytes(data)
+            model = load_model(tmp_path / "m.tflite")
+            want = R.run(model, [x])[model.outputs[0]].reshape(-1)
+            got = np.frombuffer(run_generated(model, [x], tmp_path), np.int8)
+            assert (got == want).all(), (kind, scale, zero_point)
