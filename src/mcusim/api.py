@@ -95,6 +95,7 @@ class RunResult:
     max_cycles: int = DEFAULT_MAX_CYCLES
     semihosting_root: str | None = None
     semihosting_system: bool = False
+    model: dict | None = None  # `mcusim model run`: the model, its footprint and its validation
 
     @property
     def cpi(self) -> float:
@@ -171,6 +172,7 @@ class RunResult:
             "fault": self.fault_report,
             "warnings": self.warnings,
             "unmodelled_registers": self.unmodelled_registers,
+            "model": self.model,
         }
 
     def write_bundle(self, directory: str | Path, on_removed=None) -> Path:

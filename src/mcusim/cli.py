@@ -848,5 +848,114 @@ def model_show(model_file, as_json):
         sys.exit(EXIT_BAD_INPUT)
 
 
+def _load_model_or_exit(model_file):
+    from .tinyml.tflite_model import ModelError, UnsupportedModel, check_supported, load_model
+
+    try:
+        model = load_model(model_file)
+        check_supported(model)
+    except (ModelError, UnsupportedModel) as exc:
+        click.echo(f"mcusim: error: {exc}", err=True)
+        sys.exit(EXIT_BAD_INPUT)
+    if any(op.name == "MEAN" for op in model.operators):
+        click.echo("mcusim: error: MEAN layers are not built yet (every other supported operator is)", err=True)
+        sys.exit(EXIT_BAD_INPUT)
+    return model
+
+
+def _model_inputs(model, input_files):
+    """The arrays of --input (.npy, one per model input, in order), checked against the model."""
+    import numpy as np
+
+    from .tinyml.model_build import check_inputs
+
+    if not input_files:
+        return None
+    try:
+        arrays = [np.load(path, allow_pickle=False) for path in input_files]
+        return check_inputs(model, arrays)
+    except (OSError, ValueError) as exc:
+        raise click.BadParameter(str(exc), param_hint="--input") from exc
+
+
+_board_option = click.option("--board", "-b", required=True, metavar="NAME", help="Board to build for (see `mcusim boards`).")
+_input_option = click.option("--input", "input_files", multiple=True, type=click.Path(dir_okay=False, exists=True),
+                             metavar="X.npy", help="The model's input as a .npy array (repeat for each input, in "
+                             "order); default: a seeded uniform random input.")
+
+
+@model_command.command("build")
+@click.argument("model_file", metavar="MODEL.tflite", type=click.Path(dir_okay=False))
+@_board_option
+@click.option("--out", required=True, type=click.Path(file_okay=False), metavar="DIR",
+              help="Where to write model.c, board_model.c, plan.txt and model.elf.")
+@_input_option
+def model_build(model_file, board, out, input_files):
+    """Generate MODEL.tflite as C (TFLite's integer arithmetic, the arena planned from tensor
+    lifetimes, each layer a region) and build it for BOARD with arm-none-eabi-gcc."""
+    from .tinyml.model_build import BuildError, build
+
+    model = _load_model_or_exit(model_file)
+    _check_board(board)
+    try:
+        built = build(model, board, Path(out), _model_inputs(model, input_files))
+    except BuildError as exc:
+        click.echo(f"mcusim: error: {exc}", err=True)
+        sys.exit(EXIT_BAD_INPUT)
+    click.echo(f"mcusim: wrote {built.source}, {built.elf} and {Path(out) / 'plan.txt'} "
+               f"(arena {built.plan.size:,} bytes)", err=True)
+
+
+def _check_board(board):
+    if board not in board_names():
+        raise click.BadParameter(f"unknown board {board!r}; boards: {', '.join(board_names())}", param_hint="--board")
+
+
+@model_command.command("run")
+@click.argument("model_file", metavar="MODEL.tflite", type=click.Path(dir_okay=False))
+@_board_option
+@click.option("--out", required=True, type=click.Path(file_okay=False), metavar="DIR",
+              help="The bundle: DIR/run.json (with a `model` section), DIR/regions.csv (a row per layer), "
+                   "DIR/build/ (the generated C and ELF).")
+@_input_option
+@click.option("--max-cycles", type=count(), default=None, metavar="N", help="Stop after N core cycles.")
+def model_run(model_file, board, out, input_files, max_cycles):
+    """Build MODEL.tflite for BOARD, run one inference on the simulator and validate its outputs
+    against the TFLite Micro interpreter on the same input. Exit 0 when they are equal bit for
+    bit, 1 when they differ (the timing is then not of a correct inference), 3 when the model
+    cannot be built. `mcusim report DIR` prints the per-layer table."""
+    from .tinyml import model_run as M
+    from .tinyml.model_build import BuildError
+
+    model = _load_model_or_exit(model_file)
+    _check_board(board)
+    _prepare_out(out)
+    options = {} if max_cycles is None else {"max_cycles": max_cycles}
+    try:
+        done = M.run(model, board, Path(out), _model_inputs(model, input_files), **options)
+    except (BuildError, ElfError) as exc:
+        click.echo(f"mcusim: error: {exc}", err=True)
+        sys.exit(EXIT_BAD_INPUT)
+    result, section = done.result, done.result.model
+    result.write_bundle(out)
+    inference = next((r for r in result.regions if r["name"] == "inference"), None)
+    if inference:
+        say(f"mcusim: {Path(model_file).name} on {board}: {inference['cycles_mean']:,.0f} cycles, "
+            f"{inference['seconds_mean'] * 1e3:.3f} ms per inference"
+            + (f", {inference['energy_j'] * 1e6:.1f} uJ" if inference.get("energy_j") is not None else ""))
+    if section["validated"]:
+        say(f"mcusim: validated: outputs equal {section['reference']}'s bit for bit")
+        code = 0
+    elif section["validation_problem"]:
+        say(f"mcusim: NOT validated: {section['validation_problem']}; the timing above is of an unchecked run")
+        code = 1
+    else:
+        say(f"mcusim: MISMATCH: outputs differ from {section['reference']}'s (max abs diff "
+            f"{section['max_abs_diff']:g}); the timing above is not of a correct inference")
+        code = 1
+    say(f"mcusim: bundle: {out}/run.json (per-layer rows: mcusim report {out})")
+    sys.exit(code)
+
+
 if __name__ == "__main__":
     main()

@@ -33,3 +33,11 @@ def test_wheel_contains_data_and_runs_an_example_outside_the_source_tree(tmp_pat
     assert done.returncode == 0, done.stderr
     assert str(target) in done.stdout
     assert "Hello from mcusim on mcu-d" in done.stdout
+    # the firmware sources `mcusim model build` compiles come with the wheel too
+    assert "mcusim/data/firmware/tinyml/tfl_ops.c" in names
+    model = ROOT / "tests" / "data" / "tflite" / "hello_world_int8.tflite"
+    built = subprocess.run([sys.executable, "-c", "import mcusim.cli as c; c.main(['model', 'build', "
+                            f"{str(model)!r}, '--board', 'mcu-m', '--out', 'built'])"],
+                           capture_output=True, text=True, cwd=tmp_path, env=env)
+    assert built.returncode == 0, built.stderr
+    assert (tmp_path / "built" / "model.elf").is_file()

@@ -1,0 +1,79 @@
+"""`mcusim model run` and `model build` on the converter-made models: built for every board,
+run, validated bit for bit against the TFLite Micro interpreter, a region per layer."""
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from clirun import run_cli
+from conftest import require_tool
+from mcusim.config import board_names
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "tflite"
+MODELS = {"hello_world_int8": ["0_FULLY_CONNECTED", "1_FULLY_CONNECTED", "2_FULLY_CONNECTED"],
+          "micro_speech_quantized": ["0_RESHAPE", "1_DEPTHWISE_CONV_2D", "2_FULLY_CONNECTED", "3_SOFTMAX"]}
+
+
+@pytest.mark.parametrize("board", board_names())
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_converter_made_models_run_validated_on_every_board(tmp_path, board, name):
+    require_tool("arm-none-eabi-gcc")
+    done = run_cli("model", "run", DATA / f"{name}.tflite", "--board", board, "--out", tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "validated" in done.stderr
+    run = json.loads((tmp_path / "run.json").read_text())
+    assert run["model"]["validated"] is True and run["model"]["max_abs_diff"] == 0
+    assert run["model"]["reference"].startswith("tflite-micro")
+    regions = {r["name"]: r for r in run["regions"]}
+    for layer in MODELS[name]:
+        assert regions[layer]["count"] == 1 and regions[layer]["cycles_mean"] > 0
+    inference = regions["inference"]
+    assert inference["cycles_mean"] >= sum(regions[layer]["cycles_mean"] for layer in MODELS[name])
+    if name == "micro_speech_quantized":  # Table III of the paper: 336,000 MACs
+        assert inference["macs"] == 336_000 and regions["1_DEPTHWISE_CONV_2D"]["macs"] == 320_000
+    assert (tmp_path / "build" / "model.c").is_file() and (tmp_path / "build" / "plan.txt").is_file()
+
+
+def test_a_given_input_is_used_and_a_wrong_one_refused(tmp_path):
+    require_tool("arm-none-eabi-gcc")
+    x = np.full((1, 1), 37, np.int8)
+    np.save(tmp_path / "x.npy", x)
+    done = run_cli("model", "run", DATA / "hello_world_int8.tflite", "--board", "mcu-s", "--out", tmp_path / "b",
+                   "--input", tmp_path / "x.npy")
+    assert done.returncode == 0, done.stderr
+    assert json.loads((tmp_path / "b" / "run.json").read_text())["model"]["input"] == "given"
+    np.save(tmp_path / "wrong.npy", np.zeros((3, 3), np.int8))
+    refused = run_cli("model", "run", DATA / "hello_world_int8.tflite", "--board", "mcu-s", "--out", tmp_path / "c",
+                      "--input", tmp_path / "wrong.npy")
+    assert refused.returncode == 2 and "shape" in refused.stderr
+
+
+def test_outputs_that_differ_from_the_interpreter_exit_1(tmp_path, monkeypatch):
+    """The comparison is real: an interpreter answer one step off makes the run a mismatch."""
+    require_tool("arm-none-eabi-gcc")
+    from mcusim.tinyml import tflm_reference
+
+    honest = tflm_reference.outputs
+    monkeypatch.setattr(tflm_reference, "outputs",
+                        lambda *a, **k: [(y.astype(np.int16) + 1).clip(-128, 127).astype(y.dtype) for y in honest(*a, **k)])
+    done = run_cli("model", "run", DATA / "hello_world_int8.tflite", "--board", "mps2-an386", "--out", tmp_path)
+    assert done.returncode == 1
+    assert "MISMATCH" in done.stderr and "not of a correct inference" in done.stderr
+    assert json.loads((tmp_path / "run.json").read_text())["model"]["validated"] is False
+
+
+def test_model_build_writes_the_c_the_plan_and_the_elf(tmp_path):
+    require_tool("arm-none-eabi-gcc")
+    done = run_cli("model", "build", DATA / "micro_speech_quantized.tflite", "--board", "mcu-d", "--out", tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "tfl_depthwise(" in (tmp_path / "model.c").read_text()
+    assert "336,000 MACs" in (tmp_path / "plan.txt").read_text()
+    assert (tmp_path / "model.elf").stat().st_size > 0
+
+
+def test_unknown_board_and_unsupported_models_are_refused(tmp_path):
+    done = run_cli("model", "run", DATA / "hello_world_int8.tflite", "--board", "nope", "--out", tmp_path)
+    assert done.returncode == 2 and "unknown board" in done.stderr
+    (tmp_path / "x.tflite").write_bytes(b"garbage" * 10)
+    assert run_cli("model", "build", tmp_path / "x.tflite", "--board", "mcu-d", "--out", tmp_path / "o").returncode == 3
