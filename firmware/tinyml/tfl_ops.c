@@ -336,45 +336,44 @@ void tfl_softmax(const tfl_params *p, const int8_t *in, int8_t *out)
     }
 }
 
-void tfl_logistic(const tfl_params *p, const int8_t *in, int8_t *out)
+/* logistic and tanh: inputs beyond the radius saturate; the rest go to Q4.27 and `curve` */
+static void saturating_curve(const tfl_params *p, const int8_t *in, int8_t *out, int8_t (*curve)(int32_t q4))
 {
     for (int32_t i = 0, n = elements(p->out); i < n; i++) {
         int32_t centred = in[i] - p->in_zp;
-        if (centred <= -p->diff_min) {
+        if (centred <= -p->diff_min)
             out[i] = -128;
-        } else if (centred >= p->diff_min) {
+        else if (centred >= p->diff_min)
             out[i] = 127;
-        } else {
-            int32_t q4 = MBQM(centred, p->input_multiplier, p->left_shift);
-            int32_t magnitude = q4 > 0 ? q4 : -q4;
-            int32_t result = one_over_one_plus_x(exp_on_negative_values(-magnitude, 4));
-            if (q4 <= 0)
-                result = (int32_t)((uint32_t)INT32_MAX - (uint32_t)result);
-            if (q4 == 0)
-                result = 1 << 30;
-            out[i] = clamp8(rdbp(result, 23) - 128, -128, 127);
-        }
+        else
+            out[i] = curve(MBQM(centred, p->input_multiplier, p->left_shift));
     }
 }
 
-void tfl_tanh(const tfl_params *p, const int8_t *in, int8_t *out)
+/* 1 / (1 + exp(-x)); output scale 1/256, zero point -128 */
+static int8_t logistic_q4(int32_t q4)
 {
-    for (int32_t i = 0, n = elements(p->out); i < n; i++) {
-        int32_t centred = in[i] - p->in_zp;
-        if (centred <= -p->diff_min) {
-            out[i] = -128;
-        } else if (centred >= p->diff_min) {
-            out[i] = 127;
-        } else {
-            int32_t q4 = MBQM(centred, p->input_multiplier, p->left_shift);
-            int32_t magnitude = q4 > 0 ? q4 : -q4;
-            int32_t t = shift_left_saturating((int32_t)((uint32_t)newton_reciprocal_of_half_sum(
-                exp_on_negative_values(-magnitude, 5)) - (1u << 29)), 2);
-            int32_t result = q4 == 0 ? 0 : q4 < 0 ? -t : t;
-            out[i] = clamp8(rdbp(result, 24), -128, 127);
-        }
-    }
+    int32_t magnitude = q4 > 0 ? q4 : -q4;
+    int32_t result = one_over_one_plus_x(exp_on_negative_values(-magnitude, 4));
+    if (q4 <= 0)
+        result = (int32_t)((uint32_t)INT32_MAX - (uint32_t)result);
+    if (q4 == 0)
+        result = 1 << 30;
+    return clamp8(rdbp(result, 23) - 128, -128, 127);
 }
+
+/* tanh from exp(-2|x|); output scale 1/128, zero point 0 */
+static int8_t tanh_q4(int32_t q4)
+{
+    int32_t magnitude = q4 > 0 ? q4 : -q4;
+    int32_t t = shift_left_saturating((int32_t)((uint32_t)newton_reciprocal_of_half_sum(
+        exp_on_negative_values(-magnitude, 5)) - (1u << 29)), 2);
+    int32_t result = q4 == 0 ? 0 : q4 < 0 ? -t : t;
+    return clamp8(rdbp(result, 24), -128, 127);
+}
+
+void tfl_logistic(const tfl_params *p, const int8_t *in, int8_t *out) { saturating_curve(p, in, out, logistic_q4); }
+void tfl_tanh(const tfl_params *p, const int8_t *in, int8_t *out) { saturating_curve(p, in, out, tanh_q4); }
 
 void tfl_copy(const int8_t *in, int8_t *out, uint32_t bytes)
 {

@@ -937,7 +937,11 @@ def model_run(model_file, board, out, input_files, max_cycles):
         click.echo(f"mcusim: error: {exc}", err=True)
         sys.exit(EXIT_BAD_INPUT)
     result, section = done.result, done.result.model
-    result.write_bundle(out)
+    try:
+        result.write_bundle(out)
+    except OSError as exc:
+        click.echo(f"mcusim: error: cannot write the bundle in {out}: {exc}", err=True)
+        sys.exit(EXIT_OUTPUT_ERROR)
     inference = next((r for r in result.regions if r["name"] == "inference"), None)
     if inference:
         say(f"mcusim: {Path(model_file).name} on {board}: {inference['cycles_mean']:,.0f} cycles, "

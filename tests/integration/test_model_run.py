@@ -77,3 +77,27 @@ def test_unknown_board_and_unsupported_models_are_refused(tmp_path):
     assert done.returncode == 2 and "unknown board" in done.stderr
     (tmp_path / "x.tflite").write_bytes(b"garbage" * 10)
     assert run_cli("model", "build", tmp_path / "x.tflite", "--board", "mcu-d", "--out", tmp_path / "o").returncode == 3
+
+
+def test_an_interpreter_that_cannot_run_leaves_the_run_unvalidated(tmp_path, monkeypatch):
+    require_tool("arm-none-eabi-gcc")
+    from mcusim.tinyml import tflm_reference
+
+    def fails(*_args, **_kwargs):
+        raise tflm_reference.InterpreterError("the TFLite Micro interpreter failed on this model (exit -6): abort")
+
+    monkeypatch.setattr(tflm_reference, "outputs", fails)
+    done = run_cli("model", "run", DATA / "hello_world_int8.tflite", "--board", "mcu-m", "--out", tmp_path)
+    assert done.returncode == 1 and "NOT validated" in done.stderr and "unchecked run" in done.stderr
+    model = json.loads((tmp_path / "run.json").read_text())["model"]
+    assert model["validated"] is False and "exit -6" in model["validation_problem"]
+
+
+def test_the_interpreter_process_failing_is_an_error_not_a_crash(tmp_path):
+    """The interpreter runs in a child process: a model it cannot take fails there, not here."""
+    from mcusim.tinyml import tflm_reference
+
+    broken = tmp_path / "broken.tflite"
+    broken.write_bytes((DATA / "micro_speech_quantized.tflite").read_bytes()[:4000])
+    with pytest.raises(tflm_reference.InterpreterError):
+        tflm_reference.outputs(broken, [np.zeros((1, 1960), np.int8)], 1)

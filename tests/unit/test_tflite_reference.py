@@ -218,3 +218,28 @@ def test_other_operators_match_the_interpreter(tmp_path_factory, case):
     ours = R.run(model, inputs)[model.outputs[0]]
     assert ours.shape == theirs.shape and ours.dtype == theirs.dtype
     assert (ours == theirs).all(), f"{model.operators[0].name} {model.operators[0].options}"
+
+
+@pytest.mark.parametrize("kind", ["FULLY_CONNECTED", "CONV_2D"])
+def test_multiplier_from_scales_whose_float32_product_rounds_to_a_tie(tmp_path, kind):
+    """Input scale x weight scale / output scale is 0.25 when the product is rounded to float32
+    and just below it in double: on these scales (found by the random test) the interpreter
+    agrees with the double computation for every input, fully connected and convolution alike."""
+    s_in, w_s, s_out = (np.float32(float.fromhex(h)) for h in ("0x1.05eaecp-2", "0x1.4p-6", "0x1.4765a8p-6"))
+    assert R.quantize_multiplier(float(np.float32(s_in * w_s)) / float(s_out)) == (1 << 30, -1)  # 0.25
+    assert R.quantize_multiplier(float(s_in) * float(w_s) / float(s_out)) == (2147483548, -2)  # just below
+    weights = np.ones((1, 1) if kind == "FULLY_CONNECTED" else (1, 1, 1, 1), np.int8)
+    shape = (256, 1) if kind == "FULLY_CONNECTED" else (1, 16, 16, 1)
+    options = ("FullyConnectedOptions", {}) if kind == "FULLY_CONNECTED" else \
+        ("Conv2DOptions", {"Padding": 1, "StrideH": 1, "StrideW": 1})
+    data = model_bytes([T("in", shape, "int8", None, (float(s_in),), (2,)),
+                        T("w", weights.shape, "int8", weights, (float(w_s),), (0,)),
+                        T("b", (1,), "int32", np.zeros(1, np.int32), (float(s_in * w_s),), (0,)),
+                        T("out", shape, "int8", None, (float(s_out),), (0,))],
+                       [Op(kind, (0, 1, 2), (3,), *options)], [0], [3])
+    (tmp_path / "m.tflite").write_bytes(data)
+    model, it = load_model(tmp_path / "m.tflite"), interpreter(data)
+    x = np.arange(-128, 128, dtype=np.int8).reshape(shape)
+    it.set_input(x, 0)
+    it.invoke()
+    assert (R.run(model, [x])[3] == it.get_output(0)).all()

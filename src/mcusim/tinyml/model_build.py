@@ -13,6 +13,7 @@ import numpy as np
 
 from ..config import load_board
 from .model_plan import ArenaPlan, macs, plan_arena
+from .model_summary import show_lines, summarize
 from .tflite_codegen import generate
 from .tflite_model import TfliteModel
 
@@ -120,7 +121,6 @@ def build(model: TfliteModel, board_name: str, out: Path, inputs: list[np.ndarra
     source = out / "model.c"
     source.write_text(generate(model, plan))
     (out / "board_model.c").write_text(board_wrapper(model, plan, inputs))
-    from .model_summary import show_lines, summarize
     (out / "plan.txt").write_text("\n".join(show_lines(summarize(model))) + "\n")
     fw = firmware_dir()
     board_dir = fw / "boards" / board_name

@@ -45,7 +45,7 @@ def run(model: TfliteModel, board: str, out: Path, inputs: list[np.ndarray] | No
     if result.exit_code == 0:
         try:
             expected = tflm_reference.outputs(model.path, built.inputs, len(model.outputs))
-        except tflm_reference.ReferenceError as error:
+        except tflm_reference.InterpreterError as error:
             problem = str(error)
     else:
         problem = f"the firmware did not finish (exit {result.exit_code}: {result.exit_detail})"

@@ -60,7 +60,8 @@ def show_lines(summary: dict) -> list[str]:
         for t in summary[role]:
             lines.append(f"  {role[:-1]} {t['name']!r}: {t['dtype']} {_dims(t['shape'])}"
                          + (f" ({t['quantization']})" if t["quantization"] else ""))
-    header = f"  {'layer':<26} {'input':<16} {'output':<16} {'MACs':>12} {'weights B':>10} {'arena live B':>12}  options"
+    header = (f"  {'layer':<26} {'input':<16} {'output':<16} {'MACs':>12} {'weights B':>10} {'arena live B':>12}"
+              "  options")
     lines += ["", header]
     for layer in summary["layers"]:
         options = ", ".join(f"{k}={v}" for k, v in layer["options"].items())
@@ -68,6 +69,7 @@ def show_lines(summary: dict) -> list[str]:
         inputs = ",".join(_dims(s) for s in layer["inputs"]) or "-"
         lines.append(f"  {layer['name']:<26} {inputs:<16} {_dims(layer['output']):<16} {layer['macs']:>12,} "
                      f"{layer['weights_bytes']:>10,} {layer['arena_live_bytes']:>12,}  {options}{flag}")
-    lines += ["", f"  total: {len(summary['layers'])} layers, {summary['macs']:,} MACs, weights {summary['weights_bytes']:,} "
-              f"bytes, activation arena {summary['arena_bytes']:,} bytes (planned from tensor lifetimes)"]
+    lines += ["", f"  total: {len(summary['layers'])} layers, {summary['macs']:,} MACs, weights "
+              f"{summary['weights_bytes']:,} bytes, activation arena {summary['arena_bytes']:,} bytes "
+              "(planned from tensor lifetimes)"]
     return lines

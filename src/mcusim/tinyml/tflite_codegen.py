@@ -30,10 +30,11 @@ def _shape_c(shape) -> str:
     return "{" + ", ".join(str(d) for d in _shape4(shape)) + "}"
 
 
-def _array(ctype: str, name: str, values) -> str:
+def _array(ctype: str, name: str, values, public: bool = False) -> str:
     flat = [int(v) for v in np.asarray(values).reshape(-1)] or [0]
     rows = [", ".join(str(v) for v in flat[i: i + 24]) for i in range(0, len(flat), 24)]
-    return f"static const {ctype} {name}[{len(flat)}] = {{\n    " + ",\n    ".join(rows) + "\n};\n"
+    return (f"{'' if public else 'static '}const {ctype} {name}[{len(flat)}] = {{\n    " + ",\n    ".join(rows)
+            + "\n};\n")
 
 
 class _Layer:
@@ -67,13 +68,13 @@ def _geometry(layer: _Layer, kernel_h: int, kernel_w: int) -> None:
 
 
 def _activation(layer: _Layer) -> None:
-    scale, zero_point = R._params(layer.model, layer.op.outputs[0])
+    scale, zero_point = R.tensor_params(layer.model, layer.op.outputs[0])
     low, high = R.activation_range(layer.op.options.get("activation"), scale, zero_point)
     layer.fields.update(act_min=low, act_max=high)
 
 
 def _weighted(layer: _Layer, channels: int) -> None:
-    q, exponent = R._channel_multipliers(layer.model, layer.op, channels)
+    q, exponent = R.channel_multipliers(layer.model, layer.op, channels)
     weights = layer.tensor(1)
     layer.fields["weights"] = layer.array("int8_t", "weights", weights.data)
     layer.fields["filter"] = _shape_c(weights.shape if layer.op.name != "FULLY_CONNECTED"
@@ -87,7 +88,7 @@ def _weighted(layer: _Layer, channels: int) -> None:
 def _fixed_point_input(layer: _Layer, integer_bits: int) -> None:
     """Softmax (beta x scale into Q5.26) or logistic/tanh (scale into Q4.27): multiplier, shift
     and the radius or smallest difference, as the reference derives them."""
-    scale, _ = R._params(layer.model, layer.op.inputs[0])
+    scale, _ = R.tensor_params(layer.model, layer.op.inputs[0])
     if layer.op.name == "SOFTMAX":
         real = min(float(layer.op.options.get("beta", 1.0)) * scale * (1 << (31 - integer_bits)), (1 << 31) - 1.0)
         q, shift = R.quantize_multiplier(real)
@@ -129,7 +130,7 @@ def _describe(layer: _Layer) -> None:
     elif name in ("ADD", "MUL"):
         other = model.tensors[op.inputs[1]]
         layer.fields.update(in2=_shape_c(other.shape), in2_zp=int(other.zero_points[0]))
-        (s1, _), (s2, _), (so, _) = (R._params(model, i) for i in (op.inputs[0], op.inputs[1], op.outputs[0]))
+        (s1, _), (s2, _), (so, _) = (R.tensor_params(model, i) for i in (op.inputs[0], op.inputs[1], op.outputs[0]))
         if name == "ADD":
             twice_max = 2 * float(max(np.float32(s1), np.float32(s2)))
             pairs = [R.quantize_multiplier(s1 / twice_max), R.quantize_multiplier(s2 / twice_max),
@@ -141,14 +142,14 @@ def _describe(layer: _Layer) -> None:
         layer.fields["shift"] = layer.array("int32_t", "shift", [p[1] for p in pairs])
         _activation(layer)
     elif name in ("RELU", "QUANTIZE") and source.dtype == "int8":
-        (si, _), (so, zo) = R._params(model, op.inputs[0]), R._params(model, op.outputs[0])
+        (si, _), (so, zo) = R.tensor_params(model, op.inputs[0]), R.tensor_params(model, op.outputs[0])
         q, e = R.quantize_multiplier(si / so)
         layer.fields["multiplier"] = layer.array("int32_t", "multiplier", [q])
         layer.fields["shift"] = layer.array("int32_t", "shift", [e])
         layer.fields.update(act_min=max(-128, zo) if name == "RELU" else -128, act_max=127)
     elif name == "RELU6":
-        si, zi = R._params(model, op.inputs[0])
-        layer.fields.update(act_min=zi, act_max=int(np.clip(R._quantize_value(6.0, si, zi), -128, 127)))
+        si, zi = R.tensor_params(model, op.inputs[0])
+        layer.fields.update(act_min=zi, act_max=int(np.clip(R.quantize_value(6.0, si, zi), -128, 127)))
     elif name == "QUANTIZE":  # from float32
         layer.fields["scale"] = f"{float(np.float32(result.scales[0])).hex()}f"
     elif name == "DEQUANTIZE":
@@ -228,16 +229,13 @@ def generate(model: TfliteModel, plan: ArenaPlan | None = None) -> str:
         name = f"{op.index}_{op.name}"
         calls.append(f'    TFL_LAYER_BEGIN("{name}");\n' + "".join(f"    {line}\n" for line in lines)
                      + f'    TFL_LAYER_END("{name}");\n')
+    inputs, outputs = model.inputs, model.outputs
     tail = [f"\nconst uint32_t tfl_model_arena_bytes = {max(plan.size, 4)}u;\n",
-            f"const uint32_t tfl_model_input_count = {len(model.inputs)}u;\n",
-            _array("uint32_t", "tfl_model_input_offsets_", [plan.offsets[i] for i in model.inputs]).replace(
-                "static const", "const").replace("tfl_model_input_offsets_", "tfl_model_input_offsets"),
-            _array("uint32_t", "tfl_model_input_bytes_", [model.tensors[i].bytes for i in model.inputs]).replace(
-                "static const", "const").replace("tfl_model_input_bytes_", "tfl_model_input_bytes"),
-            f"const uint32_t tfl_model_output_count = {len(model.outputs)}u;\n",
-            _array("uint32_t", "tfl_model_output_offsets_", [plan.offsets[i] for i in model.outputs]).replace(
-                "static const", "const").replace("tfl_model_output_offsets_", "tfl_model_output_offsets"),
-            _array("uint32_t", "tfl_model_output_bytes_", [model.tensors[i].bytes for i in model.outputs]).replace(
-                "static const", "const").replace("tfl_model_output_bytes_", "tfl_model_output_bytes"),
+            f"const uint32_t tfl_model_input_count = {len(inputs)}u;\n",
+            _array("uint32_t", "tfl_model_input_offsets", [plan.offsets[i] for i in inputs], public=True),
+            _array("uint32_t", "tfl_model_input_bytes", [model.tensors[i].bytes for i in inputs], public=True),
+            f"const uint32_t tfl_model_output_count = {len(outputs)}u;\n",
+            _array("uint32_t", "tfl_model_output_offsets", [plan.offsets[i] for i in outputs], public=True),
+            _array("uint32_t", "tfl_model_output_bytes", [model.tensors[i].bytes for i in outputs], public=True),
             "\nvoid tfl_model_run(uint8_t *arena)\n{\n" + "".join(calls) + "}\n"]
     return "".join(head + body + tail)

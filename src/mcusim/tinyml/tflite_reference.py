@@ -70,7 +70,7 @@ def multiply_by_quantized_multiplier(x, q, exponent):
     return rounding_divide_by_pot(saturating_rounding_doubling_high_mul(shifted, q), right)
 
 
-def _quantize_value(value: float, scale: float, zero_point: int) -> int:
+def quantize_value(value: float, scale: float, zero_point: int) -> int:
     """zero_point + round(value / scale), in float as TFLite computes it (ties away from zero)."""
     ratio = float(np.float32(value) / np.float32(scale))
     return zero_point + int(math.copysign(math.floor(abs(ratio) + 0.5), ratio))
@@ -81,13 +81,13 @@ def activation_range(activation: str | None, scale: float, zero_point: int) -> t
     if activation in (None, "NONE"):
         return INT8_MIN, INT8_MAX
     if activation == "RELU":
-        return max(INT8_MIN, _quantize_value(0.0, scale, zero_point)), INT8_MAX
+        return max(INT8_MIN, quantize_value(0.0, scale, zero_point)), INT8_MAX
     if activation == "RELU6":
-        return (max(INT8_MIN, _quantize_value(0.0, scale, zero_point)),
-                min(INT8_MAX, _quantize_value(6.0, scale, zero_point)))
+        return (max(INT8_MIN, quantize_value(0.0, scale, zero_point)),
+                min(INT8_MAX, quantize_value(6.0, scale, zero_point)))
     if activation == "RELU_N1_TO_1":
-        return (max(INT8_MIN, _quantize_value(-1.0, scale, zero_point)),
-                min(INT8_MAX, _quantize_value(1.0, scale, zero_point)))
+        return (max(INT8_MIN, quantize_value(-1.0, scale, zero_point)),
+                min(INT8_MAX, quantize_value(1.0, scale, zero_point)))
     raise NotImplementedInReference(f"fused activation {activation}")
 
 
@@ -100,20 +100,16 @@ def padding(size: int, kernel: int, stride: int, dilation: int, kind: str) -> tu
     return (size + stride - effective) // stride, 0
 
 
-def _channel_multipliers(model: TfliteModel, op: Operator, channels: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per output channel (q, exponent) of input scale x weight scale / output scale, in double
-    from the float32 scales; with one weight scale for the whole tensor, the two input scales
-    are multiplied in float32 first (TFLite's per-tensor path)."""
+def channel_multipliers(model: TfliteModel, op: Operator, channels: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per output channel (q, exponent) of input scale x weight scale / output scale, computed in
+    double from the float32 scales (one weight scale: the same for every channel). Scales where
+    rounding the product in float32 instead gives other outputs: test_tflite_reference.py."""
     source, weights, output = (model.tensors[op.inputs[0]], model.tensors[op.inputs[1]],
                                model.tensors[op.outputs[0]])
     pairs = []
     for c in range(channels):
         weight_scale = float(weights.scales[c if len(weights.scales) > 1 else 0])
-        if len(weights.scales) > 1:
-            real = float(source.scales[0]) * weight_scale / float(output.scales[0])
-        else:  # one weight scale: the float32 product of the two input scales, then in double
-            real = float(np.float32(source.scales[0]) * np.float32(weight_scale)) / float(output.scales[0])
-        pairs.append(quantize_multiplier(real))
+        pairs.append(quantize_multiplier(float(source.scales[0]) * weight_scale / float(output.scales[0])))
     return np.array([p[0] for p in pairs], np.int64), np.array([p[1] for p in pairs], np.int64)
 
 
@@ -133,7 +129,7 @@ def fully_connected(model: TfliteModel, op: Operator, x: np.ndarray) -> np.ndarr
     out_features, depth = weights.shape
     rows = x.reshape(-1, depth).astype(np.int64) - int(model.tensors[op.inputs[0]].zero_points[0])
     acc = rows @ weights.data.astype(np.int64).T + _bias(model, op, out_features)
-    q, exponent = _channel_multipliers(model, op, out_features)
+    q, exponent = channel_multipliers(model, op, out_features)
     output = model.tensors[op.outputs[0]]
     return _finish(acc, q, exponent, output, op.options.get("activation")).reshape(output.shape)
 
@@ -173,16 +169,14 @@ def conv_2d(model: TfliteModel, op: Operator, x: np.ndarray) -> np.ndarray:
         for kx in range(kw):
             acc += _taps(x, zero_point, ky, kx, strides, out, pads) @ w[:, ky, kx, :].T
     acc += _bias(model, op, out_c)
-    q, exponent = _channel_multipliers(model, op, out_c)
+    q, exponent = channel_multipliers(model, op, out_c)
     return _finish(acc, q, exponent, model.tensors[op.outputs[0]], op.options.get("activation"))
 
 
 def depthwise_conv_2d(model: TfliteModel, op: Operator, x: np.ndarray) -> np.ndarray:
     weights = model.tensors[op.inputs[1]]
     _, kh, kw, out_c = weights.shape
-    multiplier = op.options.get("depth_multiplier", 1) or out_c // x.shape[3]
-    if x.shape[3] * multiplier != out_c:
-        multiplier = out_c // x.shape[3]
+    multiplier = out_c // x.shape[3]  # from the shapes, as the interpreter takes it
     strides, out, pads = _windows(model, op, x, kh, kw)
     zero_point = int(model.tensors[op.inputs[0]].zero_points[0])
     acc = np.zeros((x.shape[0], out[0], out[1], out_c), np.int64)
@@ -192,7 +186,7 @@ def depthwise_conv_2d(model: TfliteModel, op: Operator, x: np.ndarray) -> np.nda
             taps = _taps(x, zero_point, ky, kx, strides, out, pads)  # ..., in channels
             acc += np.repeat(taps, multiplier, axis=3) * w[0, ky, kx, :]  # output channel ic * m + j
     acc += _bias(model, op, out_c)
-    q, exponent = _channel_multipliers(model, op, out_c)
+    q, exponent = channel_multipliers(model, op, out_c)
     return _finish(acc, q, exponent, model.tensors[op.outputs[0]], op.options.get("activation"))
 
 
@@ -200,7 +194,8 @@ def reshape(model: TfliteModel, op: Operator, x: np.ndarray) -> np.ndarray:
     return x.reshape(model.tensors[op.outputs[0]].shape)
 
 
-def _params(model, index):
+def tensor_params(model, index) -> tuple[float, int]:
+    """(scale, zero point) of a per-tensor quantized tensor."""
     tensor = model.tensors[index]
     return float(tensor.scales[0]), int(tensor.zero_points[0])
 
@@ -228,7 +223,7 @@ def _pool(model: TfliteModel, op: Operator, x: np.ndarray, average: bool) -> np.
             total += values * inside[None, :, :, None]
             best = np.where(inside[None, :, :, None], np.maximum(best, values), best)
             count += inside
-    scale, zero_point = _params(model, op.outputs[0])
+    scale, zero_point = tensor_params(model, op.outputs[0])
     low, high = activation_range(op.options.get("activation"), scale, zero_point)
     if not average:
         return np.clip(best, low, high).astype(np.int8)
@@ -249,7 +244,7 @@ def max_pool_2d(model, op, x):
 def add(model: TfliteModel, op: Operator, x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Both inputs brought to twice the larger input scale with 20 bits of headroom, added,
     then scaled to the output (TFLite's int8 ADD)."""
-    (s1, z1), (s2, z2), (so, zo) = _params(model, op.inputs[0]), _params(model, op.inputs[1]), _params(model, op.outputs[0])
+    (s1, z1), (s2, z2), (so, zo) = (tensor_params(model, i) for i in (op.inputs[0], op.inputs[1], op.outputs[0]))
     left_shift = 20
     twice_max = 2 * float(max(np.float32(s1), np.float32(s2)))
     q1, e1 = quantize_multiplier(s1 / twice_max)
@@ -262,7 +257,7 @@ def add(model: TfliteModel, op: Operator, x: np.ndarray, y: np.ndarray) -> np.nd
 
 
 def mul(model: TfliteModel, op: Operator, x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    (s1, z1), (s2, z2), (so, zo) = _params(model, op.inputs[0]), _params(model, op.inputs[1]), _params(model, op.outputs[0])
+    (s1, z1), (s2, z2), (so, zo) = (tensor_params(model, i) for i in (op.inputs[0], op.inputs[1], op.outputs[0]))
     q, e = quantize_multiplier(s1 * s2 / so)
     product = (x.astype(np.int64) - z1) * (y.astype(np.int64) - z2)
     low, high = activation_range(op.options.get("activation"), so, zo)
@@ -271,7 +266,7 @@ def mul(model: TfliteModel, op: Operator, x: np.ndarray, y: np.ndarray) -> np.nd
 
 def relu(model: TfliteModel, op: Operator, x: np.ndarray) -> np.ndarray:
     """Rescaled from the input's scale to the output's, then clamped at the output's zero."""
-    (si, zi), (so, zo) = _params(model, op.inputs[0]), _params(model, op.outputs[0])
+    (si, zi), (so, zo) = tensor_params(model, op.inputs[0]), tensor_params(model, op.outputs[0])
     q, e = quantize_multiplier(si / so)
     low = max(INT8_MIN, zo)
     return np.clip(multiply_by_quantized_multiplier(x.astype(np.int64) - zi, q, e) + zo, low, INT8_MAX).astype(np.int8)
@@ -279,30 +274,30 @@ def relu(model: TfliteModel, op: Operator, x: np.ndarray) -> np.ndarray:
 
 def relu6(model: TfliteModel, op: Operator, x: np.ndarray) -> np.ndarray:
     """Clamped between the input's quantized 0 and 6 (no rescaling: the output shares its scale)."""
-    si, zi = _params(model, op.inputs[0])
-    six = int(np.clip(_quantize_value(6.0, si, zi), INT8_MIN, INT8_MAX))
+    si, zi = tensor_params(model, op.inputs[0])
+    six = int(np.clip(quantize_value(6.0, si, zi), INT8_MIN, INT8_MAX))
     return np.clip(x.astype(np.int64), zi, six).astype(np.int8)
 
 
 def quantize(model: TfliteModel, op: Operator, x: np.ndarray) -> np.ndarray:
-    so, zo = _params(model, op.outputs[0])
+    so, zo = tensor_params(model, op.outputs[0])
     if model.tensors[op.inputs[0]].dtype == "float32":
         ratio = (x.astype(np.float32) / np.float32(so)).astype(np.float64)
         return _saturate8(np.sign(ratio) * np.floor(np.abs(ratio) + 0.5) + zo)
-    si, zi = _params(model, op.inputs[0])
+    si, zi = tensor_params(model, op.inputs[0])
     q, e = quantize_multiplier(si / so)
     return _saturate8(multiply_by_quantized_multiplier(x.astype(np.int64) - zi, q, e) + zo)
 
 
 def dequantize(model: TfliteModel, op: Operator, x: np.ndarray) -> np.ndarray:
-    si, zi = _params(model, op.inputs[0])
+    si, zi = tensor_params(model, op.inputs[0])
     return (float(np.float32(si)) * (x.astype(np.int64) - zi)).astype(np.float32)
 
 
 def pad(model: TfliteModel, op: Operator, x: np.ndarray) -> np.ndarray:
     """Padded with the output's zero point (real 0)."""
     paddings = model.tensors[op.inputs[1]].data.reshape(-1, 2)
-    return np.pad(x, [(int(a), int(b)) for a, b in paddings], constant_values=_params(model, op.outputs[0])[1])
+    return np.pad(x, [(int(a), int(b)) for a, b in paddings], constant_values=tensor_params(model, op.outputs[0])[1])
 
 
 def concatenation(model: TfliteModel, op: Operator, *inputs: np.ndarray) -> np.ndarray:
@@ -372,7 +367,7 @@ def _newton_reciprocal_of_half_sum(a):
 def _q4_input(model: TfliteModel, op: Operator, x: np.ndarray):
     """(x - zero point) rescaled to Q4.27, and the radius beyond which the result saturates
     (TFLite's int8 LOGISTIC and TANH: the multiplier straight from frexp, no renormalising)."""
-    scale, zero_point = _params(model, op.inputs[0])
+    scale, zero_point = tensor_params(model, op.inputs[0])
     mantissa, left_shift = math.frexp(scale * float(1 << 27))
     q = int(math.copysign(math.floor(abs(mantissa) * (1 << 31) + 0.5), mantissa))
     radius = math.floor(15 * (1 << 27) / 2.0 ** left_shift)
@@ -408,7 +403,7 @@ def softmax(model: TfliteModel, op: Operator, x: np.ndarray) -> np.ndarray:
     """TFLite's int8 softmax over the last axis: input differences from the row's maximum
     scaled by beta x input scale into Q5.26, exp in fixed point, summed in Q12.19, divided
     through a fixed-point reciprocal; output scale 1/256, zero point -128."""
-    input_scale, _ = _params(model, op.inputs[0])
+    input_scale, _ = tensor_params(model, op.inputs[0])
     beta = op.options.get("beta", 1.0)
     integer_bits = 5
     real = min(float(beta) * input_scale * (1 << (31 - integer_bits)), (1 << 31) - 1.0)
@@ -432,7 +427,8 @@ def softmax(model: TfliteModel, op: Operator, x: np.ndarray) -> np.ndarray:
     return out.reshape(x.shape)
 
 
-KERNELS = {"SOFTMAX": softmax, "LOGISTIC": logistic, "TANH": tanh, "FULLY_CONNECTED": fully_connected, "CONV_2D": conv_2d, "DEPTHWISE_CONV_2D": depthwise_conv_2d,
+KERNELS = {"SOFTMAX": softmax, "LOGISTIC": logistic, "TANH": tanh, "FULLY_CONNECTED": fully_connected,
+           "CONV_2D": conv_2d, "DEPTHWISE_CONV_2D": depthwise_conv_2d,
            "RESHAPE": reshape, "AVERAGE_POOL_2D": average_pool_2d, "MAX_POOL_2D": max_pool_2d, "ADD": add,
            "MUL": mul, "RELU": relu, "RELU6": relu6, "QUANTIZE": quantize, "DEQUANTIZE": dequantize, "PAD": pad,
            "CONCATENATION": concatenation}

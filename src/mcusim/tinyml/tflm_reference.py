@@ -26,7 +26,7 @@ np.savez(outputs, **{f"y{i}": interpreter.get_output(i) for i in range(count)})
 """
 
 
-class ReferenceError(RuntimeError):
+class InterpreterError(RuntimeError):
     """The interpreter is missing or could not run the model."""
 
 
@@ -49,11 +49,12 @@ def outputs(model_path: str | Path, inputs: list[np.ndarray], count: int, timeou
                                    str(count)],
                                   capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
-            raise ReferenceError(f"the TFLite Micro interpreter did not finish in {timeout:g} s") from None
+            raise InterpreterError(f"the TFLite Micro interpreter did not finish in {timeout:g} s") from None
         if done.returncode != 0:
             last = (done.stderr.strip().splitlines() or ["(no message)"])[-1]
             if "No module named 'tflite_micro'" in done.stderr:
-                raise ReferenceError("the TFLite Micro interpreter is not installed: pip install tflite-micro")
-            raise ReferenceError(f"the TFLite Micro interpreter failed on this model (exit {done.returncode}): {last}")
+                raise InterpreterError("the TFLite Micro interpreter is not installed: pip install tflite-micro")
+            raise InterpreterError(f"the TFLite Micro interpreter failed on this model "
+                                   f"(exit {done.returncode}): {last}")
         with np.load(results) as found:
             return [found[f"y{i}"] for i in range(len(found.files))]
