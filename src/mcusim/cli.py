@@ -816,8 +816,10 @@ def power_plot_command(bundle, out):
 @main.group("model")
 def model_command():
     """Profile a trained model: a quantized int8 .tflite file (as the TensorFlow Lite converter
-    writes it). `mcusim model show MODEL.tflite` prints its layers, shapes, MACs, weights and the
-    activation arena planned from tensor lifetimes."""
+    writes it). `show` prints its layers, shapes, MACs, weights and the activation arena planned
+    from tensor lifetimes; `build` generates it as C and compiles it for a board; `run` builds,
+    runs one inference on the simulator and validates it against the TFLite Micro interpreter
+    (docs/models.md)."""
 
 
 @model_command.command("show")
@@ -878,7 +880,8 @@ def _model_inputs(model, input_files):
         raise click.BadParameter(str(exc), param_hint="--input") from exc
 
 
-_board_option = click.option("--board", "-b", required=True, metavar="NAME", help="Board to build for (see `mcusim boards`).")
+_board_option = click.option("--board", "-b", required=True, metavar="NAME",
+                             help="Board to build for (see `mcusim boards`).")
 _input_option = click.option("--input", "input_files", multiple=True, type=click.Path(dir_okay=False, exists=True),
                              metavar="X.npy", help="The model's input as a .npy array (repeat for each input, in "
                              "order); default: a seeded uniform random input.")
