@@ -101,3 +101,20 @@ def test_the_interpreter_process_failing_is_an_error_not_a_crash(tmp_path):
     broken.write_bytes((DATA / "micro_speech_quantized.tflite").read_bytes()[:4000])
     with pytest.raises(tflm_reference.InterpreterError):
         tflm_reference.outputs(broken, [np.zeros((1, 1960), np.int8)], 1)
+
+
+def test_a_mobilenet_class_graph_runs_validated(tmp_path):
+    """The benchmark's MobileNet v1 (31 layers: convolutions, depthwise blocks with strides, an
+    average pool, reshape, fully connected, softmax) at a 32x32 input, end to end."""
+    require_tool("arm-none-eabi-gcc")
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    from model_to_bundle import mobilenet
+
+    (tmp_path / "m.tflite").write_bytes(mobilenet(size=32))
+    done = run_cli("model", "run", tmp_path / "m.tflite", "--board", "mcu-m", "--out", tmp_path / "b")
+    assert done.returncode == 0, done.stderr
+    run = json.loads((tmp_path / "b" / "run.json").read_text())
+    assert run["model"]["validated"] and run["model"]["layers"] == 31
+    assert len([r for r in run["regions"] if r["name"] != "inference"]) == 31
