@@ -882,6 +882,9 @@ def _model_inputs(model, input_files):
 
 _board_option = click.option("--board", "-b", required=True, metavar="NAME",
                              help="Board to build for (see `mcusim boards`).")
+_config_option = click.option("--config", "config_file", type=click.Path(dir_okay=False, exists=True), default=None,
+                              metavar="PLACEMENT.toml", help="Where the model's parts go: weights = \"flash\" "
+                              "(default) or \"ram\"; kernels = \"ref\" (docs/models.md).")
 _input_option = click.option("--input", "input_files", multiple=True, type=click.Path(dir_okay=False, exists=True),
                              metavar="X.npy", help="The model's input as a .npy array (repeat for each input, in "
                              "order); default: a seeded uniform random input.")
@@ -893,20 +896,31 @@ _input_option = click.option("--input", "input_files", multiple=True, type=click
 @click.option("--out", required=True, type=click.Path(file_okay=False), metavar="DIR",
               help="Where to write model.c, board_model.c, plan.txt and model.elf.")
 @_input_option
-def model_build(model_file, board, out, input_files):
+@_config_option
+def model_build(model_file, board, out, input_files, config_file):
     """Generate MODEL.tflite as C (TFLite's integer arithmetic, the arena planned from tensor
     lifetimes, each layer a region) and build it for BOARD with arm-none-eabi-gcc."""
     from .tinyml.model_build import BuildError, build
 
     model = _load_model_or_exit(model_file)
     _check_board(board)
+    placement = _placement(config_file)
     try:
-        built = build(model, board, Path(out), _model_inputs(model, input_files))
+        built = build(model, board, Path(out), _model_inputs(model, input_files), placement)
     except BuildError as exc:
         click.echo(f"mcusim: error: {exc}", err=True)
         sys.exit(EXIT_BAD_INPUT)
     click.echo(f"mcusim: wrote {built.source}, {built.elf} and {Path(out) / 'plan.txt'} "
                f"(arena {built.plan.size:,} bytes)", err=True)
+
+
+def _placement(config_file):
+    from .tinyml.placement import PlacementError, load_placement
+
+    try:
+        return load_placement(config_file)
+    except PlacementError as exc:
+        raise click.BadParameter(str(exc), param_hint="--config") from exc
 
 
 def _check_board(board):
@@ -921,8 +935,9 @@ def _check_board(board):
               help="The bundle: DIR/run.json (with a `model` section), DIR/regions.csv (a row per layer), "
                    "DIR/build/ (the generated C and ELF).")
 @_input_option
+@_config_option
 @click.option("--max-cycles", type=count(), default=None, metavar="N", help="Stop after N core cycles.")
-def model_run(model_file, board, out, input_files, max_cycles):
+def model_run(model_file, board, out, input_files, config_file, max_cycles):
     """Build MODEL.tflite for BOARD, run one inference on the simulator and validate its outputs
     against the TFLite Micro interpreter on the same input. Exit 0 when they are equal bit for
     bit, 1 when they differ (the timing is then not of a correct inference), 3 when the model
@@ -932,10 +947,12 @@ def model_run(model_file, board, out, input_files, max_cycles):
 
     model = _load_model_or_exit(model_file)
     _check_board(board)
+    placement = _placement(config_file)
     _prepare_out(out)
     options = {} if max_cycles is None else {"max_cycles": max_cycles}
     try:
-        done = M.run(model, board, Path(out), _model_inputs(model, input_files), **options)
+        done = M.run(model, board, Path(out), _model_inputs(model, input_files), placement,
+                     None if config_file is None else str(config_file), **options)
     except (BuildError, ElfError) as exc:
         click.echo(f"mcusim: error: {exc}", err=True)
         sys.exit(EXIT_BAD_INPUT)

@@ -1,6 +1,7 @@
 """`mcusim model run` and `model build` on the converter-made models: built for every board,
 run, validated bit for bit against the TFLite Micro interpreter, a region per layer."""
 import json
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -118,3 +119,40 @@ def test_a_mobilenet_class_graph_runs_validated(tmp_path):
     run = json.loads((tmp_path / "b" / "run.json").read_text())
     assert run["model"]["validated"] and run["model"]["layers"] == 31
     assert len([r for r in run["regions"] if r["name"] != "inference"]) == 31
+
+
+def test_weights_in_ram_are_linked_there_and_recorded(tmp_path):
+    require_tool("arm-none-eabi-gcc")
+    from mcusim.elf import ElfImage
+
+    config = tmp_path / "placement.toml"
+    config.write_text('weights = "ram"\n')
+    done = run_cli("model", "run", DATA / "micro_speech_quantized.tflite", "--board", "mcu-m", "--out", tmp_path / "b",
+                   "--config", config)
+    assert done.returncode == 0, done.stderr
+    model = json.loads((tmp_path / "b" / "run.json").read_text())["model"]
+    assert model["weights_in"] == "ram" and model["placement"] == {"weights": "ram", "kernels": "ref"}
+    assert model["placement_file"] == str(config) and model["validated"]
+    image = ElfImage.load(tmp_path / "b" / "build" / "model.elf")
+    assert 0x20000000 <= image.symbol("layer2_weights") < 0x20018000  # mcu-m SRAM1
+
+
+def test_weights_that_do_not_fit_ram_are_refused_with_the_reason(tmp_path):
+    require_tool("arm-none-eabi-gcc")
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    from model_to_bundle import mobilenet
+
+    (tmp_path / "m.tflite").write_bytes(mobilenet())  # 218,928 bytes of weights; mcu-m has 96 KB of SRAM1
+    (tmp_path / "p.toml").write_text('weights = "ram"\n')
+    done = run_cli("model", "build", tmp_path / "m.tflite", "--board", "mcu-m", "--out", tmp_path / "o",
+                   "--config", tmp_path / "p.toml")
+    assert done.returncode == 3 and "does not fit mcu-m's RAM with weights in ram" in done.stderr
+
+
+@pytest.mark.parametrize("text, message", [('weights = "sram"\n', "choose one of"), ('arena = "dtcm"\n', "unknown keys"),
+                                           ("weights = \n", "not valid TOML")])
+def test_bad_placement_files_are_usage_errors(tmp_path, text, message):
+    (tmp_path / "p.toml").write_text(text)
+    done = run_cli("model", "build", DATA / "hello_world_int8.tflite", "--board", "mcu-m", "--out", tmp_path / "o",
+                   "--config", tmp_path / "p.toml")
+    assert done.returncode == 2 and message in done.stderr

@@ -14,6 +14,7 @@ import numpy as np
 from ..config import load_board
 from .model_plan import ArenaPlan, macs, plan_arena
 from .model_summary import show_lines, summarize
+from .placement import Placement
 from .tflite_codegen import generate
 from .tflite_model import TfliteModel
 
@@ -37,6 +38,7 @@ class BuiltModel:
     source: Path
     plan: ArenaPlan
     inputs: list[np.ndarray]
+    placement: Placement
 
 
 def firmware_dir() -> Path:
@@ -105,7 +107,8 @@ def board_wrapper(model: TfliteModel, plan: ArenaPlan, inputs: list[np.ndarray])
     return "".join(lines)
 
 
-def build(model: TfliteModel, board_name: str, out: Path, inputs: list[np.ndarray] | None = None) -> BuiltModel:
+def build(model: TfliteModel, board_name: str, out: Path, inputs: list[np.ndarray] | None = None,
+          placement: Placement = Placement()) -> BuiltModel:
     """Generate and compile; `out` gets model.c, board_model.c, plan.txt and model.elf."""
     board = load_board(board_name)
     flags = CPU_FLAGS.get(board.core.name)
@@ -119,7 +122,7 @@ def build(model: TfliteModel, board_name: str, out: Path, inputs: list[np.ndarra
     plan = plan_arena(model)
     out.mkdir(parents=True, exist_ok=True)
     source = out / "model.c"
-    source.write_text(generate(model, plan))
+    source.write_text(generate(model, plan, weights_in=placement.weights))
     (out / "board_model.c").write_text(board_wrapper(model, plan, inputs))
     (out / "plan.txt").write_text("\n".join(show_lines(summarize(model))) + "\n")
     fw = firmware_dir()
@@ -136,5 +139,10 @@ def build(model: TfliteModel, board_name: str, out: Path, inputs: list[np.ndarra
                str(fw / "tinyml" / "tfl_main.c"), *[str(s) for s in board_sources], "-o", str(elf)]
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode != 0:
+        if "overflowed" in done.stderr:
+            where = "RAM" if "RAM" in done.stderr else "flash"
+            raise BuildError(f"{model.path} does not fit {board_name}'s {where} with weights in {placement.weights} "
+                             f"(weights {sum(t.bytes for t in model.tensors if t.constant):,} bytes, arena "
+                             f"{plan.size:,} bytes):\n{done.stderr[-1500:]}")
         raise BuildError(f"{COMPILER} failed building {model.path} for {board_name}:\n{done.stderr[-4000:]}")
-    return BuiltModel(elf, source, plan, inputs)
+    return BuiltModel(elf, source, plan, inputs, placement)

@@ -11,6 +11,7 @@ import numpy as np
 from . import tflm_reference
 from .model_build import BuiltModel, build
 from .model_plan import macs
+from .placement import Placement
 from .tflite_model import TfliteModel
 
 
@@ -28,11 +29,11 @@ def _max_abs_diff(ours: list[np.ndarray], theirs: list[np.ndarray]) -> float:
 
 
 def run(model: TfliteModel, board: str, out: Path, inputs: list[np.ndarray] | None = None,
-        **simulator_options) -> ModelRun:
+        placement: Placement = Placement(), placement_file: str | None = None, **simulator_options) -> ModelRun:
     """Build into OUT/build, run, validate. Raises BuildError (model_build) or ElfError."""
     from ..api import Simulator
 
-    built = build(model, board, out / "build", inputs)
+    built = build(model, board, out / "build", inputs, placement)
     simulator = Simulator(built.elf, board, **simulator_options)
     result = simulator.run()
     arena = simulator.image.symbol("tfl_arena")
@@ -54,8 +55,9 @@ def run(model: TfliteModel, board: str, out: Path, inputs: list[np.ndarray] | No
     result.model = {
         "path": str(model.path), "sha256": model.sha256, "operators": sorted({op.name for op in model.operators}),
         "layers": len(model.operators), "macs": sum(macs(model, op) for op in model.operators),
-        "arena_bytes": built.plan.size, "weights_bytes": weights, "weights_in": "flash",
-        "kernels": "ref", "validated": validated,
+        "arena_bytes": built.plan.size, "weights_bytes": weights, "weights_in": placement.weights,
+        "kernels": placement.kernels, "placement": placement.as_dict(), "placement_file": placement_file,
+        "validated": validated,
         "max_abs_diff": _max_abs_diff(outputs, expected) if expected is not None else None,
         "reference": tflm_reference.version(), "validation_problem": problem,
         "input": "given" if inputs is not None else "seeded uniform random (seed 0)",

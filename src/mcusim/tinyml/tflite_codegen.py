@@ -30,24 +30,30 @@ def _shape_c(shape) -> str:
     return "{" + ", ".join(str(d) for d in _shape4(shape)) + "}"
 
 
-def _array(ctype: str, name: str, values, public: bool = False) -> str:
+WEIGHTS_IN = ("flash", "ram")
+RAM_SECTION = ".data.tfl_weights"  # copied from flash to RAM at reset with the rest of .data (common/sections.ld)
+
+
+def _array(ctype: str, name: str, values, public: bool = False, section: str | None = None) -> str:
     flat = [int(v) for v in np.asarray(values).reshape(-1)] or [0]
     rows = [", ".join(str(v) for v in flat[i: i + 24]) for i in range(0, len(flat), 24)]
-    return (f"{'' if public else 'static '}const {ctype} {name}[{len(flat)}] = {{\n    " + ",\n    ".join(rows)
-            + "\n};\n")
+    placed = f' __attribute__((section("{section}"), aligned(4)))' if section else ""
+    return (f"{'' if public else 'static '}const {ctype} {name}[{len(flat)}]{placed} = {{\n    "
+            + ",\n    ".join(rows) + "\n};\n")
 
 
 class _Layer:
     """The C of one node: its constant arrays and its tfl_params initialiser."""
 
-    def __init__(self, model: TfliteModel, op: Operator):
+    def __init__(self, model: TfliteModel, op: Operator, weights_section: str | None = None):
         self.model, self.op = model, op
+        self.weights_section = weights_section  # where weights and biases go (None: flash, with the code)
         self.arrays: list[str] = []
         self.fields: dict[str, str] = {}
 
-    def array(self, ctype: str, suffix: str, values) -> str:
+    def array(self, ctype: str, suffix: str, values, weights: bool = False) -> str:
         name = f"layer{self.op.index}_{suffix}"
-        self.arrays.append(_array(ctype, name, values))
+        self.arrays.append(_array(ctype, name, values, section=self.weights_section if weights else None))
         return name
 
     def tensor(self, position: int):
@@ -76,11 +82,11 @@ def _activation(layer: _Layer) -> None:
 def _weighted(layer: _Layer, channels: int) -> None:
     q, exponent = R.channel_multipliers(layer.model, layer.op, channels)
     weights = layer.tensor(1)
-    layer.fields["weights"] = layer.array("int8_t", "weights", weights.data)
+    layer.fields["weights"] = layer.array("int8_t", "weights", weights.data, weights=True)
     layer.fields["filter"] = _shape_c(weights.shape if layer.op.name != "FULLY_CONNECTED"
                                       else (weights.shape[0], weights.shape[1], 1, 1))
     if len(layer.op.inputs) > 2 and layer.op.inputs[2] >= 0:
-        layer.fields["bias"] = layer.array("int32_t", "bias", layer.tensor(2).data)
+        layer.fields["bias"] = layer.array("int32_t", "bias", layer.tensor(2).data, weights=True)
     layer.fields["multiplier"] = layer.array("int32_t", "multiplier", q)
     layer.fields["shift"] = layer.array("int32_t", "shift", exponent)
 
@@ -175,7 +181,8 @@ def _pad4(paddings) -> list[int]:
 def _operand(model: TfliteModel, plan: ArenaPlan, index: int, layer: _Layer, ctype: str = "int8_t") -> str:
     tensor = model.tensors[index]
     if tensor.constant:
-        name = layer.array(tensor.dtype + "_t" if tensor.dtype != "float32" else "float", f"const{index}", tensor.data)
+        name = layer.array(tensor.dtype + "_t" if tensor.dtype != "float32" else "float", f"const{index}", tensor.data,
+                           weights=True)
         return f"({ctype} *){name}"
     return f"({ctype} *)(arena + {plan.offsets[index]}u)"
 
@@ -208,9 +215,13 @@ def _call(model: TfliteModel, plan: ArenaPlan, layer: _Layer) -> list[str]:
     return [f"{CALLS[op.name]}({p}, {first()}, {out});"]
 
 
-def generate(model: TfliteModel, plan: ArenaPlan | None = None) -> str:
+def generate(model: TfliteModel, plan: ArenaPlan | None = None, weights_in: str = "flash") -> str:
     """The model as C (a translation unit that includes tfl_ops.h and defines TFL_LAYER_BEGIN/END
-    as nothing unless the includer did)."""
+    as nothing unless the includer did). `weights_in` "ram" puts the weights and biases in a
+    .data section, copied to RAM by the start-up code."""
+    if weights_in not in WEIGHTS_IN:
+        raise ValueError(f"weights_in must be one of {', '.join(WEIGHTS_IN)}, not {weights_in!r}")
+    section = RAM_SECTION if weights_in == "ram" else None
     check_supported(model)
     for op in model.operators:
         if op.name == "MEAN":
@@ -221,7 +232,7 @@ def generate(model: TfliteModel, plan: ArenaPlan | None = None) -> str:
             "#define TFL_LAYER_END(name)\n#endif\n\n"]
     body, calls = [], []
     for op in model.operators:
-        layer = _Layer(model, op)
+        layer = _Layer(model, op, section)
         _describe(layer)
         lines = _call(model, plan, layer)
         body += layer.arrays
