@@ -937,7 +937,9 @@ def _check_board(board):
 @_input_option
 @_config_option
 @click.option("--max-cycles", type=count(), default=None, metavar="N", help="Stop after N core cycles.")
-def model_run(model_file, board, out, input_files, config_file, max_cycles):
+@click.option("--dump", is_flag=True, help="Keep every layer's output (an arena where no tensor is overwritten: "
+              "the timing then has that layout) and write them to DIR/tensors.npz.")
+def model_run(model_file, board, out, input_files, config_file, max_cycles, dump):
     """Build MODEL.tflite for BOARD, run one inference on the simulator and validate its outputs
     against the TFLite Micro interpreter on the same input. Exit 0 when they are equal bit for
     bit, 1 when they differ (the timing is then not of a correct inference), 3 when the model
@@ -952,7 +954,7 @@ def model_run(model_file, board, out, input_files, config_file, max_cycles):
     options = {} if max_cycles is None else {"max_cycles": max_cycles}
     try:
         done = M.run(model, board, Path(out), _model_inputs(model, input_files), placement,
-                     None if config_file is None else str(config_file), **options)
+                     None if config_file is None else str(config_file), dump=dump, **options)
     except (BuildError, ElfError) as exc:
         click.echo(f"mcusim: error: {exc}", err=True)
         sys.exit(EXIT_BAD_INPUT)
@@ -976,6 +978,7 @@ def model_run(model_file, board, out, input_files, config_file, max_cycles):
     else:
         say(f"mcusim: MISMATCH: outputs differ from {section['reference']}'s (max abs diff "
             f"{section['max_abs_diff']:g}); the timing above is not of a correct inference")
+        say(f"mcusim: first layer that differs: {section['first_differing_layer']}")
         code = 1
     say(f"mcusim: bundle: {out}/run.json (per-layer rows: mcusim report {out})")
     sys.exit(code)

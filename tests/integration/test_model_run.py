@@ -50,14 +50,18 @@ def test_a_given_input_is_used_and_a_wrong_one_refused(tmp_path):
     assert refused.returncode == 2 and "shape" in refused.stderr
 
 
+def _one_off(y):
+    """An interpreter answer one step off (as a wrong reference would be)."""
+    return (y.astype(np.int16) + 1).clip(-128, 127).astype(y.dtype)
+
+
 def test_outputs_that_differ_from_the_interpreter_exit_1(tmp_path, monkeypatch):
     """The comparison is real: an interpreter answer one step off makes the run a mismatch."""
     require_tool("arm-none-eabi-gcc")
     from mcusim.tinyml import tflm_reference
 
     honest = tflm_reference.outputs
-    monkeypatch.setattr(tflm_reference, "outputs",
-                        lambda *a, **k: [(y.astype(np.int16) + 1).clip(-128, 127).astype(y.dtype) for y in honest(*a, **k)])
+    monkeypatch.setattr(tflm_reference, "outputs", lambda *a, **k: [_one_off(y) for y in honest(*a, **k)])
     done = run_cli("model", "run", DATA / "hello_world_int8.tflite", "--board", "mps2-an386", "--out", tmp_path)
     assert done.returncode == 1
     assert "MISMATCH" in done.stderr and "not of a correct inference" in done.stderr
@@ -149,10 +153,44 @@ def test_weights_that_do_not_fit_ram_are_refused_with_the_reason(tmp_path):
     assert done.returncode == 3 and "does not fit mcu-m's RAM with weights in ram" in done.stderr
 
 
-@pytest.mark.parametrize("text, message", [('weights = "sram"\n', "choose one of"), ('arena = "dtcm"\n', "unknown keys"),
-                                           ("weights = \n", "not valid TOML")])
+@pytest.mark.parametrize("text, message", [('weights = "sram"\n', "choose one of"),
+                                           ('arena = "dtcm"\n', "unknown keys"), ("weights = \n", "not valid TOML")])
 def test_bad_placement_files_are_usage_errors(tmp_path, text, message):
     (tmp_path / "p.toml").write_text(text)
     done = run_cli("model", "build", DATA / "hello_world_int8.tflite", "--board", "mcu-m", "--out", tmp_path / "o",
                    "--config", tmp_path / "p.toml")
     assert done.returncode == 2 and message in done.stderr
+
+
+def test_dump_keeps_every_layer_output_and_equals_the_reference(tmp_path):
+    require_tool("arm-none-eabi-gcc")
+    from mcusim.tinyml import tflite_reference as R
+    from mcusim.tinyml.model_build import default_inputs
+    from mcusim.tinyml.tflite_model import load_model
+
+    done = run_cli("model", "run", DATA / "micro_speech_quantized.tflite", "--board", "mcu-d", "--out", tmp_path,
+                   "--dump")
+    assert done.returncode == 0, done.stderr
+    model = load_model(DATA / "micro_speech_quantized.tflite")
+    expected = R.run(model, default_inputs(model))
+    with np.load(tmp_path / "tensors.npz") as dumped:
+        names = {int(key.split(":")[0]): key for key in dumped.files}
+        for op in model.operators:  # every layer's output, not only the model's
+            assert (dumped[names[op.outputs[0]]] == expected[op.outputs[0]]).all(), op.name
+    assert json.loads((tmp_path / "run.json").read_text())["model"]["tensors_dumped"] == "tensors.npz"
+
+
+def test_a_mismatch_names_the_first_layer_that_differs(tmp_path, monkeypatch):
+    """With the interpreter's answer off by one and the reference's second layer changed, the
+    rerun that keeps every tensor finds where the firmware and the reference part."""
+    require_tool("arm-none-eabi-gcc")
+    from mcusim.tinyml import tflite_reference as R
+    from mcusim.tinyml import tflm_reference
+
+    honest_outputs, honest_fc = tflm_reference.outputs, R.fully_connected
+    monkeypatch.setattr(tflm_reference, "outputs", lambda *a, **k: [_one_off(y) for y in honest_outputs(*a, **k)])
+    monkeypatch.setitem(R.KERNELS, "FULLY_CONNECTED",
+                        lambda model, op, x: honest_fc(model, op, x) ^ np.int8(1 if op.index == 1 else 0))
+    done = run_cli("model", "run", DATA / "hello_world_int8.tflite", "--board", "mcu-s", "--out", tmp_path)
+    assert done.returncode == 1
+    assert "first layer that differs: 1_FULLY_CONNECTED" in done.stderr

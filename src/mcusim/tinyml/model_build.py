@@ -108,8 +108,9 @@ def board_wrapper(model: TfliteModel, plan: ArenaPlan, inputs: list[np.ndarray])
 
 
 def build(model: TfliteModel, board_name: str, out: Path, inputs: list[np.ndarray] | None = None,
-          placement: Placement = Placement()) -> BuiltModel:
-    """Generate and compile; `out` gets model.c, board_model.c, plan.txt and model.elf."""
+          placement: Placement = Placement(), keep_all: bool = False) -> BuiltModel:
+    """Generate and compile; `out` gets model.c, board_model.c, plan.txt and model.elf. `keep_all`:
+    an arena where no tensor is overwritten (plan_arena)."""
     board = load_board(board_name)
     flags = CPU_FLAGS.get(board.core.name)
     if flags is None:
@@ -119,7 +120,7 @@ def build(model: TfliteModel, board_name: str, out: Path, inputs: list[np.ndarra
         raise BuildError(f"{COMPILER} is not installed (Debian/Ubuntu: apt-get install gcc-arm-none-eabi "
                          "libnewlib-arm-none-eabi)")
     inputs = check_inputs(model, inputs if inputs is not None else default_inputs(model))
-    plan = plan_arena(model)
+    plan = plan_arena(model, keep_all=keep_all)
     out.mkdir(parents=True, exist_ok=True)
     source = out / "model.c"
     source.write_text(generate(model, plan, weights_in=placement.weights))

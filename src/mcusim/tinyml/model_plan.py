@@ -43,10 +43,11 @@ def _aligned(value: int) -> int:
     return (value + ARENA_ALIGNMENT - 1) // ARENA_ALIGNMENT * ARENA_ALIGNMENT
 
 
-def plan_arena(model: TfliteModel) -> ArenaPlan:
+def plan_arena(model: TfliteModel, keep_all: bool = False) -> ArenaPlan:
     """Place every activation (non-constant tensor) in one arena: largest first, each at the
     lowest aligned offset not used by a tensor whose lifetime overlaps its own (a greedy
-    first-fit, the scheme TFLite Micro's default planner uses)."""
+    first-fit, the scheme TFLite Micro's default planner uses). `keep_all`: no two tensors share
+    a byte, so every layer's output is still there after the run (`mcusim model run --dump`)."""
     last_node = max(len(model.operators) - 1, 0)
     lifetimes: dict[int, list[int]] = {}
     for index in model.inputs:
@@ -70,7 +71,7 @@ def plan_arena(model: TfliteModel) -> ArenaPlan:
         first, last = lifetimes[tensor]
         size = _aligned(model.tensors[tensor].bytes)
         taken = sorted((offsets[other], offsets[other] + _aligned(model.tensors[other].bytes)) for other in offsets
-                       if lifetimes[other][0] <= last and first <= lifetimes[other][1])
+                       if keep_all or lifetimes[other][0] <= last and first <= lifetimes[other][1])
         offset = 0
         for start, end in taken:
             if offset + size <= start:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import tflm_reference
+from . import tflite_reference, tflm_reference
 from .model_build import BuiltModel, build
 from .model_plan import macs
 from .placement import Placement
@@ -28,20 +28,52 @@ def _max_abs_diff(ours: list[np.ndarray], theirs: list[np.ndarray]) -> float:
                for a, b in zip(ours, theirs))
 
 
-def run(model: TfliteModel, board: str, out: Path, inputs: list[np.ndarray] | None = None,
-        placement: Placement = Placement(), placement_file: str | None = None, **simulator_options) -> ModelRun:
-    """Build into OUT/build, run, validate. Raises BuildError (model_build) or ElfError."""
+def _simulate(model: TfliteModel, built: BuiltModel, board: str, indices, **simulator_options):
+    """(run result, {tensor index: its value in the arena after the run})."""
     from ..api import Simulator
 
-    built = build(model, board, out / "build", inputs, placement)
     simulator = Simulator(built.elf, board, **simulator_options)
     result = simulator.run()
     arena = simulator.image.symbol("tfl_arena")
-    outputs = []
-    for index in model.outputs:
+    values = {}
+    for index in indices:
         tensor = model.tensors[index]
         raw = simulator.machine.read_memory(arena + built.plan.offsets[index], tensor.bytes)
-        outputs.append(np.frombuffer(raw, np.dtype(tensor.dtype)).reshape(tensor.shape))
+        values[index] = np.frombuffer(raw, np.dtype(tensor.dtype)).reshape(tensor.shape)
+    return result, values
+
+
+def first_differing_layer(model: TfliteModel, tensors: dict[int, np.ndarray], inputs) -> str | None:
+    """The first layer whose output (in `tensors`, from a run that kept them all) differs from
+    the numpy reference's, e.g. "2_FULLY_CONNECTED (3 of 4 values differ, max 12)"; None if all agree."""
+    try:
+        expected = tflite_reference.run(model, inputs)
+    except tflite_reference.NotImplementedInReference:
+        return None
+    for op in model.operators:
+        index = op.outputs[0]
+        ours, theirs = tensors.get(index), expected.get(index)
+        if ours is None or theirs is None:
+            continue
+        differ = ours.reshape(-1) != theirs.reshape(-1)
+        if differ.any():
+            gap = float(np.max(np.abs(ours.astype(np.float64) - theirs.astype(np.float64))))
+            return f"{op.index}_{op.name} ({int(differ.sum())} of {differ.size} values differ, max {gap:g})"
+    return None
+
+
+def run(model: TfliteModel, board: str, out: Path, inputs: list[np.ndarray] | None = None,
+        placement: Placement = Placement(), placement_file: str | None = None, dump: bool = False,
+        **simulator_options) -> ModelRun:
+    """Build into OUT/build, run, validate. `dump`: an arena that keeps every tensor, written to
+    OUT/tensors.npz. On a mismatch the model is run again that way to name the first layer that
+    differs from the numpy reference. Raises BuildError (model_build) or ElfError."""
+    built = build(model, board, out / "build", inputs, placement, keep_all=dump)
+    activations = sorted(built.plan.offsets)
+    result, values = _simulate(model, built, board, activations if dump else model.outputs, **simulator_options)
+    outputs = [values[index] for index in model.outputs]
+    if dump:
+        np.savez(out / "tensors.npz", **{f"{i}:{model.tensors[i].name}": values[i] for i in activations})
     expected, problem = None, None
     if result.exit_code == 0:
         try:
@@ -51,6 +83,13 @@ def run(model: TfliteModel, board: str, out: Path, inputs: list[np.ndarray] | No
     else:
         problem = f"the firmware did not finish (exit {result.exit_code}: {result.exit_detail})"
     validated = expected is not None and all(a.shape == b.shape and (a == b).all() for a, b in zip(outputs, expected))
+    first_difference = None
+    if expected is not None and not validated:
+        kept = built if dump else build(model, board, out / "build-kept", built.inputs, placement, keep_all=True)
+        _, tensors = (result, values) if dump else _simulate(model, kept, board, sorted(kept.plan.offsets),
+                                                               **simulator_options)
+        first_difference = first_differing_layer(model, tensors, built.inputs) or \
+            "none: every layer equals mcusim's numpy reference, which differs from the interpreter here"
     weights = sum(t.bytes for t in model.tensors if t.constant)
     result.model = {
         "path": str(model.path), "sha256": model.sha256, "operators": sorted({op.name for op in model.operators}),
@@ -60,6 +99,7 @@ def run(model: TfliteModel, board: str, out: Path, inputs: list[np.ndarray] | No
         "validated": validated,
         "max_abs_diff": _max_abs_diff(outputs, expected) if expected is not None else None,
         "reference": tflm_reference.version(), "validation_problem": problem,
+        "first_differing_layer": first_difference, "tensors_dumped": "tensors.npz" if dump else None,
         "input": "given" if inputs is not None else "seeded uniform random (seed 0)",
     }
     return ModelRun(result, built, outputs, expected)
