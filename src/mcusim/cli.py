@@ -976,8 +976,10 @@ def model_run(model_file, board, out, input_files, config_file, max_cycles, dump
         say(f"mcusim: NOT validated: {section['validation_problem']}; the timing above is of an unchecked run")
         code = 1
     else:
-        say(f"mcusim: MISMATCH: outputs differ from {section['reference']}'s (max abs diff "
-            f"{section['max_abs_diff']:g}); the timing above is not of a correct inference")
+        gap = section["max_abs_diff"]
+        say(f"mcusim: MISMATCH: outputs differ from {section['reference']}'s "
+            f"({'other sizes' if gap is None else f'max abs diff {gap:g}'}); the timing above is not of a correct "
+            "inference")
         say(f"mcusim: first layer that differs: {section['first_differing_layer']}")
         code = 1
     say(f"mcusim: bundle: {out}/run.json (per-layer rows: mcusim report {out})")

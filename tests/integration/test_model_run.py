@@ -194,3 +194,13 @@ def test_a_mismatch_names_the_first_layer_that_differs(tmp_path, monkeypatch):
     done = run_cli("model", "run", DATA / "hello_world_int8.tflite", "--board", "mcu-s", "--out", tmp_path)
     assert done.returncode == 1
     assert "first layer that differs: 1_FULLY_CONNECTED" in done.stderr
+
+
+def test_interpreter_outputs_of_another_size_are_a_mismatch_not_a_crash(tmp_path, monkeypatch):
+    require_tool("arm-none-eabi-gcc")
+    from mcusim.tinyml import tflm_reference
+
+    monkeypatch.setattr(tflm_reference, "outputs", lambda *a, **k: [np.zeros((1, 2), np.int8)])
+    done = run_cli("model", "run", DATA / "hello_world_int8.tflite", "--board", "mcu-b", "--out", tmp_path)
+    assert done.returncode == 1 and "other sizes" in done.stderr
+    assert json.loads((tmp_path / "run.json").read_text())["model"]["max_abs_diff"] is None

@@ -23,9 +23,12 @@ class ModelRun:
     expected: list[np.ndarray] | None  # what the interpreter computed (None: it could not run)
 
 
-def _max_abs_diff(ours: list[np.ndarray], theirs: list[np.ndarray]) -> float:
-    return max((float(np.max(np.abs(a.astype(np.float64) - b.astype(np.float64)))) if a.size else 0.0)
-               for a, b in zip(ours, theirs))
+def _max_abs_diff(ours: list[np.ndarray], theirs: list[np.ndarray]) -> float | None:
+    """The largest difference between the two sets of outputs; None when their sizes differ."""
+    if len(ours) != len(theirs) or any(a.size != b.size for a, b in zip(ours, theirs)):
+        return None
+    return max((float(np.max(np.abs(a.astype(np.float64).reshape(-1) - b.astype(np.float64).reshape(-1))))
+                if a.size else 0.0) for a, b in zip(ours, theirs))
 
 
 def _simulate(model: TfliteModel, built: BuiltModel, board: str, indices, **simulator_options):
@@ -82,7 +85,8 @@ def run(model: TfliteModel, board: str, out: Path, inputs: list[np.ndarray] | No
             problem = str(error)
     else:
         problem = f"the firmware did not finish (exit {result.exit_code}: {result.exit_detail})"
-    validated = expected is not None and all(a.shape == b.shape and (a == b).all() for a, b in zip(outputs, expected))
+    validated = expected is not None and len(outputs) == len(expected) and all(
+        a.size == b.size and (a.reshape(-1) == b.reshape(-1)).all() for a, b in zip(outputs, expected))
     first_difference = None
     if expected is not None and not validated:
         kept = built if dump else build(model, board, out / "build-kept", built.inputs, placement, keep_all=True)
