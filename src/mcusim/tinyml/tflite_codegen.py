@@ -5,8 +5,6 @@ at its planned arena offset, each layer between TFL_LAYER_BEGIN/END(name) (the b
 makes them mcusim region markers; firmware/tinyml/tfl_ops.h has the kernels)."""
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from . import tflite_reference as R
@@ -91,20 +89,15 @@ def _weighted(layer: _Layer, channels: int) -> None:
     layer.fields["shift"] = layer.array("int32_t", "shift", exponent)
 
 
-def _fixed_point_input(layer: _Layer, integer_bits: int) -> None:
-    """Softmax (beta x scale into Q5.26) or logistic/tanh (scale into Q4.27): multiplier, shift
-    and the radius or smallest difference, as the reference derives them."""
+def _fixed_point_input(layer: _Layer) -> None:
+    """Softmax or logistic/tanh: multiplier, shift and the smallest difference or radius, from
+    the reference's own functions."""
     scale, _ = R.tensor_params(layer.model, layer.op.inputs[0])
     if layer.op.name == "SOFTMAX":
-        real = min(float(layer.op.options.get("beta", 1.0)) * scale * (1 << (31 - integer_bits)), (1 << 31) - 1.0)
-        q, shift = R.quantize_multiplier(real)
-        radius = math.floor(((1 << integer_bits) - 1) * (1 << (31 - integer_bits)) / (1 << shift))
-        layer.fields.update(input_multiplier=q, left_shift=shift, diff_min=-radius)
+        q, shift, limit = R.softmax_input_params(scale, layer.op.options.get("beta", 1.0))
     else:
-        mantissa, shift = math.frexp(scale * float(1 << 27))
-        q = int(math.copysign(math.floor(abs(mantissa) * (1 << 31) + 0.5), mantissa))
-        layer.fields.update(input_multiplier=q, left_shift=shift,
-                            diff_min=math.floor(15 * (1 << 27) / 2.0 ** shift))
+        q, shift, limit = R.q4_input_params(scale)
+    layer.fields.update(input_multiplier=q, left_shift=shift, diff_min=limit)
 
 
 def _describe(layer: _Layer) -> None:
@@ -167,10 +160,8 @@ def _describe(layer: _Layer) -> None:
         axis = op.options.get("axis", 0)
         rank = len(result.shape)
         layer.fields["axis"] = (axis % rank) + (4 - rank)
-    elif name in ("SOFTMAX",):
-        _fixed_point_input(layer, 5)
-    elif name in ("LOGISTIC", "TANH"):
-        _fixed_point_input(layer, 4)
+    elif name in ("SOFTMAX", "LOGISTIC", "TANH"):
+        _fixed_point_input(layer)
 
 
 def _pad4(paddings) -> list[int]:

@@ -364,13 +364,28 @@ def _newton_reciprocal_of_half_sum(a):
     return x
 
 
-def _q4_input(model: TfliteModel, op: Operator, x: np.ndarray):
-    """(x - zero point) rescaled to Q4.27, and the radius beyond which the result saturates
-    (TFLite's int8 LOGISTIC and TANH: the multiplier straight from frexp, no renormalising)."""
-    scale, zero_point = tensor_params(model, op.inputs[0])
+def q4_input_params(scale: float) -> tuple[int, int, int]:
+    """(multiplier, left shift, radius) taking an int8 input at `scale` to Q4.27, and the input
+    beyond which the result saturates (TFLite's int8 LOGISTIC and TANH: the multiplier straight
+    from frexp, no renormalising)."""
     mantissa, left_shift = math.frexp(scale * float(1 << 27))
     q = int(math.copysign(math.floor(abs(mantissa) * (1 << 31) + 0.5), mantissa))
-    radius = math.floor(15 * (1 << 27) / 2.0 ** left_shift)
+    return q, left_shift, math.floor(15 * (1 << 27) / 2.0 ** left_shift)
+
+
+def softmax_input_params(scale: float, beta: float, integer_bits: int = 5) -> tuple[int, int, int]:
+    """(multiplier, left shift, smallest difference counted) taking beta x the differences from
+    a row's maximum to Q(integer_bits) (TFLite's int8 SOFTMAX)."""
+    real = min(float(beta) * scale * (1 << (31 - integer_bits)), (1 << 31) - 1.0)
+    q, left_shift = quantize_multiplier(real)
+    radius = math.floor(((1 << integer_bits) - 1) * (1 << (31 - integer_bits)) / (1 << left_shift))
+    return q, left_shift, -radius
+
+
+def _q4_input(model: TfliteModel, op: Operator, x: np.ndarray):
+    """(x - zero point), it rescaled to Q4.27, and the saturation radius (q4_input_params)."""
+    scale, zero_point = tensor_params(model, op.inputs[0])
+    q, left_shift, radius = q4_input_params(scale)
     centred = x.astype(np.int64) - zero_point
     return centred, multiply_by_quantized_multiplier(centred, q, left_shift), radius
 
@@ -403,13 +418,9 @@ def softmax(model: TfliteModel, op: Operator, x: np.ndarray) -> np.ndarray:
     """TFLite's int8 softmax over the last axis: input differences from the row's maximum
     scaled by beta x input scale into Q5.26, exp in fixed point, summed in Q12.19, divided
     through a fixed-point reciprocal; output scale 1/256, zero point -128."""
-    input_scale, _ = tensor_params(model, op.inputs[0])
-    beta = op.options.get("beta", 1.0)
     integer_bits = 5
-    real = min(float(beta) * input_scale * (1 << (31 - integer_bits)), (1 << 31) - 1.0)
-    q, left_shift = quantize_multiplier(real)
-    radius = math.floor(((1 << integer_bits) - 1) * (1 << (31 - integer_bits)) / (1 << left_shift))
-    diff_min = -radius
+    q, left_shift, diff_min = softmax_input_params(tensor_params(model, op.inputs[0])[0],
+                                                   op.options.get("beta", 1.0), integer_bits)
     rows = x.reshape(-1, x.shape[-1]).astype(np.int64)
     out = np.empty(rows.shape, np.int8)
     for r, row in enumerate(rows):
