@@ -33,8 +33,10 @@ BLOCKS = [(16, 1), (32, 2), (32, 1), (64, 2), (64, 1), (128, 2), (128, 1), (128,
           (256, 2), (256, 1)]  # (pointwise output channels, depthwise stride)
 
 
-def mobilenet(seed: int = 1, size: int = 96) -> bytes:
-    """The model's flatbuffer; `size` is the input's height and width (tests use a smaller one)."""
+def mobilenet(seed: int = 1, size: int = 96, head: str = "average_pool") -> bytes:
+    """The model's flatbuffer; `size` is the input's height and width (tests use a smaller one).
+    `head` "mean" pools with MEAN over height and width, as the converter writes Keras's
+    GlobalAveragePooling2D, instead of AVERAGE_POOL_2D and RESHAPE."""
     rng = np.random.default_rng(seed)
     tensors: list[T] = []
     ops: list[Op] = []
@@ -75,12 +77,18 @@ def mobilenet(seed: int = 1, size: int = 96) -> bytes:
     for channels, stride in BLOCKS:
         layer("DEPTHWISE_CONV_2D", 0, 3, stride)
         layer("CONV_2D", channels, 1, 1)
-    pooled = activation((1, 1, 1, shape[3]), scale)
-    ops.append(Op("AVERAGE_POOL_2D", (x,), (pooled,), "Pool2DOptions",
-                  {"Padding": VALID, "StrideH": 1, "StrideW": 1, "FilterHeight": shape[1], "FilterWidth": shape[2]}))
-    flat = activation((1, shape[3]), scale)
-    new_shape = add(T("shape", (2,), "int32", np.array([1, shape[3]], np.int32), (), ()))
-    ops.append(Op("RESHAPE", (pooled, new_shape), (flat,), "ReshapeOptions", {"NewShape": (1, shape[3])}))
+    if head == "mean":
+        flat = activation((1, shape[3]), scale * 0.9)
+        axes = add(T("axes", (2,), "int32", np.array([1, 2], np.int32), (), ()))
+        ops.append(Op("MEAN", (x, axes), (flat,), "ReducerOptions", {"KeepDims": False}))
+    else:
+        pooled = activation((1, 1, 1, shape[3]), scale)
+        ops.append(Op("AVERAGE_POOL_2D", (x,), (pooled,), "Pool2DOptions",
+                      {"Padding": VALID, "StrideH": 1, "StrideW": 1, "FilterHeight": shape[1],
+                       "FilterWidth": shape[2]}))
+        flat = activation((1, shape[3]), scale)
+        new_shape = add(T("shape", (2,), "int32", np.array([1, shape[3]], np.int32), (), ()))
+        ops.append(Op("RESHAPE", (pooled, new_shape), (flat,), "ReshapeOptions", {"NewShape": (1, shape[3])}))
     w_scale = 0.01
     fc_w = add(T("fc_w", (2, shape[3]), "int8", rng.integers(-127, 128, (2, shape[3])).astype(np.int8), (w_scale,), (0,)))
     fc_b = add(T("fc_b", (2,), "int32", np.zeros(2, np.int32), (scale * w_scale,), (0,)))

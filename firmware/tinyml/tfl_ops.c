@@ -241,6 +241,32 @@ void tfl_pad(const tfl_params *p, const int8_t *in, int8_t *out)
                 }
 }
 
+void tfl_mean(const tfl_params *p, const int8_t *in, int8_t *out)
+{
+    const tfl_shape I = p->in;
+    const int32_t dims[4] = {I.n, I.h, I.w, I.c};
+    int32_t kept[4], span[4], count = 1;
+    for (int k = 0; k < 4; k++) {
+        int reduced = (p->reduce_axes >> k) & 1;
+        kept[k] = reduced ? 1 : dims[k];
+        span[k] = reduced ? dims[k] : 1;
+        count *= span[k];
+    }
+    for (int b = 0; b < kept[0]; b++)
+        for (int y = 0; y < kept[1]; y++)
+            for (int x = 0; x < kept[2]; x++)
+                for (int c = 0; c < kept[3]; c++) {
+                    int32_t sum = 0;
+                    for (int rb = 0; rb < span[0]; rb++)
+                        for (int ry = 0; ry < span[1]; ry++)
+                            for (int rx = 0; rx < span[2]; rx++)
+                                for (int rc = 0; rc < span[3]; rc++)
+                                    sum += in[at(I, b + rb, y + ry, x + rx, c + rc)];
+                    int32_t v = MBQM(sum - p->in_zp * count, p->multiplier[0], p->shift[0]) + p->out_zp;
+                    *out++ = clamp8(v, -128, 127);
+                }
+}
+
 void tfl_concat_part(const tfl_params *p, const int8_t *in, tfl_shape part, int32_t offset, int8_t *out)
 {
     for (int b = 0; b < part.n; b++)

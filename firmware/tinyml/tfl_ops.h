@@ -32,6 +32,7 @@ typedef struct {
     int32_t diff_min;                /* softmax: smallest difference counted; logistic, tanh: input radius */
     int32_t axis;                    /* concatenation: 0..3 in the 4-D view */
     const int32_t *paddings;         /* pad: before, after for n, h, w, c */
+    int32_t reduce_axes;             /* mean: bit k set when axis k (n, h, w, c) is averaged */
     float scale;                     /* quantize (from float): output scale; dequantize: input scale */
 } tfl_params;
 
@@ -49,6 +50,8 @@ void tfl_relu6(const tfl_params *p, const int8_t *in, int8_t *out);
 void tfl_requantize(const tfl_params *p, const int8_t *in, int8_t *out);
 void tfl_quantize_float(const tfl_params *p, const float *in, int8_t *out);
 void tfl_dequantize(const tfl_params *p, const int8_t *in, float *out);
+/* Mean over p->reduce_axes; p->multiplier[0] has 1/count folded in (tflite_reference.mean_multiplier). */
+void tfl_mean(const tfl_params *p, const int8_t *in, int8_t *out);
 void tfl_pad(const tfl_params *p, const int8_t *in, int8_t *out);
 /* One input of a concatenation: `part` placed at `offset` along p->axis of the output. */
 void tfl_concat_part(const tfl_params *p, const int8_t *in, tfl_shape part, int32_t offset, int8_t *out);

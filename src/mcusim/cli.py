@@ -859,9 +859,6 @@ def _load_model_or_exit(model_file):
     except (ModelError, UnsupportedModel) as exc:
         click.echo(f"mcusim: error: {exc}", err=True)
         sys.exit(EXIT_BAD_INPUT)
-    if any(op.name == "MEAN" for op in model.operators):
-        click.echo("mcusim: error: MEAN layers are not built yet (every other supported operator is)", err=True)
-        sys.exit(EXIT_BAD_INPUT)
     return model
 
 

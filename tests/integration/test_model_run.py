@@ -108,21 +108,23 @@ def test_the_interpreter_process_failing_is_an_error_not_a_crash(tmp_path):
         tflm_reference.outputs(broken, [np.zeros((1, 1960), np.int8)], 1)
 
 
-def test_a_mobilenet_class_graph_runs_validated(tmp_path):
-    """The benchmark's MobileNet v1 (31 layers: convolutions, depthwise blocks with strides, an
-    average pool, reshape, fully connected, softmax) at a 32x32 input, end to end."""
+@pytest.mark.parametrize("head, board, layers", [("average_pool", "mcu-m", 31), ("mean", "mcu-b", 30)])
+def test_a_mobilenet_class_graph_runs_validated(tmp_path, head, board, layers):
+    """The benchmark's MobileNet v1 (convolutions, depthwise blocks with strides, an average
+    pool and reshape or a MEAN, fully connected, softmax) at a 32x32 input, end to end."""
     require_tool("arm-none-eabi-gcc")
     import sys
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
     from model_to_bundle import mobilenet
 
-    (tmp_path / "m.tflite").write_bytes(mobilenet(size=32))
-    done = run_cli("model", "run", tmp_path / "m.tflite", "--board", "mcu-m", "--out", tmp_path / "b")
+    (tmp_path / "m.tflite").write_bytes(mobilenet(size=32, head=head))
+    done = run_cli("model", "run", tmp_path / "m.tflite", "--board", board, "--out", tmp_path / "b")
     assert done.returncode == 0, done.stderr
     run = json.loads((tmp_path / "b" / "run.json").read_text())
-    assert run["model"]["validated"] and run["model"]["layers"] == 31
-    assert len([r for r in run["regions"] if r["name"] != "inference"]) == 31
+    assert run["model"]["validated"] and run["model"]["layers"] == layers
+    assert len([r for r in run["regions"] if r["name"] != "inference"]) == layers
+    assert (head == "mean") == any(r["name"].endswith("_MEAN") for r in run["regions"])
 
 
 def test_weights_in_ram_are_linked_there_and_recorded(tmp_path):

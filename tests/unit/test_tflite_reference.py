@@ -133,7 +133,7 @@ def _scale(draw):
 
 
 OTHER_KINDS = ("AVERAGE_POOL_2D", "MAX_POOL_2D", "ADD", "MUL", "RELU", "RELU6", "QUANTIZE", "QUANTIZE_FLOAT",
-               "DEQUANTIZE", "PAD", "CONCATENATION", "SOFTMAX", "LOGISTIC", "TANH")
+               "DEQUANTIZE", "PAD", "CONCATENATION", "SOFTMAX", "LOGISTIC", "TANH", "MEAN")
 
 
 @st.composite
@@ -190,6 +190,15 @@ def elementwise(draw, kinds=OTHER_KINDS):
         tensors = [source, T("paddings", (4, 2), "int32", paddings, (), ()),
                    T("out", out_shape, "int8", None, (s_in,), (zp_in,))]
         ops, inputs = [Op(kind, (0, 1), (2,))], [x]
+    elif kind == "MEAN":  # global average pooling as the converter writes it, or other axes
+        axes = draw(st.sampled_from([(1, 2), (2, 1), (1,), (2,), (3,), (1, 2, 3), (-3, -2)]))
+        keep = draw(st.booleans())
+        reduced = {a % 4 for a in axes}
+        out_shape = tuple(1 if i in reduced else d for i, d in enumerate(shape) if keep or i not in reduced)
+        same = draw(st.booleans())  # the same quantization in and out takes another path
+        tensors = [source, T("axes", (len(axes),), "int32", np.array(axes, np.int32), (), ()),
+                   T("out", out_shape, "int8", None, (s_in if same else s_out,), (zp_in if same else zp_out,))]
+        ops, inputs = [Op(kind, (0, 1), (2,), "ReducerOptions", {"KeepDims": keep})], [x]
     else:  # CONCATENATION
         axis = draw(st.integers(1, 3))
         parts = [shape] + [tuple(draw(st.integers(1, 4)) if i == axis else d for i, d in enumerate(shape))

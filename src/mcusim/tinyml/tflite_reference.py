@@ -305,6 +305,34 @@ def concatenation(model: TfliteModel, op: Operator, *inputs: np.ndarray) -> np.n
     return np.concatenate(inputs, axis=op.options.get("axis", 0))
 
 
+def mean_axes(model: TfliteModel, op: Operator) -> tuple[int, ...]:
+    """MEAN's reduced axes, each in 0..rank-1 and once."""
+    rank = len(model.tensors[op.inputs[0]].shape)
+    return tuple(sorted({int(a) % rank for a in np.asarray(model.tensors[op.inputs[1]].data).reshape(-1)}))
+
+
+def mean_multiplier(model: TfliteModel, op: Operator, count: int) -> tuple[int, int]:
+    """MEAN's multiplier: s_in / s_out as TFLite quantizes it, with 1/count folded in: the
+    fraction shifted left by floor(log2(count)) (at most 32, and keeping the exponent >= -31),
+    divided by count (truncating), the exponent lowered by the same shift."""
+    (si, _), (so, _) = tensor_params(model, op.inputs[0]), tensor_params(model, op.outputs[0])
+    q, exponent = quantize_multiplier(si / so)
+    shift = min(count.bit_length() - 1, 32, 31 + exponent)
+    return int((q << shift) // count), exponent - shift
+
+
+def mean(model: TfliteModel, op: Operator, x: np.ndarray) -> np.ndarray:
+    """TFLite Micro's int8 MEAN: the int32 sum over the axes less count x z_in, times the
+    multiplier above, plus z_out, saturated."""
+    axes = mean_axes(model, op)
+    total = x.astype(np.int64).sum(axis=axes)
+    count = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
+    zi, zo = tensor_params(model, op.inputs[0])[1], tensor_params(model, op.outputs[0])[1]
+    q, exponent = mean_multiplier(model, op, count)
+    out = multiply_by_quantized_multiplier(total - zi * count, q, exponent) + zo
+    return _saturate8(out).reshape(model.tensors[op.outputs[0]].shape)
+
+
 def _wrap32(x):
     return ((np.asarray(x, np.int64) - INT32_MIN) % (1 << 32)) + INT32_MIN
 
@@ -442,7 +470,7 @@ KERNELS = {"SOFTMAX": softmax, "LOGISTIC": logistic, "TANH": tanh, "FULLY_CONNEC
            "CONV_2D": conv_2d, "DEPTHWISE_CONV_2D": depthwise_conv_2d,
            "RESHAPE": reshape, "AVERAGE_POOL_2D": average_pool_2d, "MAX_POOL_2D": max_pool_2d, "ADD": add,
            "MUL": mul, "RELU": relu, "RELU6": relu6, "QUANTIZE": quantize, "DEQUANTIZE": dequantize, "PAD": pad,
-           "CONCATENATION": concatenation}
+           "CONCATENATION": concatenation, "MEAN": mean}
 ACTIVATION_INPUTS = {"ADD": 2, "MUL": 2}  # other kernels take their first input, or all of them (concatenation)
 
 
