@@ -881,7 +881,9 @@ _board_option = click.option("--board", "-b", required=True, metavar="NAME",
                              help="Board to build for (see `mcusim boards`).")
 _config_option = click.option("--config", "config_file", type=click.Path(dir_okay=False, exists=True), default=None,
                               metavar="PLACEMENT.toml", help="Where the model's parts go: weights = \"flash\" "
-                              "(default) or \"ram\"; kernels = \"ref\" (docs/models.md).")
+                              "(default) or \"ram\"; arena = \"ram\" (default), \"dtcm\" or \"sram\" and "
+                              "code = \"flash\" (default) or \"itcm\" on a board with TCMs (mcu-d); "
+                              "kernels = \"ref\" (docs/models.md).")
 _input_option = click.option("--input", "input_files", multiple=True, type=click.Path(dir_okay=False, exists=True),
                              metavar="X.npy", help="The model's input as a .npy array (repeat for each input, in "
                              "order); default: a seeded uniform random input.")

@@ -137,7 +137,8 @@ def test_weights_in_ram_are_linked_there_and_recorded(tmp_path):
                    "--config", config)
     assert done.returncode == 0, done.stderr
     model = json.loads((tmp_path / "b" / "run.json").read_text())["model"]
-    assert model["weights_in"] == "ram" and model["placement"] == {"weights": "ram", "kernels": "ref"}
+    assert model["weights_in"] == "ram"
+    assert model["placement"] == {"weights": "ram", "arena": "ram", "code": "flash", "kernels": "ref"}
     assert model["placement_file"] == str(config) and model["validated"]
     image = ElfImage.load(tmp_path / "b" / "build" / "model.elf")
     assert 0x20000000 <= image.symbol("layer2_weights") < 0x20018000  # mcu-m SRAM1
@@ -155,8 +156,59 @@ def test_weights_that_do_not_fit_ram_are_refused_with_the_reason(tmp_path):
     assert done.returncode == 3 and "does not fit mcu-m's RAM with weights in ram" in done.stderr
 
 
+# mcu-d (STM32F746, RM0385 2.2.2): ITCM RAM 0x00000000-0x00003FFF, DTCM 0x20000000-0x2000FFFF,
+# SRAM1 and SRAM2 0x20010000-0x2004FFFF.
+ITCM, DTCM, SRAM = (0x0, 0x4000), (0x20000000, 0x20010000), (0x20010000, 0x20050000)
+
+
+@pytest.mark.parametrize("text, arena_in, code_in", [('arena = "dtcm"\n', DTCM, None), ('arena = "sram"\n', SRAM, None),
+                                                     ('code = "itcm"\narena = "sram"\n', SRAM, ITCM)])
+def test_arena_and_code_placement_on_mcu_d(tmp_path, text, arena_in, code_in):
+    """The levers the paper's TCM board offers: the arena in DTCM or SRAM, the layers' and
+    kernels' code in ITCM (copied there before the inference); validated either way."""
+    require_tool("arm-none-eabi-gcc")
+    from mcusim.elf import ElfImage
+
+    (tmp_path / "p.toml").write_text(text)
+    done = run_cli("model", "run", DATA / "micro_speech_quantized.tflite", "--board", "mcu-d", "--out", tmp_path / "b",
+                   "--config", tmp_path / "p.toml")
+    assert done.returncode == 0, done.stderr
+    model = json.loads((tmp_path / "b" / "run.json").read_text())["model"]
+    assert model["validated"] and model["placement"]["arena"] == ("dtcm" if arena_in == DTCM else "sram")
+    image = ElfImage.load(tmp_path / "b" / "build" / "model.elf")
+    arena = image.symbol("tfl_arena")
+    assert arena_in[0] <= arena and arena + model["arena_bytes"] <= arena_in[1]
+    kernel = image.symbol("tfl_depthwise")
+    if code_in:
+        assert model["placement"]["code"] == "itcm" and code_in[0] < kernel < code_in[1]
+    else:
+        assert kernel >= 0x08000000  # flash
+
+
+@pytest.mark.parametrize("board, text, message", [
+    ("mcu-m", 'arena = "dtcm"\n', "mcu-m has no DTCM"), ("mcu-s", 'code = "itcm"\n', "mcu-s has no ITCM"),
+    ("mcu-m", 'arena = "sram"\n', "has no DTCM (its arena is in SRAM already)")])
+def test_placement_a_board_cannot_give_is_refused(tmp_path, board, text, message):
+    (tmp_path / "p.toml").write_text(text)
+    done = run_cli("model", "build", DATA / "hello_world_int8.tflite", "--board", board, "--out", tmp_path / "o",
+                   "--config", tmp_path / "p.toml")
+    assert done.returncode == 3 and message in done.stderr, done.stderr
+
+
+def test_an_arena_larger_than_dtcm_is_refused(tmp_path):
+    require_tool("arm-none-eabi-gcc")
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    from model_to_bundle import mobilenet
+
+    (tmp_path / "m.tflite").write_bytes(mobilenet(size=128))  # an arena of 98,304 bytes; DTCM is 64 KB
+    (tmp_path / "p.toml").write_text('arena = "dtcm"\n')
+    done = run_cli("model", "build", tmp_path / "m.tflite", "--board", "mcu-d", "--out", tmp_path / "o",
+                   "--config", tmp_path / "p.toml")
+    assert done.returncode == 3 and "does not fit mcu-d's DTCM (65,536 bytes)" in done.stderr, done.stderr
+
+
 @pytest.mark.parametrize("text, message", [('weights = "sram"\n', "choose one of"),
-                                           ('arena = "dtcm"\n', "unknown keys"), ("weights = \n", "not valid TOML")])
+                                           ('heap = "dtcm"\n', "unknown keys"), ("weights = \n", "not valid TOML")])
 def test_bad_placement_files_are_usage_errors(tmp_path, text, message):
     (tmp_path / "p.toml").write_text(text)
     done = run_cli("model", "build", DATA / "hello_world_int8.tflite", "--board", "mcu-m", "--out", tmp_path / "o",

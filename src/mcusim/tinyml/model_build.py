@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from ..config import load_board
+from .model_link import ARENA_SECTION, LinkError, itcm_renames, linker_script, needs_script
 from .model_plan import ArenaPlan, macs, plan_arena
 from .model_summary import show_lines, summarize
 from .placement import Placement
@@ -88,12 +89,14 @@ def _bytes_array(name: str, data: bytes) -> str:
         ",\n    ".join(rows) + "\n};\n"
 
 
-def board_wrapper(model: TfliteModel, plan: ArenaPlan, inputs: list[np.ndarray]) -> str:
-    """The board's side of the model: region markers, the arena, the test inputs and the
-    per-layer MACs table mcusim reads (include/mcusim.h)."""
+def board_wrapper(model: TfliteModel, plan: ArenaPlan, inputs: list[np.ndarray], arena_section: bool = False) -> str:
+    """The board's side of the model: region markers, the arena (in its own section when the
+    placement puts it somewhere), the test inputs and the per-layer MACs table mcusim reads
+    (include/mcusim.h)."""
+    placed = f', section("{ARENA_SECTION}")' if arena_section else ""
     lines = ['#include "mcusim.h"\n', "#define TFL_LAYER_BEGIN(name) mcusim_region_begin(name)\n",
              "#define TFL_LAYER_END(name) mcusim_region_end(name)\n", '#include "model.c"\n\n',
-             f"uint8_t tfl_arena[{max(plan.size, 4)}] __attribute__((aligned(16)));\n"]
+             f"uint8_t tfl_arena[{max(plan.size, 4)}] __attribute__((aligned(16){placed}));\n"]
     for i, x in enumerate(inputs):
         lines.append(_bytes_array(f"test_input{i}", np.ascontiguousarray(x).tobytes()))
     lines.append("const uint8_t *const tfl_model_test_inputs[] = {"
@@ -124,26 +127,55 @@ def build(model: TfliteModel, board_name: str, out: Path, inputs: list[np.ndarra
     out.mkdir(parents=True, exist_ok=True)
     source = out / "model.c"
     source.write_text(generate(model, plan, weights_in=placement.weights))
-    (out / "board_model.c").write_text(board_wrapper(model, plan, inputs))
+    (out / "board_model.c").write_text(board_wrapper(model, plan, inputs, arena_section=placement.arena != "ram"))
     (out / "plan.txt").write_text("\n".join(show_lines(summarize(model))) + "\n")
     fw = firmware_dir()
     board_dir = fw / "boards" / board_name
     shared = fw / "boards" / SHARED_BOARD_SOURCES.get(board_name, board_name)
     board_sources = [board_dir / "startup.c"] + [(board_dir / f if (board_dir / f).exists() else shared / f)
                                                  for f in ("system.c", "console.c")]
+    script = board_dir / "linker.ld"
+    if needs_script(placement):
+        try:
+            (out / "model.ld").write_text(linker_script(board, script, placement, plan.size))
+        except LinkError as error:
+            raise BuildError(f"cannot place {model.path} on {board_name} as asked: {error}") from None
+        script = out / "model.ld"
+    compile_flags = [*flags, "-std=c11", "-O2", "-g", "-Wall", "-Wextra", "-Wno-unused-const-variable",
+                     "-ffunction-sections", "-fdata-sections", f"-I{fw / 'include'}", f"-I{fw / 'common'}",
+                     f"-I{fw / 'tinyml'}", f"-I{out}", f"-DBOARD_NAME=\"{board_name}\""]
+    model_sources = [out / "board_model.c", fw / "tinyml" / "tfl_ops.c"]
+    if placement.code == "itcm":
+        model_sources = [_object_in_itcm(compiler, compile_flags, path, out) for path in model_sources]
     elf = out / "model.elf"
-    command = [compiler, *flags, "-std=c11", "-O2", "-g", "-Wall", "-Wextra", "-Wno-unused-const-variable",
-               "-ffunction-sections", "-fdata-sections", f"-I{fw / 'include'}", f"-I{fw / 'common'}",
-               f"-I{fw / 'tinyml'}", f"-I{out}", f"-DBOARD_NAME=\"{board_name}\"", "--specs=nano.specs",
-               "--specs=rdimon.specs", "-nostartfiles", "-Wl,--gc-sections", f"-L{fw / 'common'}",
-               f"-T{board_dir / 'linker.ld'}", str(out / "board_model.c"), str(fw / "tinyml" / "tfl_ops.c"),
+    command = [compiler, *compile_flags, "--specs=nano.specs", "--specs=rdimon.specs", "-nostartfiles",
+               "-Wl,--gc-sections", f"-L{fw / 'common'}", f"-T{script}", *[str(s) for s in model_sources],
                str(fw / "tinyml" / "tfl_main.c"), *[str(s) for s in board_sources], "-o", str(elf)]
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode != 0:
         if "overflowed" in done.stderr:
-            where = "RAM" if "RAM" in done.stderr else "flash"
+            where = "ITCM" if "ITCM" in done.stderr else "RAM" if "RAM" in done.stderr else "flash"
             raise BuildError(f"{model.path} does not fit {board_name}'s {where} with weights in {placement.weights} "
-                             f"(weights {sum(t.bytes for t in model.tensors if t.constant):,} bytes, arena "
-                             f"{plan.size:,} bytes):\n{done.stderr[-1500:]}")
+                             f"and code in {placement.code} (weights {sum(t.bytes for t in model.tensors if t.constant):,} "
+                             f"bytes, arena {plan.size:,} bytes):\n{done.stderr[-1500:]}")
         raise BuildError(f"{COMPILER} failed building {model.path} for {board_name}:\n{done.stderr[-4000:]}")
     return BuiltModel(elf, source, plan, inputs, placement)
+
+
+def _object_in_itcm(compiler: str, flags: list[str], source: Path, out: Path) -> Path:
+    """`source` compiled to an object whose code sections are renamed into the ITCM output section."""
+    from elftools.elf.elffile import ELFFile
+
+    obj = out / f"{source.stem}.o"
+    done = subprocess.run([compiler, *flags, "-c", str(source), "-o", str(obj)], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise BuildError(f"{COMPILER} failed compiling {source.name}:\n{done.stderr[-4000:]}")
+    with obj.open("rb") as stream:
+        names = [section.name for section in ELFFile(stream).iter_sections()]
+    objcopy = shutil.which("arm-none-eabi-objcopy")
+    if objcopy is None:
+        raise BuildError("arm-none-eabi-objcopy is not installed (it comes with gcc-arm-none-eabi)")
+    done = subprocess.run([objcopy, *itcm_renames(names), str(obj)], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise BuildError(f"arm-none-eabi-objcopy failed on {obj.name}:\n{done.stderr[-2000:]}")
+    return obj

@@ -2,6 +2,8 @@
 levers a TinyML performance guide tells users to try, each recorded in the bundle.
 
     weights = "flash"   # or "ram": weights and biases copied to RAM at reset
+    arena = "ram"       # with the other data; or "dtcm" / "sram" on a board with a DTCM (mcu-d)
+    code = "flash"      # or "itcm": the layers' and kernels' code copied to ITCM (mcu-d)
     kernels = "ref"     # the plain C kernels (the SIMD ones are not there yet)
 """
 from __future__ import annotations
@@ -10,7 +12,8 @@ import tomllib
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-CHOICES = {"weights": ("flash", "ram"), "kernels": ("ref",)}
+CHOICES = {"weights": ("flash", "ram"), "arena": ("ram", "dtcm", "sram"), "code": ("flash", "itcm"),
+           "kernels": ("ref",)}
 
 
 class PlacementError(ValueError):
@@ -20,6 +23,8 @@ class PlacementError(ValueError):
 @dataclass(frozen=True)
 class Placement:
     weights: str = "flash"
+    arena: str = "ram"
+    code: str = "flash"
     kernels: str = "ref"
 
     def as_dict(self) -> dict:
