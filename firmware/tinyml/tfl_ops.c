@@ -1,26 +1,8 @@
 /* int8 layers with TensorFlow Lite's integer arithmetic (tfl_ops.h), plain C. */
 #include <string.h>
 
+#include "tfl_arith.h"
 #include "tfl_ops.h"
-
-/* high 32 bits of 2ab, rounded to nearest (ties away from zero); INT32_MAX for INT32_MIN^2 */
-static int32_t srdhm(int32_t a, int32_t b)
-{
-    if (a == INT32_MIN && b == INT32_MIN)
-        return INT32_MAX;
-    int64_t ab = (int64_t)a * b;
-    int64_t nudge = ab >= 0 ? (1 << 30) : (1 - (1 << 30));
-    return (int32_t)((ab + nudge) / (1ll << 31));  /* C division truncates toward zero */
-}
-
-/* x / 2^exponent rounded to nearest, ties away from zero */
-static int32_t rdbp(int32_t x, int exponent)
-{
-    int32_t mask = (int32_t)((1ll << exponent) - 1);
-    int32_t remainder = x & mask;
-    int32_t threshold = (mask >> 1) + (x < 0 ? 1 : 0);
-    return (x >> exponent) + (remainder > threshold ? 1 : 0);
-}
 
 static int32_t shift_left_saturating(int32_t x, int exponent)
 {
@@ -30,15 +12,7 @@ static int32_t shift_left_saturating(int32_t x, int exponent)
 
 int32_t tfl_multiply_by_quantized_multiplier(int32_t x, int32_t multiplier, int32_t shift)
 {
-    int left = shift > 0 ? shift : 0, right = shift > 0 ? 0 : -shift;
-    return rdbp(srdhm((int32_t)((uint32_t)x << left), multiplier), right);
-}
-
-#define MBQM tfl_multiply_by_quantized_multiplier
-
-static int8_t clamp8(int32_t v, int32_t low, int32_t high)
-{
-    return (int8_t)(v < low ? low : v > high ? high : v);
+    return MBQM(x, multiplier, shift);
 }
 
 static int32_t elements(tfl_shape s)

@@ -26,6 +26,8 @@ typedef struct {
     int32_t depth_multiplier;
     const int8_t *weights;
     const int32_t *bias;             /* may be 0 */
+    const int32_t *folded_bias;      /* opt conv, fully connected: bias - input zero point x sum of the weights */
+    int8_t *scratch;                 /* opt conv: one output pixel's taps (kh x kw x input channels bytes) */
     const int32_t *multiplier, *shift;  /* per output channel; add: input 1, input 2, output */
     int32_t left_shift;              /* add: headroom bits; softmax, logistic, tanh: input shift */
     int32_t input_multiplier;        /* softmax, logistic, tanh */
@@ -58,6 +60,10 @@ void tfl_concat_part(const tfl_params *p, const int8_t *in, tfl_shape part, int3
 void tfl_softmax(const tfl_params *p, const int8_t *in, int8_t *out);
 void tfl_logistic(const tfl_params *p, const int8_t *in, int8_t *out);
 void tfl_tanh(const tfl_params *p, const int8_t *in, int8_t *out);
+/* The SIMD variants (tfl_ops_opt.c): the same results, with the DSP instructions. */
+void tfl_conv_opt(const tfl_params *p, const int8_t *in, int8_t *out);
+void tfl_depthwise_opt(const tfl_params *p, const int8_t *in, int8_t *out);
+void tfl_fully_connected_opt(const tfl_params *p, const int8_t *in, int8_t *out);
 /* Reshape: the bytes unchanged (nothing to do when the planner put both at one offset). */
 void tfl_copy(const int8_t *in, int8_t *out, uint32_t bytes);
 

@@ -883,7 +883,11 @@ _config_option = click.option("--config", "config_file", type=click.Path(dir_oka
                               metavar="PLACEMENT.toml", help="Where the model's parts go: weights = \"flash\" "
                               "(default) or \"ram\"; arena = \"ram\" (default), \"dtcm\" or \"sram\" and "
                               "code = \"flash\" (default) or \"itcm\" on a board with TCMs (mcu-d); "
-                              "kernels = \"ref\" (docs/models.md).")
+                              "kernels = \"opt\" (default) or \"ref\", and per layer in [layer_kernels] "
+                              "(docs/models.md).")
+_variant_option = click.option("--variant", type=click.Choice(["opt", "ref"]), default=None,
+                               help="Every layer's kernels: opt, the SIMD ones (DSP instructions) where a layer "
+                               "has them, or ref, the plain C ones; overrides the --config file's. Default: opt.")
 _input_option = click.option("--input", "input_files", multiple=True, type=click.Path(dir_okay=False, exists=True),
                              metavar="X.npy", help="The model's input as a .npy array (repeat for each input, in "
                              "order); default: a seeded uniform random input.")
@@ -896,14 +900,15 @@ _input_option = click.option("--input", "input_files", multiple=True, type=click
               help="Where to write model.c, board_model.c, plan.txt and model.elf.")
 @_input_option
 @_config_option
-def model_build(model_file, board, out, input_files, config_file):
+@_variant_option
+def model_build(model_file, board, out, input_files, config_file, variant):
     """Generate MODEL.tflite as C (TFLite's integer arithmetic, the arena planned from tensor
     lifetimes, each layer a region) and build it for BOARD with arm-none-eabi-gcc."""
     from .tinyml.model_build import BuildError, build
 
     model = _load_model_or_exit(model_file)
     _check_board(board)
-    placement = _placement(config_file)
+    placement = _placement(config_file, model, variant)
     try:
         built = build(model, board, Path(out), _model_inputs(model, input_files), placement)
     except BuildError as exc:
@@ -913,13 +918,16 @@ def model_build(model_file, board, out, input_files, config_file):
                f"(arena {built.plan.size:,} bytes)", err=True)
 
 
-def _placement(config_file):
+def _placement(config_file, model, variant):
+    """The --config placement with --variant applied, checked against the model's layers."""
     from .tinyml.placement import PlacementError, load_placement
 
     try:
-        return load_placement(config_file)
+        placement = load_placement(config_file).with_kernels(variant)
+        placement.variants(model)
     except PlacementError as exc:
         raise click.BadParameter(str(exc), param_hint="--config") from exc
+    return placement
 
 
 def _check_board(board):
@@ -935,10 +943,11 @@ def _check_board(board):
                    "DIR/build/ (the generated C and ELF).")
 @_input_option
 @_config_option
+@_variant_option
 @click.option("--max-cycles", type=count(), default=None, metavar="N", help="Stop after N core cycles.")
 @click.option("--dump", is_flag=True, help="Keep every layer's output (an arena where no tensor is overwritten: "
               "the timing then has that layout) and write them to DIR/tensors.npz.")
-def model_run(model_file, board, out, input_files, config_file, max_cycles, dump):
+def model_run(model_file, board, out, input_files, config_file, variant, max_cycles, dump):
     """Build MODEL.tflite for BOARD, run one inference on the simulator and validate its outputs
     against the TFLite Micro interpreter on the same input. Exit 0 when they are equal bit for
     bit, 1 when they differ (the timing is then not of a correct inference), 3 when the model
@@ -948,7 +957,7 @@ def model_run(model_file, board, out, input_files, config_file, max_cycles, dump
 
     model = _load_model_or_exit(model_file)
     _check_board(board)
-    placement = _placement(config_file)
+    placement = _placement(config_file, model, variant)
     _prepare_out(out)
     options = {} if max_cycles is None else {"max_cycles": max_cycles}
     try:
@@ -964,6 +973,8 @@ def model_run(model_file, board, out, input_files, config_file, max_cycles, dump
         click.echo(f"mcusim: error: cannot write the bundle in {out}: {exc}", err=True)
         sys.exit(EXIT_OUTPUT_ERROR)
     inference = next((r for r in result.regions if r["name"] == "inference"), None)
+    for line in M.layer_table(section, result.regions):
+        say(line)
     if inference:
         say(f"mcusim: {Path(model_file).name} on {board}: {inference['cycles_mean']:,.0f} cycles, "
             f"{inference['seconds_mean'] * 1e3:.3f} ms per inference"

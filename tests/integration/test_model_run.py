@@ -72,9 +72,46 @@ def test_model_build_writes_the_c_the_plan_and_the_elf(tmp_path):
     require_tool("arm-none-eabi-gcc")
     done = run_cli("model", "build", DATA / "micro_speech_quantized.tflite", "--board", "mcu-d", "--out", tmp_path)
     assert done.returncode == 0, done.stderr
-    assert "tfl_depthwise(" in (tmp_path / "model.c").read_text()
+    assert "tfl_depthwise_opt(" in (tmp_path / "model.c").read_text()  # the SIMD kernels by default
     assert "336,000 MACs" in (tmp_path / "plan.txt").read_text()
     assert (tmp_path / "model.elf").stat().st_size > 0
+    done = run_cli("model", "build", DATA / "micro_speech_quantized.tflite", "--board", "mcu-d", "--out", tmp_path,
+                   "--variant", "ref")
+    assert done.returncode == 0, done.stderr
+    source = (tmp_path / "model.c").read_text()
+    assert "tfl_depthwise(" in source and "_opt(" not in source
+
+
+def test_kernel_variants_per_layer_are_used_recorded_and_faster(tmp_path):
+    """`kernels` and [layer_kernels] choose each layer's kernels; run.json's per-layer rows say
+    which ran; the SIMD depthwise convolution takes fewer cycles than the plain one."""
+    require_tool("arm-none-eabi-gcc")
+    (tmp_path / "p.toml").write_text('kernels = "opt"\n[layer_kernels]\n"1_DEPTHWISE_CONV_2D" = "ref"\n')
+    runs = {}
+    for name, options in (("mixed", ["--config", tmp_path / "p.toml"]), ("opt", []), ("ref", ["--variant", "ref"])):
+        done = run_cli("model", "run", DATA / "micro_speech_quantized.tflite", "--board", "mcu-m",
+                       "--out", tmp_path / name, *options)
+        assert done.returncode == 0, done.stderr
+        runs[name] = json.loads((tmp_path / name / "run.json").read_text())
+        assert runs[name]["model"]["validated"]
+    kernels = {name: {row["name"]: row["kernel"] for row in run["model"]["per_layer"]} for name, run in runs.items()}
+    assert kernels["mixed"] == {"0_RESHAPE": "ref", "1_DEPTHWISE_CONV_2D": "ref", "2_FULLY_CONNECTED": "opt",
+                                "3_SOFTMAX": "ref"}
+    assert kernels["opt"]["1_DEPTHWISE_CONV_2D"] == "opt" and set(kernels["ref"].values()) == {"ref"}
+    assert runs["mixed"]["model"]["placement"]["layer_kernels"] == {"1_DEPTHWISE_CONV_2D": "ref"}
+    cycles = {name: {r["name"]: r["cycles_mean"] for r in run["regions"]} for name, run in runs.items()}
+    assert cycles["opt"]["1_DEPTHWISE_CONV_2D"] < cycles["ref"]["1_DEPTHWISE_CONV_2D"] / 2
+    assert cycles["mixed"]["1_DEPTHWISE_CONV_2D"] == cycles["ref"]["1_DEPTHWISE_CONV_2D"]
+    row = runs["opt"]["model"]["per_layer"][2]
+    assert row["weights_bytes"] == 16_016 and row["weights_in"] == "flash" and row["macs"] == 16_000
+    assert row["arena_live_bytes"] == 4_004 and row["output"] == [1, 4]
+
+
+def test_a_layer_kernels_entry_the_model_lacks_is_a_usage_error(tmp_path):
+    (tmp_path / "p.toml").write_text('[layer_kernels]\n"7_CONV_2D" = "ref"\n')
+    done = run_cli("model", "build", DATA / "micro_speech_quantized.tflite", "--board", "mcu-m", "--out", tmp_path / "o",
+                   "--config", tmp_path / "p.toml")
+    assert done.returncode == 2 and "7_CONV_2D" in done.stderr and "1_DEPTHWISE_CONV_2D" in done.stderr
 
 
 def test_unknown_board_and_unsupported_models_are_refused(tmp_path):
@@ -138,7 +175,8 @@ def test_weights_in_ram_are_linked_there_and_recorded(tmp_path):
     assert done.returncode == 0, done.stderr
     model = json.loads((tmp_path / "b" / "run.json").read_text())["model"]
     assert model["weights_in"] == "ram"
-    assert model["placement"] == {"weights": "ram", "arena": "ram", "code": "flash", "kernels": "ref"}
+    assert model["placement"] == {"weights": "ram", "arena": "ram", "code": "flash", "kernels": "opt",
+                                  "layer_kernels": {}}
     assert model["placement_file"] == str(config) and model["validated"]
     image = ElfImage.load(tmp_path / "b" / "build" / "model.elf")
     assert 0x20000000 <= image.symbol("layer2_weights") < 0x20018000  # mcu-m SRAM1
@@ -178,7 +216,7 @@ def test_arena_and_code_placement_on_mcu_d(tmp_path, text, arena_in, code_in):
     image = ElfImage.load(tmp_path / "b" / "build" / "model.elf")
     arena = image.symbol("tfl_arena")
     assert arena_in[0] <= arena and arena + model["arena_bytes"] <= arena_in[1]
-    kernel = image.symbol("tfl_depthwise")
+    kernel = image.symbol("tfl_depthwise_opt")
     if code_in:
         assert model["placement"]["code"] == "itcm" and code_in[0] < kernel < code_in[1]
     else:

@@ -1,6 +1,7 @@
-"""Generated C (tinyml/tflite_codegen.py onto firmware/tinyml/tfl_ops.c), compiled for the host:
-bit for bit what the TFLite Micro interpreter computes on the converter-made models, and what
-the numpy reference computes on random single-node models of every operator."""
+"""Generated C (tinyml/tflite_codegen.py onto firmware/tinyml/tfl_ops.c and the SIMD kernels of
+tfl_ops_opt.c, their instructions in plain C off the Arm target), compiled for the host: bit for
+bit what the TFLite Micro interpreter computes on the converter-made models, and what the numpy
+reference computes on random single-node models of every operator, in both kernel variants."""
 import subprocess
 import sys
 from pathlib import Path
@@ -23,14 +24,15 @@ ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"
 
 
-def run_generated(model, inputs, work: Path) -> bytes:
+def run_generated(model, inputs, work: Path, variant: str = "ref") -> bytes:
     """Compile the model's C with the kernels and a host driver; the outputs' bytes."""
     gcc = require_tool("gcc")
-    (work / "model.c").write_text(generate(model))
+    (work / "model.c").write_text(generate(model, variants={op.index: variant for op in model.operators}))
     exe = work / "model"
     done = subprocess.run([gcc, "-std=c11", "-O1", "-Wall", "-Wextra", "-Werror", "-Wno-unused-const-variable",
                            f"-I{ROOT / 'firmware' / 'tinyml'}", str(work / "model.c"),
-                           str(ROOT / "firmware" / "tinyml" / "tfl_ops.c"), str(DATA / "c" / "tfl_host_main.c"),
+                           str(ROOT / "firmware" / "tinyml" / "tfl_ops.c"),
+                           str(ROOT / "firmware" / "tinyml" / "tfl_ops_opt.c"), str(DATA / "c" / "tfl_host_main.c"),
                            "-o", str(exe)], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-4000:]
     files = []
@@ -43,7 +45,8 @@ def run_generated(model, inputs, work: Path) -> bytes:
     return ran.stdout
 
 
-def test_converter_made_models_match_the_interpreter(tmp_path):
+@pytest.mark.parametrize("variant", ["ref", "opt"])
+def test_converter_made_models_match_the_interpreter(tmp_path, variant):
     rng = np.random.default_rng(3)
     for name in ("hello_world_int8", "micro_speech_quantized"):
         path = DATA / "tflite" / f"{name}.tflite"
@@ -53,25 +56,28 @@ def test_converter_made_models_match_the_interpreter(tmp_path):
             x = rng.integers(-128, 128, model.tensors[model.inputs[0]].shape).astype(np.int8)
             interpreter.set_input(x, 0)
             interpreter.invoke()
-            ours = np.frombuffer(run_generated(model, [x], tmp_path), np.int8)
+            ours = np.frombuffer(run_generated(model, [x], tmp_path, variant), np.int8)
             assert (ours == interpreter.get_output(0).reshape(-1)).all(), name
 
 
-def _check(case, tmp_path_factory):
+def _check(case, tmp_path_factory, variant="ref"):
     data, inputs = case
     inputs = [inputs] if isinstance(inputs, np.ndarray) else inputs
     work = tmp_path_factory.mktemp("gen")
     (work / "m.tflite").write_bytes(data)
     model = load_model(work / "m.tflite")
     want = R.run(model, inputs)[model.outputs[0]]
-    got = np.frombuffer(run_generated(model, inputs, work), want.dtype).reshape(want.shape)
+    got = np.frombuffer(run_generated(model, inputs, work, variant), want.dtype).reshape(want.shape)
     assert (got == want).all(), f"{model.operators[0].name} {model.operators[0].options}"
 
 
+@pytest.mark.parametrize("variant", ["ref", "opt"])
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cases.layers())
-def test_generated_layers_match_the_reference(tmp_path_factory, case):
-    _check(case, tmp_path_factory)
+def test_generated_layers_match_the_reference(tmp_path_factory, variant, case):
+    """Convolutions, depthwise convolutions (any depth multiplier) and fully connected layers of
+    random shapes, strides, dilations, padding, zero points and scales, in both kernel sets."""
+    _check(case, tmp_path_factory, variant)
 
 
 @pytest.mark.parametrize("kind", cases.OTHER_KINDS)

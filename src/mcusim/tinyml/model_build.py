@@ -113,7 +113,8 @@ def board_wrapper(model: TfliteModel, plan: ArenaPlan, inputs: list[np.ndarray],
 def build(model: TfliteModel, board_name: str, out: Path, inputs: list[np.ndarray] | None = None,
           placement: Placement = Placement(), keep_all: bool = False) -> BuiltModel:
     """Generate and compile; `out` gets model.c, board_model.c, plan.txt and model.elf. `keep_all`:
-    an arena where no tensor is overwritten (plan_arena)."""
+    an arena where no tensor is overwritten (plan_arena). Raises BuildError, or PlacementError
+    for a [layer_kernels] entry the model has no layer for."""
     board = load_board(board_name)
     flags = CPU_FLAGS.get(board.core.name)
     if flags is None:
@@ -126,7 +127,7 @@ def build(model: TfliteModel, board_name: str, out: Path, inputs: list[np.ndarra
     plan = plan_arena(model, keep_all=keep_all)
     out.mkdir(parents=True, exist_ok=True)
     source = out / "model.c"
-    source.write_text(generate(model, plan, weights_in=placement.weights))
+    source.write_text(generate(model, plan, weights_in=placement.weights, variants=placement.variants(model)))
     (out / "board_model.c").write_text(board_wrapper(model, plan, inputs, arena_section=placement.arena != "ram"))
     (out / "plan.txt").write_text("\n".join(show_lines(summarize(model))) + "\n")
     fw = firmware_dir()
@@ -144,7 +145,7 @@ def build(model: TfliteModel, board_name: str, out: Path, inputs: list[np.ndarra
     compile_flags = [*flags, "-std=c11", "-O2", "-g", "-Wall", "-Wextra", "-Wno-unused-const-variable",
                      "-ffunction-sections", "-fdata-sections", f"-I{fw / 'include'}", f"-I{fw / 'common'}",
                      f"-I{fw / 'tinyml'}", f"-I{out}", f"-DBOARD_NAME=\"{board_name}\""]
-    model_sources = [out / "board_model.c", fw / "tinyml" / "tfl_ops.c"]
+    model_sources = [out / "board_model.c", fw / "tinyml" / "tfl_ops.c", fw / "tinyml" / "tfl_ops_opt.c"]
     if placement.code == "itcm":
         model_sources = [_object_in_itcm(compiler, compile_flags, path, out) for path in model_sources]
     elf = out / "model.elf"

@@ -12,6 +12,8 @@ from . import tflite_reference, tflm_reference
 from .model_build import BuiltModel, build
 from .model_plan import macs
 from .placement import Placement
+from .model_summary import summarize
+from .tflite_codegen import kernel_used
 from .tflite_model import TfliteModel
 
 
@@ -95,11 +97,18 @@ def run(model: TfliteModel, board: str, out: Path, inputs: list[np.ndarray] | No
         first_difference = first_differing_layer(model, tensors, built.inputs) or \
             "none: every layer equals mcusim's numpy reference, which differs from the interpreter here"
     weights = sum(t.bytes for t in model.tensors if t.constant)
+    variants = placement.variants(model)
+    layers = [{key: layer[key] for key in ("name", "op", "inputs", "output", "macs", "weights_bytes")}
+              | {"weights_in": placement.weights if layer["weights_bytes"] else None,
+                 "arena_live_bytes": built.plan.live_bytes(model, layer["index"]),
+                 "kernel": kernel_used(model, model.operators[layer["index"]], variants[layer["index"]])}
+              for layer in summarize(model)["layers"]]
     result.model = {
         "path": str(model.path), "sha256": model.sha256, "operators": sorted({op.name for op in model.operators}),
         "layers": len(model.operators), "macs": sum(macs(model, op) for op in model.operators),
         "arena_bytes": built.plan.size, "weights_bytes": weights, "weights_in": placement.weights,
         "kernels": placement.kernels, "placement": placement.as_dict(), "placement_file": placement_file,
+        "per_layer": layers,
         "validated": validated,
         "max_abs_diff": _max_abs_diff(outputs, expected) if expected is not None else None,
         "reference": tflm_reference.version(), "validation_problem": problem,
@@ -107,3 +116,26 @@ def run(model: TfliteModel, board: str, out: Path, inputs: list[np.ndarray] | No
         "input": "given" if inputs is not None else "seeded uniform random (seed 0)",
     }
     return ModelRun(result, built, outputs, expected)
+
+
+def _dims(shape) -> str:
+    return "x".join(str(d) for d in shape) if shape else "-"
+
+
+def layer_table(section: dict, regions: list[dict]) -> list[str]:
+    """The per-layer report of a model run: op and shapes, MACs, cycles, ms, MACs per cycle,
+    energy, weights and where they live, arena bytes live, kernel set."""
+    measured = {r["name"]: r for r in regions}
+    header = (f"  {'layer':<24} {'output':<14} {'MACs':>11} {'cycles':>12} {'ms':>9} {'MAC/cyc':>7} {'uJ':>9} "
+              f"{'weights B':>10} {'in':<5} {'arena B':>8} kernel")
+    lines = [header]
+    for layer in section["per_layer"]:
+        r = measured.get(layer["name"], {})
+        cycles, seconds, energy = r.get("cycles_mean"), r.get("seconds_mean"), r.get("energy_j")
+        ratio = f"{layer['macs'] / cycles:.3f}" if cycles and layer["macs"] else "-"
+        lines.append(f"  {layer['name']:<24} {_dims(layer['output']):<14} {layer['macs']:>11,} "
+                     f"{'-' if cycles is None else f'{cycles:,.0f}':>12} "
+                     f"{'-' if seconds is None else f'{seconds * 1e3:.3f}':>9} {ratio:>7} "
+                     f"{'-' if energy is None else f'{energy * 1e6:.1f}':>9} {layer['weights_bytes']:>10,} "
+                     f"{layer['weights_in'] or '-':<5} {layer['arena_live_bytes']:>8,} {layer['kernel']}")
+    return lines

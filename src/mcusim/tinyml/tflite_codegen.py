@@ -9,12 +9,27 @@ import numpy as np
 
 from . import tflite_reference as R
 from .model_plan import ArenaPlan, plan_arena
+from .placement import VARIANTS
 from .tflite_model import Operator, TfliteModel, check_supported
 
 CALLS = {"CONV_2D": "tfl_conv", "DEPTHWISE_CONV_2D": "tfl_depthwise", "FULLY_CONNECTED": "tfl_fully_connected",
          "AVERAGE_POOL_2D": "tfl_average_pool", "MAX_POOL_2D": "tfl_max_pool", "ADD": "tfl_add", "MUL": "tfl_mul",
          "RELU": "tfl_relu", "RELU6": "tfl_relu6", "DEQUANTIZE": "tfl_dequantize", "PAD": "tfl_pad",
          "MEAN": "tfl_mean", "SOFTMAX": "tfl_softmax", "LOGISTIC": "tfl_logistic", "TANH": "tfl_tanh"}
+
+# The SIMD kernels (firmware/tinyml/tfl_ops_opt.c); every other layer has the one kernel.
+OPT_CALLS = {"CONV_2D": "tfl_conv_opt", "DEPTHWISE_CONV_2D": "tfl_depthwise_opt",
+             "FULLY_CONNECTED": "tfl_fully_connected_opt"}
+
+
+def kernel_used(model: TfliteModel, op: Operator, variant: str) -> str:
+    """The kernel set a layer runs on when `variant` is asked for: "opt" only where a SIMD kernel
+    exists."""
+    return "opt" if variant == "opt" and op.name in OPT_CALLS else "ref"
+
+
+def _wrap_int32(values) -> np.ndarray:
+    return ((np.asarray(values, np.int64) + (1 << 31)) % (1 << 32) - (1 << 31)).astype(np.int64)
 
 
 def _shape4(shape) -> tuple[int, int, int, int]:
@@ -43,8 +58,8 @@ def _array(ctype: str, name: str, values, public: bool = False, section: str | N
 class _Layer:
     """The C of one node: its constant arrays and its tfl_params initialiser."""
 
-    def __init__(self, model: TfliteModel, op: Operator, weights_section: str | None = None):
-        self.model, self.op = model, op
+    def __init__(self, model: TfliteModel, op: Operator, weights_section: str | None = None, kernel: str = "ref"):
+        self.model, self.op, self.kernel = model, op, kernel
         self.weights_section = weights_section  # where weights and biases go (None: flash, with the code)
         self.arrays: list[str] = []
         self.fields: dict[str, str] = {}
@@ -83,7 +98,15 @@ def _weighted(layer: _Layer, channels: int) -> None:
     layer.fields["weights"] = layer.array("int8_t", "weights", weights.data, weights=True)
     layer.fields["filter"] = _shape_c(weights.shape if layer.op.name != "FULLY_CONNECTED"
                                       else (weights.shape[0], weights.shape[1], 1, 1))
-    if len(layer.op.inputs) > 2 and layer.op.inputs[2] >= 0:
+    has_bias = len(layer.op.inputs) > 2 and layer.op.inputs[2] >= 0
+    if layer.kernel == "opt" and layer.op.name in ("CONV_2D", "FULLY_CONNECTED"):
+        # sum((x - zp) w) = sum(x w) - zp sum(w): the SIMD kernels multiply raw bytes
+        bias = layer.tensor(2).data.astype(np.int64) if has_bias else np.zeros(channels, np.int64)
+        sums = weights.data.reshape(channels, -1).astype(np.int64).sum(axis=1)
+        zero_point = int(layer.model.tensors[layer.op.inputs[0]].zero_points[0])
+        layer.fields["folded_bias"] = layer.array("int32_t", "folded_bias", _wrap_int32(bias - zero_point * sums),
+                                                  weights=True)
+    elif has_bias:
         layer.fields["bias"] = layer.array("int32_t", "bias", layer.tensor(2).data, weights=True)
     layer.fields["multiplier"] = layer.array("int32_t", "multiplier", q)
     layer.fields["shift"] = layer.array("int32_t", "shift", exponent)
@@ -199,6 +222,8 @@ def _call(model: TfliteModel, plan: ArenaPlan, layer: _Layer) -> list[str]:
         return [f"tfl_requantize({p}, {first()}, {out});"]
     if op.name == "DEQUANTIZE":
         return [f"tfl_dequantize({p}, {first()}, (float *)(arena + {plan.offsets[op.outputs[0]]}u));"]
+    if layer.kernel == "opt":
+        return [f"{OPT_CALLS[op.name]}({p}, {first()}, {out});"]
     if op.name in ("ADD", "MUL"):
         second = _operand(model, plan, op.inputs[1], layer, "const int8_t")
         return [f"{CALLS[op.name]}({p}, {first()}, {second}, {out});"]
@@ -214,28 +239,39 @@ def _call(model: TfliteModel, plan: ArenaPlan, layer: _Layer) -> list[str]:
     return [f"{CALLS[op.name]}({p}, {first()}, {out});"]
 
 
-def generate(model: TfliteModel, plan: ArenaPlan | None = None, weights_in: str = "flash") -> str:
+def generate(model: TfliteModel, plan: ArenaPlan | None = None, weights_in: str = "flash",
+             variants: dict[int, str] | None = None) -> str:
     """The model as C (a translation unit that includes tfl_ops.h and defines TFL_LAYER_BEGIN/END
     as nothing unless the includer did). `weights_in` "ram" puts the weights and biases in a
-    .data section, copied to RAM by the start-up code."""
+    .data section, copied to RAM by the start-up code. `variants`: "opt" or "ref" by layer index
+    (default "ref"); a layer without a SIMD kernel runs the plain one either way."""
     if weights_in not in WEIGHTS_IN:
         raise ValueError(f"weights_in must be one of {', '.join(WEIGHTS_IN)}, not {weights_in!r}")
+    variants = variants or {}
+    unknown = sorted(set(variants.values()) - set(VARIANTS))
+    if unknown:
+        raise ValueError(f"kernel variants must be {' or '.join(VARIANTS)}, not {', '.join(unknown)}")
     section = RAM_SECTION if weights_in == "ram" else None
     check_supported(model)
     plan = plan or plan_arena(model)
     head = [f"/* Generated by mcusim from {model.path} (sha256 {model.sha256}). Do not edit. */\n",
             '#include "tfl_ops.h"\n\n#ifndef TFL_LAYER_BEGIN\n#define TFL_LAYER_BEGIN(name)\n'
             "#define TFL_LAYER_END(name)\n#endif\n\n"]
-    body, calls = [], []
+    body, calls, scratch = [], [], 0
     for op in model.operators:
-        layer = _Layer(model, op, section)
+        layer = _Layer(model, op, section, kernel_used(model, op, variants.get(op.index, "ref")))
         _describe(layer)
+        if layer.kernel == "opt" and op.name == "CONV_2D":
+            layer.fields["scratch"] = "tfl_scratch"
+            scratch = max(scratch, int(np.prod(model.tensors[op.inputs[1]].shape[1:])))
         lines = _call(model, plan, layer)
         body += layer.arrays
         body.append(f"static const tfl_params layer{op.index}_params = {layer.params()};\n")
         name = f"{op.index}_{op.name}"
         calls.append(f'    TFL_LAYER_BEGIN("{name}");\n' + "".join(f"    {line}\n" for line in lines)
                      + f'    TFL_LAYER_END("{name}");\n')
+    if scratch:  # the SIMD convolutions' im2col buffer, one output pixel's taps
+        body.insert(0, f"static int8_t tfl_scratch[{scratch}] __attribute__((aligned(4)));\n")
     inputs, outputs = model.inputs, model.outputs
     tail = [f"\nconst uint32_t tfl_model_arena_bytes = {max(plan.size, 4)}u;\n",
             f"const uint32_t tfl_model_input_count = {len(inputs)}u;\n",
