@@ -1,7 +1,7 @@
 """From a .tflite file to a validated bundle: how long `mcusim model run` takes on a MobileNet-class
 model (issue 16's goal: under a minute, build included).
 
-    python benchmarks/model_to_bundle.py [--board mcu-d] [--keep DIR]
+    python benchmarks/model_to_bundle.py [--board mcu-d] [--variant opt|ref] [--keep DIR]
 
 Writes a MobileNet v1 (width 0.25) of the person-detection shape: a 96x96x1 int8 input, a 3x3
 stride-2 convolution to 8 channels, 13 depthwise-separable blocks (3x3 depthwise, 1x1
@@ -102,6 +102,7 @@ def mobilenet(seed: int = 1, size: int = 96, head: str = "average_pool") -> byte
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--board", default="mcu-d")
+    parser.add_argument("--variant", choices=["opt", "ref"], default="opt", help="the kernels (default: opt, SIMD)")
     parser.add_argument("--keep", type=Path, help="write the model and the bundle here instead of a temporary folder")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="mcusim-bench-") as temporary:
@@ -111,7 +112,7 @@ def main() -> None:
         model.write_bytes(mobilenet())
         started = time.perf_counter()
         done = subprocess.run([sys.executable, "-m", "mcusim.cli", "model", "run", str(model), "--board", args.board,
-                               "--out", str(work / "bundle")], capture_output=True, text=True)
+                               "--variant", args.variant, "--out", str(work / "bundle")], capture_output=True, text=True)
         seconds = time.perf_counter() - started
         print(done.stderr.strip())
         if done.returncode not in (0, 1):
@@ -119,7 +120,7 @@ def main() -> None:
         run = json.loads((work / "bundle" / "run.json").read_text())
         inference = next(r for r in run["regions"] if r["name"] == "inference")
         print(f"\n{model.name} ({run['model']['layers']} layers, {run['model']['macs']:,} MACs, weights "
-              f"{run['model']['weights_bytes']:,} bytes, arena {run['model']['arena_bytes']:,} bytes) on {args.board}: "
+              f"{run['model']['weights_bytes']:,} bytes, arena {run['model']['arena_bytes']:,} bytes) on {args.board}, {args.variant} kernels: "
               f".tflite to bundle in {seconds:.1f} s (goal: under 60 s); inference {inference['cycles_mean']:,.0f} "
               f"cycles; validated: {run['model']['validated']}")
 

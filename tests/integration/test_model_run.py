@@ -6,10 +6,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from clirun import run_cli
 from conftest import require_tool
 from mcusim.config import board_names
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
+import test_tflite_reference as cases  # noqa: E402  (its model strategies)
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "tflite"
 MODELS = {"hello_world_int8": ["0_FULLY_CONNECTED", "1_FULLY_CONNECTED", "2_FULLY_CONNECTED"],
@@ -296,3 +301,22 @@ def test_interpreter_outputs_of_another_size_are_a_mismatch_not_a_crash(tmp_path
     done = run_cli("model", "run", DATA / "hello_world_int8.tflite", "--board", "mcu-b", "--out", tmp_path)
     assert done.returncode == 1 and "other sizes" in done.stderr
     assert json.loads((tmp_path / "run.json").read_text())["model"]["max_abs_diff"] is None
+
+
+@settings(max_examples=8, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=st.one_of(cases.layers(), cases.elementwise(kinds=("AVERAGE_POOL_2D", "ADD", "MEAN", "SOFTMAX"))),
+       board=st.sampled_from(board_names()), variant=st.sampled_from(["opt", "ref"]))
+def test_random_models_run_validated_on_the_boards(tmp_path_factory, case, board, variant):
+    """Random single-layer models, the SIMD kernels' instructions executed by the simulator
+    (the host tests run them as plain C): validated against the interpreter on every board."""
+    require_tool("arm-none-eabi-gcc")
+    from mcusim.tinyml import model_run
+    from mcusim.tinyml.placement import Placement
+    from mcusim.tinyml.tflite_model import load_model
+
+    data, inputs = case
+    work = tmp_path_factory.mktemp("random")
+    (work / "m.tflite").write_bytes(data)
+    done = model_run.run(load_model(work / "m.tflite"), board, work / "b",
+                         [inputs] if isinstance(inputs, np.ndarray) else inputs, Placement(kernels=variant))
+    assert done.result.model["validated"], done.result.model

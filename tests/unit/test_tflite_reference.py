@@ -73,7 +73,8 @@ def layers(draw):
         w_shape, w_dim = (units, depth), 0
     else:
         h, w = draw(st.integers(1, 9)), draw(st.integers(1, 9))
-        kh, kw = draw(st.integers(1, min(4, h + 2))), draw(st.integers(1, min(4, w + 2)))
+        # 1x1 kernels (pointwise convolutions) often: the SIMD convolution reads their taps in place
+        kh, kw = (draw(st.sampled_from([k for k in (1, 1, 2, 3, 4) if k <= limit])) for limit in (h + 2, w + 2))
         sh, sw = draw(st.integers(1, 3)), draw(st.integers(1, 3))
         dh, dw = draw(st.integers(1, 2)), draw(st.integers(1, 2))
         pad = draw(st.sampled_from(sorted(PADDING)))
@@ -90,7 +91,7 @@ def layers(draw):
                                          "DilationHFactor": dh, "DilationWFactor": dw,
                                          "FusedActivationFunction": ACTIVATIONS[activation]})
         else:
-            multiplier = draw(st.integers(1, 3))
+            multiplier = draw(st.sampled_from([1, 2, 3, 4, 8]))  # the SIMD depthwise has three lane layouts
             channels = in_c * multiplier
             w_shape = (1, kh, kw, channels)
             w_dim = 3
