@@ -21,6 +21,7 @@ from .analysis.branch_trace import TraceWindow
 from .analysis.branch_trace import write as write_branch_trace
 from .analysis.flamegraph import write_folded, write_speedscope
 from .analysis.lines import write_csv as write_lines_csv
+from .analysis.memory import memory_use
 from .power.accounting import DEFAULT_BIN_US
 from .power.energy import RunEnergy, annotate_functions, annotate_regions
 from .power.energy import summary as energy_summary
@@ -96,6 +97,7 @@ class RunResult:
     semihosting_root: str | None = None
     semihosting_system: bool = False
     model: dict | None = None  # `mcusim model run`: the model, its footprint and its validation
+    memory: dict | None = None  # footprint per bank and stack/heap peaks: analysis/memory.py
 
     @property
     def cpi(self) -> float:
@@ -172,6 +174,7 @@ class RunResult:
             "fault": self.fault_report,
             "warnings": self.warnings,
             "unmodelled_registers": self.unmodelled_registers,
+            "memory": self.memory,
             "model": self.model,
         }
 
@@ -412,6 +415,7 @@ class Simulator:
             max_cycles=m.max_cycles,
             semihosting_root=str(m.semihosting.root) if m.semihosting.root else None,
             semihosting_system=bool(m.semihosting.host and m.semihosting.host.allow_system),
+            memory=memory_use(self.image, self.board, m.read_memory, m.initial_sp),
         )
 
     def _power_trace(self, run_energy: RunEnergy) -> tuple[float, tuple]:

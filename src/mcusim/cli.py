@@ -361,6 +361,15 @@ def _cycle_range(text: str | None) -> tuple[int, int | None]:
     return start, end
 
 
+def memory_line(memory: dict) -> str:
+    """Footprint and peaks in one summary line."""
+    def peak(name):
+        return "not measured" if memory[name] is None else f"{memory[name]:,} B"
+
+    return (f"memory: flash {memory['flash_bytes']:,} B, RAM {memory['ram_bytes']:,} B (data, bss); peaks: "
+            f"stack {peak('stack_peak_bytes')}, heap {peak('heap_peak_bytes')}")
+
+
 def _summary(result, out) -> None:
     if result.clock_pinned:
         clock = f"{_mhz(result.clock_hz)} (pinned by --clock-hz)"
@@ -402,6 +411,8 @@ def _summary(result, out) -> None:
         rails = ", ".join(f"{rail} {_joules(j)}" for rail, j in result.energy["energy_by_rail_j"].items())
         lines.insert(-1, f"energy {_joules(result.energy['energy_j'])} ({rails}); average "
                          f"{1e3 * result.energy['average_power_w']:.2f} mW, peak {1e3 * result.energy['peak_power_w']:.2f} mW")
+    if result.memory:
+        lines.insert(-1, memory_line(result.memory))
     if result.boot_note:
         lines.insert(1, f"boot: {result.boot_note}")
     if out:
@@ -979,6 +990,9 @@ def model_run(model_file, board, out, input_files, config_file, variant, max_cyc
         say(f"mcusim: {Path(model_file).name} on {board}: {inference['cycles_mean']:,.0f} cycles, "
             f"{inference['seconds_mean'] * 1e3:.3f} ms per inference"
             + (f", {inference['energy_j'] * 1e6:.1f} uJ" if inference.get("energy_j") is not None else ""))
+    if result.memory:
+        say(f"mcusim: {memory_line(result.memory)}; model: weights {section['weights_bytes']:,} B "
+            f"in {section['weights_in']}, arena {section['arena_bytes']:,} B")
     if section["validated"]:
         say(f"mcusim: validated: outputs equal {section['reference']}'s bit for bit")
         code = 0

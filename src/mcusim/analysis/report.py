@@ -153,9 +153,24 @@ def energy(run: dict) -> Section | None:
     return Section("energy", None, table)
 
 
+def memory(run: dict) -> Section | None:
+    """The footprint per memory bank and the stack and heap peaks (analysis/memory.py)."""
+    used = run.get("memory")
+    if not used:
+        return None
+    table = [[bank["name"], bank.get("kind", "?"), _count(bank.get("used_bytes")), _count(bank.get("size_bytes")),
+              _share(bank.get("used_fraction"))] for bank in used.get("banks", []) if bank.get("used_bytes")]
+    table += [["flash (code, constants, data image)", "", _count(used.get("flash_bytes")), "", ""],
+              ["RAM (data, bss)", "", _count(used.get("ram_bytes")), "", ""],
+              ["stack peak (main stack)", "", _count(used.get("stack_peak_bytes")), "", ""],
+              ["heap peak", "", _count(used.get("heap_peak_bytes")), "", ""]]
+    return Section("memory (bytes)", ["bank", "kind", "used", "size", "share"], table, text_columns=2)
+
+
 def sections(run: dict) -> list[Section]:
     """The report's tables, in order; the optional ones only when the bundle has them."""
-    parts = [header(run), counters(run), energy(run), functions(run), lines(run), samples(run), regions(run)]
+    parts = [header(run), counters(run), memory(run), energy(run), functions(run), lines(run), samples(run),
+             regions(run)]
     return [part for part in parts if part is not None]
 
 

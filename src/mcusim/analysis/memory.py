@@ -1,0 +1,159 @@
+"""Memory use of a run (run.json `memory`): the footprint the ELF places in each memory bank of
+the board, and the stack and heap peaks the run reached.
+
+The peaks are read from RAM after the run, at no cost per instruction: the simulator starts the
+free RAM between the image and the initial stack pointer zeroed (as QEMU does), so a word that
+is no longer zero (nor the fill value, when start-up code filled that space itself) was
+written. The stack grows down from the initial SP and the heap up from the image's end (the
+layout SYS_HEAPINFO describes); in RAM they share, the longest run of untouched words
+separates them (unless the heap's first word was never written: then there is no heap). A stack word written with zero is not seen, so the stack peak can fall short
+by the zeros at the bottom of the deepest frame; only the main stack is measured.
+"""
+from __future__ import annotations
+
+import io
+
+import numpy as np
+from elftools.elf.elffile import ELFFile
+
+from ..machine.semihosting import heap_info, ram_spans
+
+SHF_ALLOC = 0x2
+
+
+def _bank_of(board, address: int):
+    """(bank, offset) of an address, aliases resolved to the memory they show; None outside."""
+    region = board.region_at(address)
+    if region is None:
+        return None
+    if region.alias_of:
+        target = next(m for m in board.memory if m.name == region.alias_of)
+        return target, address - region.base + target.base
+    return region, address
+
+
+def _sections(image):
+    """(name, address, load address, size, occupies file bytes) of each allocated section."""
+    elf = ELFFile(io.BytesIO(image._raw))
+    found = []
+    for section in elf.iter_sections():
+        if not section["sh_flags"] & SHF_ALLOC or not section["sh_size"]:
+            continue
+        address, size = section["sh_addr"], section["sh_size"]
+        load = address
+        for segment in image.segments:
+            if section.name in segment.sections:
+                load = address - segment.vaddr + segment.paddr
+                break
+        found.append((section.name, address, load, size, section["sh_type"] != "SHT_NOBITS"))
+    return found
+
+
+def footprint(image, board) -> dict:
+    """Flash bytes (code, read-only data and the initialised-data image: every section with
+    contents loaded into flash) and RAM bytes (data and bss: every section placed in RAM, and
+    load images there, as on the MPS2 boards whose code runs from RAM), and per bank the bytes
+    used against its size, by section."""
+    banks = {m.name: {"name": m.name, "kind": m.kind, "base": m.base, "size_bytes": m.size_bytes, "used_bytes": 0,
+                      "sections": {}} for m in sorted(board.memory, key=lambda m: m.base) if not m.alias_of}
+
+    def add(address: int, name: str, size: int) -> str | None:
+        placed = _bank_of(board, address)
+        if placed is None:
+            return None
+        bank = banks[placed[0].name]
+        bank["used_bytes"] += size
+        bank["sections"][name] = bank["sections"].get(name, 0) + size
+        return bank["kind"]
+
+    totals = {"flash": 0, "ram": 0}
+    for name, address, load, size, has_contents in _sections(image):
+        placements = [add(address, name, size)]
+        if has_contents and load != address:
+            placements.append(add(load, f"{name} (load image)", size))
+        for kind in placements:
+            if kind in totals:
+                totals[kind] += size
+    listed = [dict(bank, used_fraction=bank["used_bytes"] / bank["size_bytes"] if bank["size_bytes"] else 0.0)
+              for bank in banks.values()]
+    return {"flash_bytes": totals["flash"], "ram_bytes": totals["ram"], "banks": listed}
+
+
+def _initial_words(image, begin: int, end: int) -> np.ndarray:
+    """What the loader left in RAM [begin, end): zero, except loaded segments placed there."""
+    initial = np.zeros(end - begin, np.uint8)
+    for segment in image.segments:
+        low, high = max(begin, segment.paddr), min(end, segment.paddr + len(segment.data))
+        if low < high:
+            initial[low - begin: high - begin] = np.frombuffer(segment.data, np.uint8)[low - segment.paddr:
+                                                                                        high - segment.paddr]
+    return initial.view("<u4")
+
+
+def _untouched(words: np.ndarray, initial: np.ndarray) -> np.ndarray:
+    """True where a word still holds what it started with, or the value most of the area holds
+    (start-up code that filled the free RAM with a pattern)."""
+    same = words == initial
+    if len(words):
+        values, counts = np.unique(words, return_counts=True)
+        fill = values[np.argmax(counts)]
+        if counts.max() * 2 > len(words):
+            same |= words == fill
+    return same
+
+
+def _longest_run(flags: np.ndarray) -> tuple[int, int]:
+    """[start, end) of the longest run of True in `flags` ((0, 0) when none)."""
+    if not flags.any():
+        return 0, 0
+    padded = np.concatenate(([False], flags, [False])).astype(np.int8)
+    edges = np.flatnonzero(np.diff(padded))
+    starts, ends = edges[0::2], edges[1::2]
+    k = int(np.argmax(ends - starts))
+    return int(starts[k]), int(ends[k])
+
+
+def _in_ram(board, begin: int, end: int) -> bool:
+    """Whether [begin, end) lies in one run of adjacent RAM."""
+    return any(span[0][0] <= begin and end <= span[-1][1] for span in ram_spans(board))
+
+
+def peaks(read_memory, image, board, initial_sp: int) -> dict:
+    """The main stack's and the heap's high-water marks, from RAM as the run left it; None for
+    each when its space is not in RAM (an initial SP outside it, say)."""
+    heap_base, heap_limit, stack_base, stack_limit = heap_info(board, image.segments, initial_sp)
+    stack_top = initial_sp or stack_base
+    shared = heap_limit == stack_base
+    low = heap_base if shared else stack_limit
+    low, high = low & ~3, stack_top & ~3
+    result = {"stack_top": stack_top, "heap_base": heap_base, "stack_peak_bytes": 0, "heap_peak_bytes": 0,
+              "lowest_sp": stack_top}
+    if not _in_ram(board, low, high):
+        return dict(result, stack_peak_bytes=None, lowest_sp=None, heap_peak_bytes=None if shared else 0)
+    if high > low:
+        words = np.frombuffer(read_memory(low, high - low), "<u4")
+        untouched = _untouched(words, _initial_words(image, low, high))
+        if shared:
+            if untouched[0]:  # the heap's first word never written: no heap, the stack is all that was
+                gap_start, gap_end = 0, int(np.flatnonzero(~untouched)[0]) if (~untouched).any() else len(words)
+            else:
+                gap_start, gap_end = _longest_run(untouched)
+            result["heap_peak_bytes"] = 4 * gap_start if gap_start else 0
+            stack_from = gap_end
+        else:
+            stack_from = int(np.flatnonzero(~untouched)[0]) if (~untouched).any() else len(words)
+        result["stack_peak_bytes"] = high - (low + 4 * stack_from)
+        result["lowest_sp"] = low + 4 * stack_from
+    if not shared and heap_limit > heap_base and _in_ram(board, heap_base, heap_limit):
+        words = np.frombuffer(read_memory(heap_base, heap_limit - heap_base), "<u4")
+        touched = np.flatnonzero(~_untouched(words, _initial_words(image, heap_base, heap_limit)))
+        result["heap_peak_bytes"] = 4 * (int(touched[-1]) + 1) if len(touched) else 0
+    return result
+
+
+def memory_use(image, board, read_memory, initial_sp: int) -> dict:
+    """run.json's `memory`: the footprint and the peaks."""
+    used = footprint(image, board)
+    used.update(peaks(read_memory, image, board, initial_sp))
+    used["peaks_method"] = "RAM scanned after the run: words no longer as loaded (see docs/profiling.md)"
+    return used

@@ -1,0 +1,48 @@
+"""run.json `memory`: the footprint per bank from the ELF, and the stack and heap peaks read
+from RAM after the run, against firmware whose deepest SP and program break are known."""
+import pytest
+
+from conftest import BOARDS
+from mcusim.api import Simulator
+
+
+def _word(simulator, name):
+    return int.from_bytes(simulator.machine.read_memory(simulator.image.symbol(name), 4), "little")
+
+
+@pytest.mark.parametrize("board", BOARDS)
+def test_stack_and_heap_peaks_match_the_firmware_s_own_record(firmware_build, board):
+    simulator = Simulator(firmware_build / board / "stack-heap.elf", board)
+    result = simulator.run()
+    assert result.exit_code == 0, result.exit_detail
+    memory = result.memory
+    deepest = _word(simulator, "deepest_sp")
+    # the deepest frame stores its locals at its bottom: nothing below SP, no more than a frame above
+    assert memory["lowest_sp"] == deepest
+    assert memory["stack_peak_bytes"] == memory["stack_top"] - deepest > 64 * 24  # 64 frames of 6 locals
+    # newlib's break: the heap's end as malloc last grew it; what was written stops within one
+    # chunk header (8 bytes) and its alignment padding of it
+    heap = _word(simulator, "heap_break") - memory["heap_base"]
+    assert 1300 <= heap and heap - 16 <= memory["heap_peak_bytes"] <= heap
+
+
+@pytest.mark.parametrize("board", BOARDS)
+def test_footprint_counts_each_section_once_per_bank(firmware_build, board):
+    from elftools.elf.elffile import ELFFile
+
+    elf_path = firmware_build / board / "stack-heap.elf"
+    memory = Simulator(elf_path, board).run().memory
+    with elf_path.open("rb") as stream:
+        sections = {s.name: s["sh_size"] for s in ELFFile(stream).iter_sections() if s["sh_flags"] & 2 and s["sh_size"]}
+    banks = {bank["name"]: bank for bank in memory["banks"]}
+    placed = {}
+    for bank in banks.values():
+        assert bank["used_bytes"] == sum(bank["sections"].values()) <= bank["size_bytes"]
+        for name, size in bank["sections"].items():
+            placed[name] = placed.get(name, 0) + size
+    assert {name: size for name, size in placed.items() if "(load image)" not in name} == sections
+    flash_banks = [bank for bank in banks.values() if bank["kind"] == "flash"]
+    assert memory["flash_bytes"] == sum(bank["used_bytes"] for bank in flash_banks)
+    assert memory["ram_bytes"] == sum(bank["used_bytes"] for bank in banks.values() if bank["kind"] == "ram")
+    if flash_banks:  # the vendor boards: code in flash, .data's initial values copied from there
+        assert sections[".text"] <= memory["flash_bytes"] and ".data (load image)" in flash_banks[0]["sections"]
