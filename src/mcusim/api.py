@@ -29,7 +29,7 @@ from .power.energy import MAX_COUNTER_BINS, MAX_TRACE_BINS, trace_bin_us, with_p
 from .power.energy import write_trace as write_power_trace
 from .machine.flash_timing import parse_flash_latency
 from .machine import results
-from .machine.machine import DEFAULT_MAX_CYCLES, Machine, output_text
+from .machine.machine import DEFAULT_MAX_CYCLES, NO_SP, Machine, output_text
 from .units import mhz
 
 
@@ -415,8 +415,14 @@ class Simulator:
             max_cycles=m.max_cycles,
             semihosting_root=str(m.semihosting.root) if m.semihosting.root else None,
             semihosting_system=bool(m.semihosting.host and m.semihosting.host.allow_system),
-            memory=memory_use(self.image, self.board, m.read_memory, m.initial_sp),
+            memory=memory_use(self.image, self.board, m.read_memory, m.initial_sp, *self._tracked_sp()),
         )
+
+    def _tracked_sp(self) -> tuple[int | None, int]:
+        """The lowest main-stack SP the run reached at a block start, and that block's address."""
+        m = self.machine
+        m.take_lowest_sp()
+        return (m.lowest_sp if m.lowest_sp < NO_SP else None), m.lowest_sp_at
 
     def _power_trace(self, run_energy: RunEnergy) -> tuple[float, tuple]:
         """The bin width and the power trace: bins of power_bin_us, widened (with a warning)

@@ -366,8 +366,9 @@ def memory_line(memory: dict) -> str:
     def peak(name):
         return "not measured" if memory[name] is None else f"{memory[name]:,} B"
 
+    where = f" (deepest in {memory['stack_peak_function']})" if memory.get("stack_peak_function") else ""
     return (f"memory: flash {memory['flash_bytes']:,} B, RAM {memory['ram_bytes']:,} B (data, bss); peaks: "
-            f"stack {peak('stack_peak_bytes')}, heap {peak('heap_peak_bytes')}")
+            f"stack {peak('stack_peak_bytes')}{where}, heap {peak('heap_peak_bytes')}")
 
 
 def _summary(result, out) -> None:

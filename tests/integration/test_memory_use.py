@@ -24,6 +24,12 @@ def test_stack_and_heap_peaks_match_the_firmware_s_own_record(firmware_build, bo
     # chunk header (8 bytes) and its alignment padding of it
     heap = _word(simulator, "heap_break") - memory["heap_base"]
     assert 1300 <= heap and heap - 16 <= memory["heap_peak_bytes"] <= heap
+    # the block hook saw the deepest frame: the function that reached the peak is named, and each
+    # region has the peak inside it
+    assert memory["stack_peak_function"] == "recurse"
+    regions = {r["name"]: r for r in result.regions}
+    assert regions["recurse"]["stack_peak_bytes"] == memory["stack_peak_bytes"]
+    assert 0 < regions["allocate"]["stack_peak_bytes"] < memory["stack_peak_bytes"] / 4
 
 
 @pytest.mark.parametrize("board", BOARDS)

@@ -1,5 +1,6 @@
 """Region statistics from ITM markers (src/mcusim/analysis/regions.py)."""
-from mcusim.analysis.regions import COLUMNS, RegionRecorder, format_table, read_info, summarize
+from mcusim.analysis.regions import (COLUMNS, RegionRecorder, format_table, lowest_sp_by_region, read_info,
+                                     summarize)
 
 NAMES = {0x100: "inference", 0x200: "conv", 0x300: "fc"}
 
@@ -48,3 +49,16 @@ def test_percentiles_show_the_tail_of_a_repeated_region():
     row = summarize(r, NAMES.get, {}, t)[0]
     assert (row["cycles_p50"], row["cycles_p95"], row["cycles_max"]) == (1000, 1000, 1500)
     assert row["cycles_p99"] == 1500 and row["cycles_mean"] == 1010
+
+
+def test_each_region_gets_the_lowest_sp_between_its_markers():
+    """Each marker carries the lowest SP since the one before and the SP at it: a region's is
+    the lowest from its begin's SP through the markers up to its end, never what came before
+    its begin (nesting, repeats, and markers without one)."""
+    r = RegionRecorder()
+    for begin, name, stack in [(True, 0x100, (800, 1000)), (True, 0x200, (990, 990)), (False, 0x200, (900, 990)),
+                               (True, 0x300, (980, 985)), (False, 0x300, (950, 985)), (False, 0x100, (970, 1000)),
+                               (True, 0x200, (700, 1000)), (False, 0x200, (880, 1000)),
+                               (True, 0x300, None), (False, 0x300, None)]:
+        r.mark(begin, name, 0, 0.0, stack)
+    assert lowest_sp_by_region(r, NAMES.get) == {"inference": 900, "conv": 880, "fc": 950}

@@ -2,12 +2,15 @@
  * stack-heap: a known stack depth and known heap use, for mcusim's memory peaks (run.json
  * `memory`). Recurses DEPTH levels, each frame writing non-zero locals; the deepest level saves
  * its SP in `deepest_sp`. Then mallocs three blocks, fills them, and saves the program break
- * (newlib's sbrk) in `heap_break`. Exit status 0. The test reads both after the run.
+ * (newlib's sbrk) in `heap_break`. Exit status 0. The test reads both after the run; the regions
+ * "recurse" and "allocate" give it a deep and a shallow stack peak.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <stddef.h>
+
+#include "mcusim.h"
 
 void *sbrk(ptrdiff_t increment);  /* newlib (unistd.h declares it outside strict C11) */
 
@@ -33,7 +36,10 @@ __attribute__((noinline)) static int recurse(int n)
 
 int main(void)
 {
+    mcusim_region_begin("recurse");
     int depth_sum = recurse(DEPTH);
+    mcusim_region_end("recurse");
+    mcusim_region_begin("allocate");
     static const size_t sizes[] = {100, 200, 1000};
     char *blocks[3];
     for (int i = 0; i < 3; i++) {
@@ -42,6 +48,7 @@ int main(void)
             return 2;
         memset(blocks[i], 0x5A, sizes[i]);
     }
+    mcusim_region_end("allocate");
     heap_break = (uint32_t)sbrk(0);
     return depth_sum > 0 && blocks[2][999] == 0x5A ? 0 : 1;
 }

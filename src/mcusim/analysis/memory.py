@@ -1,7 +1,11 @@
 """Memory use of a run (run.json `memory`): the footprint the ELF places in each memory bank of
 the board, and the stack and heap peaks the run reached.
 
-The peaks are read from RAM after the run, at no cost per instruction: the simulator starts the
+The stack's peak is the deeper of two measures. The block hook reads SP as each block starts
+(one register read) and keeps the lowest in the main stack's space, with the block, which names
+the function that reached it; a leaf function whose whole frame lives inside one block is not
+seen that way. The RAM scan below sees it. Both heap and stack are also read from RAM after
+the run, at no cost per instruction: the simulator starts the
 free RAM between the image and the initial stack pointer zeroed (as QEMU does), so a word that
 is no longer zero (nor the fill value, when start-up code filled that space itself) was
 written. The stack grows down from the initial SP and the heap up from the image's end (the
@@ -151,9 +155,20 @@ def peaks(read_memory, image, board, initial_sp: int) -> dict:
     return result
 
 
-def memory_use(image, board, read_memory, initial_sp: int) -> dict:
-    """run.json's `memory`: the footprint and the peaks."""
+def memory_use(image, board, read_memory, initial_sp: int, tracked_sp: int | None = None,
+               tracked_at: int = -1) -> dict:
+    """run.json's `memory`: the footprint and the peaks. `tracked_sp`: the lowest SP the block
+    hook saw at a block start (and `tracked_at`, that block): the deeper of it and the scan
+    counts, and the function of that block is named as the one that reached the stack peak."""
     used = footprint(image, board)
     used.update(peaks(read_memory, image, board, initial_sp))
-    used["peaks_method"] = "RAM scanned after the run: words no longer as loaded (see docs/profiling.md)"
+    used["stack_peak_function"] = None
+    if tracked_sp is not None and used["lowest_sp"] is not None:
+        if tracked_sp <= used["lowest_sp"]:
+            used["lowest_sp"] = tracked_sp
+            used["stack_peak_bytes"] = used["stack_top"] - tracked_sp
+        if tracked_at >= 0:
+            used["stack_peak_function"] = image.symbolize(tracked_at).split("+")[0]
+    used["peaks_method"] = ("the lowest SP at a block start, and RAM scanned after the run for words no longer "
+                            "as loaded (docs/profiling.md)")
     return used

@@ -19,6 +19,7 @@ COLUMNS = ["name", "count", "cycles_mean", "cycles_min", "cycles_max", "seconds_
            "macs_per_cycle", "cycles_p50", "cycles_p95", "cycles_p99"]
 
 ENERGY_COLUMNS = ["energy_j", "energy_j_total", "average_power_w", "ops_per_joule"]  # with a power model
+OPTIONAL_COLUMNS = ["stack_peak_bytes"] + ENERGY_COLUMNS  # main stack below its top inside the region
 
 
 @dataclass
@@ -29,10 +30,14 @@ class RegionRecorder:
     limit: int = 1_000_000  # bounded memory: a run marking more keeps the first ones and says so
     dropped: int = 0
     unmatched: int = 0      # ends without a start and starts never ended (set by summarize)
+    # per event, (the lowest main-stack SP since the previous marker, the SP at this one); None: not tracked
+    stack_lows: list[tuple[int, int] | None] = field(default_factory=list)
 
-    def mark(self, begin: bool, name_address: int, cycle: int, seconds: float) -> None:
+    def mark(self, begin: bool, name_address: int, cycle: int, seconds: float,
+             stack: tuple[int, int] | None = None) -> None:
         if len(self.events) < self.limit:
             self.events.append((begin, name_address, cycle, seconds))
+            self.stack_lows.append(stack)
         else:
             self.dropped += 1
 
@@ -57,6 +62,28 @@ def matched(recorder: RegionRecorder, read_string):
             names[address] = read_string(address) or f"0x{address:08x}"
         yield names[address], start_cycle, cycle, start_seconds, seconds
     recorder.unmatched += sum(len(starts) for starts in open_regions.values())
+
+
+def lowest_sp_by_region(recorder: RegionRecorder, read_string) -> dict[str, int]:
+    """Per region name, the lowest main-stack SP reached inside any of its runs: from the SP at
+    its begin marker, through the lowest of each marker after it up to its end (the markers pair
+    as in `matched`); names whose markers carried no SP are left out."""
+    open_runs: dict[int, list[list]] = {}  # name address -> [lowest so far] of each start not yet ended
+    lowest: dict[int, int] = {}
+    for (begin, address, _cycle, _seconds), stack in zip(recorder.events, recorder.stack_lows):
+        if stack is not None:
+            for runs in open_runs.values():
+                for run in runs:
+                    run[0] = stack[0] if run[0] is None else min(run[0], stack[0])
+        if begin:
+            open_runs.setdefault(address, []).append([None if stack is None else stack[1]])
+            continue
+        runs = open_runs.get(address)
+        if runs:
+            value = runs.pop()[0]
+            if value is not None:
+                lowest[address] = min(lowest.get(address, value), value)
+    return {read_string(address) or f"0x{address:08x}": value for address, value in lowest.items()}
 
 
 def summarize(recorder: RegionRecorder, read_string, info: dict[str, tuple[int, int]], total_cycles: int) -> list[dict]:
@@ -97,7 +124,7 @@ def read_info(read_word, read_string, table_address: int | None, limit: int = 40
 
 def write_csv(rows: list[dict], path: Path) -> None:
     with open(path, "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=COLUMNS + [c for c in ENERGY_COLUMNS if any(c in r for r in rows)],
+        writer = csv.DictWriter(f, fieldnames=COLUMNS + [c for c in OPTIONAL_COLUMNS if any(c in r for r in rows)],
                                 extrasaction="ignore")
         writer.writeheader()
         for row in rows:

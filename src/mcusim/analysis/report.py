@@ -162,7 +162,9 @@ def memory(run: dict) -> Section | None:
               _share(bank.get("used_fraction"))] for bank in used.get("banks", []) if bank.get("used_bytes")]
     table += [["flash (code, constants, data image)", "", _count(used.get("flash_bytes")), "", ""],
               ["RAM (data, bss)", "", _count(used.get("ram_bytes")), "", ""],
-              ["stack peak (main stack)", "", _count(used.get("stack_peak_bytes")), "", ""],
+              ["stack peak (main stack)" + (f", deepest in {used['stack_peak_function']}"
+                                            if used.get("stack_peak_function") else ""),
+               "", _count(used.get("stack_peak_bytes")), "", ""],
               ["heap peak", "", _count(used.get("heap_peak_bytes")), "", ""]]
     return Section("memory (bytes)", ["bank", "kind", "used", "size", "share"], table, text_columns=2)
 

@@ -44,9 +44,10 @@ from .exceptions import (BUSFAULT, DIVBYZERO, HARDFAULT, IBUSERR, INVSTATE, NOCP
 from .flash_timing import FlashLatencyError, FlashTiming
 from .memory import MemoryMap
 from .registers import UNICORN_REGISTERS as _REGISTER_IDS
-from .semihosting import Semihosting, SemihostingExit
+from .semihosting import Semihosting, SemihostingExit, heap_info
 
 DEFAULT_MAX_CYCLES = 10_000_000_000
+NO_SP = 1 << 40  # SP_LOWEST before any SP in the main stack's space was seen
 
 UNTIL = 0xFFFFFFFF  # never executed: EXC_RETURN values arrive as interrupts instead
 
@@ -394,6 +395,12 @@ class Machine:
         uc.reg_write(A.UC_ARM_REG_FAULTMASK, 0)
         self.initial_sp = sp & ~3  # (semihosting SYS_HEAPINFO places the stack by it)
         uc.reg_write(A.UC_ARM_REG_MSP, self.initial_sp)
+        self.state[N.SP_FLOOR] = heap_info(board, self.image.segments, self.initial_sp)[3]  # the stack's limit
+        if first:
+            self.lowest_sp, self.lowest_sp_at = NO_SP, -1
+        else:
+            self.take_lowest_sp()  # (the run's lowest so far stays)
+        self.state[N.SP_LOWEST], self.state[N.SP_LOWEST_AT] = NO_SP, -1
         uc.reg_write(A.UC_ARM_REG_PSP, 0)
         uc.reg_write(A.UC_ARM_REG_LR, 0xFFFFFFFF)
         uc.reg_write(A.UC_ARM_REG_PC, pc & ~1)
@@ -590,10 +597,30 @@ class Machine:
                            f"({self.board.console_uart}), is kept in run.json only")
 
     def region_marker(self, begin: bool, name_address: int) -> None:
-        """An ITM region marker (firmware/include/mcusim.h), at the executing instruction."""
+        """An ITM region marker (firmware/include/mcusim.h), at the executing instruction; with
+        the lowest main-stack SP since the previous marker and the SP now (the block hook's
+        SP_LOWEST then starts again from it, so each region gets the deepest point inside it)."""
         cycle = self.cycles_now()
         seconds = self.simulated_seconds_at(cycle)
-        self.regions.mark(begin, name_address, cycle, seconds)
+        lowest, now = self.take_lowest_sp()
+        self.regions.mark(begin, name_address, cycle, seconds, None if lowest is None else (lowest, now))
+
+    def stack_top(self) -> int:
+        """Where the main stack starts: the vector table's SP, or SYS_HEAPINFO's stack base when that is 0."""
+        return self.initial_sp or heap_info(self.board, self.image.segments, self.initial_sp)[2]
+
+    def take_lowest_sp(self) -> tuple[int | None, int]:
+        """(The lowest main-stack SP since the last call, None when none was in the main stack's
+        space; the SP now); the run's lowest is kept in `lowest_sp` / `lowest_sp_at`."""
+        st = self.state
+        sp = self.uc.reg_read(A.UC_ARM_REG_SP)
+        if st[N.SP_FLOOR] <= sp < st[N.SP_LOWEST]:
+            st[N.SP_LOWEST], st[N.SP_LOWEST_AT] = sp, self.uc.reg_read(A.UC_ARM_REG_PC)
+        lowest = int(st[N.SP_LOWEST])
+        if lowest < self.lowest_sp:
+            self.lowest_sp, self.lowest_sp_at = lowest, int(st[N.SP_LOWEST_AT])
+        st[N.SP_LOWEST], st[N.SP_LOWEST_AT] = max(sp, st[N.SP_FLOOR]), -1
+        return (lowest if lowest < NO_SP else None), sp
 
     def pin_changed(self, pin: str, level: int | None) -> None:
         """A GPIO model's pin changed its driven level (None: no longer driven), at the executing

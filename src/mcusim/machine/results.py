@@ -10,7 +10,7 @@ from unicorn import arm_const as A
 from ..analysis import swo as swo_stream
 from ..analysis.lines import line_rows
 from ..analysis.profile import EXTRA_ROWS
-from ..analysis.regions import matched, read_info, summarize, timeline
+from ..analysis.regions import lowest_sp_by_region, matched, read_info, summarize, timeline
 from . import native as N
 
 
@@ -152,6 +152,11 @@ def region_statistics(machine) -> list[dict]:
         machine.warn_once("regions-dropped", f"{machine.regions.dropped} region markers beyond the first "
                                              f"{machine.regions.limit} were not kept")
     rows = summarize(machine.regions, c_strings(machine), info, machine.cycles)
+    lows = lowest_sp_by_region(machine.regions, c_strings(machine))
+    top = machine.stack_top()
+    for row in rows:
+        if row["name"] in lows:
+            row["stack_peak_bytes"] = top - lows[row["name"]]
     if machine.regions.unmatched:
         machine.warn_once("regions-unmatched", f"{machine.regions.unmatched} region markers (ITM ports 30/31) had no "
                                                "matching begin or end and were left out of the regions")

@@ -106,7 +106,9 @@ def run(model: TfliteModel, board: str, out: Path, inputs: list[np.ndarray] | No
     result.model = {
         "path": str(model.path), "sha256": model.sha256, "operators": sorted({op.name for op in model.operators}),
         "layers": len(model.operators), "macs": sum(macs(model, op) for op in model.operators),
-        "arena_bytes": built.plan.size, "weights_bytes": weights, "weights_in": placement.weights,
+        "arena_bytes": built.plan.size, "arena_peak_live_bytes": max((row["arena_live_bytes"] for row in layers),
+                                                                     default=0),
+        "weights_bytes": weights, "weights_in": placement.weights,
         "kernels": placement.kernels, "placement": placement.as_dict(), "placement_file": placement_file,
         "per_layer": layers,
         "validated": validated,

@@ -11,7 +11,7 @@ from typing import NamedTuple
 import llvmlite.binding
 import numpy as np
 from numba import carray, types
-from unicorn.arm_const import UC_ARM_REG_EPSR
+from unicorn.arm_const import UC_ARM_REG_EPSR, UC_ARM_REG_SP
 from unicorn.unicorn_py3.unicorn import uclib
 
 from .jit import cfunc, njit
@@ -23,7 +23,8 @@ from .layout import (
     E_START_ADJUST, E_START_FLAGS, E_UNMASK, E_WIDE_FIRST, FL_BLOCK_LINES, FL_BLOCK_START, FL_PORT_COUNT,
     FPU_ENABLED, F_CYCLES, F_DIVIDE, INSTRUCTIONS, LAZY_FP_AT, LAZY_FP_PENDING, LSU_TOTAL, PENDING_MASKED,
     PREVIOUS_BRANCH_AT, PREVIOUS_END, PREVIOUS_ISB, PREVIOUS_UNMASK, PROFILE_TABLE, P_ENABLED,
-    SAMPLE_BLOCK_START, SAMPLE_NEXT, SAMPLE_TABLE, SCRATCH, STEP_LIMIT, STOP_ADDRESS, STOP_REASON,
+    SAMPLE_BLOCK_START, SAMPLE_NEXT, SAMPLE_TABLE, SCRATCH, SP_FLOOR, SP_LOWEST, SP_LOWEST_AT, STEP_LIMIT,
+    STOP_ADDRESS, STOP_REASON,
     STOP_SIZE, TOTAL_LENGTH, TRACE_HELD, TRACE_TABLE, WATCH_ISB)
 from .encoding import (
     STOP_DEADLINE, STOP_DECODE, STOP_FPU_DISABLED, STOP_ISB, STOP_LIMIT, STOP_SELF_LOOP, STOP_UNMASKED)
@@ -45,6 +46,7 @@ _uc_emu_stop = types.ExternalFunction("uc_emu_stop", types.int32(types.voidptr))
 _uc_reg_read = types.ExternalFunction("uc_reg_read", types.int32(types.voidptr, types.int32, types.intp))
 _uc_reg_write = types.ExternalFunction("uc_reg_write", types.int32(types.voidptr, types.int32, types.intp))
 
+SP_REGISTER = np.int32(UC_ARM_REG_SP)
 BLOCK_HOOK_SIGNATURE = types.void(types.voidptr, types.uint64, types.uint32, types.voidptr)
 
 
@@ -121,6 +123,10 @@ def _block_hook_variant(captures, power, fetch):
             _uc_emu_stop(uc)
             return
         out_of_sequence = address != st[PREVIOUS_END]
+        sp = _read_register(uc, header, SP_REGISTER)  # the stack's high-water mark (analysis/memory.py)
+        if sp < st[SP_LOWEST] and sp >= st[SP_FLOOR]:
+            st[SP_LOWEST] = sp
+            st[SP_LOWEST_AT] = address
         if captures and st[PROFILE_TABLE] != 0:  # what ran so far belongs to the blocks before this one
             _profile(st, entry, address, size)
         if captures:

@@ -346,6 +346,9 @@ CYCLE_LIMIT = _buffer.slot("CYCLE_LIMIT")      # the run's cycle limit: stop bef
 #                                                before its last instruction
 STEP_LIMIT = _buffer.slot("STEP_LIMIT")        # stop before the first block that starts with INSTRUCTIONS >=
 #                                                STEP_LIMIT (as DEADLINE)
+SP_LOWEST = _buffer.slot("SP_LOWEST")          # the lowest SP a block started with since Python last reset it,
+SP_LOWEST_AT = _buffer.slot("SP_LOWEST_AT")    # ... that block's address (-1: none yet), counting only an SP
+SP_FLOOR = _buffer.slot("SP_FLOOR")            # ... at or above SP_FLOOR: the main stack's space (analysis/memory.py)
 
 # Header: the flash timing model's shared slots, then one block per port (flash_timing.py).
 FL_FIRST_SLOT = _buffer.start + _buffer.size
