@@ -23,9 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
-from tflitegen import Op, T, model_bytes  # noqa: E402  (the tests' TFLite writer)
+from mcusim.tinyml.tflite_writer import Op, T, model_bytes
 
 RELU6 = 3
 SAME, VALID = 0, 1

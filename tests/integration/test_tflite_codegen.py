@@ -93,7 +93,7 @@ def test_generated_operators_match_the_reference(tmp_path_factory, kind):
 def test_fixed_point_activations_match_for_every_input_value(tmp_path):
     """Softmax, logistic and tanh over all 256 int8 values, at several input scales: the
     fixed-point paths whose rounding ties are common."""
-    from tflitegen import Op, T, model_bytes
+    from mcusim.tinyml.tflite_writer import Op, T, model_bytes
 
     x = np.arange(-128, 128, dtype=np.int8).reshape(1, 256)
     for kind, out in (("SOFTMAX", (1 / 256, -128)), ("LOGISTIC", (1 / 256, -128)), ("TANH", (1 / 128, 0))):

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from clirun import run_cli
 from mcusim.tinyml.model_plan import ARENA_ALIGNMENT, plan_arena
 from mcusim.tinyml.tflite_model import ModelError, Operator, Tensor, TfliteModel, load_model
-from tflitegen import Op, T, model_bytes
+from mcusim.tinyml.tflite_writer import Op, T, model_bytes
 
 DATA = Path(__file__).parent.parent / "data" / "tflite"
 MICRO_SPEECH = DATA / "micro_speech_quantized.tflite"

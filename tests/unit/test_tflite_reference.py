@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from mcusim.tinyml import tflite_reference as R
 from mcusim.tinyml.tflite_model import load_model
-from tflitegen import Op, T, model_bytes
+from mcusim.tinyml.tflite_writer import Op, T, model_bytes
 
 from tflite_micro.python.tflite_micro import runtime  # noqa: E402  (test extra: tflite-micro)
 

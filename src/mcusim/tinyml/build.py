@@ -38,6 +38,7 @@ class QuantLayer:
     inputs: list[str]
     output: str
     weights: np.ndarray | None = None
+    weight_scale: np.ndarray | None = None  # per output channel (kit_export.py writes them)
     bias: np.ndarray | None = None
     multiplier: np.ndarray | None = None
     shift: np.ndarray | None = None
@@ -121,6 +122,7 @@ def build(model: Model) -> BuiltModel:
                 real, w_scale = _weights(rng, (c, kh, kw), kh * kw)
                 q.weights = np.ascontiguousarray(np.transpose(real, (1, 2, 0)))
                 q.macs = oh * ow * c * kh * kw
+            q.weight_scale = w_scale
             q.bias = np.round(rng.normal(0, 0.1, out_c) / (source.scale * w_scale)).astype(np.int64)
             ones = np.ones(out_c, np.int64)
             kernel = A.conv2d if layer.op == "conv" else A.depthwise_conv2d
@@ -135,6 +137,7 @@ def build(model: Model) -> BuiltModel:
         elif layer.op == "fc":
             n = h * w * c
             q.weights, w_scale = _weights(rng, (layer.out_channels, n), n)
+            q.weight_scale = w_scale
             q.bias = np.round(rng.normal(0, 0.1, layer.out_channels) / (source.scale * w_scale)).astype(np.int64)
             raw = q.weights.astype(np.int64) @ (x.reshape(-1).astype(np.int64) - source.zero_point) + q.bias
             scale, zp, act = _output_quantization(raw * source.scale * w_scale, layer.relu, model.asymmetric)

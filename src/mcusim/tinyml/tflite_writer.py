@@ -1,5 +1,6 @@
-"""Write small TFLite flatbuffers for tests (the `tflite` package's generated builders): tensors,
-operators with builtin options, one subgraph."""
+"""Write TFLite flatbuffers with the `tflite` package's generated builders: tensors (with
+per-tensor or per-channel quantization), operators with builtin options, one subgraph. The kit's
+models are exported with it (kit_export.py); the tests and benchmarks write their models with it."""
 from __future__ import annotations
 
 import importlib
