@@ -30,6 +30,10 @@ def test_stack_and_heap_peaks_match_the_firmware_s_own_record(firmware_build, bo
     regions = {r["name"]: r for r in result.regions}
     assert regions["recurse"]["stack_peak_bytes"] == memory["stack_peak_bytes"]
     assert 0 < regions["allocate"]["stack_peak_bytes"] < memory["stack_peak_bytes"] / 4
+    # RAM changed by at least the stack's frames (in the bank of the deepest SP) and the filled blocks
+    bank = next(b for b in memory["banks"] if b["base"] <= deepest < b["base"] + b["size_bytes"])
+    assert bank["changed_bytes"] >= 64 * 24
+    assert sum(b["changed_bytes"] or 0 for b in memory["banks"] if b["kind"] == "ram") >= 1300 + 64 * 24
 
 
 @pytest.mark.parametrize("board", BOARDS)

@@ -155,12 +155,25 @@ def peaks(read_memory, image, board, initial_sp: int) -> dict:
     return result
 
 
+def changed_bytes(read_memory, image, bank) -> int | None:
+    """Bytes of a RAM bank that no longer hold what the loader left there (4 per changed word):
+    a lower bound of what the run wrote, since a write of the same value does not show."""
+    try:
+        words = np.frombuffer(read_memory(bank["base"], bank["size_bytes"] & ~3), "<u4")
+    except Exception:  # a bank the machine did not map (nothing of the image placed in it, say)
+        return None
+    return 4 * int(np.count_nonzero(words != _initial_words(image, bank["base"], bank["base"] + len(words) * 4)))
+
+
 def memory_use(image, board, read_memory, initial_sp: int, tracked_sp: int | None = None,
                tracked_at: int = -1) -> dict:
     """run.json's `memory`: the footprint and the peaks. `tracked_sp`: the lowest SP the block
     hook saw at a block start (and `tracked_at`, that block): the deeper of it and the scan
     counts, and the function of that block is named as the one that reached the stack peak."""
     used = footprint(image, board)
+    for bank in used["banks"]:
+        if bank["kind"] == "ram":
+            bank["changed_bytes"] = changed_bytes(read_memory, image, bank)
     used.update(peaks(read_memory, image, board, initial_sp))
     used["stack_peak_function"] = None
     if tracked_sp is not None and used["lowest_sp"] is not None:

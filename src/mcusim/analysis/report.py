@@ -159,14 +159,16 @@ def memory(run: dict) -> Section | None:
     if not used:
         return None
     table = [[bank["name"], bank.get("kind", "?"), _count(bank.get("used_bytes")), _count(bank.get("size_bytes")),
-              _share(bank.get("used_fraction"))] for bank in used.get("banks", []) if bank.get("used_bytes")]
-    table += [["flash (code, constants, data image)", "", _count(used.get("flash_bytes")), "", ""],
-              ["RAM (data, bss)", "", _count(used.get("ram_bytes")), "", ""],
+              _share(bank.get("used_fraction")), _count(bank.get("changed_bytes"))]
+             for bank in used.get("banks", []) if bank.get("used_bytes") or bank.get("changed_bytes")]
+    table += [["flash (code, constants, data image)", "", _count(used.get("flash_bytes")), "", "", ""],
+              ["RAM (data, bss)", "", _count(used.get("ram_bytes")), "", "", ""],
               ["stack peak (main stack)" + (f", deepest in {used['stack_peak_function']}"
                                             if used.get("stack_peak_function") else ""),
-               "", _count(used.get("stack_peak_bytes")), "", ""],
-              ["heap peak", "", _count(used.get("heap_peak_bytes")), "", ""]]
-    return Section("memory (bytes)", ["bank", "kind", "used", "size", "share"], table, text_columns=2)
+               "", _count(used.get("stack_peak_bytes")), "", "", ""],
+              ["heap peak", "", _count(used.get("heap_peak_bytes")), "", "", ""]]
+    return Section("memory (bytes)", ["bank", "kind", "used", "size", "share", "changed by the run"], table,
+                   text_columns=2)
 
 
 def sections(run: dict) -> list[Section]:
