@@ -619,7 +619,8 @@ class Machine:
         lowest = int(st[N.SP_LOWEST])
         if lowest < self.lowest_sp:
             self.lowest_sp, self.lowest_sp_at = lowest, int(st[N.SP_LOWEST_AT])
-        st[N.SP_LOWEST], st[N.SP_LOWEST_AT] = max(sp, st[N.SP_FLOOR]), -1
+        # start again from the SP now, unless it is outside the main stack (a process stack): then from nothing
+        st[N.SP_LOWEST], st[N.SP_LOWEST_AT] = (sp if sp >= st[N.SP_FLOOR] else NO_SP), -1
         return (lowest if lowest < NO_SP else None), sp
 
     def pin_changed(self, pin: str, level: int | None) -> None:
