@@ -963,7 +963,8 @@ def model_run(model_file, board, out, input_files, config_file, variant, max_cyc
     """Build MODEL.tflite for BOARD, run one inference on the simulator and validate its outputs
     against the TFLite Micro interpreter on the same input. Exit 0 when they are equal bit for
     bit, 1 when they differ (the timing is then not of a correct inference), 3 when the model
-    cannot be built. `mcusim report DIR` prints the per-layer table."""
+    cannot be built. Prints a row per layer (cycles, time, energy, weights and arena bytes,
+    kernels) and the memory footprint; `mcusim report DIR` shows the bundle again."""
     from .tinyml import model_run as M
     from .tinyml.model_build import BuildError
 
