@@ -415,7 +415,8 @@ class Simulator:
             max_cycles=m.max_cycles,
             semihosting_root=str(m.semihosting.root) if m.semihosting.root else None,
             semihosting_system=bool(m.semihosting.host and m.semihosting.host.allow_system),
-            memory=memory_use(self.image, self.board, m.read_memory, m.initial_sp, *self._tracked_sp()),
+            memory=memory_use(self.image, self.board, m.read_memory, m.memory.buffers, m.initial_sp,
+                              *self._tracked_sp()),
         )
 
     def _tracked_sp(self) -> tuple[int | None, int]:

@@ -1,17 +1,18 @@
 """Memory use of a run (run.json `memory`): the footprint the ELF places in each memory bank of
 the board, and the stack and heap peaks the run reached.
 
-The stack's peak is the deeper of two measures. The block hook reads SP as each block starts
-(one register read) and keeps the lowest in the main stack's space, with the block, which names
-the function that reached it; a leaf function whose whole frame lives inside one block is not
-seen that way. The RAM scan below sees it. Both heap and stack are also read from RAM after
-the run, at no cost per instruction: the simulator starts the
-free RAM between the image and the initial stack pointer zeroed (as QEMU does), so a word that
-is no longer zero (nor the fill value, when start-up code filled that space itself) was
+The stack's peak is the deeper of two measures. The block hook reads SP as a block starts after
+one that may have moved it (the decoder's F_SP_WRITE) and keeps the lowest in the main stack's
+space, with the block, which names the function that reached it; a leaf function whose whole
+frame lives inside one block is not seen that way. The RAM scan below sees it. Both heap and
+stack are also read from RAM after the run, at no cost per instruction: the simulator starts
+the free RAM between the image and the initial stack pointer zeroed (as QEMU does), so a word
+that is no longer zero (nor the fill value, when start-up code filled that space itself) was
 written. The stack grows down from the initial SP and the heap up from the image's end (the
 layout SYS_HEAPINFO describes); in RAM they share, the longest run of untouched words
-separates them (unless the heap's first word was never written: then there is no heap). A stack word written with zero is not seen, so the stack peak can fall short
-by the zeros at the bottom of the deepest frame; only the main stack is measured.
+separates them (unless the heap's first word was never written: then there is no heap). A
+stack word written with zero is not seen, so the stack peak can fall short by the zeros at the
+bottom of the deepest frame; only the main stack is measured.
 """
 from __future__ import annotations
 
@@ -155,25 +156,32 @@ def peaks(read_memory, image, board, initial_sp: int) -> dict:
     return result
 
 
-def changed_bytes(read_memory, image, bank) -> int | None:
-    """Bytes of a RAM bank that no longer hold what the loader left there (4 per changed word):
-    a lower bound of what the run wrote, since a write of the same value does not show."""
-    try:
-        words = np.frombuffer(read_memory(bank["base"], bank["size_bytes"] & ~3), "<u4")
-    except Exception:  # a bank the machine did not map (nothing of the image placed in it, say)
-        return None
-    return 4 * int(np.count_nonzero(words != _initial_words(image, bank["base"], bank["base"] + len(words) * 4)))
+def changed_bytes(storage: np.ndarray, image, bank) -> int:
+    """Bytes of a RAM bank (`storage`: the host buffer behind it) that no longer hold what the
+    loader left there (4 per changed word): a lower bound of what the run wrote, since a write of
+    the same value does not show. Counted as non-zero words, corrected where loaded segments lie
+    (a bank can be tens of MB: no copy is made)."""
+    base, end = bank["base"], bank["base"] + (bank["size_bytes"] & ~3)
+    words = storage[: end - base].view("<u4")
+    changed = int(np.count_nonzero(words))
+    for segment in image.segments:
+        low, high = max(base, segment.paddr) & ~3, min(end, segment.paddr + len(segment.data) + 3) & ~3
+        if low < high:
+            part = words[(low - base) // 4: (high - base) // 4]
+            changed += int(np.count_nonzero(part != _initial_words(image, low, high))) - int(np.count_nonzero(part))
+    return 4 * changed
 
 
-def memory_use(image, board, read_memory, initial_sp: int, tracked_sp: int | None = None,
-               tracked_at: int = -1) -> dict:
-    """run.json's `memory`: the footprint and the peaks. `tracked_sp`: the lowest SP the block
+def memory_use(image, board, read_memory, storage: dict[str, np.ndarray], initial_sp: int,
+               tracked_sp: int | None = None, tracked_at: int = -1) -> dict:
+    """run.json's `memory`: the footprint, each RAM bank's changed bytes (`storage`: the host
+    buffer of each bank by name) and the peaks. `tracked_sp`: the lowest SP the block
     hook saw at a block start (and `tracked_at`, that block): the deeper of it and the scan
     counts, and the function of that block is named as the one that reached the stack peak."""
     used = footprint(image, board)
     for bank in used["banks"]:
-        if bank["kind"] == "ram":
-            bank["changed_bytes"] = changed_bytes(read_memory, image, bank)
+        if bank["kind"] == "ram" and bank["name"] in storage:
+            bank["changed_bytes"] = changed_bytes(storage[bank["name"]], image, bank)
     used.update(peaks(read_memory, image, board, initial_sp))
     used["stack_peak_function"] = None
     if tracked_sp is not None and used["lowest_sp"] is not None:

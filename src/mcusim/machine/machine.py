@@ -841,6 +841,7 @@ class Machine:
                 until = min((a for a in (self._nocp_at, step) if a is not None), default=UNTIL)
                 if self._nocp_at is not None:
                     self.state[N.FPU_ENABLED] = 1  # let the instructions before the FP one run
+                self.state[N.PREVIOUS_SP_WRITE] = 1  # Python may have moved SP (exception entry, return)
                 try:
                     self.uc.emu_start(self.uc.reg_read(A.UC_ARM_REG_PC) | 1, until)
                 except UcError as exc:

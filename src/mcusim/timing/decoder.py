@@ -10,7 +10,7 @@ import bisect
 import numpy as np
 from capstone import CS_ARCH_ARM, CS_MODE_MCLASS, CS_MODE_THUMB, Cs
 
-from ..machine.native import (CALL_FLAG, F_CLASS_A, F_CLASS_B, F_CLASS_C, F_COUNTS, F_CYCLES, F_DIVIDE, F_FP, F_INSTRUCTIONS, F_ISB, F_REFILL, F_STALLS,
+from ..machine.native import (CALL_FLAG, F_CLASS_A, F_CLASS_B, F_CLASS_C, F_COUNTS, F_CYCLES, F_DIVIDE, F_FP, F_INSTRUCTIONS, F_ISB, F_REFILL, F_SP_WRITE, F_STALLS,
                               F_START_ADJUST, F_START_FLAGS, F_UNMASK, FIELDS, KIND, KIND_CONTINUATION,
                               KIND_SELF_LOOP, KIND_START, LANE, SUMMED_FIELDS)
 from ..machine.registers import UNICORN_REGISTERS
@@ -296,6 +296,7 @@ class Decoder:
             row[F_FP] = int(mnemonic.startswith("v"))
             row[F_UNMASK] = int(_may_unmask(mnemonic, operands))
             row[F_ISB] = int(mnemonic == "isb")
+            row[F_SP_WRITE] = int(may_move_sp(mnemonic, operands))
             if self._note_special(address, mnemonic, operands):
                 specials.append((offset, mnemonic, operands))
             rows.append(row)
@@ -382,6 +383,14 @@ class Decoder:
         self._states.clear()
 
 
+def may_move_sp(mnemonic: str, operands: str) -> bool:
+    """Whether an instruction may change SP (so the next block reads it for the stack peak):
+    PUSH/VPUSH, SP as the destination (SUB/ADD/MOV/LDR sp, ...), writeback on SP (STMDB sp!,
+    STR ..., [sp, #-4]!) or MSR to MSP/PSP. Conservative: a false positive costs one register read."""
+    return (mnemonic.startswith(("push", "vpush")) or operands.startswith("sp") or "sp!" in operands
+            or ("[sp" in operands and "]!" in operands) or (mnemonic.startswith("msr") and operands.startswith(("msp", "psp"))))
+
+
 _CONTINUATION = [KIND_CONTINUATION if field == KIND else 0 for field in range(FIELDS)]
 _STATIC: dict[int, tuple] = {}  # Instruction.shape -> _static_row
 
@@ -399,6 +408,7 @@ def _static_row(insn) -> tuple[list, bool]:
         row[F_FP] = int(mnemonic.startswith("v"))
         row[F_UNMASK] = int(_may_unmask(mnemonic, operands))
         row[F_ISB] = int(mnemonic == "isb")
+        row[F_SP_WRITE] = int(may_move_sp(mnemonic, operands))
         row[F_START_FLAGS] = int(_is_memory(insn)) << 5
         row[F_REFILL] = CALL_FLAG if mnemonic in ("bl", "blx") else 0
         row[F_DIVIDE] = _divide_operands(mnemonic, operands)

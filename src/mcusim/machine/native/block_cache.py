@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from .jit import njit
 from .layout import (
-    E_ADDRESS, E_CLASSES, E_COUNTS, E_CYCLES, E_FETCH_KNOWN, E_FP, E_FUNCTION, E_INSTRUCTIONS, E_ISB,
+    E_ADDRESS, E_CLASSES, E_COUNTS, E_CYCLES, E_FETCH_KNOWN, E_FP, E_FUNCTION, E_INSTRUCTIONS, E_ISB, E_SP_WRITE,
     E_LAST_INSN, E_LINE_SLOT, E_REFILL, E_SELF_LOOP, E_SIZE, E_STALLS, E_START_ADJUST, E_START_FLAGS,
-    E_UNMASK, E_WIDE_FIRST, FIELDS, F_CLASS_A, F_COUNTS, F_CYCLES, F_FP, F_INSTRUCTIONS, F_ISB, F_REFILL,
+    E_UNMASK, E_WIDE_FIRST, FIELDS, F_CLASS_A, F_COUNTS, F_CYCLES, F_FP, F_INSTRUCTIONS, F_ISB, F_REFILL, F_SP_WRITE,
     F_STALLS, F_START_ADJUST, F_START_FLAGS, F_UNMASK, KIND, WINDOW, WINDOW_TABLE, W_BASE, W_SIZE,
     W_TABLES)
 from .encoding import KIND_CONTINUATION, KIND_SELF_LOOP, KIND_START, KIND_UNKNOWN
@@ -42,6 +42,7 @@ def _summarize(st, address, size, entry):
         st[entry + E_FP] = st[row_last + F_FP] - st[row_first + F_FP]
         st[entry + E_UNMASK] = st[row_last + F_UNMASK] - st[row_first + F_UNMASK]
         st[entry + E_ISB] = st[row_last + F_ISB] - st[row_first + F_ISB]
+        st[entry + E_SP_WRITE] = st[row_last + F_SP_WRITE] - st[row_first + F_SP_WRITE]
         for k in range(3):
             st[entry + E_CLASSES + k] = st[row_last + F_CLASS_A + k] - st[row_first + F_CLASS_A + k]
     else:
@@ -63,6 +64,7 @@ def _summarize(st, address, size, entry):
         st[entry + E_FP] = fp
         st[entry + E_UNMASK] = _range_sum(st, address, end, F_UNMASK)
         st[entry + E_ISB] = _range_sum(st, address, end, F_ISB)
+        st[entry + E_SP_WRITE] = _range_sum(st, address, end, F_SP_WRITE)
         for k in range(3):
             st[entry + E_CLASSES + k] = _range_sum(st, address, end, F_CLASS_A + k)
     _block_energy(st, entry)

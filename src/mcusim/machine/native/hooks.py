@@ -19,10 +19,10 @@ from .layout import (
     BLOCK_ADDRESS, BLOCK_ADJUSTED, BLOCK_CACHE, BLOCK_SIZE, CACHE_ENTRIES, CACHE_ENTRY, CODE_PC,
     COUNTER_EVENTS, CPI_TOTAL, CYCLES, CYCLE_LIMIT, DATA_START, DATA_WAIT_TOTAL, DEADLINE, DIVIDE_BASE,
     DIVIDE_BITS_PER_CYCLE, DIVIDE_MIN, DIVIDE_SHORT, DIVIDE_TOTAL, DIVIDE_ZERO, ENDS_IN_BRANCH, E_ADDRESS,
-    E_COUNTS, E_CYCLES, E_FP, E_INSTRUCTIONS, E_ISB, E_LAST_INSN, E_REFILL, E_SELF_LOOP, E_SIZE, E_STALLS,
+    E_COUNTS, E_CYCLES, E_FP, E_INSTRUCTIONS, E_ISB, E_LAST_INSN, E_REFILL, E_SELF_LOOP, E_SIZE, E_SP_WRITE, E_STALLS,
     E_START_ADJUST, E_START_FLAGS, E_UNMASK, E_WIDE_FIRST, FL_BLOCK_LINES, FL_BLOCK_START, FL_PORT_COUNT,
     FPU_ENABLED, F_CYCLES, F_DIVIDE, INSTRUCTIONS, LAZY_FP_AT, LAZY_FP_PENDING, LSU_TOTAL, PENDING_MASKED,
-    PREVIOUS_BRANCH_AT, PREVIOUS_END, PREVIOUS_ISB, PREVIOUS_UNMASK, PROFILE_TABLE, P_ENABLED,
+    PREVIOUS_BRANCH_AT, PREVIOUS_END, PREVIOUS_ISB, PREVIOUS_SP_WRITE, PREVIOUS_UNMASK, PROFILE_TABLE, P_ENABLED,
     SAMPLE_BLOCK_START, SAMPLE_NEXT, SAMPLE_TABLE, SCRATCH, SP_FLOOR, SP_LOWEST, SP_LOWEST_AT, STEP_LIMIT,
     STOP_ADDRESS, STOP_REASON,
     STOP_SIZE, TOTAL_LENGTH, TRACE_HELD, TRACE_TABLE, WATCH_ISB)
@@ -123,10 +123,11 @@ def _block_hook_variant(captures, power, fetch):
             _uc_emu_stop(uc)
             return
         out_of_sequence = address != st[PREVIOUS_END]
-        sp = _read_register(uc, header, SP_REGISTER)  # the stack's high-water mark (analysis/memory.py)
-        if sp < st[SP_LOWEST] and sp >= st[SP_FLOOR]:
-            st[SP_LOWEST] = sp
-            st[SP_LOWEST_AT] = address
+        if st[PREVIOUS_SP_WRITE] != 0:  # the stack's high-water mark (analysis/memory.py)
+            sp = _read_register(uc, header, SP_REGISTER)
+            if sp < st[SP_LOWEST] and sp >= st[SP_FLOOR]:
+                st[SP_LOWEST] = sp
+                st[SP_LOWEST_AT] = address
         if captures and st[PROFILE_TABLE] != 0:  # what ran so far belongs to the blocks before this one
             _profile(st, entry, address, size)
         if captures:
@@ -146,6 +147,7 @@ def _block_hook_variant(captures, power, fetch):
         st[PREVIOUS_END] = address + size
         st[PREVIOUS_UNMASK] = st[entry + E_UNMASK]
         st[PREVIOUS_ISB] = st[entry + E_ISB]
+        st[PREVIOUS_SP_WRITE] = st[entry + E_SP_WRITE]
         st[BLOCK_ADDRESS] = address
         st[BLOCK_SIZE] = size
         st[CODE_PC] = -1

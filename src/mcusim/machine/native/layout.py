@@ -69,8 +69,10 @@ F_CLASS_A = _row.slot("F_CLASS_A")  # summed, packed: instruction classes (power
 #                                     | simd << 42
 F_CLASS_B = _row.slot("F_CLASS_B")  # fp | branch << 21 | load << 42
 F_CLASS_C = _row.slot("F_CLASS_C")  # store | data words moved << 21
+F_SP_WRITE = _row.slot("F_SP_WRITE")  # summed: instructions that may move SP (push, sub sp, writeback on sp, ...)
 FIELDS = _row.size
-SUMMED_FIELDS = (F_CYCLES, F_INSTRUCTIONS, F_FP, F_UNMASK, F_ISB, F_COUNTS, F_STALLS, F_CLASS_A, F_CLASS_B, F_CLASS_C)
+SUMMED_FIELDS = (F_CYCLES, F_INSTRUCTIONS, F_FP, F_UNMASK, F_ISB, F_COUNTS, F_STALLS, F_CLASS_A, F_CLASS_B, F_CLASS_C,
+                 F_SP_WRITE)
 
 # A code window in the window table.
 _window = _record("window")
@@ -96,6 +98,7 @@ E_WIDE_FIRST = _entry.slot("E_WIDE_FIRST")      # 1: its first instruction is 32
 E_FP = _entry.slot("E_FP")                      # FP, unmask and ISB instruction counts
 E_UNMASK = _entry.slot("E_UNMASK")
 E_ISB = _entry.slot("E_ISB")
+E_SP_WRITE = _entry.slot("E_SP_WRITE")          # its F_SP_WRITE count: the next block reads SP (stack peak)
 E_SELF_LOOP = _entry.slot("E_SELF_LOOP")        # 1: it starts with a self-loop (`b .`)
 E_FETCH_KNOWN = _entry.slot("E_FETCH_KNOWN")    # 1 when every line of the block was found in the instruction
 #                                                 cache, at the tag slots below (all hits again while they hold them)
@@ -346,6 +349,7 @@ CYCLE_LIMIT = _buffer.slot("CYCLE_LIMIT")      # the run's cycle limit: stop bef
 #                                                before its last instruction
 STEP_LIMIT = _buffer.slot("STEP_LIMIT")        # stop before the first block that starts with INSTRUCTIONS >=
 #                                                STEP_LIMIT (as DEADLINE)
+PREVIOUS_SP_WRITE = _buffer.slot("PREVIOUS_SP_WRITE")  # the block that ran last may have moved SP (or Python did)
 SP_LOWEST = _buffer.slot("SP_LOWEST")          # the lowest SP a block started with since Python last reset it,
 SP_LOWEST_AT = _buffer.slot("SP_LOWEST_AT")    # ... that block's address (-1: none yet), counting only an SP
 SP_FLOOR = _buffer.slot("SP_FLOOR")            # ... at or above SP_FLOOR: the main stack's space (analysis/memory.py)
