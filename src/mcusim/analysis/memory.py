@@ -22,19 +22,15 @@ import numpy as np
 from elftools.elf.elffile import ELFFile
 
 from ..machine.semihosting import heap_info, ram_spans
+from .sampling import function_names
 
 SHF_ALLOC = 0x2
 
 
 def _bank_of(board, address: int):
-    """(bank, offset) of an address, aliases resolved to the memory they show; None outside."""
+    """The bank holding an address (an alias resolved to the memory it shows); None outside."""
     region = board.region_at(address)
-    if region is None:
-        return None
-    if region.alias_of:
-        target = next(m for m in board.memory if m.name == region.alias_of)
-        return target, address - region.base + target.base
-    return region, address
+    return None if region is None else board.storage_region(region)
 
 
 def _sections(image):
@@ -66,7 +62,7 @@ def footprint(image, board) -> dict:
         placed = _bank_of(board, address)
         if placed is None:
             return None
-        bank = banks[placed[0].name]
+        bank = banks[placed.name]
         bank["used_bytes"] += size
         bank["sections"][name] = bank["sections"].get(name, 0) + size
         return bank["kind"]
@@ -118,6 +114,12 @@ def _longest_run(flags: np.ndarray) -> tuple[int, int]:
     return int(starts[k]), int(ends[k])
 
 
+def _first_touched(untouched: np.ndarray) -> int:
+    """The index of the first word written (len when none was)."""
+    touched = np.flatnonzero(~untouched)
+    return int(touched[0]) if len(touched) else len(untouched)
+
+
 def _in_ram(board, begin: int, end: int) -> bool:
     """Whether [begin, end) lies in one run of adjacent RAM."""
     return any(span[0][0] <= begin and end <= span[-1][1] for span in ram_spans(board))
@@ -140,13 +142,13 @@ def peaks(read_memory, image, board, initial_sp: int) -> dict:
         untouched = _untouched(words, _initial_words(image, low, high))
         if shared:
             if untouched[0]:  # the heap's first word never written: no heap, the stack is all that was
-                gap_start, gap_end = 0, int(np.flatnonzero(~untouched)[0]) if (~untouched).any() else len(words)
+                gap_start, gap_end = 0, _first_touched(untouched)
             else:
                 gap_start, gap_end = _longest_run(untouched)
             result["heap_peak_bytes"] = 4 * gap_start if gap_start else 0
             stack_from = gap_end
         else:
-            stack_from = int(np.flatnonzero(~untouched)[0]) if (~untouched).any() else len(words)
+            stack_from = _first_touched(untouched)
         result["stack_peak_bytes"] = high - (low + 4 * stack_from)
         result["lowest_sp"] = low + 4 * stack_from
     if not shared and heap_limit > heap_base and _in_ram(board, heap_base, heap_limit):
@@ -189,7 +191,7 @@ def memory_use(image, board, read_memory, storage: dict[str, np.ndarray], initia
             used["lowest_sp"] = tracked_sp
             used["stack_peak_bytes"] = used["stack_top"] - tracked_sp
         if tracked_at >= 0:
-            used["stack_peak_function"] = image.symbolize(tracked_at).split("+")[0]
+            used["stack_peak_function"] = function_names(image.functions, np.array([tracked_at]))[0] or None
     used["peaks_method"] = ("the lowest SP at a block start, and RAM scanned after the run for words no longer "
                             "as loaded (docs/profiling.md)")
     return used

@@ -28,10 +28,6 @@ def kernel_used(model: TfliteModel, op: Operator, variant: str) -> str:
     return "opt" if variant == "opt" and op.name in OPT_CALLS else "ref"
 
 
-def _wrap_int32(values) -> np.ndarray:
-    return ((np.asarray(values, np.int64) + (1 << 31)) % (1 << 32) - (1 << 31)).astype(np.int64)
-
-
 def _shape4(shape) -> tuple[int, int, int, int]:
     shape = tuple(int(d) for d in shape)
     if len(shape) > 4:
@@ -104,7 +100,7 @@ def _weighted(layer: _Layer, channels: int) -> None:
         bias = layer.tensor(2).data.astype(np.int64) if has_bias else np.zeros(channels, np.int64)
         sums = weights.data.reshape(channels, -1).astype(np.int64).sum(axis=1)
         zero_point = int(layer.model.tensors[layer.op.inputs[0]].zero_points[0])
-        layer.fields["folded_bias"] = layer.array("int32_t", "folded_bias", _wrap_int32(bias - zero_point * sums),
+        layer.fields["folded_bias"] = layer.array("int32_t", "folded_bias", R.wrap32(bias - zero_point * sums),
                                                   weights=True)
     elif has_bias:
         layer.fields["bias"] = layer.array("int32_t", "bias", layer.tensor(2).data, weights=True)

@@ -333,7 +333,8 @@ def mean(model: TfliteModel, op: Operator, x: np.ndarray) -> np.ndarray:
     return _saturate8(out).reshape(model.tensors[op.outputs[0]].shape)
 
 
-def _wrap32(x):
+def wrap32(x):
+    """x wrapped into int32, as C's int32 arithmetic wraps (an int64 array)."""
     return ((np.asarray(x, np.int64) - INT32_MIN) % (1 << 32)) + INT32_MIN
 
 
@@ -356,16 +357,16 @@ def _exp_on_negative_values(a, integer_bits: int = 5):
     quarter = 1 << (fractional - 2)
     mask = quarter - 1
     a = np.asarray(a, np.int64)
-    reduced = _wrap32((a & mask) - quarter)                      # a mod 1/4, minus 1/4: in [-1/4, 0)
-    x = _wrap32(_shift_left_saturating(reduced, integer_bits) + (1 << 28))  # as Q0.31, plus 1/8
+    reduced = wrap32((a & mask) - quarter)                      # a mod 1/4, minus 1/4: in [-1/4, 0)
+    x = wrap32(_shift_left_saturating(reduced, integer_bits) + (1 << 28))  # as Q0.31, plus 1/8
     srdhm = saturating_rounding_doubling_high_mul
     x2 = srdhm(x, x)
     x3 = srdhm(x2, x)
     x4 = srdhm(x2, x2)
     x4_over_4 = rounding_divide_by_pot(x4, 2)
-    poly = rounding_divide_by_pot(_wrap32(srdhm(_wrap32(x4_over_4 + x3), ONE_THIRD) + x2), 1)
-    result = _wrap32(EXP_MINUS_ONE_EIGHTH + srdhm(EXP_MINUS_ONE_EIGHTH, _wrap32(x + poly)))
-    remainder = _wrap32(reduced - a)
+    poly = rounding_divide_by_pot(wrap32(srdhm(wrap32(x4_over_4 + x3), ONE_THIRD) + x2), 1)
+    result = wrap32(EXP_MINUS_ONE_EIGHTH + srdhm(EXP_MINUS_ONE_EIGHTH, wrap32(x + poly)))
+    remainder = wrap32(reduced - a)
     for exponent, multiplier in EXP_BARREL:
         if integer_bits > exponent:
             bit = np.int64(1) << (fractional + exponent)
@@ -384,11 +385,11 @@ def _newton_reciprocal_of_half_sum(a):
     srdhm = saturating_rounding_doubling_high_mul
     total = np.asarray(a, np.int64) + INT32_MAX
     half_denominator = np.where(total >= 0, (total + 1) // 2, -((-total + 1) // 2))  # (sum + sign) / 2, C division
-    x = _wrap32(FORTY_EIGHT_OVER_SEVENTEEN + srdhm(half_denominator, MINUS_THIRTY_TWO_OVER_SEVENTEEN))
+    x = wrap32(FORTY_EIGHT_OVER_SEVENTEEN + srdhm(half_denominator, MINUS_THIRTY_TWO_OVER_SEVENTEEN))
     one_q2 = 1 << 29
     for _ in range(3):
         product = srdhm(half_denominator, x)
-        x = _wrap32(x + _shift_left_saturating(srdhm(x, _wrap32(one_q2 - product)), 2))
+        x = wrap32(x + _shift_left_saturating(srdhm(x, wrap32(one_q2 - product)), 2))
     return x
 
 
@@ -423,7 +424,7 @@ def logistic(model: TfliteModel, op: Operator, x: np.ndarray) -> np.ndarray:
     centred, q4, radius = _q4_input(model, op, x)
     positive = np.abs(q4)
     result = _one_over_one_plus_x(_exp_on_negative_values(-positive, 4))
-    result = np.where(q4 > 0, result, _wrap32(INT32_MAX - result))
+    result = np.where(q4 > 0, result, wrap32(INT32_MAX - result))
     result = np.where(q4 == 0, np.int64(1 << 30), result)
     out = np.clip(rounding_divide_by_pot(result, 23) - 128, INT8_MIN, INT8_MAX)
     out = np.where(centred <= -radius, INT8_MIN, np.where(centred >= radius, INT8_MAX, out))
@@ -434,7 +435,7 @@ def tanh(model: TfliteModel, op: Operator, x: np.ndarray) -> np.ndarray:
     """tanh in fixed point, from exp(-2|x|); output scale 1/128, zero point 0."""
     centred, q4, radius = _q4_input(model, op, x)
     negative_magnitude = -np.abs(q4)  # as Q5.26 the same bits are -2|x|
-    t = _shift_left_saturating(_wrap32(_newton_reciprocal_of_half_sum(_exp_on_negative_values(negative_magnitude, 5))
+    t = _shift_left_saturating(wrap32(_newton_reciprocal_of_half_sum(_exp_on_negative_values(negative_magnitude, 5))
                                        - (1 << 29)), 2)
     result = np.where(q4 == 0, 0, np.where(q4 < 0, -t, t))
     out = np.clip(rounding_divide_by_pot(result, 24), INT8_MIN, INT8_MAX)
@@ -456,10 +457,10 @@ def softmax(model: TfliteModel, op: Operator, x: np.ndarray) -> np.ndarray:
         used = diff >= diff_min
         scaled = saturating_rounding_doubling_high_mul(diff * (1 << left_shift), q)
         exps = _exp_on_negative_values(scaled, integer_bits)
-        total = int(_wrap32(np.sum(np.where(used, rounding_divide_by_pot(exps, 12), 0))))
+        total = int(wrap32(np.sum(np.where(used, rounding_divide_by_pot(exps, 12), 0))))
         headroom = 32 - (total & 0xFFFFFFFF).bit_length()
         bits_over_unit = 12 - headroom
-        shifted = int(_wrap32(((total & 0xFFFFFFFF) << headroom) - (1 << 31)))
+        shifted = int(wrap32(((total & 0xFFFFFFFF) << headroom) - (1 << 31)))
         scale = _one_over_one_plus_x(shifted)
         values = rounding_divide_by_pot(saturating_rounding_doubling_high_mul(scale, exps), bits_over_unit + 31 - 8)
         out[r] = np.where(used, np.clip(values + INT8_MIN, INT8_MIN, INT8_MAX), INT8_MIN)
