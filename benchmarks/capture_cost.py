@@ -4,7 +4,7 @@
 
 For each program: the median host seconds of a plain run and of a run with each capture
 (the exact profile with its call tree and line counters, PC sampling every 1000 cycles, the
-branch trace, the SWO stream, VCD signals, everything at once), alternating, and their
+branch trace, the SWO stream, VCD signals, the memory traffic, everything at once), alternating, and their
 ratios to the plain run. Each run includes what the capture computes at its end (a bundle
 is not written). Simulated cycles are the same every way (checked).
 """
@@ -22,6 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 CAPTURES = {"plain": {}, "--profile": {"profile": True}, "--pc-sample-cycles 1000": {"pc_sample_cycles": 1000},
             "--branch-trace": {"branch_trace": True}, "--swo": {"swo": True}, "--vcd": {"vcd": True},
+            "--memory-traffic": {"memory_traffic": True},
             "--all": {"profile": True, "flamegraph": True, "pc_sample_cycles": 1000, "timeline": True, "swo": True,
                       "vcd": True, "branch_trace": True}}
 

@@ -17,6 +17,7 @@ from .analysis.sampling import function_names
 from .analysis.sampling import shares as sample_shares
 from .analysis.sampling import write_csv as write_samples_csv
 from .analysis.vcd import write as write_vcd
+from .analysis import roofline
 from .analysis.branch_trace import TraceWindow
 from .analysis.branch_trace import write as write_branch_trace
 from .analysis.flamegraph import write_folded, write_speedscope
@@ -98,6 +99,7 @@ class RunResult:
     semihosting_system: bool = False
     model: dict | None = None  # `mcusim model run`: the model, its footprint and its validation
     memory: dict | None = None  # footprint per bank and stack/heap peaks: analysis/memory.py
+    roofline: dict | None = None  # bytes per bank, ceilings and regions placed (memory_traffic=True): analysis/roofline.py
 
     @property
     def cpi(self) -> float:
@@ -175,6 +177,7 @@ class RunResult:
             "warnings": self.warnings,
             "unmodelled_registers": self.unmodelled_registers,
             "memory": self.memory,
+            "roofline": self.roofline,
             "model": self.model,
         }
 
@@ -267,10 +270,13 @@ class Simulator:
                  vcd: bool = False, branch_trace: TraceWindow | bool | None = None, flamegraph: bool = False,
                  voltage_range: str | None = None, power_bin_us: float = DEFAULT_BIN_US, power_trace: bool = False,
                  power_model: str | Path | None = None, power: bool = True, timing: bool = True,
-                 max_seconds: float | None = None):
+                 max_seconds: float | None = None, memory_traffic: bool = False):
         """Captures: `profile` (exact function profile), `pc_sample_cycles`, `timeline`
         (Perfetto), `swo`, `vcd`, `branch_trace` (True, or a TraceWindow) and `flamegraph`
-        (folded stacks and speedscope; implies the profile). Energy is always computed where
+        (folded stacks and speedscope; implies the profile). `memory_traffic` counts the bytes
+        loads and stores move per memory bank, overall and per region, and places the regions
+        on a roofline (result.roofline; it adds no cycles, but host time: every data access
+        is counted). Energy is always computed where
         the board has a power model; `voltage_range` pins its operating voltage, `power_bin_us`
         sets the power trace's bins and `power_trace` writes them (power.csv); `power_model` is
         a powermodels TOML to use instead of the board's (e.g. from `mcusim calibrate`);
@@ -317,7 +323,7 @@ class Simulator:
                         "power_model": str(power_model) if power_model else None,
                         "branch_trace": None if window is None else dataclasses.asdict(window),
                         "args": args, "cmdline": cmdline, "flash_latency": flash_latency, "timing": timing,
-                        "max_seconds": max_seconds}
+                        "max_seconds": max_seconds, "memory_traffic": memory_traffic}
         if max_seconds is not None and not max_seconds > 0:
             raise ValueError("max_seconds must be positive")
         if clock_hz is not None and clock_hz <= 0:
@@ -330,7 +336,7 @@ class Simulator:
                                pc_sample_cycles=pc_sample_cycles, swo=swo, vcd=vcd, branch_trace=window,
                                voltage_range=voltage_range, power_bin_us=power_bin_us,
                                power_model=str(power_model) if power_model else None, power=power and timing,
-                               timing=timing, max_seconds=max_seconds)
+                               timing=timing, max_seconds=max_seconds, memory_traffic=memory_traffic)
         if clock_hz and self.board.max_clock_hz and clock_hz > self.board.max_clock_hz:
             self.machine.warn(f"--clock-hz {mhz(clock_hz)} is above the {self.board.soc}'s maximum core clock, "
                               f"{mhz(self.board.max_clock_hz)} (datasheet): simulated as asked")
@@ -416,8 +422,20 @@ class Simulator:
             semihosting_root=str(m.semihosting.root) if m.semihosting.root else None,
             semihosting_system=bool(m.semihosting.host and m.semihosting.host.allow_system),
             memory=memory_use(self.image, self.board, m.read_memory, m.memory.buffers, m.initial_sp,
-                              *self._tracked_sp()),
+                              *self._tracked_sp(), process_stack=m.process_stack(),
+                              sbrk_peak=m.heap_peak if m.sbrk_hooked else None),
+            roofline=self._roofline(regions),
         )
+
+    def _roofline(self, regions: list[dict]) -> dict | None:
+        """run.json's `roofline`: the bytes moved per bank, the ceilings, the regions placed."""
+        m = self.machine
+        traffic, limits = results.memory_traffic(m), results.roofline_ceilings(m)
+        if traffic is None:
+            return None
+        return {"traffic": traffic, "ceilings": limits,
+                "regions": roofline.analyse(regions, limits) if limits else [],
+                "method": "bytes each memory bank served to the core's loads and stores (docs/profiling.md)"}
 
     def _tracked_sp(self) -> tuple[int | None, int]:
         """The lowest main-stack SP the run reached at a block start, and that block's address."""

@@ -103,6 +103,13 @@ class _RunCommand(click.Command):
         return super().parse_args(ctx, args)
 
 
+MEMORY_TRAFFIC_OPTION = click.option(
+    "--memory-traffic", is_flag=True,
+    help="Count the bytes loads and stores move to and from each memory bank, in all and per region, and place "
+         "the regions on a roofline (run.json `roofline`, regions.csv bytes_by_bank and intensity; `mcusim "
+         "roofline DIR` plots it). Adds no cycles; the run takes longer on the host (every data access is counted).")
+
+
 @main.command("run", cls=_RunCommand)
 @click.argument("firmware_and_args", nargs=-1, metavar="FIRMWARE [-- ARG...]")
 @click.option("--board", "-b", required=True, metavar="NAME", help="Board to run on (see `mcusim boards`).")
@@ -157,7 +164,7 @@ class _RunCommand(click.Command):
                    "for flame graphs (implies --profile).")
 @click.option("--all", "capture_all", is_flag=True,
               help=f"Capture everything: --profile --flamegraph --pc-sample-cycles (default {DEFAULT_SAMPLE_PERIOD}) "
-                   "--perfetto --swo --vcd --branch-trace (needs --out).")
+                   "--perfetto --swo --vcd --branch-trace --power-trace --memory-traffic (needs --out).")
 @click.option("--voltage-range", metavar="NAME", default=None,
               help="Hold the power model at this core voltage range (e.g. range2 on mcu-m), whatever the firmware "
                    "selects: `mcusim boards show` lists them.")
@@ -169,11 +176,12 @@ class _RunCommand(click.Command):
 @click.option("--timing", type=click.Choice(["on", "off"]), default="on", show_default=True,
               help="off: functional only, one cycle per instruction with no flash, cache or memory timing and no "
                    "energy. A timed run executes the same instructions with the same results (docs/testing.md).")
+@MEMORY_TRAFFIC_OPTION
 @click.option("--quiet", "-q", is_flag=True, help="No summary or warnings on stderr (fault reports still print).")
 def run_command(firmware_and_args, board, example, max_cycles, max_seconds, clock_hz, flash_latency, out, semihosting_root,
                 semihosting_system, profile, pc_sample_cycles, perfetto, swo, vcd, branch_trace, trace_from, trace_to,
                 trace_cycles, trace_limit, flamegraph, capture_all, voltage_range, power_bin_us, power_trace,
-                power_model, timing, quiet):
+                power_model, timing, memory_traffic, quiet):
     """Run FIRMWARE (an ELF) on a board; its output goes to stdout, a summary to stderr.
 
     \b
@@ -231,7 +239,7 @@ def run_command(firmware_and_args, board, example, max_cycles, max_seconds, cloc
             click.echo(f"mcusim: warning: {message}", err=True)
 
     if capture_all:
-        profile = flamegraph = perfetto = swo = vcd = branch_trace = power_trace = True
+        profile = flamegraph = perfetto = swo = vcd = branch_trace = power_trace = memory_traffic = True
         pc_sample_cycles = pc_sample_cycles or DEFAULT_SAMPLE_PERIOD
     branch_trace = branch_trace or bool(trace_from or trace_to or trace_cycles)
     for asked, option, writes in ((capture_all, "--all", "the bundle"), (perfetto, "--perfetto", "timeline.json"),
@@ -269,7 +277,7 @@ def run_command(firmware_and_args, board, example, max_cycles, max_seconds, cloc
                         stdin=Input(), profile=profile, pc_sample_cycles=pc_sample_cycles, timeline=perfetto,
                         swo=swo, vcd=vcd, branch_trace=window, flamegraph=flamegraph, voltage_range=voltage_range,
                         power_bin_us=power_bin_us, power_trace=power_trace, power_model=power_model,
-                        timing=timing == "on", max_seconds=max_seconds)
+                        timing=timing == "on", max_seconds=max_seconds, memory_traffic=memory_traffic)
         stream.give_up = sim.machine.host_wait_over
         if out:  # (after the firmware loaded: firmware that cannot run leaves no folder behind)
             _prepare_out(out)
@@ -367,8 +375,11 @@ def memory_line(memory: dict) -> str:
         return "not measured" if memory[name] is None else f"{memory[name]:,} B"
 
     where = f" (deepest in {memory['stack_peak_function']})" if memory.get("stack_peak_function") else ""
+    process = memory.get("process_stack")
+    thread = "" if not process else (f", process stack {process['peak_bytes']:,} B"
+                                     + (f" (deepest in {process['peak_function']})" if process['peak_function'] else ""))
     return (f"memory: flash {memory['flash_bytes']:,} B, RAM {memory['ram_bytes']:,} B (data, bss); peaks: "
-            f"stack {peak('stack_peak_bytes')}{where}, heap {peak('heap_peak_bytes')}")
+            f"stack {peak('stack_peak_bytes')}{where}{thread}, heap {peak('heap_peak_bytes')}")
 
 
 def _summary(result, out) -> None:
@@ -825,6 +836,37 @@ def power_plot_command(bundle, out):
     click.echo(f"mcusim: wrote {path}", err=True)
 
 
+@main.command("roofline")
+@click.argument("bundle", type=click.Path(file_okay=False, exists=True))
+@click.option("-o", "--out", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+              help="Where to write the plot (PNG, SVG or PDF by the suffix; default DIR/roofline.png).")
+def roofline_command(bundle, out):
+    """Plot a bundle's roofline (DIR from `mcusim run --memory-traffic --out DIR`, or `mcusim model
+    run --memory-traffic`) and print each region with MACs: MACs per cycle, MACs per byte
+    moved, the ceiling that bounds it (the core's SIMD peak, a memory bank's bandwidth or the
+    core's load/store bandwidth), the fraction of that ceiling it reaches and a verdict
+    (compute-, memory- or, below half of its ceiling, overhead-bound). Needs matplotlib:
+    pip install 'mcusim[plots]'. docs/profiling.md explains the model."""
+    from .analysis import roofline
+
+    run = _load_bundle(bundle)
+    placed = run.get("roofline")
+    if not placed or not placed.get("ceilings"):
+        raise click.UsageError(f"{bundle} has no memory traffic: run it again with --memory-traffic")
+    if not placed["regions"]:
+        raise click.UsageError(f"{bundle} has no region with MACs and traffic to place (the firmware's "
+                               f"mcusim_region_info table gives regions their MACs: docs/profiling.md)")
+    _require("matplotlib", "mcusim roofline")
+    click.echo(roofline.format_table(placed["regions"]))
+    path = Path(out or Path(bundle) / "roofline.png")
+    title = f"{Path((run.get('firmware') or {}).get('path', '?')).name} on {run.get('board', '?')}"
+    try:
+        roofline.plot(placed["regions"], placed["ceilings"], title, path)
+    except (OSError, ValueError) as exc:
+        raise click.UsageError(f"cannot write {path}: {exc}") from exc
+    click.echo(f"mcusim: wrote {path}", err=True)
+
+
 @main.group("model")
 def model_command():
     """Profile a trained model: a quantized int8 .tflite file (as the TensorFlow Lite converter
@@ -959,7 +1001,8 @@ def _check_board(board):
 @click.option("--max-cycles", type=count(), default=None, metavar="N", help="Stop after N core cycles.")
 @click.option("--dump", is_flag=True, help="Keep every layer's output (an arena where no tensor is overwritten: "
               "the timing then has that layout) and write them to DIR/tensors.npz.")
-def model_run(model_file, board, out, input_files, config_file, variant, max_cycles, dump):
+@MEMORY_TRAFFIC_OPTION
+def model_run(model_file, board, out, input_files, config_file, variant, max_cycles, dump, memory_traffic):
     """Build MODEL.tflite for BOARD, run one inference on the simulator and validate its outputs
     against the TFLite Micro interpreter on the same input. Exit 0 when they are equal bit for
     bit, 1 when they differ (the timing is then not of a correct inference), 3 when the model
@@ -973,6 +1016,8 @@ def model_run(model_file, board, out, input_files, config_file, variant, max_cyc
     placement = _placement(config_file, model, variant)
     _prepare_out(out)
     options = {} if max_cycles is None else {"max_cycles": max_cycles}
+    if memory_traffic:
+        options["memory_traffic"] = True
     try:
         done = M.run(model, board, Path(out), _model_inputs(model, input_files), placement,
                      None if config_file is None else str(config_file), dump=dump, **options)

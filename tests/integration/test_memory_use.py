@@ -24,12 +24,23 @@ def test_stack_and_heap_peaks_match_the_firmware_s_own_record(firmware_build, bo
     # chunk header (8 bytes) and its alignment padding of it
     heap = _word(simulator, "heap_break") - memory["heap_base"]
     assert 1300 <= heap and heap - 16 <= memory["heap_peak_bytes"] <= heap
+    # _sbrk's increments, summed, are the break's move: the run's and each region's heap peak
+    assert memory["heap_sbrk_peak_bytes"] == heap
+    # the process stack: from where the firmware set PSP down to its deepest frame there
+    process = memory["process_stack"]
+    assert process["highest_sp"] == _word(simulator, "process_stack_top")
+    assert process["lowest_sp"] == _word(simulator, "deepest_psp")
+    assert process["peak_bytes"] == process["highest_sp"] - process["lowest_sp"] > 16 * 24  # 16 frames
+    assert process["peak_function"] == "recurse"
+    assert memory["lowest_sp"] > process["highest_sp"] or memory["stack_top"] <= process["lowest_sp"]
     # the block hook saw the deepest frame: the function that reached the peak is named, and each
     # region has the peak inside it
     assert memory["stack_peak_function"] == "recurse"
     regions = {r["name"]: r for r in result.regions}
     assert regions["recurse"]["stack_peak_bytes"] == memory["stack_peak_bytes"]
     assert 0 < regions["allocate"]["stack_peak_bytes"] < memory["stack_peak_bytes"] / 4
+    assert regions["allocate"]["heap_peak_bytes"] == heap  # its three blocks, on what start-up code took
+    assert regions["recurse"]["heap_peak_bytes"] <= heap - 1300
     # RAM changed by at least the stack's frames (in the bank of the deepest SP) and the filled blocks
     bank = next(b for b in memory["banks"] if b["base"] <= deepest < b["base"] + b["size_bytes"])
     assert bank["changed_bytes"] >= 64 * 24

@@ -19,3 +19,12 @@ def test_instructions_that_may_move_sp_are_flagged(mnemonic, operands):
     ("smlad", "r0, r1, r2, r0"), ("msr", "basepri, r0")])
 def test_instructions_that_leave_sp_alone_are_not(mnemonic, operands):
     assert not may_move_sp(mnemonic, operands)
+
+
+def test_msr_control_makes_the_next_block_read_control():
+    """MSR CONTROL may switch Thread mode between the main and the process stack: its weight
+    tells the block hook to read CONTROL, and a block's sum still reads as a flag."""
+    from mcusim.machine.native import SP_SELECT
+
+    assert may_move_sp("msr", "control, r1") == SP_SELECT
+    assert may_move_sp("push", "{r4, lr}") == 1 and 32 * may_move_sp("push", "{lr}") < SP_SELECT

@@ -1,6 +1,6 @@
 """Region statistics from ITM markers (src/mcusim/analysis/regions.py)."""
-from mcusim.analysis.regions import (COLUMNS, RegionRecorder, format_table, lowest_sp_by_region, read_info,
-                                     summarize)
+from mcusim.analysis.regions import (COLUMNS, RegionRecorder, format_table, heap_peak_by_region, lowest_sp_by_region,
+                                     read_info, summarize)
 
 NAMES = {0x100: "inference", 0x200: "conv", 0x300: "fc"}
 
@@ -62,3 +62,24 @@ def test_each_region_gets_the_lowest_sp_between_its_markers():
                                (True, 0x300, None), (False, 0x300, None)]:
         r.mark(begin, name, 0, 0.0, stack)
     assert lowest_sp_by_region(r, NAMES.get) == {"inference": 900, "conv": 880, "fc": 950}
+
+
+def test_each_region_gets_the_heap_peak_between_its_markers():
+    """The heap's samples are (the most since the marker before, the amount at this one): a
+    region's peak is the most from its begin through its end, even when it shrank again."""
+    r = RegionRecorder()
+    for begin, name, heap in [(True, 0x100, (500, 100)), (True, 0x200, (100, 100)), (False, 0x200, (400, 300)),
+                              (True, 0x300, (300, 300)), (False, 0x300, (900, 200)), (False, 0x100, (200, 200)),
+                              (True, 0x200, (200, 200)), (False, 0x200, (250, 250))]:
+        r.mark(begin, name, 0, 0.0, heap=heap)
+    assert heap_peak_by_region(r, NAMES.get) == {"inference": 900, "conv": 400, "fc": 900}
+
+
+def test_a_marker_on_the_process_stack_carries_no_main_stack_sp():
+    """While Thread mode runs on the process stack the main SP is unknown at a marker (None):
+    the region takes its lowest from the markers that know it."""
+    r = RegionRecorder()
+    for begin, name, stack in [(True, 0x100, (900, None)), (True, 0x200, (None, 950)), (False, 0x200, (940, 950)),
+                               (False, 0x100, (None, None))]:
+        r.mark(begin, name, 0, 0.0, stack)
+    assert lowest_sp_by_region(r, NAMES.get) == {"inference": 940, "conv": 940}

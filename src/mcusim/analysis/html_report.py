@@ -3,8 +3,8 @@ self-contained HTML page (inline CSS, plots as base64 PNG), so it can be mailed 
 to a CI run and opened anywhere without the bundle.
 
 Plots: the regions over simulated time (DIR/timeline.json; without it, each region's total
-cycles as bars), the hottest functions, and the PC samples over time by function
-(DIR/pc_samples.csv). Each plot and table only when the bundle has its data.
+cycles as bars), the hottest functions, the PC samples over time by function
+(DIR/pc_samples.csv) and the roofline (run.json `roofline`, from --memory-traffic). Each plot and table only when the bundle has its data.
 """
 from __future__ import annotations
 
@@ -46,6 +46,8 @@ def build(run: dict, timeline: str | Path | None = None, pc_samples: str | Path 
             body.append(_functions_plot(run["functions"]))
         if part.title.startswith("PC samples"):
             body.append(_samples_plot(read_pc_samples(pc_samples) if pc_samples else []))
+        if part.title == "roofline" and part.rows:
+            body.append(_roofline_plot(run))
     return ("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
             f"<title>mcusim report: {escape(Path(firmware).name)}</title><style>{STYLE}</style></head>\n"
             "<body>\n" + "\n".join(part for part in body if part) + "\n</body></html>\n")
@@ -144,3 +146,13 @@ def _samples_plot(samples: list[tuple[int, str]]) -> str:
     axes.set_ylabel("PC samples")
     axes.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1))
     return _png(figure, "PC samples over time by function")
+
+
+def _roofline_plot(run: dict) -> str:
+    from .roofline import plot
+
+    figure, _ = _figure(6.5)
+    figure.clear()
+    placed = run["roofline"]
+    plot(placed["regions"], placed["ceilings"], f"roofline: {run.get('board', '?')}", figure=figure)
+    return _png(figure, "roofline")

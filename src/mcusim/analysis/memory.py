@@ -12,7 +12,8 @@ written. The stack grows down from the initial SP and the heap up from the image
 layout SYS_HEAPINFO describes); in RAM they share, the longest run of untouched words
 separates them (unless the heap's first word was never written: then there is no heap). A
 stack word written with zero is not seen, so the stack peak can fall short by the zeros at the
-bottom of the deepest frame; only the main stack is measured.
+bottom of the deepest frame. The process stack (Thread mode with CONTROL.SPSEL set, as an RTOS
+runs its threads) is measured by the block hook alone: from the highest SP it had to the lowest.
 """
 from __future__ import annotations
 
@@ -175,11 +176,15 @@ def changed_bytes(storage: np.ndarray, image, bank) -> int:
 
 
 def memory_use(image, board, read_memory, storage: dict[str, np.ndarray], initial_sp: int,
-               tracked_sp: int | None = None, tracked_at: int = -1) -> dict:
+               tracked_sp: int | None = None, tracked_at: int = -1,
+               process_stack: tuple[int, int, int] | None = None, sbrk_peak: int | None = None) -> dict:
     """run.json's `memory`: the footprint, each RAM bank's changed bytes (`storage`: the host
     buffer of each bank by name) and the peaks. `tracked_sp`: the lowest SP the block
     hook saw at a block start (and `tracked_at`, that block): the deeper of it and the scan
-    counts, and the function of that block is named as the one that reached the stack peak."""
+    counts, and the function of that block is named as the one that reached the stack peak.
+    `process_stack`: (lowest SP, its block, highest SP) of the process stack, when Thread mode
+    ran on it: its peak is the span between them (the highest is where the firmware started it).
+    `sbrk_peak`: the most heap _sbrk handed out at once (None: the image has no _sbrk)."""
     used = footprint(image, board)
     for bank in used["banks"]:
         if bank["kind"] == "ram" and bank["name"] in storage:
@@ -192,6 +197,12 @@ def memory_use(image, board, read_memory, storage: dict[str, np.ndarray], initia
             used["stack_peak_bytes"] = used["stack_top"] - tracked_sp
         if tracked_at >= 0:
             used["stack_peak_function"] = function_names(image.functions, np.array([tracked_at]))[0] or None
+    used["heap_sbrk_peak_bytes"] = sbrk_peak
+    used["process_stack"] = None
+    if process_stack is not None:
+        lowest, at, highest = process_stack
+        used["process_stack"] = {"peak_bytes": highest - lowest, "lowest_sp": lowest, "highest_sp": highest,
+                                 "peak_function": function_names(image.functions, np.array([at]))[0] or None}
     used["peaks_method"] = ("the lowest SP at a block start, and RAM scanned after the run for words no longer "
                             "as loaded (docs/profiling.md)")
     return used

@@ -10,6 +10,7 @@ gives each named region its MACs and bytes moved.
 from __future__ import annotations
 
 import csv
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,7 +20,9 @@ COLUMNS = ["name", "count", "cycles_mean", "cycles_min", "cycles_max", "seconds_
            "macs_per_cycle", "cycles_p50", "cycles_p95", "cycles_p99"]
 
 ENERGY_COLUMNS = ["energy_j", "energy_j_total", "average_power_w", "ops_per_joule"]  # with a power model
-OPTIONAL_COLUMNS = ["stack_peak_bytes"] + ENERGY_COLUMNS  # main stack below its top inside the region
+# the main stack below its top and the heap _sbrk handed out, inside the region; bytes moved per memory bank and MACs per byte
+# (--memory-traffic; bytes_by_bank as JSON, {"bank": bytes}); energy
+OPTIONAL_COLUMNS = ["stack_peak_bytes", "heap_peak_bytes", "bytes_by_bank", "intensity"] + ENERGY_COLUMNS
 
 
 @dataclass
@@ -30,14 +33,22 @@ class RegionRecorder:
     limit: int = 1_000_000  # bounded memory: a run marking more keeps the first ones and says so
     dropped: int = 0
     unmatched: int = 0      # ends without a start and starts never ended (set by summarize)
-    # per event, (the lowest main-stack SP since the previous marker, the SP at this one); None: not tracked
+    # per event, (the lowest main-stack SP since the previous marker, the main stack's SP at this one;
+    # either None when unknown); None: not tracked
     stack_lows: list[tuple[int, int] | None] = field(default_factory=list)
+    # per event, the bytes read and written so far per memory bank (Machine.traffic_now); None: not counted
+    traffic: list = field(default_factory=list)
+    # per event, (the most heap _sbrk had handed out since the previous marker, that now); None: no _sbrk
+    heap: list[tuple[int, int] | None] = field(default_factory=list)
 
     def mark(self, begin: bool, name_address: int, cycle: int, seconds: float,
-             stack: tuple[int, int] | None = None) -> None:
+             stack: tuple[int | None, int | None] | None = None, traffic=None,
+             heap: tuple[int, int] | None = None) -> None:
         if len(self.events) < self.limit:
             self.events.append((begin, name_address, cycle, seconds))
             self.stack_lows.append(stack)
+            self.traffic.append(traffic)
+            self.heap.append(heap)
         else:
             self.dropped += 1
 
@@ -64,26 +75,61 @@ def matched(recorder: RegionRecorder, read_string):
     recorder.unmatched += sum(len(starts) for starts in open_regions.values())
 
 
-def lowest_sp_by_region(recorder: RegionRecorder, read_string) -> dict[str, int]:
-    """Per region name, the lowest main-stack SP reached inside any of its runs: from the SP at
-    its begin marker, through the lowest of each marker after it up to its end (the markers pair
-    as in `matched`); names whose markers carried no SP are left out."""
-    open_runs: dict[int, list[list]] = {}  # name address -> [lowest so far] of each start not yet ended
-    lowest: dict[int, int] = {}
-    for (begin, address, _cycle, _seconds), stack in zip(recorder.events, recorder.stack_lows):
-        if stack is not None:
+def _extreme_by_region(recorder: RegionRecorder, read_string, samples: list, pick) -> dict[str, int]:
+    """Per region name, the extreme (`pick`: min or max) of a value the markers sample as (its
+    extreme since the previous marker, its value at this one; either None when unknown): from
+    the value at the region's begin marker through the extreme at each marker after it up to
+    its end (the markers pair as in `matched`); names whose markers carried no value are left out."""
+    open_runs: dict[int, list[list]] = {}  # name address -> [extreme so far] of each start not yet ended
+    extreme: dict[int, int] = {}
+    for (begin, address, _cycle, _seconds), sample in zip(recorder.events, samples):
+        if sample is not None and sample[0] is not None:
             for runs in open_runs.values():
                 for run in runs:
-                    run[0] = stack[0] if run[0] is None else min(run[0], stack[0])
+                    run[0] = sample[0] if run[0] is None else pick(run[0], sample[0])
         if begin:
-            open_runs.setdefault(address, []).append([None if stack is None else stack[1]])
+            open_runs.setdefault(address, []).append([None if sample is None else sample[1]])
             continue
         runs = open_runs.get(address)
         if runs:
             value = runs.pop()[0]
             if value is not None:
-                lowest[address] = min(lowest.get(address, value), value)
-    return {read_string(address) or f"0x{address:08x}": value for address, value in lowest.items()}
+                extreme[address] = pick(extreme.get(address, value), value)
+    return {read_string(address) or f"0x{address:08x}": value for address, value in extreme.items()}
+
+
+def lowest_sp_by_region(recorder: RegionRecorder, read_string) -> dict[str, int]:
+    """Per region name, the lowest main-stack SP reached inside any of its runs."""
+    return _extreme_by_region(recorder, read_string, recorder.stack_lows, min)
+
+
+def heap_peak_by_region(recorder: RegionRecorder, read_string) -> dict[str, int]:
+    """Per region name, the most heap `_sbrk` had handed out inside any of its runs."""
+    return _extreme_by_region(recorder, read_string, recorder.heap, max)
+
+
+def traffic_by_region(recorder: RegionRecorder, read_string, banks: list[str]) -> dict[str, dict[str, int]]:
+    """Per region name, the mean bytes its runs moved per memory bank (reads and writes): the
+    counts at its end marker less those at its begin marker (the markers pair as in `matched`);
+    names whose markers carried no counts are left out."""
+    open_runs: dict[int, list] = {}  # name address -> the counts at each start not yet ended
+    moved: dict[int, list] = {}      # name address -> [runs, summed counts]
+    for (begin, address, _cycle, _seconds), counts in zip(recorder.events, recorder.traffic):
+        if begin:
+            open_runs.setdefault(address, []).append(counts)
+            continue
+        starts = open_runs.get(address)
+        if not starts:
+            continue
+        start = starts.pop()
+        if start is None or counts is None:
+            continue
+        total = moved.setdefault(address, [0, 0])
+        total[0] += 1
+        total[1] = total[1] + (counts - start).sum(axis=1)
+    return {read_string(address) or f"0x{address:08x}": {bank: int(round(total / runs)) for bank, total in
+                                                          zip(banks, summed)}
+            for address, (runs, summed) in moved.items()}
 
 
 def summarize(recorder: RegionRecorder, read_string, info: dict[str, tuple[int, int]], total_cycles: int) -> list[dict]:
@@ -128,6 +174,8 @@ def write_csv(rows: list[dict], path: Path) -> None:
                                 extrasaction="ignore")
         writer.writeheader()
         for row in rows:
+            if isinstance(row.get("bytes_by_bank"), dict):
+                row = dict(row, bytes_by_bank=json.dumps(row["bytes_by_bank"], separators=(",", ":")))
             writer.writerow(row)
 
 

@@ -167,14 +167,39 @@ def memory(run: dict) -> Section | None:
                                             if used.get("stack_peak_function") else ""),
                "", _count(used.get("stack_peak_bytes")), "", "", ""],
               ["heap peak", "", _count(used.get("heap_peak_bytes")), "", "", ""]]
+    process = used.get("process_stack")
+    if process:
+        table.insert(-1, ["stack peak (process stack)" + (f", deepest in {process['peak_function']}"
+                                                          if process.get("peak_function") else ""),
+                          "", _count(process.get("peak_bytes")), "", "", ""])
+    if used.get("heap_sbrk_peak_bytes") is not None:
+        table.append(["heap handed out by _sbrk (peak)", "", _count(used["heap_sbrk_peak_bytes"]), "", "", ""])
     return Section("memory (bytes)", ["bank", "kind", "used", "size", "share", "changed by the run"], table,
                    text_columns=2)
+
+
+def roofline(run: dict) -> Section | None:
+    """The regions on the roofline (--memory-traffic; analysis/roofline.py), then the ceilings."""
+    placed = run.get("roofline")
+    if not placed or not placed.get("ceilings"):
+        return None
+    limits = placed["ceilings"]
+    table = [[p.get("name", "?"), _count(p.get("macs")), f"{p.get('macs_per_cycle', 0):.3f}",
+              f"{(p.get('intensity') or {}).get('load/store', 0):.3f}", str(p.get("bound", "?")),
+              _share(p.get("ceiling_fraction")), str(p.get("verdict", "?"))] for p in placed.get("regions", [])]
+    note = (f"Ceilings: SIMD peak {limits['simd_macs_per_cycle']:g} MACs/cycle, plain {limits['plain_macs_per_cycle']:g}; "
+            f"load/store {limits['load_store_bytes_per_cycle']:g} B/cycle; "
+            + "; ".join(f"{b['bank']} {b['bytes_per_cycle']:g} B/cycle ({b['how']})" for b in limits["banks"])
+            + ". Bytes moved per bank: " + ", ".join(f"{bank} {v['read_bytes']:,} read, {v['written_bytes']:,} written"
+                                                     for bank, v in (placed.get("traffic") or {}).items()) + ".")
+    return Section("roofline", ["region", "MACs", "MACs/cycle", "MACs/byte", "bound", "of ceiling", "verdict"],
+                   table, note)
 
 
 def sections(run: dict) -> list[Section]:
     """The report's tables, in order; the optional ones only when the bundle has them."""
     parts = [header(run), counters(run), memory(run), energy(run), functions(run), lines(run), samples(run),
-             regions(run)]
+             regions(run), roofline(run)]
     return [part for part in parts if part is not None]
 
 

@@ -97,6 +97,7 @@ def load_core(name: str) -> CoreSpec:
             exception_return_cycles=int(exc["return_cycles"]),
             exception_tail_chain_cycles=int(exc["tail_chain_cycles"]),
             exception_fp_context_cycles=int(exc.get("fp_context_cycles", 0)),
+            roofline={key: float(value) for key, value in data.get("roofline", {}).items()},
         )
     except KeyError as exc:
         raise ConfigError(f"{path}: missing key {exc}") from exc

@@ -86,6 +86,7 @@ class CoreSpec:
     exception_return_cycles: int
     exception_tail_chain_cycles: int
     exception_fp_context_cycles: int = 0  # storing or restoring S0-S15 and FPSCR
+    roofline: dict = field(default_factory=dict)  # [roofline]: peak MACs and load/store bytes per cycle
 
 
 @dataclass(frozen=True)

@@ -235,6 +235,8 @@ class ExceptionUnit:
         except UcError as exc:
             raise Lockup(f"exception stacking failed: stack pointer 0x{sp:08x} is outside memory") from exc
         uc.reg_write(A.UC_ARM_REG_PSP if use_psp else A.UC_ARM_REG_MSP, aligned)
+        if use_psp:  # (the handler's blocks see the main stack only: the frame is the process stack's low point)
+            self.machine.note_process_sp(aligned, return_address & ~1)
         uc.reg_write(A.UC_ARM_REG_EPSR, 1 << 24)  # the handler starts outside any IT block (ARMv7-M ARM B1.5.6)
         exc_return = (0xFFFFFFF1 if not fp_frame else 0xFFFFFFE1)
         if in_thread:

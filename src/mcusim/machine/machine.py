@@ -139,7 +139,7 @@ class Machine:
                  pc_sample_cycles: int | None = None, swo: bool = False,
                  branch_trace: TraceWindow | None = None, voltage_range: str | None = None,
                  power_bin_us: float = DEFAULT_BIN_US, power_model: str | None = None, power: bool = True, vcd: bool = False,
-                 timing: bool = True, max_seconds: float | None = None):
+                 timing: bool = True, max_seconds: float | None = None, memory_traffic: bool = False):
         if not timing:  # functional only: one cycle per instruction, no flash, cache or memory timing
             board = dataclasses.replace(board, core=dataclasses.replace(
                 board.core, timing_model="one_cycle_per_instruction", default_instruction_cycles=1))
@@ -210,6 +210,7 @@ class Machine:
         self.flash_timing = self.flash_ports[0] if self.flash_ports else None  # the main port
         self.state[N.LAZY_FP_CYCLES] = core.exception_fp_context_cycles
         self._memory_hooks: list[int] = []
+        self.traffic_banks = self._traffic_table() if memory_traffic else []  # the banks counted, by index
         self._hooks_stale = False
         self._divide_trap_stale = False
         self._build_peripherals()
@@ -221,6 +222,11 @@ class Machine:
         self._exact_pc_blocks: dict[tuple[int, int], int | None] = {}  # block -> its code hook (None: to add)
         self.uc.hook_add(UC_HOOK_INTR, self._on_interrupt)
         self.uc.hook_add(UC_HOOK_MEM_INVALID, self._on_invalid_access)
+        self.heap_handed_out = self.heap_peak = self._heap_peak_since_marker = 0  # bytes, from _sbrk's increments
+        sbrk = image.symbol("_sbrk") or image.symbol("sbrk")  # newlib's (malloc calls it), else picolibc's
+        self.sbrk_hooked = sbrk is not None
+        if sbrk is not None:  # (a Python hook on that one instruction: called only as malloc grows the heap)
+            self.uc.hook_add(UC_HOOK_CODE, self._on_sbrk, begin=sbrk & ~1, end=sbrk & ~1)
         self.decoder.set_code_ranges(code_ranges(image.segments, image.mapping_symbols))
         self._reset_core(first=True)
 
@@ -315,6 +321,33 @@ class Machine:
             self._divide_hooks = []
             self._hook_divides(list(self.decoder.divides))
 
+    def _traffic_table(self) -> list[str]:
+        """Fill TRAFFIC_RANGES with every memory region (an alias counted in the bank it shows);
+        returns the banks' names in counter order."""
+        banks: list[str] = []
+        regions = sorted(self.board.memory, key=lambda r: r.base)
+        if len(regions) > N.MAX_TRAFFIC_RANGES:
+            raise ValueError(f"board {self.board.name}: more than {N.MAX_TRAFFIC_RANGES} memory regions to count "
+                             f"traffic in")
+        for i, region in enumerate(regions):
+            bank = self.board.storage_region(region).name
+            if bank not in banks:
+                banks.append(bank)
+            at = N.TRAFFIC_RANGES + N.TRAFFIC_RANGE * i
+            self.state[at + N.TRAFFIC_START], self.state[at + N.TRAFFIC_END] = region.base, region.end
+            self.state[at + N.TRAFFIC_BANK] = banks.index(bank)
+        self.state[N.TRAFFIC_RANGE_COUNT] = len(regions)
+        return banks
+
+    def traffic_now(self) -> np.ndarray | None:
+        """Bytes read and written so far per counted bank ([read, written] rows in traffic_banks'
+        order); None unless the run counts memory traffic."""
+        if not self.traffic_banks:
+            return None
+        start, size = N.TRAFFIC_BYTES, N.TRAFFIC_COUNTER
+        counters = self.state.buffer[start: start + size * len(self.traffic_banks)].reshape(-1, size)
+        return counters[:, [N.TRAFFIC_READ, N.TRAFFIC_WRITTEN]].copy()
+
     def _register_memory_hooks(self) -> None:
         """Native memory hooks on the flash while its data reads wait, and on RAM behind a data
         cache while it is on or its reads wait (only then: while any memory hook exists, whatever
@@ -332,6 +365,11 @@ class Machine:
                 for start, end in port.ram_ranges:
                     self._memory_hooks.append(
                         N.register_ram_access_hook(self.uc, self.state, start, end - 1, writes=ram_writes))
+        if self.traffic_banks:  # (counting only: it adds no cycles)
+            for i in range(int(self.state[N.TRAFFIC_RANGE_COUNT])):
+                at = N.TRAFFIC_RANGES + N.TRAFFIC_RANGE * i
+                self._memory_hooks.append(N.register_traffic_hook(
+                    self.uc, self.state, int(self.state[at + N.TRAFFIC_START]), int(self.state[at + N.TRAFFIC_END]) - 1))
 
     def _reregister_hook(self, _buffer) -> None:
         """The shared buffer moved: every native hook gets the new address."""
@@ -398,9 +436,11 @@ class Machine:
         self.state[N.SP_FLOOR] = heap_info(board, self.image.segments, self.initial_sp)[3]  # the stack's limit
         if first:
             self.lowest_sp, self.lowest_sp_at = NO_SP, -1
+            self.state[N.PSP_LOWEST], self.state[N.PSP_LOWEST_AT], self.state[N.PSP_HIGHEST] = NO_SP, -1, -1
         else:
             self.take_lowest_sp()  # (the run's lowest so far stays)
         self.state[N.SP_LOWEST], self.state[N.SP_LOWEST_AT] = NO_SP, -1
+        self.state[N.ON_PROCESS_STACK] = 0  # (CONTROL is 0 after reset)
         uc.reg_write(A.UC_ARM_REG_PSP, 0)
         uc.reg_write(A.UC_ARM_REG_LR, 0xFFFFFFFF)
         uc.reg_write(A.UC_ARM_REG_PC, pc & ~1)
@@ -561,6 +601,14 @@ class Machine:
     def _on_sev(self, uc, address, size, _user_data):
         self.exceptions.event_register = True
 
+    def _on_sbrk(self, uc, address, size, _user_data):
+        """_sbrk(increment) entered: the heap it hands out moves by the increment (a failed call,
+        which returns -1, is counted all the same)."""
+        increment = uc.reg_read(A.UC_ARM_REG_R0)
+        self.heap_handed_out += increment - (1 << 32) if increment & 0x80000000 else increment
+        self.heap_peak = max(self.heap_peak, self.heap_handed_out)
+        self._heap_peak_since_marker = max(self._heap_peak_since_marker, self.heap_handed_out)
+
     def _is_writable(self, address: int) -> bool:
         region = self.board.region_at(address)
         return region is not None and self.board.storage_region(region).kind == "ram"
@@ -599,29 +647,54 @@ class Machine:
     def region_marker(self, begin: bool, name_address: int) -> None:
         """An ITM region marker (firmware/include/mcusim.h), at the executing instruction; with
         the lowest main-stack SP since the previous marker and the SP now (the block hook's
-        SP_LOWEST then starts again from it, so each region gets the deepest point inside it)."""
+        SP_LOWEST then starts again from it, so each region gets the deepest point inside it),
+        the most heap _sbrk had handed out since then and now, and the memory traffic so far."""
         cycle = self.cycles_now()
         seconds = self.simulated_seconds_at(cycle)
         lowest, now = self.take_lowest_sp()
-        self.regions.mark(begin, name_address, cycle, seconds, None if lowest is None else (lowest, now))
+        heap = (self._heap_peak_since_marker, self.heap_handed_out) if self.sbrk_hooked else None
+        self._heap_peak_since_marker = self.heap_handed_out
+        self.regions.mark(begin, name_address, cycle, seconds, None if lowest is None and now is None else (lowest, now),
+                          self.traffic_now(), heap)
 
     def stack_top(self) -> int:
         """Where the main stack starts: the vector table's SP, or SYS_HEAPINFO's stack base when that is 0."""
         return self.initial_sp or heap_info(self.board, self.image.segments, self.initial_sp)[2]
 
-    def take_lowest_sp(self) -> tuple[int | None, int]:
+    def take_lowest_sp(self) -> tuple[int | None, int | None]:
         """(The lowest main-stack SP since the last call, None when none was in the main stack's
-        space; the SP now); the run's lowest is kept in `lowest_sp` / `lowest_sp_at`."""
+        space; the main stack's SP now, None while Thread mode runs on the process stack, whose
+        SP then counts for it); the run's lowest is kept in `lowest_sp` / `lowest_sp_at`."""
         st = self.state
-        sp = self.uc.reg_read(A.UC_ARM_REG_SP)
-        if st[N.SP_FLOOR] <= sp < st[N.SP_LOWEST]:
-            st[N.SP_LOWEST], st[N.SP_LOWEST_AT] = sp, self.uc.reg_read(A.UC_ARM_REG_PC)
+        sp, pc = self.uc.reg_read(A.UC_ARM_REG_SP), self.uc.reg_read(A.UC_ARM_REG_PC)
+        on_process_stack = bool(self.uc.reg_read(A.UC_ARM_REG_CONTROL) & 2)
+        if on_process_stack:
+            self.note_process_sp(sp, pc)
+        elif st[N.SP_FLOOR] <= sp < st[N.SP_LOWEST]:
+            st[N.SP_LOWEST], st[N.SP_LOWEST_AT] = sp, pc
         lowest = int(st[N.SP_LOWEST])
         if lowest < self.lowest_sp:
             self.lowest_sp, self.lowest_sp_at = lowest, int(st[N.SP_LOWEST_AT])
-        # start again from the SP now, unless it is outside the main stack (a process stack): then from nothing
-        st[N.SP_LOWEST], st[N.SP_LOWEST_AT] = (sp if sp >= st[N.SP_FLOOR] else NO_SP), -1
-        return (lowest if lowest < NO_SP else None), sp
+        # start again from the SP now, unless it is not in the main stack's space: then from nothing
+        main_now = None if on_process_stack else sp
+        st[N.SP_LOWEST], st[N.SP_LOWEST_AT] = (sp if main_now is not None and sp >= st[N.SP_FLOOR] else NO_SP), -1
+        return (lowest if lowest < NO_SP else None), main_now
+
+    def note_process_sp(self, sp: int, at: int) -> None:
+        """The process stack reached `sp` at `at` (the block hook's PSP slots; an exception frame
+        stacked there, the SP at a marker)."""
+        st = self.state
+        if sp < st[N.PSP_LOWEST]:
+            st[N.PSP_LOWEST], st[N.PSP_LOWEST_AT] = sp, at
+        st[N.PSP_HIGHEST] = max(int(st[N.PSP_HIGHEST]), sp)
+
+    def process_stack(self) -> tuple[int, int, int] | None:
+        """(Lowest SP, the block that reached it, highest SP) of the process stack over the run;
+        None when Thread mode never ran on it."""
+        st = self.state
+        if st[N.PSP_HIGHEST] < 0:
+            return None
+        return int(st[N.PSP_LOWEST]), int(st[N.PSP_LOWEST_AT]), int(st[N.PSP_HIGHEST])
 
     def pin_changed(self, pin: str, level: int | None) -> None:
         """A GPIO model's pin changed its driven level (None: no longer driven), at the executing
@@ -841,7 +914,8 @@ class Machine:
                 until = min((a for a in (self._nocp_at, step) if a is not None), default=UNTIL)
                 if self._nocp_at is not None:
                     self.state[N.FPU_ENABLED] = 1  # let the instructions before the FP one run
-                self.state[N.PREVIOUS_SP_WRITE] = 1  # Python may have moved SP (exception entry, return)
+                self.state[N.PREVIOUS_SP_WRITE] = N.SP_SELECT  # Python may have moved SP or switched stacks
+                #                                                (exception entry, return)
                 try:
                     self.uc.emu_start(self.uc.reg_read(A.UC_ARM_REG_PC) | 1, until)
                 except UcError as exc:

@@ -10,7 +10,9 @@ from unicorn import arm_const as A
 from ..analysis import swo as swo_stream
 from ..analysis.lines import line_rows
 from ..analysis.profile import EXTRA_ROWS
-from ..analysis.regions import lowest_sp_by_region, matched, read_info, summarize, timeline
+from ..analysis import roofline
+from ..analysis.regions import (heap_peak_by_region, lowest_sp_by_region, matched, read_info, summarize, timeline,
+                                traffic_by_region)
 from . import native as N
 
 
@@ -154,9 +156,17 @@ def region_statistics(machine) -> list[dict]:
     rows = summarize(machine.regions, c_strings(machine), info, machine.cycles)
     lows = lowest_sp_by_region(machine.regions, c_strings(machine))
     top = machine.stack_top()
+    heaps = heap_peak_by_region(machine.regions, c_strings(machine))
+    moved = traffic_by_region(machine.regions, c_strings(machine), machine.traffic_banks)
     for row in rows:
         if row["name"] in lows:
             row["stack_peak_bytes"] = top - lows[row["name"]]
+        if row["name"] in heaps:
+            row["heap_peak_bytes"] = heaps[row["name"]]
+        if row["name"] in moved:
+            row["bytes_by_bank"] = moved[row["name"]]
+            total = sum(moved[row["name"]].values())
+            row["intensity"] = round(row["macs"] / total, 4) if row["macs"] and total else None
     if machine.regions.unmatched:
         machine.warn_once("regions-unmatched", f"{machine.regions.unmatched} region markers (ITM ports 30/31) had no "
                                                "matching begin or end and were left out of the regions")
@@ -199,3 +209,38 @@ def read_c_string(machine, address: int, limit: int = 128) -> str | None:
         return None
     end = raw.find(b"\0")
     return raw[: end if end >= 0 else limit].decode(errors="replace") or None
+
+
+def memory_traffic(machine) -> dict | None:
+    """The bytes the run's loads and stores moved per memory bank (--memory-traffic), else None."""
+    counts = machine.traffic_now()
+    if counts is None:
+        return None
+    return {bank: {"read_bytes": int(read), "written_bytes": int(written)}
+            for bank, (read, written) in zip(machine.traffic_banks, counts)}
+
+
+def roofline_ceilings(machine) -> dict | None:
+    """The roofline's ceilings (analysis/roofline.py) for the counted banks, from the core's peaks
+    and each bank's flash port as the firmware left it (wait states, data cache); None unless
+    the run counts memory traffic or when the core has no [roofline] table."""
+    core = machine.board.core.roofline
+    if not machine.traffic_banks or not core:
+        return None
+    regions = {region.name: region for region in machine.board.memory}
+    bandwidth = core["load_store_bytes_per_cycle"]
+    banks = []
+    for name in machine.traffic_banks:
+        kind = regions[name].kind
+        line, wait, cached = None, 0, False
+        for port in machine.flash_ports:
+            if any(start == regions[name].base for start, _end in port.ranges):
+                line, wait, cached = port.spec.line_bytes, int(port[N.FL_DATA_WAIT]), bool(port[N.FL_DC_ON])
+            elif any(start == regions[name].base for start, _end in port.ram_ranges):
+                cached = bool(port[N.FL_DC_ON])
+                line, wait = (port.spec.line_bytes, int(port[N.FL_RAM_WAIT])) if cached or port[N.FL_RAM_WAIT] else \
+                    (None, 0)
+        if line is not None and not wait and not cached:
+            line = None  # a zero-wait bank: the core's own bandwidth
+        banks.append(roofline.bank_ceiling(name, kind, bandwidth, line, wait, cached))
+    return roofline.ceilings(core, banks)

@@ -12,7 +12,7 @@ from capstone import CS_ARCH_ARM, CS_MODE_MCLASS, CS_MODE_THUMB, Cs
 
 from ..machine.native import (CALL_FLAG, F_CLASS_A, F_CLASS_B, F_CLASS_C, F_COUNTS, F_CYCLES, F_DIVIDE, F_FP, F_INSTRUCTIONS, F_ISB, F_REFILL, F_SP_WRITE, F_STALLS,
                               F_START_ADJUST, F_START_FLAGS, F_UNMASK, FIELDS, KIND, KIND_CONTINUATION,
-                              KIND_SELF_LOOP, KIND_START, LANE, SUMMED_FIELDS)
+                              KIND_SELF_LOOP, KIND_START, LANE, SP_SELECT, SUMMED_FIELDS)
 from ..machine.registers import UNICORN_REGISTERS
 from .classes import packed, power_class
 from .cortex_m4 import FP_MEMORY, MEMORY, base_mnemonic
@@ -296,7 +296,7 @@ class Decoder:
             row[F_FP] = int(mnemonic.startswith("v"))
             row[F_UNMASK] = int(_may_unmask(mnemonic, operands))
             row[F_ISB] = int(mnemonic == "isb")
-            row[F_SP_WRITE] = int(may_move_sp(mnemonic, operands))
+            row[F_SP_WRITE] = may_move_sp(mnemonic, operands)
             if self._note_special(address, mnemonic, operands):
                 specials.append((offset, mnemonic, operands))
             rows.append(row)
@@ -383,12 +383,17 @@ class Decoder:
         self._states.clear()
 
 
-def may_move_sp(mnemonic: str, operands: str) -> bool:
+def may_move_sp(mnemonic: str, operands: str) -> int:
     """Whether an instruction may change SP (so the next block reads it for the stack peak):
-    PUSH/VPUSH, SP as the destination (SUB/ADD/MOV/LDR sp, ...), writeback on SP (STMDB sp!,
-    STR ..., [sp, #-4]!) or MSR to MSP/PSP. Conservative: a false positive costs one register read."""
-    return (mnemonic.startswith(("push", "vpush")) or operands.startswith("sp") or "sp!" in operands
-            or ("[sp" in operands and "]!" in operands) or (mnemonic.startswith("msr") and operands.startswith(("msp", "psp"))))
+    1 for PUSH/VPUSH, SP as the destination (SUB/ADD/MOV/LDR sp, ...), writeback on SP (STMDB sp!,
+    STR ..., [sp, #-4]!) or MSR to MSP or PSP; SP_SELECT for MSR CONTROL, which may switch
+    stacks (the next block reads CONTROL too); else 0. Conservative: a false positive costs one
+    register read."""
+    if mnemonic.startswith("msr") and operands.startswith("control"):
+        return SP_SELECT
+    return int(mnemonic.startswith(("push", "vpush")) or operands.startswith("sp") or "sp!" in operands
+               or ("[sp" in operands and "]!" in operands)
+               or (mnemonic.startswith("msr") and operands.startswith(("msp", "psp"))))
 
 
 _CONTINUATION = [KIND_CONTINUATION if field == KIND else 0 for field in range(FIELDS)]
@@ -408,7 +413,7 @@ def _static_row(insn) -> tuple[list, bool]:
         row[F_FP] = int(mnemonic.startswith("v"))
         row[F_UNMASK] = int(_may_unmask(mnemonic, operands))
         row[F_ISB] = int(mnemonic == "isb")
-        row[F_SP_WRITE] = int(may_move_sp(mnemonic, operands))
+        row[F_SP_WRITE] = may_move_sp(mnemonic, operands)
         row[F_START_FLAGS] = int(_is_memory(insn)) << 5
         row[F_REFILL] = CALL_FLAG if mnemonic in ("bl", "blx") else 0
         row[F_DIVIDE] = _divide_operands(mnemonic, operands)

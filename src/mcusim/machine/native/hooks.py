@@ -11,7 +11,7 @@ from typing import NamedTuple
 import llvmlite.binding
 import numpy as np
 from numba import carray, types
-from unicorn.arm_const import UC_ARM_REG_EPSR, UC_ARM_REG_SP
+from unicorn.arm_const import UC_ARM_REG_CONTROL, UC_ARM_REG_EPSR, UC_ARM_REG_SP
 from unicorn.unicorn_py3.unicorn import uclib
 
 from .jit import cfunc, njit
@@ -22,10 +22,12 @@ from .layout import (
     E_COUNTS, E_CYCLES, E_FP, E_INSTRUCTIONS, E_ISB, E_LAST_INSN, E_REFILL, E_SELF_LOOP, E_SIZE, E_SP_WRITE, E_STALLS,
     E_START_ADJUST, E_START_FLAGS, E_UNMASK, E_WIDE_FIRST, FL_BLOCK_LINES, FL_BLOCK_START, FL_PORT_COUNT,
     FPU_ENABLED, F_CYCLES, F_DIVIDE, INSTRUCTIONS, LAZY_FP_AT, LAZY_FP_PENDING, LSU_TOTAL, PENDING_MASKED,
-    PREVIOUS_BRANCH_AT, PREVIOUS_END, PREVIOUS_ISB, PREVIOUS_SP_WRITE, PREVIOUS_UNMASK, PROFILE_TABLE, P_ENABLED,
+    PREVIOUS_BRANCH_AT, PREVIOUS_END, PREVIOUS_ISB, PREVIOUS_SP_WRITE, PREVIOUS_UNMASK, PROFILE_TABLE, PSP_HIGHEST,
+    PSP_LOWEST, PSP_LOWEST_AT, P_ENABLED, ON_PROCESS_STACK, SP_SELECT,
     SAMPLE_BLOCK_START, SAMPLE_NEXT, SAMPLE_TABLE, SCRATCH, SP_FLOOR, SP_LOWEST, SP_LOWEST_AT, STEP_LIMIT,
     STOP_ADDRESS, STOP_REASON,
-    STOP_SIZE, TOTAL_LENGTH, TRACE_HELD, TRACE_TABLE, WATCH_ISB)
+    STOP_SIZE, TOTAL_LENGTH, TRACE_HELD, TRACE_TABLE, TRAFFIC_BANK, TRAFFIC_BYTES, TRAFFIC_COUNTER, TRAFFIC_END, TRAFFIC_RANGE,
+    TRAFFIC_RANGE_COUNT, TRAFFIC_RANGES, TRAFFIC_READ, TRAFFIC_START, TRAFFIC_WRITTEN, WATCH_ISB)
 from .encoding import (
     STOP_DEADLINE, STOP_DECODE, STOP_FPU_DISABLED, STOP_ISB, STOP_LIMIT, STOP_SELF_LOOP, STOP_UNMASKED)
 from .tables import _range_sum, _value_at
@@ -47,6 +49,7 @@ _uc_reg_read = types.ExternalFunction("uc_reg_read", types.int32(types.voidptr, 
 _uc_reg_write = types.ExternalFunction("uc_reg_write", types.int32(types.voidptr, types.int32, types.intp))
 
 SP_REGISTER = np.int32(UC_ARM_REG_SP)
+CONTROL_REGISTER = np.int32(UC_ARM_REG_CONTROL)
 BLOCK_HOOK_SIGNATURE = types.void(types.voidptr, types.uint64, types.uint32, types.voidptr)
 
 
@@ -123,9 +126,17 @@ def _block_hook_variant(captures, power, fetch):
             _uc_emu_stop(uc)
             return
         out_of_sequence = address != st[PREVIOUS_END]
-        if st[PREVIOUS_SP_WRITE] != 0:  # the stack's high-water mark (analysis/memory.py)
+        if st[PREVIOUS_SP_WRITE] != 0:  # the stacks' high-water marks (analysis/memory.py)
+            if st[PREVIOUS_SP_WRITE] >= SP_SELECT:  # CONTROL may have switched stacks
+                st[ON_PROCESS_STACK] = _read_register(uc, header, CONTROL_REGISTER) & 2
             sp = _read_register(uc, header, SP_REGISTER)
-            if sp < st[SP_LOWEST] and sp >= st[SP_FLOOR]:
+            if st[ON_PROCESS_STACK] != 0:  # SPSEL: SP is the process stack
+                if sp < st[PSP_LOWEST]:
+                    st[PSP_LOWEST] = sp
+                    st[PSP_LOWEST_AT] = address
+                if sp > st[PSP_HIGHEST]:
+                    st[PSP_HIGHEST] = sp
+            elif sp < st[SP_LOWEST] and sp >= st[SP_FLOOR]:
                 st[SP_LOWEST] = sp
                 st[SP_LOWEST_AT] = address
         if captures and st[PROFILE_TABLE] != 0:  # what ran so far belongs to the blocks before this one
@@ -257,6 +268,22 @@ def ram_access_hook(uc, access, address_u64, size, value, user_data):
     st[DATA_WAIT_TOTAL] += wait
 
 
+@cfunc(MEMORY_HOOK_SIGNATURE)
+def traffic_hook(uc, access, address_u64, size, value, user_data):
+    """A data read or write of a memory bank, counted in bytes (registered on the banks' ranges
+    only with --memory-traffic); it adds no cycles."""
+    header = carray(user_data, (DATA_START,), np.int64)
+    address = np.int64(address_u64)
+    for i in range(header[TRAFFIC_RANGE_COUNT]):
+        at = TRAFFIC_RANGES + TRAFFIC_RANGE * i
+        if header[at + TRAFFIC_START] <= address < header[at + TRAFFIC_END]:
+            counter = TRAFFIC_BYTES + TRAFFIC_COUNTER * header[at + TRAFFIC_BANK]
+            written = access == UC_MEM_WRITE
+            header[counter + (TRAFFIC_WRITTEN if written else TRAFFIC_READ)] += size
+            break
+    _restore_it_state(uc, header)
+
+
 @cfunc(BLOCK_HOOK_SIGNATURE)
 def exact_pc_hook(uc, address, size, user_data):
     """Per-instruction hook, installed only on blocks that read time-dependent registers."""
@@ -300,6 +327,13 @@ def register_ram_access_hook(uc, state: NativeState, begin: int, end: int, write
 
     kind = UC_HOOK_MEM_READ | (UC_HOOK_MEM_WRITE if writes else 0)
     return _register(uc, kind, ram_access_hook, state, begin, end)
+
+
+def register_traffic_hook(uc, state: NativeState, begin: int, end: int) -> int:
+    """Count the bytes of data reads and writes in [begin, end] (inclusive) by bank (TRAFFIC_RANGES)."""
+    from unicorn import UC_HOOK_MEM_READ, UC_HOOK_MEM_WRITE
+
+    return _register(uc, UC_HOOK_MEM_READ | UC_HOOK_MEM_WRITE, traffic_hook, state, begin, end)
 
 
 def register_divide_hook(uc, state: NativeState, address: int) -> int:

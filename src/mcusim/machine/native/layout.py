@@ -69,7 +69,8 @@ F_CLASS_A = _row.slot("F_CLASS_A")  # summed, packed: instruction classes (power
 #                                     | simd << 42
 F_CLASS_B = _row.slot("F_CLASS_B")  # fp | branch << 21 | load << 42
 F_CLASS_C = _row.slot("F_CLASS_C")  # store | data words moved << 21
-F_SP_WRITE = _row.slot("F_SP_WRITE")  # summed: instructions that may move SP (push, sub sp, writeback on sp, ...)
+F_SP_WRITE = _row.slot("F_SP_WRITE")  # summed: instructions that may move SP (push, sub sp, writeback on sp, ...),
+SP_SELECT = 1 << 20                   # ... and SP_SELECT for each MSR CONTROL (it may switch stacks)
 FIELDS = _row.size
 SUMMED_FIELDS = (F_CYCLES, F_INSTRUCTIONS, F_FP, F_UNMASK, F_ISB, F_COUNTS, F_STALLS, F_CLASS_A, F_CLASS_B, F_CLASS_C,
                  F_SP_WRITE)
@@ -269,6 +270,16 @@ LC_RUNS = _line_counter.slot("LC_RUNS")  # +1 where a block starts, -1 where it 
 LC_EXTRA_CYCLES = _line_counter.slot("LC_EXTRA_CYCLES")  # cycles of blocks starting here beyond their static cost
 LINE_COUNTER = _line_counter.size
 
+_traffic_range = _record("traffic range")
+TRAFFIC_START = _traffic_range.slot("TRAFFIC_START")
+TRAFFIC_END = _traffic_range.slot("TRAFFIC_END")    # (exclusive)
+TRAFFIC_BANK = _traffic_range.slot("TRAFFIC_BANK")  # the bank it counts in (an alias: the bank it shows)
+TRAFFIC_RANGE = _traffic_range.size
+_traffic_counter = _record("traffic counter")
+TRAFFIC_READ = _traffic_counter.slot("TRAFFIC_READ")        # bytes loaded from the bank
+TRAFFIC_WRITTEN = _traffic_counter.slot("TRAFFIC_WRITTEN")  # bytes stored to it
+TRAFFIC_COUNTER = _traffic_counter.size
+
 # -- The buffer: header, then areas --------------------------------------------------------------
 MAX_WINDOWS = 1024
 CACHE_ENTRIES = 4096     # block cache entries, direct-mapped by block address
@@ -353,6 +364,14 @@ PREVIOUS_SP_WRITE = _buffer.slot("PREVIOUS_SP_WRITE")  # the block that ran last
 SP_LOWEST = _buffer.slot("SP_LOWEST")          # the lowest SP a block started with since Python last reset it,
 SP_LOWEST_AT = _buffer.slot("SP_LOWEST_AT")    # ... that block's address (-1: none yet), counting only an SP
 SP_FLOOR = _buffer.slot("SP_FLOOR")            # ... at or above SP_FLOOR: the main stack's space (analysis/memory.py)
+PSP_LOWEST = _buffer.slot("PSP_LOWEST")        # the same for the process stack (Thread mode with CONTROL.SPSEL set):
+PSP_LOWEST_AT = _buffer.slot("PSP_LOWEST_AT")  # ... its lowest SP and that block over the whole run, and its highest
+PSP_HIGHEST = _buffer.slot("PSP_HIGHEST")      # ... (-1: the process stack was never in use)
+ON_PROCESS_STACK = _buffer.slot("ON_PROCESS_STACK")  # CONTROL.SPSEL as last read (after an MSR CONTROL, Python)
+MAX_TRAFFIC_RANGES = 8                         # memory traffic (--memory-traffic; analysis/roofline.py): the data
+TRAFFIC_RANGE_COUNT = _buffer.slot("TRAFFIC_RANGE_COUNT")  # bytes loads and stores move per memory bank, counted
+TRAFFIC_RANGES = _buffer.slot("TRAFFIC_RANGES", TRAFFIC_RANGE * MAX_TRAFFIC_RANGES)  # over these ranges ...
+TRAFFIC_BYTES = _buffer.slot("TRAFFIC_BYTES", TRAFFIC_COUNTER * MAX_TRAFFIC_RANGES)  # ... into a counter per bank
 
 # Header: the flash timing model's shared slots, then one block per port (flash_timing.py).
 FL_FIRST_SLOT = _buffer.start + _buffer.size
