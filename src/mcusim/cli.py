@@ -662,6 +662,171 @@ def trace_command(bundle, elf, instructions, limit):
         shown += 1
 
 
+@main.command("sweep")
+@click.argument("spec_file", metavar="[SPEC.toml]", required=False, type=click.Path(dir_okay=False))
+@click.option("--out", type=click.Path(file_okay=False), default=None, metavar="DIR",
+              help="Where the bundles (DIR/runs/ID) and results (DIR/results.csv, results.parquet, pareto.png) go.")
+@click.option("--board", "boards", multiple=True, metavar="NAME", help="A board to sweep (repeatable).")
+@click.option("--clock-hz", "clocks", multiple=True, metavar="HZ|nominal",
+              help="A clock to pin (repeatable); nominal: the clock the firmware sets up (the default).")
+@click.option("--voltage-range", "voltage_ranges", multiple=True, metavar="NAME",
+              help="A power-model voltage range to hold (repeatable; default: the model's own).")
+@click.option("--firmware", "firmware", multiple=True, type=click.Path(dir_okay=False), metavar="ELF",
+              help="A firmware ELF to run (repeatable).")
+@click.option("--model", "models", multiple=True, type=click.Path(dir_okay=False), metavar="MODEL.tflite",
+              help="A .tflite model to build, run and validate (repeatable; with each --variant).")
+@click.option("--variant", "variants", multiple=True, type=click.Choice(["opt", "ref"]),
+              help="The kernels of each --model (repeatable; default opt).")
+@click.option("--max-cycles", type=count(), default=None, metavar="N", help="Each run stops after N cycles.")
+@click.option("--workers", type=click.IntRange(1, 256), default=None, metavar="N",
+              help="Worker processes of the local Dask cluster (default: the machine's cores).")
+@click.option("--scheduler", metavar="tcp://HOST:PORT", default=None,
+              help="Run on this Dask cluster instead of a local one; its workers must have mcusim and see DIR "
+                   "and the programs at the same paths (docs/sweeps.md).")
+@click.option("--resume", is_flag=True, help="Skip the runs whose bundle in DIR is complete and from the same run "
+              "(board, clock, voltage range, program and placement contents, options).")
+@click.option("--example-spec", is_flag=True, help="Print a commented SPEC.toml and exit.")
+def sweep_command(spec_file, out, boards, clocks, voltage_ranges, firmware, models, variants, max_cycles, workers,
+                  scheduler, resume, example_spec):
+    """Run many simulations: every combination of boards, clocks, voltage ranges and programs
+    (firmware ELFs, .tflite models with kernel variants and placements) from SPEC.toml or the
+    options, on Dask distributed (a local cluster by default), each in its own process, with a
+    progress bar. Writes DIR/results.csv and DIR/results.parquet (a row per run, in the spec's
+    order: axes, exit code, error, cycles, latency, energy, peak power and memory, validated),
+    DIR/pareto.png (latency against energy) and each run's bundle. A run that fails is a row
+    with its exit code and error. Exit 0 when every run ended with 0, else 1; 2 for a bad spec."""
+    from . import sweep as S
+
+    if example_spec:
+        click.echo(S.EXAMPLE_SPEC, nl=False)
+        return
+    if out is None:
+        raise click.UsageError("give --out DIR for the results")
+    if not out:
+        raise click.BadParameter("an empty name: give the folder for the results", param_hint="--out")
+    try:
+        import distributed  # noqa: F401
+        import pyarrow  # noqa: F401
+    except ImportError:
+        raise click.UsageError("mcusim sweep needs dask distributed and pyarrow: pip install 'mcusim[sweep]'") from None
+    command_line = bool(boards or clocks or voltage_ranges or firmware or models)
+    if spec_file and command_line:
+        raise click.UsageError("give SPEC.toml or --board/--firmware/--model options, not both")
+    try:
+        if spec_file:
+            spec = S.load(spec_file)
+        elif command_line:
+            parsed_clocks = [S.NOMINAL if c == S.NOMINAL else _clock_value(c) for c in clocks]
+            spec = S.build(list(boards), parsed_clocks, list(voltage_ranges), list(firmware),
+                           [{"path": m, "variants": list(variants) or ["opt"]} for m in models],
+                           {} if max_cycles is None else {"max_cycles": max_cycles})
+        else:
+            raise click.UsageError("give SPEC.toml, or --board and --firmware/--model (mcusim sweep --example-spec "
+                                   "prints a spec)")
+    except S.SpecError as exc:
+        raise click.UsageError(str(exc)) from None
+    _prepare_out(out)
+    for note in spec.notes:
+        say(f"mcusim: note: {note}")
+    directory = Path(out)
+    with _SweepProgress(len(spec.runs)) as progress:
+        rows = S.execute(spec, directory, workers or os.cpu_count() or 1, scheduler, resume, progress)
+    written = S.write_results(rows, directory)
+    failed = [row for row in rows if row["exit_code"] != 0]
+    say(f"mcusim: {len(rows)} runs, {len(rows) - len(failed)} ended with exit 0"
+        + (f"; {len(failed)} did not: " + ", ".join(f"{r['id']} ({r['exit_code']}: {r['error']})"
+                                                     for r in failed[:5]) if failed else ""))
+    from .extras import MissingExtra, require
+
+    try:
+        require("matplotlib", "pareto.png")
+        from .analysis.pareto import plot
+
+        if sum(1 for r in rows if r.get("latency_s") is not None and r.get("energy_j") is not None) >= 1:
+            plot(rows, "latency_s", "energy_j", directory / "pareto.png", f"sweep: {spec.source}")
+            written.append(directory / "pareto.png")
+    except MissingExtra:
+        pass
+    say(f"mcusim: wrote {', '.join(str(p) for p in written)}")
+    sys.exit(1 if failed else 0)
+
+
+def _clock_value(text: str) -> int:
+    try:
+        return CLOCK_HZ.convert(text, None, None)
+    except click.BadParameter as exc:
+        raise click.BadParameter(f"{text!r}: {exc.message}", param_hint="--clock-hz") from None
+
+
+class _SweepProgress:
+    """A rich progress bar with ETA over the runs on a terminal; a line per run otherwise."""
+
+    def __init__(self, total: int):
+        self.total, self.done, self.bar = total, 0, None
+
+    def __enter__(self):
+        if sys.stderr.isatty():
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+            self.bar = Progress(TextColumn("mcusim sweep"), BarColumn(), MofNCompleteColumn(), TextColumn("ETA"),
+                                TimeRemainingColumn(), TextColumn("{task.fields[last]}"),
+                                console=Console(file=sys.stderr), transient=True)
+            self.task = self.bar.add_task("sweep", total=self.total, last="")
+            self.bar.start()
+        return self
+
+    def __call__(self, row: dict) -> None:
+        self.done += 1
+        status = "ok" if row["exit_code"] == 0 else f"exit {row['exit_code']}"
+        if self.bar is not None:
+            self.bar.update(self.task, advance=1, last=f"{row['id']}: {status}")
+        else:
+            say(f"mcusim: [{self.done}/{self.total}] {row['id']}: {status}")
+
+    def __exit__(self, *_exc):
+        if self.bar is not None:
+            self.bar.stop()
+
+
+@main.command("pareto")
+@click.argument("sweep_dir", metavar="DIR", type=click.Path(file_okay=False, exists=True))
+@click.option("--x", "x_metric", default="latency", show_default=True, metavar="METRIC",
+              help="The metric across: latency, energy, power, memory, cycles, host, or a results.csv column.")
+@click.option("--y", "y_metric", default="energy", show_default=True, metavar="METRIC", help="The metric up.")
+@click.option("-o", "--out", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+              help="Where to write the plot (default DIR/pareto-X-Y.png).")
+def pareto_command(sweep_dir, x_metric, y_metric, out):
+    """The Pareto front of a sweep (DIR from `mcusim sweep`) on two metrics, lower being better
+    for both: prints the runs on it and plots every run, the front highlighted and the dominated
+    runs faded. Needs matplotlib: pip install 'mcusim[plots]'."""
+    from . import sweep as S
+    from .analysis import pareto
+
+    _require("matplotlib", "mcusim pareto")
+    try:
+        rows = S.read_results(Path(sweep_dir))
+    except (OSError, KeyError, ValueError) as exc:
+        raise click.UsageError(f"{sweep_dir} has no readable results.csv (from mcusim sweep): {exc}") from None
+    x, y = pareto.column(x_metric), pareto.column(y_metric)
+    for metric, name in ((x_metric, x), (y_metric, y)):
+        if rows and name not in rows[0]:
+            raise click.BadParameter(f"{metric!r}: not a metric ({', '.join(pareto.METRICS)}) or a results column",
+                                     param_hint="--x/--y")
+    best = pareto.front(rows, x, y)
+    if not best:
+        raise click.UsageError(f"no run in {sweep_dir} has both {x} and {y}")
+    click.echo(f"{'run':<48} {x:>16} {y:>16}")
+    for i in best:
+        click.echo(f"{rows[i]['id'][:48]:<48} {rows[i][x]:>16.6g} {rows[i][y]:>16.6g}")
+    path = Path(out or Path(sweep_dir) / f"pareto-{x_metric}-{y_metric}.png")
+    try:
+        pareto.plot(rows, x, y, path, f"{Path(sweep_dir).name}: {len(best)} of {len(rows)} runs on the front")
+    except (OSError, ValueError) as exc:
+        raise click.UsageError(f"cannot write {path}: {exc}") from None
+    click.echo(f"mcusim: wrote {path}", err=True)
+
+
 @main.command("compare")
 @click.argument("a", type=click.Path(file_okay=False, exists=True))
 @click.argument("b", type=click.Path(file_okay=False, exists=True))

@@ -47,6 +47,24 @@ def test_stack_and_heap_peaks_match_the_firmware_s_own_record(firmware_build, bo
     assert sum(b["changed_bytes"] or 0 for b in memory["banks"] if b["kind"] == "ram") >= 1300 + 64 * 24
 
 
+def _frames(firmware_build, board) -> dict[str, int]:
+    """Each function's frame in bytes, as GCC's -fstack-usage wrote it for stack-heap (firmware/Makefile)."""
+    lines = (firmware_build / board / "obj" / "stack-heap" / "main.su").read_text().splitlines()
+    return {line.split("\t")[0].rsplit(":", 1)[1]: int(line.split("\t")[1]) for line in lines}
+
+
+@pytest.mark.parametrize("board", BOARDS)
+def test_stack_peaks_match_the_compiler_s_frame_sizes(firmware_build, board):
+    """64 + 1 levels of `recurse` under main on the main stack, 16 + 1 on the process stack:
+    the peaks are those frames (the process stack's exactly; the main stack's within one frame,
+    the start-up code's under main)."""
+    frames = _frames(firmware_build, board)
+    memory = Simulator(firmware_build / board / "stack-heap.elf", board).run().memory
+    main_stack = 65 * frames["recurse"] + frames["main"]
+    assert main_stack <= memory["stack_peak_bytes"] <= main_stack + frames["recurse"]
+    assert memory["process_stack"]["peak_bytes"] == 17 * frames["recurse"] + frames["recurse_on_process_stack"]
+
+
 @pytest.mark.parametrize("board", BOARDS)
 def test_footprint_counts_each_section_once_per_bank(firmware_build, board):
     from elftools.elf.elffile import ELFFile
