@@ -50,6 +50,9 @@ max_cycles = 2_000_000_000
 # memory_traffic = true                # bytes per memory bank and the roofline
 region = "inference"                   # latency and energy of this region when the run marks it
 
+[keep]                                 # what each run's bundle keeps (default: everything it wrote)
+files = ["run.json", "regions.csv"]    # run.json always stays: the row and --resume read it
+
 # Instead of the product, list the runs:
 # [[runs]]
 # board = "mcu-s"
@@ -123,6 +126,7 @@ class Spec:
     region: str = "inference"
     source: str = "command line"
     notes: list[str] = field(default_factory=list)
+    keep: tuple[str, ...] | None = None  # the bundle files each run keeps (None: all)
 
 
 def _sha256(path: str) -> str:
@@ -239,9 +243,13 @@ def load(path: str | Path) -> Spec:
         raise SpecError(f"{path}: cannot read it ({exc})") from None
     except tomllib.TOMLDecodeError as exc:
         raise SpecError(f"{path}: not valid TOML ({exc})") from None
-    unknown = set(data) - {"axes", "run", "runs"}
+    unknown = set(data) - {"axes", "run", "runs", "keep"}
     if unknown:
-        raise SpecError(f"{path}: unknown tables {', '.join(sorted(unknown))}; a spec has [axes], [run], [[runs]]")
+        raise SpecError(f"{path}: unknown tables {', '.join(sorted(unknown))}; a spec has [axes], [run], [[runs]], "
+                        f"[keep]")
+    keep = data.get("keep", {})
+    if set(keep) - {"files"} or not isinstance(keep.get("files", []), list):
+        raise SpecError(f"{path}: [keep] has one key, files: a list of bundle file names")
     axes = data.get("axes", {})
     known_axes = {"boards", "clocks", "voltage_ranges", "firmware", "models"}
     if set(axes) - known_axes:
@@ -251,14 +259,17 @@ def load(path: str | Path) -> Spec:
         if not isinstance(value, list):
             raise SpecError(f"{path}: axes.{name} must be a list")
     try:
-        return build(axes.get("boards", []), axes.get("clocks", []), axes.get("voltage_ranges", []),
+        spec = build(axes.get("boards", []), axes.get("clocks", []), axes.get("voltage_ranges", []),
                      axes.get("firmware", []), axes.get("models", []), data.get("run", {}), path.parent.resolve(),
                      data.get("runs"), str(path))
     except SpecError as exc:
         raise SpecError(f"{path}: {exc}") from None
+    if "files" in keep:
+        spec.keep = tuple(str(name) for name in keep["files"])
+    return spec
 
 
-def run_one(run: Run, out: str, region: str) -> dict:
+def run_one(run: Run, out: str, region: str, keep: tuple[str, ...] | None = None) -> dict:
     """Run one simulation in its own process (on a Dask worker) and return its row. It runs
     into a folder of its own beside `out`, renamed to `out` when complete (with sweep.json, for
     --resume): a retry after a worker died, or a simulation the dead worker left running, never
@@ -277,6 +288,10 @@ def run_one(run: Run, out: str, region: str) -> dict:
         error = error.removeprefix("mcusim: ").removeprefix("error: ")[:500]
     (attempt / "stderr.txt").write_text(done.stderr)
     row = dict(row_of(run, attempt, done.returncode, error, region), bundle=str(final))
+    if keep is not None:
+        for entry in attempt.iterdir():
+            if entry.name not in (*keep, "run.json", "stderr.txt"):
+                shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
     (attempt / MARKER).write_text(json.dumps({"identity": run.identity(), "run": asdict(run), "row": row}) + "\n")
     shutil.rmtree(final, ignore_errors=True)
     os.replace(attempt, final)
@@ -330,6 +345,7 @@ def execute(spec: Spec, out: Path, workers: int = 2, scheduler: str | None = Non
     from distributed import Client, LocalCluster, as_completed
 
     runs_dir = out / "runs"
+    _remove_attempts(runs_dir, spec.runs)  # (what an earlier sweep's dead workers left)
     rows: list[dict | None] = [None] * len(spec.runs)
     pending = []
     for index, run in enumerate(spec.runs):
@@ -349,7 +365,7 @@ def execute(spec: Spec, out: Path, workers: int = 2, scheduler: str | None = Non
     try:
         with Client(cluster if cluster is not None else scheduler, timeout="30s") as client:
             futures = {client.submit(run_one, spec.runs[i], str(runs_dir / spec.runs[i].name()), spec.region,
-                                     key=f"mcusim-{spec.runs[i].name()}", pure=False): i for i in pending}
+                                     spec.keep, key=f"mcusim-{spec.runs[i].name()}-{uuid.uuid4().hex[:8]}"): i for i in pending}
             for future in as_completed(futures):
                 index = futures[future]
                 run = spec.runs[index]
@@ -363,7 +379,15 @@ def execute(spec: Spec, out: Path, workers: int = 2, scheduler: str | None = Non
     finally:
         if cluster is not None:
             cluster.close()
+    _remove_attempts(runs_dir, spec.runs)
     return rows
+
+
+def _remove_attempts(runs_dir: Path, runs: list[Run]) -> None:
+    """The unfinished attempt folders of these runs (a simulation still writing into one fails)."""
+    for run in runs:
+        for attempt in runs_dir.glob(f".{run.name()}.*"):
+            shutil.rmtree(attempt, ignore_errors=True)
 
 
 def write_results(rows: list[dict], out: Path) -> list[Path]:

@@ -25,7 +25,7 @@ def _spec(firmware_build: Path, folder: Path) -> Path:
     spec = folder / "spec.toml"
     firmware = ", ".join(f'"{firmware_build}/{{board}}/{p}.elf"' for p in PROGRAMS)
     spec.write_text(f"[axes]\nboards = {json.dumps(BOARDS)}\nclocks = [\"nominal\", 32_000_000]\n"
-                    f"firmware = [{firmware}]\n[run]\nmax_cycles = 200_000_000\n")
+                    f"firmware = [{firmware}]\n[run]\nmax_cycles = 200_000_000\n[keep]\nfiles = [\"run.json\"]\n")
     return spec
 
 
@@ -74,7 +74,8 @@ def test_two_workers_run_the_product_in_the_spec_s_order(swept):
         memory = document["memory"]
         assert int(row["peak_memory_bytes"]) == memory["ram_bytes"] + memory["stack_peak_bytes"] + \
             memory["heap_peak_bytes"]
-        assert (Path(row["bundle"]) / S.MARKER).is_file()
+        kept = {entry.name for entry in Path(row["bundle"]).iterdir()}
+        assert kept == {"run.json", "stderr.txt", S.MARKER}  # [keep]: regions.csv went
     import pyarrow.parquet
 
     table = pyarrow.parquet.read_table(out / "results.parquet").to_pylist()

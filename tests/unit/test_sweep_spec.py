@@ -57,6 +57,7 @@ def test_a_run_s_id_hashes_contents_not_paths(builds, tmp_path_factory):
     ('[[runs]]\nboard = "mcu-s"\n', "give board and one of firmware or model"),
     ('[axes]\nboards = ["mcu-s", "mcu-s"]\nfirmware = ["mcu-s/app.elf"]\n', "the same run more than once"),
     ('[sweep]\n', "unknown tables sweep"),
+    ('[keep]\nfiles = "run.json"\n', "one key, files"),
     ('[axes\n', "not valid TOML"),
 ])
 def test_bad_specs_say_what_is_wrong(builds, text, message):
@@ -70,7 +71,9 @@ def test_an_explicit_list_of_runs(builds):
     spec = builds / "spec.toml"
     spec.write_text('[[runs]]\nboard = "mcu-d"\nfirmware = "{board}/app.elf"\nclock = 100_000_000\n'
                     '[[runs]]\nboard = "mcu-s"\nmodel = "model.tflite"\nvariant = "ref"\n')
-    runs = S.load(spec).runs
+    loaded = S.load(spec)
+    runs = loaded.runs
+    assert loaded.keep is None
     assert [(r.board, r.clock, r.variant) for r in runs] == [("mcu-d", 100_000_000, None), ("mcu-s", "nominal", "ref")]
     assert runs[0].firmware.endswith("mcu-d/app.elf")
 
