@@ -231,16 +231,14 @@ def roofline_ceilings(machine) -> dict | None:
     bandwidth = core["load_store_bytes_per_cycle"]
     banks = []
     for name in machine.traffic_banks:
-        kind = regions[name].kind
+        base = regions[name].base
         line, wait, cached = None, 0, False
-        for port in machine.flash_ports:
-            if any(start == regions[name].base for start, _end in port.ranges):
+        for port in machine.flash_ports:  # (the port a bank's data goes through: its line, waits and cache)
+            if any(start == base for start, _end in port.ranges):
                 line, wait, cached = port.spec.line_bytes, int(port[N.FL_DATA_WAIT]), bool(port[N.FL_DC_ON])
-            elif any(start == regions[name].base for start, _end in port.ram_ranges):
-                cached = bool(port[N.FL_DC_ON])
-                line, wait = (port.spec.line_bytes, int(port[N.FL_RAM_WAIT])) if cached or port[N.FL_RAM_WAIT] else \
-                    (None, 0)
-        if line is not None and not wait and not cached:
+            elif any(start == base for start, _end in port.ram_ranges):
+                line, wait, cached = port.spec.line_bytes, int(port[N.FL_RAM_WAIT]), bool(port[N.FL_DC_ON])
+        if not wait and not cached:
             line = None  # a zero-wait bank: the core's own bandwidth
-        banks.append(roofline.bank_ceiling(name, kind, bandwidth, line, wait, cached))
+        banks.append(roofline.bank_ceiling(name, regions[name].kind, bandwidth, line, wait, cached))
     return roofline.ceilings(core, banks)
