@@ -198,7 +198,8 @@ def base_args(command, tmp_path):
     firmware = tmp_path / "fw.elf"
     firmware.write_bytes(program("exit7"))
     return {"run": ["--example", "hello", "--board", "mcu-d"], "dvfs": [firmware, "--board", "mcu-d"],
-            "power-budget": [tmp_path, "--period-s", "1", "--budget-mw", "1"], "trace": [tmp_path]}[command]
+            "power-budget": [tmp_path, "--period-s", "1", "--budget-mw", "1"], "trace": [tmp_path],
+            "sweep": ["--board", "mcu-d", "--firmware", firmware, "--out", tmp_path / "sweep"]}[command]
 
 
 def test_every_numeric_option_is_covered():
