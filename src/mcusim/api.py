@@ -30,7 +30,8 @@ from .power.energy import MAX_COUNTER_BINS, MAX_TRACE_BINS, trace_bin_us, with_p
 from .power.energy import write_trace as write_power_trace
 from .machine.flash_timing import parse_flash_latency
 from .machine import results
-from .machine.machine import DEFAULT_MAX_CYCLES, NO_SP, Machine, output_text
+from .machine.machine import DEFAULT_MAX_CYCLES, NO_SP, Machine, output_text, port_record
+from .schemas import SCHEMA_VERSION
 from .units import mhz
 
 
@@ -69,7 +70,7 @@ class RunResult:
     warnings: list = field(default_factory=list)
     unmodelled_registers: list = field(default_factory=list)
     uart: dict = field(default_factory=dict)
-    itm: dict = field(default_factory=dict)
+    itm: dict = field(default_factory=dict)  # per ITM port: its bytes, losslessly (machine.port_record)
     output_dropped_bytes: dict = field(default_factory=dict)  # per stream, the bytes stdout/uart/itm left out
     exceptions_taken: int = 0
     stalls: dict = field(default_factory=dict)
@@ -127,6 +128,7 @@ class RunResult:
 
     def to_dict(self) -> dict:
         return {
+            "schema_version": SCHEMA_VERSION,
             "mcusim_version": __version__,
             "board": self.board,
             "board_title": self.board_title,
@@ -400,7 +402,7 @@ class Simulator:
             warnings=list(m.warnings),
             unmodelled_registers=list(m.unmodelled.values()),
             uart={k: output_text(v) for k, v in m.outputs.uart.items()},
-            itm={str(k): output_text(v) for k, v in m.outputs.itm.items()},
+            itm={str(k): port_record(v) for k, v in m.outputs.itm.items()},
             output_dropped_bytes=m.outputs.dropped(),
             exceptions_taken=m.exceptions_taken,
             stalls=results.stalls(m),

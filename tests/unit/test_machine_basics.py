@@ -158,7 +158,7 @@ def test_itm_port_0_is_console_output(tmp_path):
     result = mcusim.run(write(tmp_path, "itm.elf", program("itm")), "mps2-an386",
                         on_output=lambda data, stream: seen.append((data, stream)))
     assert result.exit_code == 7
-    assert result.stdout == "OK\n" and result.itm == {"0": "OK\n"}
+    assert result.stdout == "OK\n" and result.itm == {"0": {"encoding": "utf-8", "data": "OK\n"}}
     assert seen == [(b"O", "stdout"), (b"K", "stdout"), (b"\n", "stdout")]  # streamed as written
 
 

@@ -6,6 +6,7 @@ changes, timer events) is handled here in Python.
 """
 from __future__ import annotations
 
+import base64
 import dataclasses
 import os
 import select
@@ -111,6 +112,20 @@ def output_text(kept: Kept) -> str:
         return kept.decode(errors="replace")
     return (kept[:OUTPUT_HEAD].decode(errors="replace") + f"\n[mcusim: {dropped:,} bytes of output not kept]\n"
             + kept[OUTPUT_HEAD:].decode(errors="replace"))
+
+
+def port_record(kept: Kept) -> dict:
+    """An ITM port's bytes for run.json, losslessly: as text when they are UTF-8 (a console,
+    printf), else as base64 (words: region markers, counters, binary data). Where the middle of a
+    flood was not kept, `dropped_bytes` of it were left out at byte `dropped_at` of the data."""
+    data = bytes(kept)
+    try:
+        record = {"encoding": "utf-8", "data": data.decode("utf-8")}
+    except UnicodeDecodeError:
+        record = {"encoding": "base64", "data": base64.b64encode(data).decode("ascii")}
+    if kept.dropped:
+        record.update(dropped_bytes=kept.dropped, dropped_at=OUTPUT_HEAD)
+    return record
 
 
 @dataclass
