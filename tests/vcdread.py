@@ -29,6 +29,8 @@ def read_vcd(path) -> tuple[str, dict[str, list[tuple[int, str]]]]:
                 changes[names[token.scalar_change.id_code]].append((time, token.scalar_change.value))
             elif token.kind is TokenKind.CHANGE_STRING:
                 changes[names[token.string_change.id_code]].append((time, token.string_change.value))
+            elif token.kind is TokenKind.CHANGE_REAL:
+                changes[names[token.real_change.id_code]].append((time, token.real_change.value))
     return timescale, changes
 
 

@@ -22,7 +22,7 @@ from . import __version__, examples
 from .analysis.compare import differences, setting_differences
 from .analysis.compare import report as compare_report
 from .analysis.branch_trace import DEFAULT_LIMIT as DEFAULT_TRACE_LIMIT
-from .analysis.branch_trace import MissingSymbol, TraceWindow, board_aliases
+from .analysis.branch_trace import MissingSymbol, TraceWindow, board_aliases, disassembler
 from .analysis.branch_trace import instructions as instruction_trace
 from .analysis.branch_trace import read as read_branch_trace
 from .analysis.bundle import BundleError
@@ -612,14 +612,26 @@ def calibrate_command(measurements, board, power_model, terms, out):
 def trace_command(bundle, elf, instructions, limit):
     """Decode a branch trace (DIR/branches.bin from `mcusim run --branch-trace --out DIR`):
     cycle, kind, from and to of each record, symbolized; with --instructions the full
-    instruction trace rebuilt from the records and the ELF."""
+    instruction trace rebuilt from the records and the ELF, each instruction disassembled, with
+    its cycle where it made a record (a taken branch; the straight-line code between has none)."""
     path = Path(bundle)
     if path.is_dir():
         path = path / "branches.bin"
+        if not path.exists():
+            raise click.UsageError(f"{bundle} has no branch trace (branches.bin): record one with `mcusim run FIRMWARE "
+                                   f"--board NAME --branch-trace --out {bundle}`")
     try:
         trace = read_branch_trace(path)
     except (OSError, ValueError) as exc:
-        raise click.UsageError(str(exc))
+        raise click.UsageError(f"{path}: {getattr(exc, 'strerror', None) or exc}")
+    try:
+        _print_trace(trace, path, elf, instructions, limit)
+    except BrokenPipeError:  # `mcusim trace DIR | head`: the reader has what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(0)
+
+
+def _print_trace(trace, path: Path, elf, instructions: bool, limit: int) -> None:
     if elf is None:
         elf = (_load_bundle(str(path.parent)).get("firmware") or {}).get("path")
         if not elf:
@@ -639,9 +651,12 @@ def trace_command(bundle, elf, instructions, limit):
             aliases = board_aliases(load_board(_load_bundle(str(path.parent)).get("board", "")))
         except (click.UsageError, ConfigError):
             pass  # (without the bundle's board: code at aliased addresses cannot be followed)
+        disassemble = disassembler(image, aliases)
         try:
-            for address in itertools.islice(instruction_trace(trace, image, aliases), limit or None):
-                click.echo(f"0x{address:08x}  {image.symbolize(address)}")
+            for address, cycle in itertools.islice(instruction_trace(trace, image, aliases, cycles=True),
+                                                   limit or None):
+                when = "" if cycle is None else f"{cycle:,}"
+                click.echo(f"{when:>14}  0x{address:08x}  {image.symbolize(address):<32} {disassemble(address)}")
         except ValueError as exc:  # (records that do not follow the ELF's code)
             raise click.UsageError(f"{path}: {exc}") from exc
         return

@@ -133,7 +133,7 @@ def test_branch_trace_window_limit_and_decoder(firmware_build, tmp_path):
     assert decoded.returncode == 0 and "sync      tinyml_depthwise" in decoded.stdout
     assert "more records" in decoded.stdout
     listing = cli("trace", out, "--instructions", "--limit", "4").stdout.splitlines()
-    assert len(listing) == 4 and listing[0].endswith("tinyml_depthwise")
+    assert len(listing) == 4 and listing[0].split()[1] == "tinyml_depthwise"  # (address, symbol, disassembly)
 
     small = tmp_path / "small"
     run = cli("run", elf, "--board", "mcu-m", "--out", small, "--branch-trace", "--trace-limit", "100")

@@ -203,24 +203,48 @@ def _code_reader(image, aliases=()):
     return halfword
 
 
+def disassembler(image, aliases=()):
+    """address -> the Thumb instruction there as text (capstone, over the ELF's code as
+    _code_reader reads it)."""
+    import capstone
+
+    engine = capstone.Cs(capstone.CS_ARCH_ARM, capstone.CS_MODE_THUMB | capstone.CS_MODE_MCLASS)
+    halfword = _code_reader(image, aliases)
+
+    def text(address: int) -> str:
+        code = b""
+        for offset in (0, 2):  # (at the end of the code the second halfword may not be there)
+            try:
+                code += halfword(address + offset).to_bytes(2, "little")
+            except ValueError:
+                break
+        found = next(engine.disasm(code, address, 1), None)
+        return "(not code)" if found is None else f"{found.mnemonic} {found.op_str}".strip()
+    return text
+
+
 def board_aliases(board) -> list[tuple[int, int, int]]:
     """A board's memory aliases (e.g. the STM32F7's flash through ITCM at 0x00200000)."""
     return [(r.base, r.size_bytes, board.storage_region(r).base) for r in board.memory if r.alias_of]
 
 
-def instructions(trace: BranchTrace, image, aliases=()):
+def instructions(trace: BranchTrace, image, aliases=(), cycles: bool = False):
     """Every instruction address that ran in the trace's window, in order, rebuilt from the
     records and the ELF's code (`aliases`: board_aliases()): straight-line code between
     records, the branch or preemption point at each. Code that changes at run time is not
-    followed."""
+    followed. With `cycles`, (address, cycle) pairs: the cycle of the record an instruction
+    makes (a taken branch, the last turn of a loop), None for the straight-line code between."""
     halfword = _code_reader(image, aliases)
 
     def size(address: int) -> int:
         return 4 if (halfword(address) >> 11) in (0b11101, 0b11110, 0b11111) else 2
 
+    def ran(address: int, cycle=None):
+        return (address, cycle) if cycles else address
+
     pc = None
-    for kind, source, target in zip(trace.kinds, trace.records["source"], trace.records["target"]):
-        source, target = int(source), int(target)
+    for kind, cycle, source, target in zip(trace.kinds, trace.cycles, trace.records["source"], trace.records["target"]):
+        source, target, cycle = int(source), int(target), int(cycle)
         if kind == N.TRACE_SYNC:
             pc = target
             continue
@@ -233,16 +257,16 @@ def instructions(trace: BranchTrace, image, aliases=()):
         if not (kind == N.TRACE_EXCEPTION and source == 0xFFFFFFFF):  # (tail-chained: no code between)
             steps = 0
             while pc != source:
-                yield pc
+                yield ran(pc)
                 pc += size(pc)
                 steps += 1
                 if steps > 1 << 24:
                     raise ValueError(f"the trace does not reach 0x{source:08x} from straight-line code")
             if not stop_before:
-                yield pc
+                yield ran(pc, None if kind == N.TRACE_LOOP else cycle)
         if kind == N.TRACE_LOOP:
-            for _ in range(target - 1):
-                yield source
+            for turn in range(target - 1):
+                yield ran(source, cycle if turn == target - 2 else None)
             pc = source  # still there: what follows leaves from the loop
         elif kind == N.TRACE_END:
             return

@@ -51,7 +51,8 @@ def write(path: str | Path, pins, regions, end_seconds: float | None = None, com
     """Write the VCD: scope `mcusim.gpio` with one wire per pin ever driven (z while undriven),
     scope `mcusim.regions` with one wire per region name (1 while a run of it is open; nested and
     repeated runs of one name count up and down) and `current`, a string with the innermost
-    open region. Changes at the same nanosecond merge into their final value. Unmatched end
+    open region. Changes at the same nanosecond merge into their final value, and a value equal
+    to the one before is not written (a constant rail has one value, not one per bin). Unmatched end
     markers are ignored. `power`: (seconds, rail, watts) steps, as real variables in scope
     `mcusim.power` (the power trace's bins)."""
     pins, regions, power = list(pins), list(regions), list(power)
@@ -71,12 +72,21 @@ def write(path: str | Path, pins, regions, end_seconds: float | None = None, com
         depth = dict.fromkeys(region_vars, 0)
         open_stack: list[str] = []
         pending: dict = {}  # var -> value at time `now`, written when time moves on
+        written = {var: "z" for var in pin_vars.values()} | dict.fromkeys(region_vars.values(), 0) | \
+            dict.fromkeys(power_vars.values(), 0.0) | ({current: NO_REGION} if current is not None else {})
+
+        def flush(at: int) -> None:
+            """Write what changed at `at`: a value equal to the one written before is no change."""
+            for var, new in pending.items():
+                if written.get(var) != new:
+                    writer.change(var, at, new)
+                    written[var] = new
+
         now = 0
         for seconds, is_region, name, value in events:
             time = max(ticks(seconds), now)
             if time != now:
-                for var, new in pending.items():
-                    writer.change(var, now, new)
+                flush(now)
                 pending, now = {}, time
             if is_region is None:
                 pending[power_vars[name]] = float(value)
@@ -94,6 +104,5 @@ def write(path: str | Path, pins, regions, end_seconds: float | None = None, com
                 del open_stack[len(open_stack) - 1 - open_stack[::-1].index(name)]
             pending[region_vars[name]] = int(depth[name] > 0)
             pending[current] = _identifier(open_stack[-1], set()) if open_stack else NO_REGION
-        for var, new in pending.items():
-            writer.change(var, now, new)
+        flush(now)
         writer.close(max(now, ticks(end_seconds)) if end_seconds is not None else now)
