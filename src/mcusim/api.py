@@ -339,6 +339,7 @@ class Simulator:
                                voltage_range=voltage_range, power_bin_us=power_bin_us,
                                power_model=str(power_model) if power_model else None, power=power and timing,
                                timing=timing, max_seconds=max_seconds, memory_traffic=memory_traffic)
+        self.machine.record_events = timeline  # (exception and ITM events for timeline.json)
         if clock_hz and self.board.max_clock_hz and clock_hz > self.board.max_clock_hz:
             self.machine.warn(f"--clock-hz {mhz(clock_hz)} is above the {self.board.soc}'s maximum core clock, "
                               f"{mhz(self.board.max_clock_hz)} (datasheet): simulated as asked")

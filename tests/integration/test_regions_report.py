@@ -1,5 +1,6 @@
 """Per-layer regions of a TinyML model: run.json, regions.csv and `mcusim report`."""
 import csv
+import json
 
 import pytest
 
@@ -66,3 +67,30 @@ def test_regions_timeline_for_perfetto(firmware_build, tmp_path):
     assert sum(e["args"]["cycles"] for e in slices[1:]) <= inference["args"]["cycles"]
     result.write_bundle(tmp_path)
     assert (tmp_path / "timeline.json").is_file()
+
+
+def test_timeline_has_exception_handlers_and_itm_writes_at_ns_timestamps(tmp_path):
+    """The `exceptions` example takes SysTick and other exceptions: each handler run is a slice
+    on the exceptions track, its cycles those between entry and return; ITM port 0 output is an
+    instant on the ITM track; timestamps are whole nanoseconds."""
+    from mcusim import examples
+    from mcusim.machine.exceptions import exception_name
+
+    result = mcusim.run(examples.path("exceptions", "mcu-m"), "mcu-m", timeline=True)
+    events = result.timeline["traceEvents"]
+    handlers = [e for e in events if e.get("tid") == 2 and e["ph"] == "X"]
+    assert len(handlers) >= result.exceptions_taken // 2 and handlers
+    assert all(e["name"] == exception_name(e["args"]["exception"]) and e["args"]["cycles"] > 0 for e in handlers)
+    assert {e["args"]["name"] for e in events if e["ph"] == "M"} >= {"regions", "exceptions", "ITM writes"}
+    for e in events:
+        if "ts" in e:
+            assert e["ts"] == round(e["ts"], 3) and len(repr(e["ts"]).split(".")[-1]) <= 3
+    from elfgen import program
+
+    firmware = tmp_path / "itm.elf"
+    firmware.write_bytes(program("itm"))  # writes "OK\n" to ITM port 0, a byte at a time
+    itm = mcusim.run(firmware, "mps2-an386", timeline=True)
+    instants = [e for e in itm.timeline["traceEvents"] if e.get("tid") == 3 and e["ph"] != "M"]
+    assert [(e["ph"], e["name"], e["args"]["data"]) for e in instants] == [("i", "ITM port 0", c) for c in "OK\n"]
+    assert [e["ts"] for e in instants] == sorted(e["ts"] for e in instants)
+    json.loads(json.dumps(result.timeline, allow_nan=False))  # strict JSON, as a Chrome-trace importer reads it

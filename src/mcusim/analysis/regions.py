@@ -191,13 +191,36 @@ def format_table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def timeline(recorder: RegionRecorder, read_string, board: str) -> dict:
-    """The regions as a Chrome/Perfetto trace (JSON): one slice per region run, in simulated
-    microseconds, nested as the firmware nested them; each slice's cycles in its args."""
-    events = [{"name": name, "ph": "X", "pid": 1, "tid": 1, "ts": start_seconds * 1e6,
-               "dur": (end_seconds - start_seconds) * 1e6, "args": {"cycles": end_cycle - start_cycle}}
+def _us(seconds: float) -> float:
+    """Simulated seconds as the trace's microseconds, to the nanosecond (no 2015.3000000000002)."""
+    return round(seconds * 1e6, 3)
+
+
+def timeline(recorder: RegionRecorder, read_string, board: str, events=(), exception_name=str) -> dict:
+    """A Chrome/Perfetto trace (JSON), in simulated microseconds: track 1, one slice per region
+    run, nested as the firmware nested them, each with its cycles; track 2, one slice per
+    exception handler run (`events`: the machine's (cycle, seconds, "enter"/"return", number));
+    track 3, each ITM write (("itm", (port, bytes))) as an instant event, the region markers'
+    ports (30, 31) left to track 1."""
+    slices = [{"name": name, "ph": "X", "pid": 1, "tid": 1, "ts": _us(start_seconds),
+               "dur": _us(end_seconds - start_seconds), "args": {"cycles": end_cycle - start_cycle}}
               for name, start_cycle, end_cycle, start_seconds, end_seconds in matched(recorder, read_string)]
-    events.sort(key=lambda e: (e["ts"], -e["dur"]))  # parents before their children
-    return {"traceEvents": [{"name": "process_name", "ph": "M", "pid": 1, "args": {"name": f"mcusim {board}"}},
-                            {"name": "thread_name", "ph": "M", "pid": 1, "tid": 1, "args": {"name": "regions"}}]
-            + events, "displayTimeUnit": "ns"}
+    handlers: list[tuple[int, int, float]] = []  # (number, cycle, seconds) of the handlers entered, innermost last
+    for cycle, seconds, what, detail in events:
+        if what == "enter":
+            handlers.append((detail, cycle, seconds))
+        elif what == "return" and handlers:
+            number, start_cycle, start_seconds = handlers.pop()
+            slices.append({"name": exception_name(number), "ph": "X", "pid": 1, "tid": 2, "ts": _us(start_seconds),
+                           "dur": _us(seconds - start_seconds),
+                           "args": {"cycles": cycle - start_cycle, "exception": number}})
+        elif what == "itm" and detail[0] not in (30, 31):
+            port, data = detail
+            text = data.decode("utf-8", errors="replace") if port == 0 else data.hex()
+            slices.append({"name": f"ITM port {port}", "ph": "i", "s": "t", "pid": 1, "tid": 3, "ts": _us(seconds),
+                           "args": {"cycle": cycle, "data": text}})
+    slices.sort(key=lambda e: (e["ts"], -e.get("dur", 0)))  # parents before their children
+    names = {1: "regions", 2: "exceptions", 3: "ITM writes"}
+    return {"traceEvents": [{"name": "process_name", "ph": "M", "pid": 1, "args": {"name": f"mcusim {board}"}}]
+            + [{"name": "thread_name", "ph": "M", "pid": 1, "tid": tid, "args": {"name": name}}
+               for tid, name in names.items()] + slices, "displayTimeUnit": "ns"}

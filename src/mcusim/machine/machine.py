@@ -172,6 +172,11 @@ class Machine:
         self.pinned_clock_hz = clock_hz
         self.outputs = Outputs()
         self.regions = RegionRecorder()
+        # for the Perfetto timeline (api: timeline=True): exception entries and returns and ITM
+        # writes as (cycle, seconds, what, detail), bounded as the region markers are
+        self.record_events = False
+        self.timeline_events: list[tuple[int, float, str, object]] = []
+        self.timeline_events_dropped = 0
         self.record_pins = vcd  # GPIO level changes, kept for signals.vcd only when asked for
         self.pin_events: list[tuple[int, float, str, int | None]] = []  # (cycle, seconds, pin, level)
         self.pin_event_limit = 1_000_000  # bounded memory: later changes are counted, not kept
@@ -725,6 +730,8 @@ class Machine:
 
     def itm_write(self, port: int, data: bytes) -> None:
         self._keep(self.outputs.itm.setdefault(port, Kept()), data, f"ITM port {port}")
+        if self.record_events:
+            self._timeline_event("itm", (port, bytes(data)))
         if self.swo is not None:
             self.swo.itm(self.cycles_now(), port, data)
         if port == 0:
@@ -785,7 +792,16 @@ class Machine:
         self._internal_error = exc
         self.request_stop()
 
+    def _timeline_event(self, what: str, detail) -> None:
+        if len(self.timeline_events) < self.regions.limit:
+            cycle = self.cycles_now()
+            self.timeline_events.append((cycle, self.simulated_seconds_at(cycle), what, detail))
+        else:
+            self.timeline_events_dropped += 1
+
     def on_exception_entry(self, number: int, tail_chain: bool, fp_frame: bool = False, lazy_fp: bool = False) -> None:
+        if self.record_events:
+            self._timeline_event("enter", number)
         self.state[N.ENDS_IN_BRANCH] = 0  # the handler's first block follows no branch
         self.state[N.PREVIOUS_END] = -1
         if self.trace is not None:
@@ -805,6 +821,8 @@ class Machine:
             self.swo.exception(self.cycles_now(), number, swo_stream.ENTER)
 
     def on_exception_return(self, number: int, tail_chain: bool, fp_frame: bool = False) -> None:
+        if self.record_events:
+            self._timeline_event("return", number)
         self.state[N.ENDS_IN_BRANCH] = 0  # the return cost includes the refill
         self.state[N.PREVIOUS_END] = -1
         if self.trace is not None and not tail_chain:  # from the handler's last instruction that ran

@@ -179,8 +179,15 @@ def region_runs(machine) -> list[tuple]:
 
 
 def region_timeline(machine) -> dict:
-    """The regions as a Chrome/Perfetto trace (analysis/regions.timeline)."""
-    return timeline(machine.regions, c_strings(machine), machine.board.name)
+    """The Chrome/Perfetto trace (analysis/regions.timeline): the regions, the exception handlers
+    and the ITM writes."""
+    from .exceptions import exception_name
+
+    if machine.timeline_events_dropped:
+        machine.warn_once("timeline-dropped", f"{machine.timeline_events_dropped:,} exception and ITM events "
+                                              f"beyond the first {machine.regions.limit:,} are not in timeline.json")
+    return timeline(machine.regions, c_strings(machine), machine.board.name, machine.timeline_events,
+                    exception_name)
 
 
 def signal_events(machine) -> dict:

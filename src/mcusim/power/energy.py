@@ -181,7 +181,7 @@ def with_power_counters(timeline: dict, trace) -> dict:
     if trace is None:
         return timeline
     times, watts = trace
-    counters = [{"name": "power (mW)", "ph": "C", "pid": 1, "ts": float(t) * 1e6,
+    counters = [{"name": "power (mW)", "ph": "C", "pid": 1, "ts": round(float(t) * 1e6, 3),
                  "args": {rail: round(float(w[i]) * 1e3, 6) for rail, w in watts.items()}}
                 for i, t in enumerate(times)]
     return {**timeline, "traceEvents": timeline["traceEvents"] + counters}
