@@ -31,6 +31,7 @@ from .power.energy import write_trace as write_power_trace
 from .machine.flash_timing import parse_flash_latency
 from .machine import results
 from .machine.machine import DEFAULT_MAX_CYCLES, NO_SP, Machine, output_text, port_record
+from .run_control import RunControl, Stop  # noqa: F401  (Stop: what run_until and step return)
 from .schemas import SCHEMA_VERSION
 from .units import mhz
 
@@ -255,12 +256,17 @@ def _finite(value):
     return value
 
 
-class Simulator:
+class Simulator(RunControl):
     """One firmware image on one board. Example::
 
-        sim = Simulator("firmware.elf", board="mcu-d")
-        result = sim.run(max_cycles=10**8)
+        sim = Simulator("firmware.elf", board="mcu-d", max_cycles=10**8)
+        stop = sim.run_until("main")        # paused before main's first instruction
+        print(stop.cycles, sim.registers()["sp"])
+        sim.step(10)                        # ten instructions
+        result = sim.run()                  # on to the end: the usual result
         print(result.cycles, result.stdout)
+
+    Pausing, stepping and inspecting never change the cycles, energy or output (run_control.py).
     """
 
     def __init__(self, firmware: str | Path, board: str | BoardSpec = "mcu-d", *, clock_hz: int | None = None,
@@ -355,8 +361,15 @@ class Simulator:
         self.machine.interrupt(signum)
 
     def run(self) -> RunResult:
+        """Run to the end (from where run_until or step paused, if they did; breakpoints are not
+        hit) and collect the result."""
         m = self.machine
-        status = m.run()
+        kept = set(m.breakpoints)
+        m.set_breakpoints(())
+        try:
+            status = m.run()
+        finally:
+            m.set_breakpoints(kept)
         results.finish_trace(m)
         regions = results.region_statistics(m)  # (may warn: before the warnings are collected)
         functions = results.function_profile(m)

@@ -222,6 +222,16 @@ class Machine:
         self.decoder.on_new_sevs = self._hook_sevs
         self._nocp_at: int | None = None     # run only up to this FP instruction, then NOCP
         self._stepping = False  # near the cycle limit: one instruction per run (see _step_limit)
+        # run control (api.Simulator.run_until, step): run() pauses before an instruction at a
+        # breakpoint, or when steps_left instructions have run, and says why in `paused`
+        self.breakpoints: set[int] = set()
+        self.steps_left: int | None = None
+        self.paused: tuple[str, int] | None = None  # ("breakpoint" or "step", PC) after a run() that paused
+        self._resume_from: int | None = None  # the breakpoint paused at: not hit again until an instruction ran
+        self._breakpoint_hooks: dict[int, int] = {}
+        self.state[N.PAID_FROM] = -1
+        self._hit: int | None = None  # the breakpoint whose code hook stopped the run
+        self.host_seconds = 0.0
         self._last_decode: tuple[int, int] = (-1, 0)
         self.mmio = MmioAccess()  # the MMIO access being served, if any (the buses record it)
         self.exceptions = ExceptionUnit(self, board.irq_count, board.nvic_priority_bits)
@@ -906,7 +916,49 @@ class Machine:
         while self.exceptions.take_pending():
             pass
 
-    def run(self) -> ExitStatus:
+    def set_breakpoints(self, addresses) -> None:
+        """Pause before the instructions at `addresses` (Thumb bit ignored): a Python code hook on
+        each stops Unicorn there, inside its translated block, which was charged whole when it
+        began; the rest of it then runs paid (PAID_FROM), so a pause costs nothing."""
+        wanted = {address & ~1 for address in addresses}
+        for address in self.breakpoints - wanted:
+            self.uc.hook_del(self._breakpoint_hooks.pop(address))
+            self.uc.ctl_remove_cache(address, address + 2)
+        for address in wanted - self.breakpoints:
+            self._breakpoint_hooks[address] = self.uc.hook_add(UC_HOOK_CODE, self._on_breakpoint, begin=address,
+                                                               end=address)
+            self.uc.ctl_remove_cache(address, address + 2)  # translated again, with the hook
+        self.breakpoints = wanted
+        if self._resume_from not in wanted:
+            self._resume_from = None
+
+    def _on_breakpoint(self, uc, address, size, _user_data):
+        if address == self._resume_from:  # (resuming there: it runs)
+            self._resume_from = None
+            return
+        self._hit = address
+        uc.emu_stop()
+
+    def _pause_inside_block(self, reason: str) -> None:
+        """Paused by run control before the instruction at PC: the block it is in was charged
+        whole, so what is left of it will run paid."""
+        st = self.state
+        pc = self.uc.reg_read(A.UC_ARM_REG_PC)
+        block, end = int(st[N.BLOCK_ADDRESS]), int(st[N.BLOCK_ADDRESS] + st[N.BLOCK_SIZE])
+        if block <= pc < end:
+            st[N.PAID_FROM], st[N.PAID_TO] = pc, end
+        self.paused = (reason, pc)
+        if reason == "breakpoint":
+            self._resume_from = pc
+
+    def instructions_now(self) -> int:
+        """Instructions completed up to the executing one (paused inside a block: before PC)."""
+        return int(self.state.count_at(self.uc.reg_read(A.UC_ARM_REG_PC))[1])
+
+    def run(self) -> ExitStatus | None:
+        """Run until the firmware ends (its exit status), or, under run control, until a breakpoint
+        or the last step requested (None; `paused` says which): run() again carries on."""
+        self.paused = None
         started = self._started = time.perf_counter()
         self._reset_request = None
         self.state[N.CYCLE_LIMIT] = self.max_cycles
@@ -923,6 +975,9 @@ class Machine:
                     self._finish("max-cycles", EXIT_MAX_CYCLES, f"reached the cycle limit ({self.max_cycles:,} cycles)")
                     break
                 if self._stop_asked():
+                    break
+                if self.steps_left == 0:
+                    self.steps_left, self.paused = None, ("step", self.uc.reg_read(A.UC_ARM_REG_PC))
                     break
                 event = self._next_event()
                 deadline = self.max_cycles if event is None else min(event, self.max_cycles)
@@ -949,15 +1004,30 @@ class Machine:
                     self.state[N.FPU_ENABLED] = 1  # let the instructions before the FP one run
                 self.state[N.PREVIOUS_SP_WRITE] = N.SP_SELECT  # Python may have moved SP or switched stacks
                 #                                                (exception entry, return)
+                counting = self.steps_left is not None and not stepping
+                ran_before = self.instructions_now() if counting else 0
+                self._hit = None
                 try:
-                    self.uc.emu_start(self.uc.reg_read(A.UC_ARM_REG_PC) | 1, until)
+                    self.uc.emu_start(self.uc.reg_read(A.UC_ARM_REG_PC) | 1, until,
+                                      count=self.steps_left if counting else 0)
                 except UcError as exc:
                     error = exc
                 if self._nocp_at is not None:
                     self.state[N.FPU_ENABLED] = int(self.scb.fpu_enabled)
                 if self._internal_error is not None:
                     raise self._internal_error
+                quiet = error is None and self._interrupt is None and self._divide_by_zero is None \
+                    and self.state[N.STOP_REASON] == N.STOP_NONE
+                if quiet and self._hit is not None:
+                    self._pause_inside_block("breakpoint")
+                    break
+                if counting and quiet and self.instructions_now() - ran_before >= self.steps_left:
+                    self.steps_left = None
+                    self._pause_inside_block("step")
+                    break
                 self._after_stop(error)
+                if counting:  # (a semihosting call counts once it is served)
+                    self.steps_left = max(0, self.steps_left - max(self.instructions_now() - ran_before, 0))
                 if self.trace is not None:
                     self.trace.make_room()
                 if self.sampler is not None:
@@ -976,8 +1046,9 @@ class Machine:
             self._fault_exit(str(lock))
         finally:
             ticking.set()
-            self.host_seconds = time.perf_counter() - started
-            self.semihosting.close()
+            self.host_seconds += time.perf_counter() - started  # (over every run() of a paused run)
+            if self.paused is None:  # (paused: the firmware's files stay open for the rest of the run)
+                self.semihosting.close()
         if self.pinned_clock_hz:  # the latency the firmware ended with, against the pinned clock
             for port in self.flash_ports:
                 port.check_wait_states()

@@ -23,7 +23,7 @@ from .layout import (
     E_START_ADJUST, E_START_FLAGS, E_UNMASK, E_WIDE_FIRST, FL_BLOCK_LINES, FL_BLOCK_START, FL_PORT_COUNT,
     FPU_ENABLED, F_CYCLES, F_DIVIDE, INSTRUCTIONS, LAZY_FP_AT, LAZY_FP_PENDING, LSU_TOTAL, PENDING_MASKED,
     PREVIOUS_BRANCH_AT, PREVIOUS_END, PREVIOUS_ISB, PREVIOUS_SP_WRITE, PREVIOUS_UNMASK, PROFILE_TABLE, PSP_HIGHEST,
-    PSP_LOWEST, PSP_LOWEST_AT, P_ENABLED, ON_PROCESS_STACK, SP_SELECT,
+    PSP_LOWEST, PSP_LOWEST_AT, P_ENABLED, ON_PROCESS_STACK, PAID_FROM, PAID_TO, SP_SELECT,
     SAMPLE_BLOCK_START, SAMPLE_NEXT, SAMPLE_TABLE, SCRATCH, SP_FLOOR, SP_LOWEST, SP_LOWEST_AT, STEP_LIMIT,
     STOP_ADDRESS, STOP_REASON,
     STOP_SIZE, TOTAL_LENGTH, TRACE_HELD, TRACE_TABLE, TRAFFIC_BANK, TRAFFIC_BYTES, TRAFFIC_COUNTER, TRAFFIC_END, TRAFFIC_RANGE,
@@ -82,6 +82,10 @@ def _block_hook_variant(captures, power, fetch):
         size = np.int64(size_u32)
         header = carray(user_data, (DATA_START,), np.int64)
         st = carray(user_data, (header[TOTAL_LENGTH],), np.int64)
+        if address == st[PAID_FROM]:  # the rest of a block run control paused in: charged already, and
+            st[PAID_FROM] = address + size if address + size < st[PAID_TO] else -1  # still the executing block
+            st[CODE_PC] = -1
+            return
         if captures and st[TRACE_TABLE] != 0 and address != st[TRACE_HELD]:  # before any stop: Python may move the PC
             _trace(st, address, address != st[PREVIOUS_END])
             st[TRACE_HELD] = address
