@@ -17,8 +17,10 @@ from dataclasses import dataclass
 from unicorn import UcError
 from unicorn import arm_const as A
 
-CORE_REGISTERS = {**{f"r{i}": getattr(A, f"UC_ARM_REG_R{i}") for i in range(13)},
-                  "sp": A.UC_ARM_REG_SP, "lr": A.UC_ARM_REG_LR, "pc": A.UC_ARM_REG_PC, "xpsr": A.UC_ARM_REG_XPSR,
+from .machine.registers import UNICORN_REGISTERS
+
+CORE_REGISTERS = {**{name: UNICORN_REGISTERS[name] for name in [f"r{i}" for i in range(13)] + ["sp", "lr"]},
+                  "pc": A.UC_ARM_REG_PC, "xpsr": A.UC_ARM_REG_XPSR,
                   "msp": A.UC_ARM_REG_MSP, "psp": A.UC_ARM_REG_PSP, "primask": A.UC_ARM_REG_PRIMASK,
                   "basepri": A.UC_ARM_REG_BASEPRI, "faultmask": A.UC_ARM_REG_FAULTMASK,
                   "control": A.UC_ARM_REG_CONTROL}

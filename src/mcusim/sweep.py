@@ -410,12 +410,7 @@ def write_results(rows: list[dict], out: Path) -> list[Path]:
 
 
 def read_results(out: Path) -> list[dict]:
-    """DIR/results.csv as rows, numbers as numbers (`mcusim pareto`)."""
-    numeric = {"exit_code", "clock_hz", "cycles", "latency_s", "energy_j", "peak_power_w", "peak_memory_bytes",
-               "host_seconds"}
-    with open(out / "results.csv", newline="") as stream:
-        rows = list(csv.DictReader(stream))
-    for row in rows:
-        for name in numeric:
-            row[name] = float(row[name]) if row.get(name) not in (None, "") else None
-    return rows
+    """DIR/results.csv as rows, each cell as its column's type in csv.schema.json (`mcusim pareto`)."""
+    from .schemas import csv_rows
+
+    return csv_rows(out / "results.csv")

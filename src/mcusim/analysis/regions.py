@@ -53,26 +53,34 @@ class RegionRecorder:
             self.dropped += 1
 
 
-def matched(recorder: RegionRecorder, read_string):
-    """Each completed region run, in the order they end: (name, start cycle, end cycle, start
-    seconds, end seconds); an end closes the innermost open region of that name. Counts the
-    markers without a partner in recorder.unmatched."""
-    names: dict[int, str] = {}
-    open_regions: dict[int, list[tuple[int, float]]] = {}  # name address -> starts not yet ended
+def _pairs(recorder: RegionRecorder):
+    """(begin index, end index) in recorder.events of each completed region run, in the order
+    they end; an end closes the innermost open region of that name. Counts the markers without
+    a partner in recorder.unmatched."""
+    open_regions: dict[int, list[int]] = {}  # name address -> indices of the starts not yet ended
     recorder.unmatched = 0
-    for begin, address, cycle, seconds in recorder.events:
+    for index, (begin, address, _cycle, _seconds) in enumerate(recorder.events):
         if begin:
-            open_regions.setdefault(address, []).append((cycle, seconds))
+            open_regions.setdefault(address, []).append(index)
             continue
         starts = open_regions.get(address)
         if not starts:  # an end without a start
             recorder.unmatched += 1
             continue
-        start_cycle, start_seconds = starts.pop()
+        yield starts.pop(), index
+    recorder.unmatched += sum(len(starts) for starts in open_regions.values())
+
+
+def matched(recorder: RegionRecorder, read_string):
+    """Each completed region run, in the order they end: (name, start cycle, end cycle, start
+    seconds, end seconds), paired as _pairs pairs them."""
+    names: dict[int, str] = {}
+    for start, end in _pairs(recorder):
+        _, address, start_cycle, start_seconds = recorder.events[start]
+        _, _, cycle, seconds = recorder.events[end]
         if address not in names:
             names[address] = read_string(address) or f"0x{address:08x}"
         yield names[address], start_cycle, cycle, start_seconds, seconds
-    recorder.unmatched += sum(len(starts) for starts in open_regions.values())
 
 
 def _extreme_by_region(recorder: RegionRecorder, read_string, samples: list, pick) -> dict[str, int]:
@@ -110,23 +118,16 @@ def heap_peak_by_region(recorder: RegionRecorder, read_string) -> dict[str, int]
 
 def traffic_by_region(recorder: RegionRecorder, read_string, banks: list[str]) -> dict[str, dict[str, int]]:
     """Per region name, the mean bytes its runs moved per memory bank (reads and writes): the
-    counts at its end marker less those at its begin marker (the markers pair as in `matched`);
+    counts at its end marker less those at its begin marker (paired as _pairs pairs them);
     names whose markers carried no counts are left out."""
-    open_runs: dict[int, list] = {}  # name address -> the counts at each start not yet ended
-    moved: dict[int, list] = {}      # name address -> [runs, summed counts]
-    for (begin, address, _cycle, _seconds), counts in zip(recorder.events, recorder.traffic):
-        if begin:
-            open_runs.setdefault(address, []).append(counts)
+    moved: dict[int, list] = {}  # name address -> [runs, summed counts]
+    for start, end in _pairs(recorder):
+        before, after = recorder.traffic[start], recorder.traffic[end]
+        if before is None or after is None:
             continue
-        starts = open_runs.get(address)
-        if not starts:
-            continue
-        start = starts.pop()
-        if start is None or counts is None:
-            continue
-        total = moved.setdefault(address, [0, 0])
+        total = moved.setdefault(recorder.events[end][1], [0, 0])
         total[0] += 1
-        total[1] = total[1] + (counts - start).sum(axis=1)
+        total[1] = total[1] + (after - before).sum(axis=1)
     return {read_string(address) or f"0x{address:08x}": {bank: int(round(total / runs)) for bank, total in
                                                           zip(banks, summed)}
             for address, (runs, summed) in moved.items()}
@@ -200,8 +201,7 @@ def timeline(recorder: RegionRecorder, read_string, board: str, events=(), excep
     """A Chrome/Perfetto trace (JSON), in simulated microseconds: track 1, one slice per region
     run, nested as the firmware nested them, each with its cycles; track 2, one slice per
     exception handler run (`events`: the machine's (cycle, seconds, "enter"/"return", number));
-    track 3, each ITM write (("itm", (port, bytes))) as an instant event, the region markers'
-    ports (30, 31) left to track 1."""
+    track 3, each ITM write (("itm", (port, bytes))) but the region markers as an instant event."""
     slices = [{"name": name, "ph": "X", "pid": 1, "tid": 1, "ts": _us(start_seconds),
                "dur": _us(end_seconds - start_seconds), "args": {"cycles": end_cycle - start_cycle}}
               for name, start_cycle, end_cycle, start_seconds, end_seconds in matched(recorder, read_string)]
@@ -214,7 +214,7 @@ def timeline(recorder: RegionRecorder, read_string, board: str, events=(), excep
             slices.append({"name": exception_name(number), "ph": "X", "pid": 1, "tid": 2, "ts": _us(start_seconds),
                            "dur": _us(seconds - start_seconds),
                            "args": {"cycles": cycle - start_cycle, "exception": number}})
-        elif what == "itm" and detail[0] not in (30, 31):
+        elif what == "itm":
             port, data = detail
             text = data.decode("utf-8", errors="replace") if port == 0 else data.hex()
             slices.append({"name": f"ITM port {port}", "ph": "i", "s": "t", "pid": 1, "tid": 3, "ts": _us(seconds),

@@ -44,6 +44,11 @@ def ceilings(core: dict, banks: list[dict]) -> dict:
             "load_store_bytes_per_cycle": core["load_store_bytes_per_cycle"], "banks": banks}
 
 
+def _bandwidths(limits: dict) -> dict[str, float]:
+    """Bytes per cycle of each level: each bank's ceiling, and all banks together (TOTAL)."""
+    return {**{c["bank"]: c["bytes_per_cycle"] for c in limits["banks"]}, TOTAL: limits["load_store_bytes_per_cycle"]}
+
+
 def place(row: dict, limits: dict) -> dict | None:
     """A region on the roofline: its intensity per level (each bank it touched, and all memory
     together), the ceiling each level allows at that intensity, the lowest of them and the
@@ -54,8 +59,7 @@ def place(row: dict, limits: dict) -> dict | None:
     if not macs or not cycles or not moved or not sum(moved.values()):
         return None
     achieved = macs / cycles
-    levels = {c["bank"]: c["bytes_per_cycle"] for c in limits["banks"]}
-    levels[TOTAL] = limits["load_store_bytes_per_cycle"]
+    levels = _bandwidths(limits)
     touched = {bank: count for bank, count in moved.items() if count}
     touched[TOTAL] = sum(moved.values())
     intensity = {bank: macs / count for bank, count in touched.items()}
@@ -101,8 +105,7 @@ def plot(points: list[dict], limits: dict, title: str, path: str | Path | None =
         figure = Figure(figsize=(10, 6.5), dpi=100)
         FigureCanvasAgg(figure)
     axes = figure.add_subplot()
-    levels = {c["bank"]: c["bytes_per_cycle"] for c in limits["banks"]}
-    levels[TOTAL] = limits["load_store_bytes_per_cycle"]
+    levels = _bandwidths(limits)
     shown = sorted({bank for p in points for bank in p["intensity"]}) or sorted(levels)
     xs = [v for p in points for v in p["intensity"].values()] or [1.0]
     low, high = min(xs) / 4, max(xs) * 4

@@ -34,6 +34,7 @@ from ..files import descriptor
 from ..peripherals.chip import MmioAccess
 from ..peripherals.core.dwt import COUNTER_NAMES as DWT_COUNTER_NAMES, CYCCNT, EXCCNT, SLEEPCNT
 from ..peripherals.core.scb import SCR_SLEEPDEEP, SCR_SLEEPONEXIT
+from ..peripherals.core.itm import REGION_BEGIN_PORT, REGION_END_PORT
 from ..timing.decoder import Decoder, code_ranges
 from . import native as N
 from . import results
@@ -740,7 +741,7 @@ class Machine:
 
     def itm_write(self, port: int, data: bytes) -> None:
         self._keep(self.outputs.itm.setdefault(port, Kept()), data, f"ITM port {port}")
-        if self.record_events:
+        if self.record_events and port not in (REGION_BEGIN_PORT, REGION_END_PORT):  # (markers: the regions)
             self._timeline_event("itm", (port, bytes(data)))
         if self.swo is not None:
             self.swo.itm(self.cycles_now(), port, data)
