@@ -336,16 +336,15 @@ class Simulator(RunControl):
             raise ValueError("max_seconds must be positive")
         if clock_hz is not None and clock_hz <= 0:
             raise ValueError("clock_hz must be positive")
-        self.machine = Machine(self.board, self.image, clock_hz=clock_hz, max_cycles=max_cycles,
-                               semihosting_root=semihosting_root, semihosting_system=semihosting_system,
-                               cmdline=cmdline, flash_latency=flash_latency,
-                               on_output=on_output,
-                               on_warning=on_warning, on_progress=on_progress, stdin=stdin, profile=profile,
-                               pc_sample_cycles=pc_sample_cycles, swo=swo, vcd=vcd, branch_trace=window,
-                               voltage_range=voltage_range, power_bin_us=power_bin_us,
-                               power_model=str(power_model) if power_model else None, power=power and timing,
-                               timing=timing, max_seconds=max_seconds, memory_traffic=memory_traffic)
-        self.machine.record_events = timeline  # (exception and ITM events for timeline.json)
+        self._machine_args = dict(clock_hz=clock_hz, max_cycles=max_cycles, semihosting_root=semihosting_root,
+                                  semihosting_system=semihosting_system, cmdline=cmdline, flash_latency=flash_latency,
+                                  on_output=on_output, on_warning=on_warning, on_progress=on_progress, stdin=stdin,
+                                  profile=profile, pc_sample_cycles=pc_sample_cycles, swo=swo, vcd=vcd,
+                                  branch_trace=window, voltage_range=voltage_range, power_bin_us=power_bin_us,
+                                  power_model=str(power_model) if power_model else None, power=power and timing,
+                                  timing=timing, max_seconds=max_seconds, memory_traffic=memory_traffic)
+        self.machine = self._new_machine()
+        self._result: RunResult | None = None
         if clock_hz and self.board.max_clock_hz and clock_hz > self.board.max_clock_hz:
             self.machine.warn(f"--clock-hz {mhz(clock_hz)} is above the {self.board.soc}'s maximum core clock, "
                               f"{mhz(self.board.max_clock_hz)} (datasheet): simulated as asked")
@@ -355,21 +354,53 @@ class Simulator(RunControl):
                               f"arguments with spaces, as QEMU does, and newlib's crt0 splits it at spaces (an empty "
                               f"argument vanishes); quote inside the argument ('\"two words\"') to keep one")
 
+    def _new_machine(self) -> Machine:
+        machine = Machine(self.board, self.image, **self._machine_args)
+        machine.record_events = self.timeline  # (exception and ITM events for timeline.json)
+        return machine
+
+    def reset(self) -> None:
+        """Start the run again from reset, as a new run: the board powered up afresh, every
+        counter at zero, the firmware's files closed. Breakpoints, watchpoints, catch_faults and
+        on() callbacks carry over; the warnings about the settings themselves are not repeated."""
+        old = self.machine
+        old.semihosting.close()
+        self.machine = self._new_machine()
+        self.machine.set_breakpoints(old.breakpoints)
+        for key in old.watchpoints.hooks:
+            self.machine.watchpoints.add(*key)
+        self.machine.catch_faults = old.catch_faults
+        self.machine.listeners = old.listeners
+        self._result = None
+
     def interrupt(self, signum: int = signal.SIGINT) -> None:
         """Make a running run() end at the next block boundary, exit reason "interrupted" and
         exit code 128 + signum; safe from a signal handler or another thread."""
         self.machine.interrupt(signum)
 
     def run(self) -> RunResult:
-        """Run to the end (from where run_until or step paused, if they did; breakpoints are not
-        hit) and collect the result."""
+        """Run to the end (from where run_until or step paused, if they did; breakpoints,
+        watchpoints and catch_faults do not stop it) and collect the result. Once the run has
+        ended, run() gives that same result again; reset() starts a new run."""
+        if self._result is None:
+            m = self.machine
+            kept, watched, catching = set(m.breakpoints), list(m.watchpoints.hooks), m.catch_faults
+            m.set_breakpoints(())
+            m.watchpoints.clear()
+            m.catch_faults = False
+            try:
+                status = m.run()
+            finally:
+                m.set_breakpoints(kept)
+                for key in watched:
+                    m.watchpoints.add(*key)
+                m.catch_faults = catching
+            self._result = self._collect(status)
+        return self._result
+
+    def _collect(self, status) -> RunResult:
+        """The result of the ended run (results.py turns the machine's captures into rows)."""
         m = self.machine
-        kept = set(m.breakpoints)
-        m.set_breakpoints(())
-        try:
-            status = m.run()
-        finally:
-            m.set_breakpoints(kept)
         results.finish_trace(m)
         regions = results.region_statistics(m)  # (may warn: before the warnings are collected)
         functions = results.function_profile(m)

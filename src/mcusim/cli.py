@@ -33,6 +33,8 @@ from .power.model import MAX_CLOCK_HZ
 from .config import ConfigError, board_names, load_board
 from .elf import ElfError, ElfImage
 from .extras import MissingExtra, require
+from .gdb import server as gdb_server
+from .gdb.packets import Connection as GdbConnection
 from .machine.exceptions import exception_name
 from .machine.flash_timing import FlashLatencyError, parse_flash_latency
 from .machine.machine import DEFAULT_MAX_CYCLES
@@ -177,11 +179,15 @@ MEMORY_TRAFFIC_OPTION = click.option(
               help="off: functional only, one cycle per instruction with no flash, cache or memory timing and no "
                    "energy. A timed run executes the same instructions with the same results (docs/testing.md).")
 @MEMORY_TRAFFIC_OPTION
+@click.option("--gdb", "gdb_address", metavar="[HOST:]PORT",
+              help="Wait for gdb (target remote HOST:PORT) before the first instruction, then run as it says: "
+                   "breakpoints, steps, watchpoints, `monitor cycles|energy|profile|reset`. Loopback unless HOST is "
+                   "given; PORT 0 picks a free one. Debugging changes nothing measured (docs/debugging.md).")
 @click.option("--quiet", "-q", is_flag=True, help="No summary or warnings on stderr (fault reports still print).")
 def run_command(firmware_and_args, board, example, max_cycles, max_seconds, clock_hz, flash_latency, out, semihosting_root,
                 semihosting_system, profile, pc_sample_cycles, perfetto, swo, vcd, branch_trace, trace_from, trace_to,
                 trace_cycles, trace_limit, flamegraph, capture_all, voltage_range, power_bin_us, power_trace,
-                power_model, timing, memory_traffic, quiet):
+                power_model, timing, memory_traffic, gdb_address, quiet):
     """Run FIRMWARE (an ELF) on a board; its output goes to stdout, a summary to stderr.
 
     \b
@@ -228,6 +234,8 @@ def run_command(firmware_and_args, board, example, max_cycles, max_seconds, cloc
             firmware = str(examples.path(example, spec.name))
         except LookupError as exc:
             raise click.BadParameter(str(exc), param_hint="--example") from exc
+    listener = _gdb_listener(gdb_address) if gdb_address else None
+    profile = profile or listener is not None  # (for `monitor profile`; it adds no cycles)
 
     if sys.stderr is None:  # (closed: nowhere to report anything)
         sys.stderr = open(os.devnull, "w")
@@ -278,10 +286,13 @@ def run_command(firmware_and_args, board, example, max_cycles, max_seconds, cloc
                         swo=swo, vcd=vcd, branch_trace=window, flamegraph=flamegraph, voltage_range=voltage_range,
                         power_bin_us=power_bin_us, power_trace=power_trace, power_model=power_model,
                         timing=timing == "on", max_seconds=max_seconds, memory_traffic=memory_traffic)
-        stream.give_up = sim.machine.host_wait_over
+        stream.give_up = lambda: sim.machine.host_wait_over()  # (the machine of the moment: gdb may reset it)
         if out:  # (after the firmware loaded: firmware that cannot run leaves no folder behind)
             _prepare_out(out)
         with _interruptible(sim) as signals:
+            if listener is not None:
+                progress.stop()
+                _debug(sim, listener, quiet)
             result = sim.run()
             progress.stop()
             written = _report_run(result, stream, out, quiet)
@@ -303,7 +314,39 @@ def run_command(firmware_and_args, board, example, max_cycles, max_seconds, cloc
         sys.exit(EXIT_BAD_INPUT)
     finally:
         progress.stop()
+        if listener is not None:
+            listener.close()
     sys.exit(code)
+
+
+def _gdb_listener(address: str):
+    """The socket gdb connects to (usage errors, exit 2: a bad address, a port in use)."""
+    try:
+        host, port = gdb_server.parse_address(address)
+        return gdb_server.listen(host, port)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--gdb") from exc
+    except OSError as exc:
+        raise click.BadParameter(f"cannot listen on {address}: {exc.strerror or exc}", param_hint="--gdb") from exc
+
+
+def _debug(sim, listener, quiet) -> None:
+    """Serve one gdb session; afterwards the run goes on to its end (detach, disconnect) or ends
+    where it stands (kill), and its results are reported as any run's."""
+    host, port = listener.getsockname()[:2]
+    say(f"mcusim: waiting for gdb on {host}:{port} (target remote {host}:{port})")
+    sock = gdb_server.accept(listener, sim.machine.host_wait_over)
+    if sock is None:
+        return
+    log = (lambda message: None) if quiet else (lambda message: say(f"mcusim: gdb: {message}"))
+    sim.catch_faults = True  # gdb sees a fault as the handler is entered, as with a probe's vector catch
+    with sock:
+        conn = GdbConnection(sock, log, give_up=lambda: sim.machine.host_wait_over())  # (reset: a new machine)
+        outcome = gdb_server.Session(sim, conn, log).serve()
+    if outcome == "kill":
+        sim.end("killed", "killed by gdb")
+    elif outcome in ("detach", "disconnect") and not quiet:
+        say(f"mcusim: gdb {'detached' if outcome == 'detach' else 'disconnected'}: the run goes on to its end")
 
 
 def _report_run(result, stream, out, quiet) -> bool:

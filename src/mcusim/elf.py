@@ -192,6 +192,10 @@ class ElfImage:
     def symbol(self, name: str) -> int | None:
         return next((addr for addr, _, n in self.symbols if n == name), None)
 
+    def symbol_size(self, name: str) -> int:
+        """The symbol's size in bytes (0 when the ELF gives none, or for a name it lacks)."""
+        return next((size for _, size, n in self.symbols if n == name), 0)
+
     def symbolize(self, address: int) -> str:
         """`name+0xoff` for the function or object containing `address`, else hex."""
         i = bisect.bisect_right(self._symbol_addresses, address) - 1

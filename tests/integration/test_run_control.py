@@ -79,3 +79,101 @@ def test_breakpoints_steps_registers_and_memory(firmware_build):
     result = sim.run()
     assert result.exit_code == 0 and result.memory["lowest_sp"] == int.from_bytes(sim.read_memory(deepest, 4),
                                                                                      "little")
+
+
+@pytest.mark.parametrize("board", BOARDS)
+def test_watchpoints_and_fault_catch_change_nothing_measured(firmware_build, board):
+    """A watchpoint stops after each write of the watched global (a RAM watch: Unicorn's slow path
+    and, on mcu-d, the D-cache model see the same accesses) and one on a core peripheral register
+    (SysTick's control, in the PPB) stops after the firmware writes it; the vector catch stops as
+    the exceptions program's recovered HardFault is entered. Each run then measures what the run
+    straight through does."""
+    elf = firmware_build / board / "debug-demo.elf"
+    plain = run(elf, board)
+    sim = Simulator(elf, board)
+    sim.run_until("main")  # (after the start-up code zeroed .bss)
+    assert sim.add_watchpoint("counter") == sim.image.symbol("counter") and sim.watchpoints[0][1:] == (4, "write")
+    seen = []
+    while (stop := sim.run_until()).reason == "watchpoint":
+        assert stop.watch.is_write and stop.watch.address == stop.watch.watched and "sum_of_squares" in stop.symbol
+        seen.append(int.from_bytes(sim.read_memory(stop.watch.watched, 4), "little"))
+    assert seen == list(range(1, 11)) and stop.reason == "exit" and stop.exit_code == 0
+    assert _measured(sim.run()) == _measured(plain)
+
+    elf = firmware_build / board / "exceptions.elf"
+    plain = run(elf, board)
+    sim = Simulator(elf, board)
+    sim.catch_faults = True
+    sim.add_watchpoint(0xE000E010, 4, "write")  # SYST_CSR (ARMv7-M ARM B3.3.3)
+    stops = []
+    while (stop := sim.run_until()).reason != "exit":
+        stops.append((stop.reason, stop.exception))
+        if stop.reason == "watchpoint":
+            assert stop.watch.watched == 0xE000E010
+    assert ("fault", 3) in stops and ("watchpoint", None) in stops
+    assert _measured(sim.run()) == _measured(plain)
+
+
+def test_fault_catch_reset_and_result(firmware_build):
+    """The debugger's view: a fault made on purpose (write_memory) stops in the HardFault handler
+    with the exception frame stacked; reset() starts the same run afresh; run() after the end
+    gives that run's result again."""
+    elf = firmware_build / "mcu-d" / "debug-demo.elf"
+    plain = run(elf, "mcu-d")
+    sim = Simulator(elf, "mcu-d")
+    sim.catch_faults = True
+    sim.run_until("main")
+    address = sim.image.symbol("make_fault")
+    sim.write_memory(address, (1).to_bytes(4, "little"))
+    stop = sim.run_until()
+    assert (stop.reason, stop.exception) == ("fault", 3)
+    assert "HardFault handler" in sim.describe(stop)
+    frame_pc = int.from_bytes(sim.read_memory(sim.registers()["sp"] + 24, 4), "little")  # stacked PC
+    assert sim.image.symbolize(frame_pc).startswith("undefined_instruction")
+    assert sim.run().exit_code == 131
+    sim.reset()
+    assert sim.catch_faults and sim.run_until("sum_of_squares").reason == "breakpoint"
+    assert int.from_bytes(sim.read_memory(address, 4), "little") == 0  # a new run: RAM from the image again
+    result = sim.run()
+    assert _measured(result) == _measured(plain) and sim.run() is result
+    with pytest.raises(ValueError, match="nothing there can be watched"):
+        sim.add_watchpoint(0xF0000000)
+    with pytest.raises(ValueError, match="kind"):
+        sim.add_watchpoint("counter", kind="execute")
+
+
+def test_event_callbacks_see_regions_exceptions_and_itm(firmware_build):
+    """on(): region markers, exception entries and returns and ITM writes reach the callbacks at
+    their exact cycles, a callback returning True pauses the run there, and the run measures what
+    it measures without them."""
+    from mcusim.run_control import EVENT_KINDS
+
+    elf = firmware_build / "mcu-m" / "debug-demo.elf"
+    plain = run(elf, "mcu-m")
+    sim = Simulator(elf, "mcu-m")
+    events = []
+    for kind in EVENT_KINDS:
+        sim.on(kind, events.append)
+    sim.on("region_end", lambda event: True)
+    stop = sim.run_until()
+    assert stop.reason == "event" and [(e.kind, e.name) for e in events] == [("region_begin", "squares"),
+                                                                             ("region_end", "squares")]
+    result = sim.run()
+    assert _measured(result) == _measured(plain)
+    itm = [e for e in events if e.kind == "itm"]
+    assert [(e.number, e.data) for e in itm] == [(1, (385).to_bytes(4, "little"))]
+    (region,) = [r for r in result.regions if r["name"] == "squares"]
+    assert region["cycles_mean"] == events[1].cycles - events[0].cycles
+    assert events[0].seconds < events[1].seconds < itm[0].seconds <= result.simulated_seconds
+
+    elf = firmware_build / "mcu-d" / "exceptions.elf"
+    plain = run(elf, "mcu-d")
+    sim = Simulator(elf, "mcu-d")
+    seen = []
+    sim.on("exception_entry", lambda event: seen.append(event.name))
+    sim.on("exception_return", lambda event: seen.append("/" + event.name))
+    assert _measured(sim.run()) == _measured(plain)
+    assert len([name for name in seen if not name.startswith("/")]) == plain.exceptions_taken
+    assert {"SysTick", "SVCall", "PendSV", "HardFault", "/HardFault"} <= set(seen)
+    with pytest.raises(ValueError, match="use one of"):
+        sim.on("branch", print)

@@ -42,11 +42,12 @@ from .access_locator import AccessLocator
 from .build import build_captures, build_devices
 from .chip import MachineChip
 from .exceptions import (BUSFAULT, DIVBYZERO, HARDFAULT, IBUSERR, INVSTATE, NOCP, PRECISERR, SVCALL, UNDEFINSTR,
-                         USAGEFAULT, ExceptionUnit, Lockup, exception_name)
+                         MEMMANAGE, USAGEFAULT, ExceptionUnit, Lockup, exception_name)
 from .flash_timing import FlashLatencyError, FlashTiming
 from .memory import MemoryMap
 from .registers import UNICORN_REGISTERS as _REGISTER_IDS
 from .semihosting import Semihosting, SemihostingExit, heap_info
+from .watchpoints import Watchpoints
 
 DEFAULT_MAX_CYCLES = 10_000_000_000
 NO_SP = 1 << 40  # SP_LOWEST before any SP in the main stack's space was seen
@@ -55,11 +56,26 @@ UNTIL = 0xFFFFFFFF  # never executed: EXC_RETURN values arrive as interrupts ins
 
 EXIT_MAX_CYCLES = 124  # the cycle limit, and the time limit
 EXIT_FAULT = 125
+FAULTS = (HARDFAULT, MEMMANAGE, BUSFAULT, USAGEFAULT)  # the handlers a vector catch (catch_faults) stops in
 TICK_SECONDS = 0.1  # emulation comes back to Python at least this often (time limit, interrupts)
 
 # Hint instructions that end a Unicorn run, 16- and 32-bit encodings (ARMv7-M ARM A7.7).
 HINT_ENCODINGS = {b"\x30\xbf": "wfi", b"\xaf\xf3\x03\x80": "wfi", b"\x20\xbf": "wfe", b"\xaf\xf3\x02\x80": "wfe",
                   b"\x10\xbf": "yield", b"\xaf\xf3\x01\x80": "yield"}
+
+
+@dataclass(frozen=True)
+class Event:
+    """What run control's callbacks receive (api.Simulator.on): `kind` is "region_begin",
+    "region_end" (`name`), "exception_entry", "exception_return" (`number`, `name`) or "itm"
+    (`number`: the stimulus port, `data`: the bytes written), at `cycles` and `seconds`."""
+
+    kind: str
+    cycles: int
+    seconds: float
+    name: str | None = None
+    number: int | None = None
+    data: bytes | None = None
 
 
 @dataclass
@@ -232,6 +248,11 @@ class Machine:
         self._breakpoint_hooks: dict[int, int] = {}
         self.state[N.PAID_FROM] = -1
         self._hit: int | None = None  # the breakpoint whose code hook stopped the run
+        self._pause_request: str | None = None  # a pause asked for between blocks (request_pause)
+        self._counted = False  # the last emu_start counted instructions (a step)
+        self.catch_faults = False  # vector catch: pause ("fault") as a fault handler is entered
+        self.listeners: list = []  # run control's event callbacks (emit): region markers, exceptions, ITM
+        self.watchpoints = Watchpoints(self)
         self.host_seconds = 0.0
         self._last_decode: tuple[int, int] = (-1, 0)
         self.mmio = MmioAccess()  # the MMIO access being served, if any (the buses record it)
@@ -539,6 +560,22 @@ class Machine:
         self._interrupted = int(signum)
         self.request_stop()
 
+    def emit(self, event: "Event") -> None:
+        """Give `event` to each listener; one returning True pauses the run (reason "event") at
+        the next block boundary. A listener's exception ends the run and is raised from run()."""
+        for listener in list(self.listeners):
+            try:
+                if listener(event):
+                    self.request_pause("event")
+            except Exception as exc:  # (from inside Unicorn's callbacks: raised once emulation returns)
+                self.internal_error(exc)
+
+    def request_pause(self, reason: str) -> None:
+        """Pause run() at the next block boundary with `reason` (e.g. "interrupt": gdb's Ctrl-C);
+        safe from a hook or another thread. Like any stop between blocks, it costs no cycles."""
+        self._pause_request = reason
+        self.request_stop()
+
     def request_reset(self, why: str) -> None:
         self._reset_request = why
         self.request_stop()
@@ -653,6 +690,32 @@ class Machine:
             end = region.end
         return end - address
 
+    def bus_at(self, address: int):
+        """The MMIO bus (PPB or a peripheral space) holding `address`, or None."""
+        return next((bus for bus in self.buses if bus.base <= address < bus.base + bus.size_bytes), None)
+
+    def is_watchable(self, address: int, size: int) -> bool:
+        """Whether [address, address + size) is all board memory, or within one peripheral space."""
+        bus = self.bus_at(address)
+        return self.debug_span(address) >= size or (bus is not None and address + size <= bus.base + bus.size_bytes)
+
+    def debug_read(self, address: int, size: int) -> bytes:
+        """What a debugger reads: memory as it is, and peripheral registers as they are stored,
+        without their read side effects (no FIFO popped, no flag cleared, nothing reported), so
+        looking never changes the run. ValueError at the first address where nothing is."""
+        data = bytearray()
+        while len(data) < size:
+            at = address + len(data)
+            span = min(self.debug_span(at), size - len(data))
+            if span > 0:
+                data += self.read_memory(at, span)
+                continue
+            bus = self.bus_at(at)
+            if bus is None:
+                raise ValueError(f"nothing is mapped at 0x{at:08x}")
+            data.append((bus.stored_word(at) >> (8 * (at & 3))) & 0xFF)
+        return bytes(data)
+
     def console_write(self, data: bytes, source: str, stderr: bool = False) -> None:
         self._keep(self.outputs.stdout, data, "stdout")
         self.on_output(data, "stderr" if stderr else "stdout")
@@ -687,6 +750,9 @@ class Machine:
         self._heap_peak_since_marker = self.heap_handed_out
         self.regions.mark(begin, name_address, cycle, seconds, None if lowest is None and now is None else (lowest, now),
                           self.traffic_now(), heap)
+        if self.listeners:
+            self.emit(Event("region_begin" if begin else "region_end", cycle, seconds,
+                            name=results.read_c_string(self, name_address) or f"0x{name_address:08x}"))
 
     def stack_top(self) -> int:
         """Where the main stack starts: the vector table's SP, or SYS_HEAPINFO's stack base when that is 0."""
@@ -741,6 +807,9 @@ class Machine:
 
     def itm_write(self, port: int, data: bytes) -> None:
         self._keep(self.outputs.itm.setdefault(port, Kept()), data, f"ITM port {port}")
+        if self.listeners and port not in (REGION_BEGIN_PORT, REGION_END_PORT):  # (markers: region events)
+            cycle = self.cycles_now()
+            self.emit(Event("itm", cycle, self.simulated_seconds_at(cycle), number=port, data=bytes(data)))
         if self.record_events and port not in (REGION_BEGIN_PORT, REGION_END_PORT):  # (markers: the regions)
             self._timeline_event("itm", (port, bytes(data)))
         if self.swo is not None:
@@ -813,6 +882,8 @@ class Machine:
     def on_exception_entry(self, number: int, tail_chain: bool, fp_frame: bool = False, lazy_fp: bool = False) -> None:
         if self.record_events:
             self._timeline_event("enter", number)
+        if self.catch_faults and number in FAULTS:  # (entered between blocks: run() pauses before the handler)
+            self._pause_request = "fault"
         self.state[N.ENDS_IN_BRANCH] = 0  # the handler's first block follows no branch
         self.state[N.PREVIOUS_END] = -1
         if self.trace is not None:
@@ -830,6 +901,10 @@ class Machine:
         self.exceptions_taken += 1
         if self.swo is not None:  # entered: the handler starts now
             self.swo.exception(self.cycles_now(), number, swo_stream.ENTER)
+        if self.listeners:
+            cycle = self.cycles_now()
+            self.emit(Event("exception_entry", cycle, self.simulated_seconds_at(cycle), number=number,
+                            name=exception_name(number)))
 
     def on_exception_return(self, number: int, tail_chain: bool, fp_frame: bool = False) -> None:
         if self.record_events:
@@ -858,6 +933,10 @@ class Machine:
                 self.swo.exception(self.cycles_now(), active[-1] if active else 0, swo_stream.RETURN)
             if not self.exceptions.active and self.scb.scr & SCR_SLEEPONEXIT:
                 self._sleep("sleep-on-exit")
+        if self.listeners:
+            cycle = self.cycles_now()
+            self.emit(Event("exception_return", cycle, self.simulated_seconds_at(cycle), number=number,
+                            name=exception_name(number)))
 
     # Unicorn callbacks --------------------------------------------------------------------
     def _on_interrupt(self, uc, intno, _user_data):
@@ -949,7 +1028,7 @@ class Machine:
         if block <= pc < end:
             st[N.PAID_FROM], st[N.PAID_TO] = pc, end
         self.paused = (reason, pc)
-        if reason == "breakpoint":
+        if self._hit is not None:
             self._resume_from = pc
 
     def instructions_now(self) -> int:
@@ -960,6 +1039,7 @@ class Machine:
         """Run until the firmware ends (its exit status), or, under run control, until a breakpoint
         or the last step requested (None; `paused` says which): run() again carries on."""
         self.paused = None
+        self.watchpoints.hit = None
         started = self._started = time.perf_counter()
         self._reset_request = None
         self.state[N.CYCLE_LIMIT] = self.max_cycles
@@ -976,6 +1056,11 @@ class Machine:
                     self._finish("max-cycles", EXIT_MAX_CYCLES, f"reached the cycle limit ({self.max_cycles:,} cycles)")
                     break
                 if self._stop_asked():
+                    break
+                if self._pause_request is not None or self.watchpoints.hit is not None:
+                    reason = "watchpoint" if self.watchpoints.hit is not None else self._pause_request
+                    self._pause_request, self.steps_left = None, None
+                    self.paused = (reason, self.uc.reg_read(A.UC_ARM_REG_PC))
                     break
                 if self.steps_left == 0:
                     self.steps_left, self.paused = None, ("step", self.uc.reg_read(A.UC_ARM_REG_PC))
@@ -1006,6 +1091,9 @@ class Machine:
                 self.state[N.PREVIOUS_SP_WRITE] = N.SP_SELECT  # Python may have moved SP or switched stacks
                 #                                                (exception entry, return)
                 counting = self.steps_left is not None and not stepping
+                if counting and not self._counted:  # Unicorn adds its counting hook without translating again:
+                    self.uc.ctl_flush_tb()           # blocks translated before would not be counted
+                self._counted = counting
                 ran_before = self.instructions_now() if counting else 0
                 self._hit = None
                 try:
@@ -1020,11 +1108,11 @@ class Machine:
                 quiet = error is None and self._interrupt is None and self._divide_by_zero is None \
                     and self.state[N.STOP_REASON] == N.STOP_NONE
                 if quiet and self._hit is not None:
-                    self._pause_inside_block("breakpoint")
+                    self._pause_inside_block("watchpoint" if self.watchpoints.hit else "breakpoint")
                     break
                 if counting and quiet and self.instructions_now() - ran_before >= self.steps_left:
                     self.steps_left = None
-                    self._pause_inside_block("step")
+                    self._pause_inside_block("watchpoint" if self.watchpoints.hit else "step")
                     break
                 self._after_stop(error)
                 if counting:  # (a semihosting call counts once it is served)
