@@ -1,8 +1,8 @@
 """mcusim: an instruction-level simulator of Cortex-M4F/M7F boards with cycle and trace models."""
 __version__ = "0.1.0"
 
-__all__ = ["RunResult", "Simulator", "Stop", "Event", "Hit", "run", "ConfigError", "board_names", "load_board", "ElfError",
-           "__version__"]
+__all__ = ["RunResult", "Simulator", "Stop", "Event", "Hit", "run", "examples", "ConfigError", "board_names",
+           "load_board", "ElfError", "__version__"]
 _HOMES = {"RunResult": "api", "Simulator": "api", "Stop": "run_control", "Event": "machine.machine",
           "Hit": "machine.watchpoints", "run": "api", "ConfigError": "config",
           "board_names": "config", "load_board": "config", "ElfError": "elf"}

@@ -17,6 +17,7 @@ from .analysis.sampling import function_names
 from .analysis.sampling import shares as sample_shares
 from .analysis.sampling import write_csv as write_samples_csv
 from .analysis.vcd import write as write_vcd
+from .analysis import swo as swo_stream
 from .analysis import roofline
 from .analysis.branch_trace import TraceWindow
 from .analysis.branch_trace import write as write_branch_trace
@@ -224,7 +225,8 @@ class RunResult:
             emit("pc_samples.csv", lambda path: write_samples_csv(
                 self.pc_sample_cycles_at, self.pc_sample_pcs, self.pc_sample_functions, path))
         if self.swo is not None:
-            emit("trace.swo", lambda path: path.write_bytes(self.swo))
+            framed = self.capture.get("swo_format") == "tpiu"
+            emit("trace.swo", lambda path: path.write_bytes(swo_stream.tpiu_frames(self.swo) if framed else self.swo))
         if self.signals is not None:
             power = [(t, rail, w[i]) for rail, w in self.power_trace[1].items()
                      for i, t in enumerate(self.power_trace[0])] if self.power_trace is not None else ()
@@ -278,9 +280,10 @@ class Simulator(RunControl):
                  vcd: bool = False, branch_trace: TraceWindow | bool | None = None, flamegraph: bool = False,
                  voltage_range: str | None = None, power_bin_us: float = DEFAULT_BIN_US, power_trace: bool = False,
                  power_model: str | Path | None = None, power: bool = True, timing: bool = True,
-                 max_seconds: float | None = None, memory_traffic: bool = False):
+                 max_seconds: float | None = None, memory_traffic: bool = False, swo_format: str = "itm"):
         """Captures: `profile` (exact function profile), `pc_sample_cycles`, `timeline`
-        (Perfetto), `swo`, `vcd`, `branch_trace` (True, or a TraceWindow) and `flamegraph`
+        (Perfetto), `swo` (trace.swo: raw ITM/DWT packets, or with `swo_format="tpiu"` in TPIU
+        formatter frames), `vcd`, `branch_trace` (True, or a TraceWindow) and `flamegraph`
         (folded stacks and speedscope; implies the profile). `memory_traffic` counts the bytes
         loads and stores move per memory bank, overall and per region, and places the regions
         on a roofline (result.roofline; it adds no cycles, but host time: every data access
@@ -325,7 +328,10 @@ class Simulator(RunControl):
         self.power_trace = power_trace
         profile = profile or flamegraph
         window = TraceWindow() if branch_trace is True else (branch_trace or None)
+        if swo_format not in ("itm", "tpiu"):
+            raise ValueError(f"swo_format {swo_format!r}: use 'itm' or 'tpiu'")
         self.capture = {"profile": profile, "pc_sample_cycles": pc_sample_cycles, "timeline": timeline, "swo": swo,
+                        "swo_format": swo_format,
                         "vcd": vcd, "flamegraph": flamegraph, "voltage_range": voltage_range,
                         "power_bin_us": power_bin_us, "power_trace": power_trace,
                         "power_model": str(power_model) if power_model else None,
@@ -407,6 +413,12 @@ class Simulator(RunControl):
         lines = results.line_profile(m, functions)
         samples = results.pc_samples(m)
         swo = results.swo_bytes(m)  # (may warn, too)
+        if swo is not None and self.capture["swo_format"] == "itm" and m.sampler is not None \
+                and m.sampler.period >= swo_stream.PYOCD_TIMESTAMP_LIMIT:
+            m.warn_once("swo-pyocd", f"trace.swo: PC samples every {m.sampler.period:,} cycles put local timestamps "
+                                     f"of {swo_stream.PYOCD_TIMESTAMP_LIMIT} cycles or more in the stream, which "
+                                     f"pyOCD 0.46's SWO parser misreads (it takes their bytes in the wrong order: "
+                                     f"docs/profiling.md); orbuculum and the Arm manual's order read them right")
         signals = results.signal_events(m) if self.vcd else None  # (may warn, too)
         trace = results.branch_trace_records(m)  # (may warn, too)
         energy = power_trace = None

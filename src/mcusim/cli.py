@@ -148,6 +148,9 @@ MEMORY_TRAFFIC_OPTION = click.option(
               help="Write DIR/trace.swo (with --out): the ITM/DWT packet stream a SWO probe would capture "
                    "(ITM writes, exception trace, timestamps; PC samples only with --pc-sample-cycles), for "
                    "pyOCD or other SWO tools.")
+@click.option("--swo-format", type=click.Choice(["itm", "tpiu"]), default="itm", show_default=True,
+              help="trace.swo as raw ITM/DWT packets (a probe in UART/NRZ mode, pyOCD), or in TPIU formatter "
+                   "frames (source ID 1, frame syncs) for tools that expect a formatted capture.")
 @click.option("--vcd", is_flag=True,
               help="Write DIR/signals.vcd (with --out): the GPIO pins the firmware drives and its regions as "
                    "waveforms in simulated time, for GTKWave.")
@@ -185,7 +188,8 @@ MEMORY_TRAFFIC_OPTION = click.option(
                    "given; PORT 0 picks a free one. Debugging changes nothing measured (docs/debugging.md).")
 @click.option("--quiet", "-q", is_flag=True, help="No summary or warnings on stderr (fault reports still print).")
 def run_command(firmware_and_args, board, example, max_cycles, max_seconds, clock_hz, flash_latency, out, semihosting_root,
-                semihosting_system, profile, pc_sample_cycles, perfetto, swo, vcd, branch_trace, trace_from, trace_to,
+                semihosting_system, profile, pc_sample_cycles, perfetto, swo, swo_format, vcd, branch_trace, trace_from,
+                trace_to,
                 trace_cycles, trace_limit, flamegraph, capture_all, voltage_range, power_bin_us, power_trace,
                 power_model, timing, memory_traffic, gdb_address, quiet):
     """Run FIRMWARE (an ELF) on a board; its output goes to stdout, a summary to stderr.
@@ -283,7 +287,8 @@ def run_command(firmware_and_args, board, example, max_cycles, max_seconds, cloc
                         semihosting_system=semihosting_system, args=program_args, flash_latency=flash_latency,
                         on_output=stream, on_warning=warn, on_progress=progress,
                         stdin=Input(), profile=profile, pc_sample_cycles=pc_sample_cycles, timeline=perfetto,
-                        swo=swo, vcd=vcd, branch_trace=window, flamegraph=flamegraph, voltage_range=voltage_range,
+                        swo=swo, swo_format=swo_format, vcd=vcd, branch_trace=window, flamegraph=flamegraph,
+                        voltage_range=voltage_range,
                         power_bin_us=power_bin_us, power_trace=power_trace, power_model=power_model,
                         timing=timing == "on", max_seconds=max_seconds, memory_traffic=memory_traffic)
         stream.give_up = lambda: sim.machine.host_wait_over()  # (the machine of the moment: gdb may reset it)
@@ -560,7 +565,8 @@ def _bundle_errors(*directories: str):
 @click.option("--html", "html_file", is_flag=False, flag_value="", default=None, metavar="[FILE]",
               help="Write the report with plots as one self-contained HTML page instead (default DIR/report.html; "
                    "needs matplotlib: pip install 'mcusim[plots]').")
-def report_command(bundle, html_file):
+@click.option("--quiet", "-q", is_flag=True, help="Say nothing on stderr (where the page was written).")
+def report_command(bundle, html_file, quiet):
     """Print a result bundle (DIR from `mcusim run --out DIR`): the run and its counters, the
     functions by exclusive cycles (--profile), source lines, PC samples, and the regions the
     firmware marked (a layer, an inference) by cost, with their count, mean, percentiles and
@@ -573,12 +579,13 @@ def report_command(bundle, html_file):
         artifact = lambda name: Path(bundle, name) if os.path.lexists(Path(bundle, name)) else None  # noqa: E731
         path = Path(html_file or Path(bundle) / "report.html")
         with _bundle_errors(bundle):
-            page = build(run, artifact("timeline.json"), artifact("pc_samples.csv"))
+            page = build(run, artifact("timeline.json"), artifact("pc_samples.csv"), bundle)
         try:
             path.write_text(page, encoding="utf-8")
         except OSError as exc:
             raise click.UsageError(f"cannot write {path}: {exc.strerror}") from exc
-        click.echo(f"mcusim: wrote {path}", err=True)
+        if not quiet:
+            click.echo(f"mcusim: wrote {path}", err=True)
         return
     from rich.console import Console
 
@@ -889,17 +896,34 @@ def pareto_command(sweep_dir, x_metric, y_metric, out):
 @click.argument("a", type=click.Path(file_okay=False, exists=True))
 @click.argument("b", type=click.Path(file_okay=False, exists=True))
 @click.option("--force", is_flag=True, help="Compare runs on different boards, cores or clocks anyway.")
-def compare_command(a, b, force):
+@click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON (every function and region).")
+@click.option("--csv", "as_csv", is_flag=True,
+              help="Print it as CSV: kind (total, function, region), name, a, b, ratio (B/A).")
+@click.option("--quiet", "-q", is_flag=True, help="No warnings on stderr.")
+def compare_command(a, b, force, as_json, as_csv, quiet):
     """Compare two result bundles: total cycles, and per function (with --profile) and per
     region, B against A. Runs on different boards, cores or clocks are refused unless --force."""
+    if as_json and as_csv:
+        raise click.UsageError("give --json or --csv, not both")
+    from .analysis.compare import comparison, csv_rows
+
     run_a, run_b = _load_bundle(a), _load_bundle(b)
     with _bundle_errors(a, b):
         mismatch = differences(run_a, run_b)
         if mismatch and not force:
             raise click.UsageError("the runs are not comparable (" + "; ".join(mismatch) + "); --force compares anyway")
-        for line in mismatch + setting_differences(run_a, run_b):
+        for line in ([] if quiet else mismatch + setting_differences(run_a, run_b)):
             click.echo(f"mcusim: warning: {line}", err=True)
-        click.echo(compare_report(run_a, run_b))
+        if as_json:
+            click.echo(json.dumps(comparison(run_a, run_b), indent=2))
+        elif as_csv:
+            import csv
+
+            writer = csv.DictWriter(sys.stdout, ["kind", "name", "a", "b", "ratio"], lineterminator="\n")
+            writer.writeheader()
+            writer.writerows(csv_rows(comparison(run_a, run_b)))
+        else:
+            click.echo(compare_report(run_a, run_b))
 
 
 @main.command("power-budget")
@@ -1040,7 +1064,8 @@ def dvfs_command(firmware, board, clocks, region, plot, power_model, max_cycles,
 @click.argument("bundle", type=click.Path(file_okay=False, exists=True))
 @click.option("--out", type=click.Path(dir_okay=False), default=None, metavar="FILE.png",
               help="Where to write the PNG (default DIR/power.png).")
-def power_plot_command(bundle, out):
+@click.option("--quiet", "-q", is_flag=True, help="Say nothing on stderr (what was left out, where the plot went).")
+def power_plot_command(bundle, out, quiet):
     """Plot a bundle's power: the trace per rail stacked over time (DIR/power.csv, from
     --power-trace) with the region runs beneath it (DIR/timeline.json, from --perfetto), and
     the energy per region (run.json). Needs matplotlib: pip install 'mcusim[plots]'."""
@@ -1054,9 +1079,10 @@ def power_plot_command(bundle, out):
             left_out = power_plot(bundle, path, run)
         except (NothingToPlot, OSError) as exc:
             raise click.UsageError(str(exc)) from exc
-    for note in left_out:
-        click.echo(f"mcusim: note: {note}", err=True)
-    click.echo(f"mcusim: wrote {path}", err=True)
+    if not quiet:
+        for note in left_out:
+            click.echo(f"mcusim: note: {note}", err=True)
+        click.echo(f"mcusim: wrote {path}", err=True)
 
 
 @main.command("roofline")

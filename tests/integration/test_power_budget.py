@@ -206,3 +206,5 @@ def test_power_plot_writes_pngs(bundle, tmp_path):
     assert done.exit_code == 0, done.output
     assert "no power trace" in done.stderr
     assert (bare / "power.png").read_bytes().startswith(PNG)
+    quiet = invoke("power-plot", bare, "-q")
+    assert quiet.exit_code == 0 and quiet.stderr == ""

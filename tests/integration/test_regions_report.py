@@ -1,5 +1,6 @@
 """Per-layer regions of a TinyML model: run.json, regions.csv and `mcusim report`."""
 import csv
+import io
 import json
 
 import pytest
@@ -54,6 +55,14 @@ def test_compare_two_bundles(firmware_build, tmp_path):
     assert refused.returncode == 2 and "not comparable" in refused.stderr and "board: mcu-m vs mcu-d" in refused.stderr
     forced = run_cli("compare", "--force", tmp_path / "a", tmp_path / "d")
     assert forced.returncode == 0 and "warning: board" in forced.stderr
+    assert run_cli("compare", "--force", "-q", tmp_path / "a", tmp_path / "d").stderr == ""
+    data = json.loads(run_cli("compare", "--json", tmp_path / "a", tmp_path / "b").stdout)
+    conv = next(row for row in data["functions"] if row["name"] == "tinyml_conv")
+    assert conv["ratio"] == round(conv["b"] / conv["a"], 6) < 0.5 and data["b"]["board"] == "mcu-m"
+    rows = list(csv.DictReader(io.StringIO(run_cli("compare", "--csv", tmp_path / "a", tmp_path / "b").stdout)))
+    assert rows[0]["kind"] == "total" and int(rows[0]["a"]) == data["a"]["cycles"]
+    assert {row["name"] for row in rows if row["kind"] == "region"} == {row["name"] for row in data["regions"]}
+    assert run_cli("compare", "--json", "--csv", tmp_path / "a", tmp_path / "b").returncode == 2
 
 
 @pytest.mark.slow

@@ -21,7 +21,7 @@ def bundle(firmware_build, tmp_path_factory):
     """Made by `mcusim run` with its stderr on a pipe: the progress bar must stay away."""
     out = tmp_path_factory.mktemp("kws")
     done = subprocess.run([sys.executable, "-m", "mcusim.cli", "run", str(firmware_build / "mcu-m" / "kws_dscnn-opt.elf"),
-                           "--board", "mcu-m", "--profile", "--pc-sample-cycles", "1000", "--perfetto", "--out",
+                           "--board", "mcu-m", "--profile", "--pc-sample-cycles", "1000", "--perfetto", "--power-trace", "--out",
                            str(out)], capture_output=True, text=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     assert done.returncode == 0, done.stderr
     assert "\x1b[" not in done.stderr and "\r" not in done.stderr
@@ -60,15 +60,17 @@ def test_html_report_is_one_self_contained_page(bundle, tmp_path):
     assert done.exit_code == 0, done.output
     page = (out / "report.html").read_text()
     assert not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:)?//""", page)  # nothing fetched from elsewhere
-    assert page.count("data:image/png;base64,") == 3  # regions timeline, hottest functions, PC samples over time
+    # regions timeline, hottest functions, PC samples over time, power (power.csv) with the energy per region
+    assert page.count("data:image/png;base64,") == 4 and 'alt="power over time and energy per region"' in page
     for row in run["functions"][:5]:
         assert f">{escape(row['function'])}</td>" in page
     for region in run["regions"]:
         assert f">{escape(region['name'])}</td>" in page
     assert f"{run['cycles']:,}" in page
     elsewhere = tmp_path / "kws.html"
-    assert CliRunner().invoke(main, ["report", str(out), "--html", str(elsewhere)]).exit_code == 0
-    assert elsewhere.read_text().count("data:image/png;base64,") == 3
+    quiet = CliRunner().invoke(main, ["report", str(out), "--html", str(elsewhere), "-q"])
+    assert quiet.exit_code == 0 and quiet.stderr == ""
+    assert elsewhere.read_text().count("data:image/png;base64,") == 4
 
 
 def test_html_report_of_a_bundle_without_profile_samples_or_regions(firmware_build, tmp_path):

@@ -18,10 +18,30 @@ def test_nested_and_repeated_regions():
     assert (conv["count"], conv["cycles_mean"], conv["cycles_min"], conv["cycles_max"]) == (2, 80, 60, 100)
     assert conv["share"] == 160 / 400 and conv["macs"] == 500 and conv["macs_per_cycle"] == round(500 / 80, 4)
     assert rows["fc"]["count"] == 1 and rows["fc"]["macs"] == 0
+    assert (rows["inference"]["macs"], rows["inference"]["bytes"]) == (500, 64)  # its conv run's
     assert (conv["cycles_p50"], conv["cycles_p99"]) == (60, 100)
     assert set(conv) == set(COLUMNS)
     table = format_table(list(rows.values())).splitlines()
     assert [line.split()[0] for line in table[2:]] == ["conv", "inference", "fc"]  # by total cycles
+
+
+def test_a_parent_region_sums_the_outermost_described_runs_inside_it():
+    """An undescribed region (an inference, twice) gets the MACs and bytes of the described runs
+    inside each of its runs, per run; a described run inside another is not counted again, and a
+    described run outside the parent is not counted."""
+    names = {0x100: "inference", 0x200: "block", 0x300: "conv", 0x400: "fc"}
+    r = RegionRecorder()
+    for begin, name, cycle in [(True, 0x400, 0), (False, 0x400, 5),            # fc before: outside
+                               (True, 0x100, 10), (True, 0x200, 20), (True, 0x300, 30), (False, 0x300, 40),
+                               (False, 0x200, 50), (True, 0x400, 50), (False, 0x400, 60), (False, 0x100, 70),
+                               (True, 0x100, 100), (True, 0x400, 110), (False, 0x400, 120), (False, 0x100, 130)]:
+        r.mark(begin, name, cycle, cycle / 1e6)
+    info = {"block": (1000, 100), "conv": (900, 90), "fc": (10, 1)}
+    rows = {row["name"]: row for row in summarize(r, names.get, info, 200)}
+    # run 1: block (1000, which holds conv) + fc (10); run 2: fc (10): a mean of 510 per run
+    assert (rows["inference"]["macs"], rows["inference"]["bytes"]) == (510, 51)
+    assert rows["inference"]["macs_per_cycle"] == round(510 / 45, 4)  # runs of 60 and 30 cycles
+    assert rows["block"]["macs"] == 1000  # described: its own figure, not its children's
 
 
 def test_marker_buffer_is_bounded():

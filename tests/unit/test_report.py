@@ -64,5 +64,29 @@ def test_compare_warns_when_capture_or_power_settings_differ():
 
     a = {"settings": {"pc_sample_cycles": 1000, "voltage_range": None}}
     b = {"settings": {"pc_sample_cycles": 500, "voltage_range": "range2"}}
-    assert setting_differences(a, b) == ["setting pc_sample_cycles: 1000 vs 500", "setting voltage_range: None vs range2"]
+    assert setting_differences(a, b) == ["setting pc_sample_cycles: 1000 vs 500", "setting voltage_range: not set vs range2"]
     assert setting_differences(a, a) == [] and setting_differences({}, {}) == []
+
+
+def test_compare_as_data_csv_rows_and_text():
+    """`mcusim compare --json/--csv` and the text share one comparison: ratios B/A, a function
+    only one side has (new, gone), a zero on side A (no ratio)."""
+    from mcusim.analysis.compare import comparison, csv_rows, report
+
+    a = {"board": "mcu-m", "cycles": 1000, "energy_j": 2e-3, "firmware": {"path": "a.elf"},
+         "functions": [{"function": "f", "exclusive_cycles": 600}, {"function": "old", "exclusive_cycles": 400}],
+         "regions": [{"name": "r", "cycles_mean": 0}]}
+    b = {"board": "mcu-m", "cycles": 1500, "energy_j": 3e-3, "firmware": {"path": "b.elf"},
+         "functions": [{"function": "f", "exclusive_cycles": 900}, {"function": "new", "exclusive_cycles": 600}],
+         "regions": [{"name": "r", "cycles_mean": 5}]}
+    data = comparison(a, b)
+    assert data["cycles_ratio"] == 1.5 and data["energy_ratio"] == 1.5
+    assert data["functions"] == [{"name": "f", "a": 600, "b": 900, "ratio": 1.5},
+                                 {"name": "new", "a": None, "b": 600, "ratio": None},
+                                 {"name": "old", "a": 400, "b": None, "ratio": None}]
+    assert data["regions"] == [{"name": "r", "a": 0, "b": 5, "ratio": None}]
+    rows = csv_rows(data)
+    assert [(r["kind"], r["name"]) for r in rows] == [("total", "cycles"), ("total", "energy_j"), ("function", "f"),
+                                                      ("function", "new"), ("function", "old"), ("region", "r")]
+    text = report(a, b)
+    assert "B/A: 1.500x cycles" in text and " new" in text and " gone" in text and "1.500x" in text

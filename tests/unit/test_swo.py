@@ -147,6 +147,23 @@ def test_run_captures_only_when_asked(tmp_path):
     assert on.swo == SYNC  # no ITM writes, exceptions or samples in this program
     on.write_bundle(tmp_path / "on")
     assert (tmp_path / "on" / "trace.swo").read_bytes() == SYNC
+    framed = mcusim.run(path, "mps2-an386", swo=True, swo_format="tpiu")
+    framed.write_bundle(tmp_path / "framed")
+    assert framed.swo == SYNC and framed.capture["swo_format"] == "tpiu"  # (framed as it is written)
+    assert _deframe((tmp_path / "framed" / "trace.swo").read_bytes())[swo.ITM_SOURCE_ID].startswith(SYNC)
+    with pytest.raises(ValueError, match="swo_format"):
+        mcusim.Simulator(path, "mps2-an386", swo=True, swo_format="manchester")
+
+
+def test_pc_samples_pyocd_misreads_are_warned_about(tmp_path):
+    """pyOCD 0.46 reverses multi-byte local timestamps: a raw trace.swo with PC samples 128 or
+    more cycles apart says so; one at 100 cycles, or TPIU-framed, does not."""
+    path = tmp_path / "exit.elf"
+    path.write_bytes(program("exit7"))
+    warned = lambda **options: any("pyOCD" in w for w in mcusim.run(path, "mps2-an386", swo=True,  # noqa: E731
+                                                                   **options).warnings)
+    assert warned(pc_sample_cycles=128)
+    assert not warned(pc_sample_cycles=100) and not warned(pc_sample_cycles=1000, swo_format="tpiu")
 
 
 @pytest.mark.parametrize("flags, expected", [
@@ -245,3 +262,56 @@ def test_counter_event_runs_merge_with_the_native_wraps():
     events.run(swo.EXC, 600, 256, 1)
     kept, lost = events.events()
     assert len(list(kept)) == 5 and lost == 600
+
+
+def _deframe(data: bytes) -> dict[int, bytes]:
+    """A TPIU formatter decoder written from the CoreSight Architecture Specification's frame
+    layout: sync-aligned 16-byte frames; per even byte an ID change (bit 0 set; aux bit 1 = the
+    next byte still belongs to the old ID) or data (bit 0 from byte 15); odd bytes data."""
+    out: dict[int, bytearray] = {}
+    assert data[:4] == swo.FRAME_SYNC
+    at, current = 4, None
+    while at < len(data):
+        if data[at:at + 4] == swo.FRAME_SYNC:
+            at += 4
+            continue
+        frame = data[at:at + 16]
+        assert len(frame) == 16, "a partial frame"
+        aux = frame[15]
+        for pair in range(8):
+            even = frame[2 * pair]
+            delayed = None
+            if even & 1:
+                new = even >> 1
+                if (aux >> pair) & 1:
+                    delayed = new
+                else:
+                    current = new
+            else:
+                out.setdefault(current, bytearray()).append(even | ((aux >> pair) & 1))
+            if pair < 7:
+                out.setdefault(current, bytearray()).append(frame[2 * pair + 1])
+            if delayed is not None:
+                current = delayed
+        at += 16
+    return {source: bytes(value) for source, value in out.items()}
+
+
+@pytest.mark.parametrize("length", [0, 1, 2, 13, 14, 15, 27, 28, 29, 64 * 14 + 3, 5000])
+def test_tpiu_frames_unframe_to_the_stream(length):
+    """Every length (a whole last frame, an odd or even remainder, beyond the periodic syncs):
+    the ITM source's bytes are the stream, then at most an ITM synchronization packet; what
+    pads the last frame belongs to the null source 0."""
+    stream = bytes((7 * i + 3) & 0xFF for i in range(length))
+    framed = swo.tpiu_frames(stream)
+    assert (len(framed) - 4 * (1 + max(0, (len(framed) // 16 - 1) // 64))) % 16 == 0
+    sources = _deframe(framed)
+    itm = sources.get(swo.ITM_SOURCE_ID, b"")
+    assert itm[:length] == stream and itm[length:] in (b"", swo.sync(), b"\x00" + swo.sync())
+    assert set(sources) <= {swo.ITM_SOURCE_ID, 0} and not any(sources.get(0, b""))
+    assert framed.count(swo.FRAME_SYNC) >= 1 + (len(stream) // 14) // 64
+
+
+def test_tpiu_source_id_is_checked():
+    with pytest.raises(ValueError, match="source ID"):
+        swo.tpiu_frames(b"x", source_id=0x70)

@@ -18,43 +18,71 @@ def setting_differences(a: dict, b: dict) -> list[str]:
     """Capture and power settings that differ: the runs compare, but their samples or energy
     do not mean the same (warned about, not refused)."""
     sa, sb = a.get("settings") or {}, b.get("settings") or {}
-    return [f"setting {key}: {sa.get(key)} vs {sb.get(key)}" for key in CAPTURE_SETTINGS if sa.get(key) != sb.get(key)]
+    shown = lambda value: "not set" if value is None else value  # noqa: E731
+    return [f"setting {key}: {shown(sa.get(key))} vs {shown(sb.get(key))}" for key in CAPTURE_SETTINGS
+            if sa.get(key) != sb.get(key)]
 
 
-def _delta_rows(a_rows: list[dict], b_rows: list[dict], key: str, value: str) -> list[tuple]:
+def _ratio(before, after) -> float | None:
+    return round(after / before, 6) if before and after is not None else None
+
+
+def _delta_rows(a_rows: list[dict], b_rows: list[dict], key: str, value: str) -> list[dict]:
+    """{name, a, b, ratio (B/A; None when either side lacks it or A is 0)}, largest first."""
     a_map = {row[key]: row[value] for row in a_rows}
     b_map = {row[key]: row[value] for row in b_rows}
-    rows = []
-    for name in sorted(set(a_map) | set(b_map), key=lambda n: -max(a_map.get(n, 0), b_map.get(n, 0))):
-        before, after = a_map.get(name), b_map.get(name)
-        if before is None:
-            ratio = "new"
-        elif after is None:
-            ratio = "gone"
-        else:
-            ratio = f"{after / before:.3f}x" if before else "-"
-        rows.append((name, before, after, ratio))
+    return [{"name": name, "a": a_map.get(name), "b": b_map.get(name), "ratio": _ratio(a_map.get(name), b_map.get(name))}
+            for name in sorted(set(a_map) | set(b_map), key=lambda n: -max(a_map.get(n) or 0, b_map.get(n) or 0))]
+
+
+def comparison(a: dict, b: dict) -> dict:
+    """The comparison as data (`mcusim compare --json`): both runs, the cycles ratio, and the
+    functions (exclusive cycles) and regions (mean cycles) side by side."""
+    side = lambda run: {"firmware": (run.get("firmware") or {}).get("path"), "board": run.get("board"),  # noqa: E731
+                        "cycles": run.get("cycles", 0), "energy_j": run.get("energy_j")}
+    return {"a": side(a), "b": side(b), "cycles_ratio": _ratio(a.get("cycles"), b.get("cycles", 0)),
+            "energy_ratio": _ratio(a.get("energy_j"), b.get("energy_j")),
+            "functions": _delta_rows(a.get("functions") or [], b.get("functions") or [], "function",
+                                     "exclusive_cycles"),
+            "regions": _delta_rows(a.get("regions") or [], b.get("regions") or [], "name", "cycles_mean")}
+
+
+def csv_rows(compared: dict) -> list[dict]:
+    """One row per figure (`mcusim compare --csv`): kind (total, function, region), name, A, B, B/A."""
+    rows = [{"kind": "total", "name": "cycles", "a": compared["a"]["cycles"], "b": compared["b"]["cycles"],
+             "ratio": compared["cycles_ratio"]}]
+    if compared["a"]["energy_j"] is not None or compared["b"]["energy_j"] is not None:
+        rows.append({"kind": "total", "name": "energy_j", "a": compared["a"]["energy_j"],
+                     "b": compared["b"]["energy_j"], "ratio": compared["energy_ratio"]})
+    for kind in ("functions", "regions"):
+        rows += [{"kind": kind[:-1], **row} for row in compared[kind]]
     return rows
 
 
-def _table(title: str, rows: list[tuple], limit: int) -> list[str]:
+def _shown_ratio(row: dict) -> str:
+    if row["a"] is None:
+        return "new"
+    if row["b"] is None:
+        return "gone"
+    return "-" if row["ratio"] is None else f"{row['ratio']:.3f}x"
+
+
+def _table(title: str, rows: list[dict], limit: int) -> list[str]:
     lines = [f"\n{title}", f"{'name':<32} {'A':>14} {'B':>14} {'B/A':>9}", "-" * 72]
-    for name, before, after, ratio in rows[:limit]:
-        fmt = lambda v: "-" if v is None else f"{v:,.0f}"  # noqa: E731
-        lines.append(f"{name[:32]:<32} {fmt(before):>14} {fmt(after):>14} {ratio:>9}")
+    fmt = lambda v: "-" if v is None else f"{v:,.0f}"  # noqa: E731
+    for row in rows[:limit]:
+        lines.append(f"{row['name'][:32]:<32} {fmt(row['a']):>14} {fmt(row['b']):>14} {_shown_ratio(row):>9}")
     return lines
 
 
 def report(a: dict, b: dict, limit: int = 20) -> str:
-    lines = [f"A: {a.get('firmware', {}).get('path')} on {a.get('board')}: {a.get('cycles', 0):,} cycles",
-             f"B: {b.get('firmware', {}).get('path')} on {b.get('board')}: {b.get('cycles', 0):,} cycles"]
-    if a.get("cycles"):
-        lines.append(f"B/A: {b.get('cycles', 0) / a['cycles']:.3f}x cycles")
-    if a.get("functions") or b.get("functions"):
-        lines += _table("functions (exclusive cycles)",
-                        _delta_rows(a.get("functions") or [], b.get("functions") or [], "function",
-                                    "exclusive_cycles"), limit)
-    if a.get("regions") or b.get("regions"):
-        lines += _table("regions (mean cycles)",
-                        _delta_rows(a.get("regions") or [], b.get("regions") or [], "name", "cycles_mean"), limit)
+    compared = comparison(a, b)
+    lines = [f"A: {compared['a']['firmware']} on {a.get('board')}: {compared['a']['cycles']:,} cycles",
+             f"B: {compared['b']['firmware']} on {b.get('board')}: {compared['b']['cycles']:,} cycles"]
+    if compared["cycles_ratio"] is not None:
+        lines.append(f"B/A: {compared['cycles_ratio']:.3f}x cycles")
+    if compared["functions"]:
+        lines += _table("functions (exclusive cycles)", compared["functions"], limit)
+    if compared["regions"]:
+        lines += _table("regions (mean cycles)", compared["regions"], limit)
     return "\n".join(lines)

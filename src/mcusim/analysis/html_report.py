@@ -4,7 +4,9 @@ to a CI run and opened anywhere without the bundle.
 
 Plots: the regions over simulated time (DIR/timeline.json; without it, each region's total
 cycles as bars), the hottest functions, the PC samples over time by function
-(DIR/pc_samples.csv) and the roofline (run.json `roofline`, from --memory-traffic). Each plot and table only when the bundle has its data.
+(DIR/pc_samples.csv), the power trace with the energy per region (DIR/power.csv, as `mcusim
+power-plot` draws it) and the roofline (run.json `roofline`, from --memory-traffic). Each plot
+and table only when the bundle has its data.
 """
 from __future__ import annotations
 
@@ -33,9 +35,11 @@ img { max-width: 100%; display: block; margin: 0.5em 0 1.5em; }
 """
 
 
-def build(run: dict, timeline: str | Path | None = None, pc_samples: str | Path | None = None) -> str:
+def build(run: dict, timeline: str | Path | None = None, pc_samples: str | Path | None = None,
+          bundle: str | Path | None = None) -> str:
     """The page for a run.json document; `timeline` and `pc_samples` are the bundle's
-    timeline.json and pc_samples.csv when it has them (BundleError when they are malformed)."""
+    timeline.json and pc_samples.csv when it has them (BundleError when they are malformed),
+    `bundle` its folder (for the power plot)."""
     firmware = (run.get("firmware") or {}).get("path", "?")
     body = [f"<h1>mcusim report: {escape(Path(firmware).name)} on {escape(str(run.get('board', '?')))}</h1>"]
     for part in sections(run):
@@ -46,6 +50,8 @@ def build(run: dict, timeline: str | Path | None = None, pc_samples: str | Path 
             body.append(_functions_plot(run["functions"]))
         if part.title.startswith("PC samples"):
             body.append(_samples_plot(read_pc_samples(pc_samples) if pc_samples else []))
+        if part.title == "energy" and bundle is not None:
+            body.append(_power_plot(run, bundle))
         if part.title == "roofline" and part.rows:
             body.append(_roofline_plot(run))
     return ("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
@@ -146,6 +152,20 @@ def _samples_plot(samples: list[tuple[int, str]]) -> str:
     axes.set_ylabel("PC samples")
     axes.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1))
     return _png(figure, "PC samples over time by function")
+
+
+def _power_plot(run: dict, bundle: str | Path) -> str:
+    """`mcusim power-plot`'s figure (power.csv's trace with the region runs, energy per region),
+    when the bundle has either."""
+    from ..power.plots import NothingToPlot, power_plot
+
+    data = io.BytesIO()
+    try:
+        power_plot(bundle, data, run)
+    except NothingToPlot:
+        return ""
+    encoded = base64.b64encode(data.getvalue()).decode("ascii")
+    return f"<img alt=\"power over time and energy per region\" src=\"data:image/png;base64,{encoded}\">"
 
 
 def _roofline_plot(run: dict) -> str:

@@ -9,6 +9,8 @@ gives each named region its MACs and bytes moved.
 """
 from __future__ import annotations
 
+import bisect
+
 import csv
 import json
 from dataclasses import dataclass, field
@@ -138,12 +140,15 @@ def summarize(recorder: RegionRecorder, read_string, info: dict[str, tuple[int, 
     MACs and bytes (from `info`), MACs per cycle. Unmatched ends are ignored; regions still
     open at the end are not counted."""
     spans: dict[str, list[tuple[int, float]]] = {}  # in the order names first complete
+    runs_of: dict[str, list[tuple[int, int]]] = {}
     for name, start_cycle, end_cycle, start_seconds, end_seconds in matched(recorder, read_string):
         spans.setdefault(name, []).append((end_cycle - start_cycle, end_seconds - start_seconds))
+        runs_of.setdefault(name, []).append((start_cycle, end_cycle))
+    work = _work_inside(runs_of, info)
     rows = []
     for name, runs in spans.items():
         cycles = [c for c, _ in runs]
-        macs, moved = info.get(name, (0, 0))
+        macs, moved = info.get(name) or work.get(name, (0, 0))
         mean = sum(cycles) / len(cycles)
         p50, p95, p99 = np.percentile(np.asarray(cycles, np.float64), [50, 95, 99], method="nearest")
         rows.append({"name": name, "count": len(cycles), "cycles_mean": round(mean, 1), "cycles_min": min(cycles),
@@ -152,6 +157,29 @@ def summarize(recorder: RegionRecorder, read_string, info: dict[str, tuple[int, 
                      "macs": macs, "bytes": moved, "macs_per_cycle": round(macs / mean, 4) if macs and mean else 0.0,
                      "cycles_p50": int(p50), "cycles_p95": int(p95), "cycles_p99": int(p99)})
     return rows
+
+
+def _work_inside(runs_of: dict[str, list[tuple[int, int]]], info: dict[str, tuple[int, int]]) -> dict:
+    """For a region the info table does not describe (an "inference" around its layers): the
+    MACs and bytes of the described region runs inside each of its runs (the outermost ones,
+    so nothing counts twice), as a mean per run."""
+    described = sorted((start, end, *info[name]) for name, runs in runs_of.items() if name in info
+                       for start, end in runs)
+    starts = [run[0] for run in described]
+    work = {}
+    for name, runs in runs_of.items():
+        if name in info or not described:
+            continue
+        macs = moved = 0
+        for start, end in runs:
+            taken = None  # the last outermost run counted: runs inside it are not counted again
+            for inner in described[bisect.bisect_left(starts, start):bisect.bisect_right(starts, end)]:
+                if inner[1] > end or (taken is not None and inner[0] >= taken[0] and inner[1] <= taken[1]):
+                    continue
+                macs, moved, taken = macs + inner[2], moved + inner[3], inner
+        if macs or moved:
+            work[name] = (round(macs / len(runs)), round(moved / len(runs)))
+    return work
 
 
 def read_info(read_word, read_string, table_address: int | None, limit: int = 4096) -> dict[str, tuple[int, int]]:

@@ -29,6 +29,7 @@ MAX_EVENTS = 4_000_000  # ITM writes + exception events kept (at most 16 bytes e
 SYNC_PERIOD_CYCLES = 1 << 24
 NO_PC = 0xFFFFFFFF      # a PC sample with no instruction address (see sample_events)
 LTS_MAX = (1 << 28) - 1  # D4.2.4: a local timestamp holds at most 28 bits (4 payload bytes of 7)
+PYOCD_TIMESTAMP_LIMIT = 128  # cycles: a timestamp this long takes 2+ payload bytes, which pyOCD 0.46 reverses
 
 # Exception trace packet FN field (D4.3.2).
 ENTER, EXIT, RETURN = 1, 2, 3
@@ -172,6 +173,50 @@ def encode(itm: Iterable = (), exceptions: Iterable = (), pc_samples: Iterable =
         out += overflow() if kind == 0 else packet
     if current is not None:
         out += local_timestamp(current - stamped)
+    return bytes(out)
+
+
+# -- TPIU framing ---------------------------------------------------------------------------------
+# CoreSight trace formatter (CoreSight Architecture Specification, "Trace Formatter"): 16-byte
+# frames; an even byte is an ID change ((id << 1) | 1) or data with its bit 0 moved to byte 15
+# (bit k for byte 2k), an odd byte is always data; a full-frame sync (FF FF FF 7F) sits between
+# frames. ID 0 is the null source, used to pad the last frame.
+FRAME_SYNC = b"\xff\xff\xff\x7f"
+ITM_SOURCE_ID = 1  # the ID a probe's TPIU usually gives the ITM (orbuculum's and OpenOCD's default)
+SYNC_EVERY_FRAMES = 64
+_DATA_PER_FRAME = 14  # byte 0 carries the ID change; bytes 1-14 data; byte 15 the bit-0s
+
+
+def tpiu_frames(stream: bytes, source_id: int = ITM_SOURCE_ID) -> bytes:
+    """`stream` (the ITM/DWT packets) in TPIU formatter frames from source `source_id`, for tools
+    that expect a probe's formatted output. Each frame starts with the ID, so any frame decodes
+    alone; an ITM synchronization packet of 6 or 7 bytes pads the stream so its end falls where
+    the last frame can switch to the null source."""
+    if not 0 < source_id < 0x70:
+        raise ValueError("a TPIU source ID is 1 to 0x6F")
+    data = bytes(stream)
+    for pad in (b"", sync(), b"\x00" + sync()):  # (6 or 7 bytes: one of the two ends on an odd byte)
+        left = (len(data) + len(pad)) % _DATA_PER_FRAME
+        if left == 0 or left % 2 == 1:
+            data += pad
+            break
+    out = bytearray(FRAME_SYNC)
+    for number, start in enumerate(range(0, len(data), _DATA_PER_FRAME)):
+        if number and number % SYNC_EVERY_FRAMES == 0:
+            out += FRAME_SYNC
+        chunk = data[start:start + _DATA_PER_FRAME]
+        frame, aux = bytearray(16), 0
+        frame[0] = (source_id << 1) | 1  # (aux bit 0 clear: the new ID applies from byte 1 on)
+        for index, byte in enumerate(chunk, start=1):
+            if index % 2 == 0:
+                frame[index] = byte & 0xFE
+                aux |= (byte & 1) << (index // 2)
+            else:
+                frame[index] = byte
+        if len(chunk) < _DATA_PER_FRAME:  # the end: the null source for the rest of the frame
+            frame[len(chunk) + 1] = 0x01
+        frame[15] = aux
+        out += frame
     return bytes(out)
 
 
