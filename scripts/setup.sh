@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # Set up mcusim on a fresh Debian/Ubuntu machine and run the bundled examples on mcu-d.
 #   - system packages: the Arm cross toolchain with newlib, QEMU (differential tests), gdb-multiarch
-#     (the GDB server's tests), make, a host C compiler (the speed workloads' expected values are
-#     checked against a host build)
+#     (the GDB server's tests), Chromium (timeline.json through Chrome's trace importer), make, a
+#     host C compiler (the speed workloads' expected values are checked against a host build)
 #   - a virtual environment in .venv with mcusim and its test extras
 #   - the firmware kit built, then `hello` run from the package and from firmware/build
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm gdb-multiarch make gcc libc6-dev python3-venv)
+# Debian's chromium; Ubuntu has only a snap (chromium-browser): install that yourself for the one test needing it
+command -v chromium >/dev/null || command -v chromium-browser >/dev/null || ! grep -qi '^ID=debian' /etc/os-release \
+    || packages+=(chromium)
 missing=()
 for pkg in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")

@@ -39,7 +39,8 @@ from .units import mhz
 
 # Every file a bundle may hold besides run.json: the run's artifacts (RunResult._write_artifacts),
 # and report.html and power.png that `mcusim report --html` and `mcusim power-plot` add to it.
-BUNDLE_FILES = ("regions.csv", "functions.csv", "lines.csv", "timeline.json", "pc_samples.csv", "trace.swo",
+BUNDLE_FILES = ("regions.csv", "functions.csv", "lines.csv", "timeline.json", "timeline.pftrace", "pc_samples.csv",
+                "trace.swo",
                 "signals.vcd", "branches.bin", "power.csv", "stacks.folded", "speedscope.json", "report.html",
                 "power.png")
 
@@ -93,7 +94,9 @@ class RunResult:
     signals: dict | None = None  # GPIO pin changes and region markers in seconds (vcd=True): analysis/vcd.py
     branch_trace: object = None   # the branch trace's records (branch_trace=...): analysis/branch_trace.py ...
     branch_trace_dropped: int = 0  # ... and how many did not fit
-    stacks: list | None = None    # call paths and their cycles (flamegraph=True): analysis/flamegraph.py
+    stacks: list | None = None    # call paths and their cycles (flamegraph=True): analysis/flamegraph.py ...
+    calls: list | None = None     # ... the calls in time order (FunctionProfile.call_events) ...
+    call_locations: dict = field(default_factory=dict)  # ... and each function's (file, line)
     capture: dict = field(default_factory=dict)  # what was asked for (run.json settings)
     energy: dict | None = None   # energy_j, energy_by_rail_j, average/peak power (power/energy.py summary)
     power_trace: tuple | None = None  # (bin start times, {rail: watts}) when asked for
@@ -221,6 +224,10 @@ class RunResult:
             emit("lines.csv", lambda path: write_lines_csv(self.lines, path))
         if self.timeline is not None:
             emit("timeline.json", lambda path: path.write_text(json.dumps(_finite(self.timeline), allow_nan=False)))
+            if self.capture.get("timeline") == "proto":
+                from .analysis import perfetto_proto
+
+                emit("timeline.pftrace", lambda path: perfetto_proto.write(_finite(self.timeline), path))
         if self.pc_sample_cycles is not None:
             emit("pc_samples.csv", lambda path: write_samples_csv(
                 self.pc_sample_cycles_at, self.pc_sample_pcs, self.pc_sample_functions, path))
@@ -242,7 +249,8 @@ class RunResult:
         if self.stacks is not None:
             emit("stacks.folded", lambda path: write_folded(self.stacks, path))
             emit("speedscope.json", lambda path: write_speedscope(
-                self.stacks, Path(self.firmware_path).name, f"mcusim {__version__}", path))
+                self.stacks, Path(self.firmware_path).name, f"mcusim {__version__}", path, self.calls,
+                self.call_locations))
         return written
 
 
@@ -282,7 +290,8 @@ class Simulator(RunControl):
                  power_model: str | Path | None = None, power: bool = True, timing: bool = True,
                  max_seconds: float | None = None, memory_traffic: bool = False, swo_format: str = "itm"):
         """Captures: `profile` (exact function profile), `pc_sample_cycles`, `timeline`
-        (Perfetto), `swo` (trace.swo: raw ITM/DWT packets, or with `swo_format="tpiu"` in TPIU
+        (Perfetto: timeline.json; "proto" also timeline.pftrace, Perfetto's protobuf; with the
+        profile, a functions track), `swo` (trace.swo: raw ITM/DWT packets, or with `swo_format="tpiu"` in TPIU
         formatter frames), `vcd`, `branch_trace` (True, or a TraceWindow) and `flamegraph`
         (folded stacks and speedscope; implies the profile). `memory_traffic` counts the bytes
         loads and stores move per memory bank, overall and per region, and places the regions
@@ -361,7 +370,8 @@ class Simulator(RunControl):
                               f"argument vanishes); quote inside the argument ('\"two words\"') to keep one")
 
     def _new_machine(self) -> Machine:
-        machine = Machine(self.board, self.image, **self._machine_args)
+        machine = Machine(self.board, self.image, **self._machine_args,
+                          call_log=self.timeline or self.flamegraph)  # (with the profile: the calls in time order)
         machine.record_events = self.timeline  # (exception and ITM events for timeline.json)
         return machine
 
@@ -429,6 +439,8 @@ class Simulator(RunControl):
             energy = energy_summary(run_energy, self.power_bin_us, m.power.counts())
             if self.power_trace or self.timeline:
                 energy["power"]["trace_bin_us"], power_trace = self._power_trace(run_energy)
+        calls = results.call_events(m)  # (may warn, too)
+        timeline = with_power_counters(results.region_timeline(m, calls), power_trace) if self.timeline else None
         sampled = {}
         if samples is not None:
             sampled = {"pc_sample_cycles": m.sampler.period, "pc_sample_cycles_at": samples[0],
@@ -468,12 +480,14 @@ class Simulator(RunControl):
             functions=functions,
             lines=lines,
             **sampled,
-            timeline=with_power_counters(results.region_timeline(m), power_trace) if self.timeline else None,
+            timeline=timeline,
             swo=swo,
             signals=signals,
             branch_trace=trace,
             branch_trace_dropped=m.trace.dropped if m.trace is not None else 0,
             stacks=m.profile.stacks() if self.flamegraph else None,
+            calls=calls if self.flamegraph else None,
+            call_locations=results.function_locations(self.image) if self.flamegraph else {},
             capture=self.capture,
             energy=energy,
             power_trace=power_trace,

@@ -144,6 +144,9 @@ MEMORY_TRAFFIC_OPTION = click.option(
               help="Sample the PC every N cycles, as DWT PC sampling does (DIR/pc_samples.csv with --out).")
 @click.option("--perfetto", is_flag=True,
               help="Write DIR/timeline.json (with --out): the regions as a Chrome/Perfetto trace in simulated time.")
+@click.option("--perfetto-proto", is_flag=True,
+              help="Also write DIR/timeline.pftrace, the timeline as Perfetto's native protobuf trace (implies "
+                   "--perfetto; needs the perfetto extra: pip install 'mcusim[perfetto]').")
 @click.option("--swo", is_flag=True,
               help="Write DIR/trace.swo (with --out): the ITM/DWT packet stream a SWO probe would capture "
                    "(ITM writes, exception trace, timestamps; PC samples only with --pc-sample-cycles), for "
@@ -188,7 +191,8 @@ MEMORY_TRAFFIC_OPTION = click.option(
                    "given; PORT 0 picks a free one. Debugging changes nothing measured (docs/debugging.md).")
 @click.option("--quiet", "-q", is_flag=True, help="No summary or warnings on stderr (fault reports still print).")
 def run_command(firmware_and_args, board, example, max_cycles, max_seconds, clock_hz, flash_latency, out, semihosting_root,
-                semihosting_system, profile, pc_sample_cycles, perfetto, swo, swo_format, vcd, branch_trace, trace_from,
+                semihosting_system, profile, pc_sample_cycles, perfetto, perfetto_proto, swo, swo_format, vcd, branch_trace,
+                trace_from,
                 trace_to,
                 trace_cycles, trace_limit, flamegraph, capture_all, voltage_range, power_bin_us, power_trace,
                 power_model, timing, memory_traffic, gdb_address, quiet):
@@ -254,7 +258,11 @@ def run_command(firmware_and_args, board, example, max_cycles, max_seconds, cloc
         profile = flamegraph = perfetto = swo = vcd = branch_trace = power_trace = memory_traffic = True
         pc_sample_cycles = pc_sample_cycles or DEFAULT_SAMPLE_PERIOD
     branch_trace = branch_trace or bool(trace_from or trace_to or trace_cycles)
+    perfetto = perfetto or perfetto_proto
+    if perfetto_proto:
+        _require("perfetto", "--perfetto-proto")
     for asked, option, writes in ((capture_all, "--all", "the bundle"), (perfetto, "--perfetto", "timeline.json"),
+                                  (perfetto_proto, "--perfetto-proto", "timeline.pftrace"),
                                   (swo, "--swo", "trace.swo"), (vcd, "--vcd", "signals.vcd"),
                                   (branch_trace, "--branch-trace", "branches.bin"),
                                   (flamegraph, "--flamegraph", "stacks.folded and speedscope.json"),
@@ -286,7 +294,8 @@ def run_command(firmware_and_args, board, example, max_cycles, max_seconds, cloc
         sim = Simulator(firmware, spec, clock_hz=clock_hz, max_cycles=max_cycles, semihosting_root=semihosting_root,
                         semihosting_system=semihosting_system, args=program_args, flash_latency=flash_latency,
                         on_output=stream, on_warning=warn, on_progress=progress,
-                        stdin=Input(), profile=profile, pc_sample_cycles=pc_sample_cycles, timeline=perfetto,
+                        stdin=Input(), profile=profile, pc_sample_cycles=pc_sample_cycles,
+                        timeline="proto" if perfetto_proto else perfetto,
                         swo=swo, swo_format=swo_format, vcd=vcd, branch_trace=window, flamegraph=flamegraph,
                         voltage_range=voltage_range,
                         power_bin_us=power_bin_us, power_trace=power_trace, power_model=power_model,

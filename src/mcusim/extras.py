@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import importlib
 
-EXTRA_OF = {"matplotlib": "plots", "scipy": "calibrate"}
+EXTRA_OF = {"matplotlib": "plots", "scipy": "calibrate", "perfetto": "perfetto"}
 
 
 class MissingExtra(Exception):

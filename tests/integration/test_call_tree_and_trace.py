@@ -198,3 +198,60 @@ def test_all_writes_every_artifact(firmware_build, tmp_path):
     assert expected <= set(document["artifacts"])
     assert all((tmp_path / name).stat().st_size > 0 for name in document["artifacts"])
     assert document["settings"]["pc_sample_cycles"] == 1000 and document["settings"]["branch_trace"]["limit"] > 0
+
+
+@pytest.mark.slow
+def test_evented_profile_replays_the_calls_in_time_order(kws_d, tmp_path):
+    """speedscope.json's second profile opens and closes every call at its cycle, properly
+    nested, from cycle 0 to the end; each function's outermost activations add up to its
+    inclusive cycles; frames name their source file and line."""
+    _, result = kws_d
+    result.write_bundle(tmp_path)
+    scope = json.loads((tmp_path / "speedscope.json").read_text())
+    frames = scope["shared"]["frames"]
+    evented = scope["profiles"][1]
+    assert evented["type"] == "evented" and evented["unit"] == "none" and "(cycles)" in evented["name"]
+    assert (evented["startValue"], evented["endValue"]) == (0, result.cycles)
+    stack, open_depth, began, inclusive, at = [], Counter(), {}, Counter(), 0
+    for event in evented["events"]:
+        name = frames[event["frame"]]["name"]
+        assert event["at"] >= at
+        at = event["at"]
+        if event["type"] == "O":
+            stack.append(name)
+            if open_depth[name] == 0:
+                began[name] = at
+            open_depth[name] += 1
+        else:
+            assert stack.pop() == name  # closes the innermost open call
+            open_depth[name] -= 1
+            if open_depth[name] == 0:
+                inclusive[name] += at - began[name]
+    assert not stack
+    rows = by_name(result.functions)
+    for name in ("Reset_Handler", "main", "tinyml_conv", "tinyml_depthwise", "memset"):
+        assert inclusive[name] == rows[name]["inclusive_cycles"], name
+    located = {frame["name"]: frame for frame in frames if "file" in frame}
+    assert located["tinyml_conv"]["file"].endswith(".c") and located["tinyml_conv"]["line"] > 0
+
+
+def test_timeline_has_a_functions_track_with_the_handlers(firmware_build):
+    """With the profile, timeline.json gets track 4, one slice per call, nested by time; interrupt
+    handlers appear there as the calls they are, besides their own exceptions track."""
+    result = mcusim.run(firmware_build / "mcu-m" / "exceptions.elf", "mcu-m", profile=True, timeline=True)
+    events = result.timeline["traceEvents"]
+    assert {"name": "thread_name", "ph": "M", "pid": 1, "tid": 4, "args": {"name": "functions"}} in events
+    calls = [e for e in events if e.get("tid") == 4 and e["ph"] == "X"]
+    rows = by_name(result.functions)
+    for name in ("main", "SysTick_Handler", "PendSV_Handler"):
+        assert sum(1 for e in calls if e["name"] == name) == rows[name]["calls"], name
+    # SysTick has the highest priority: nothing preempts it, so its slices hold its inclusive
+    # cycles exactly; main's slice also holds the handlers that interrupted it
+    assert sum(e["args"]["cycles"] for e in calls if e["name"] == "SysTick_Handler") == \
+        rows["SysTick_Handler"]["inclusive_cycles"]
+    main = next(e for e in calls if e["name"] == "main")
+    assert main["args"]["cycles"] > rows["main"]["inclusive_cycles"]
+    assert all(round(e["ts"], 3) == e["ts"] for e in calls)
+    plain = mcusim.run(firmware_build / "mcu-m" / "exceptions.elf", "mcu-m", timeline=True)
+    assert not any(e.get("tid") == 4 for e in plain.timeline["traceEvents"])  # no profile, no functions track
+    assert plain.cycles == result.cycles

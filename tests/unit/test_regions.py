@@ -103,3 +103,18 @@ def test_a_marker_on_the_process_stack_carries_no_main_stack_sp():
                                (False, 0x100, (None, None))]:
         r.mark(begin, name, 0, 0.0, stack)
     assert lowest_sp_by_region(r, NAMES.get) == {"inference": 940, "conv": 940}
+
+
+def test_plots_read_only_the_region_slices_of_a_timeline(tmp_path):
+    """report --html and power-plot draw region lanes: the exception and function tracks of the
+    same timeline.json stay out of them."""
+    import json
+
+    from mcusim.analysis.bundle import timeline_slices
+
+    events = [{"name": "inference", "ph": "X", "pid": 1, "tid": 1, "ts": 0, "dur": 10},
+              {"name": "SysTick", "ph": "X", "pid": 1, "tid": 2, "ts": 1, "dur": 1},
+              {"name": "main", "ph": "X", "pid": 1, "tid": 4, "ts": 0, "dur": 10},
+              {"name": "ITM port 0", "ph": "i", "pid": 1, "tid": 3, "ts": 2}]
+    (tmp_path / "timeline.json").write_text(json.dumps({"traceEvents": events}))
+    assert [e["name"] for e in timeline_slices(tmp_path / "timeline.json")] == ["inference"]

@@ -151,9 +151,13 @@ def load(directory: str | Path) -> dict:
     return run
 
 
+REGIONS_TRACK = 1  # timeline.json's tid of the region slices (analysis/regions.timeline)
+
+
 def timeline_slices(path: str | Path) -> list[dict]:
-    """The complete events ("X": name, ts and dur in µs) of a timeline.json; BundleError when it
-    is not a Chrome/Perfetto trace."""
+    """The region slices ("X" events of the regions track: name, ts and dur in µs) of a
+    timeline.json, not the exception handlers' or the function calls'; BundleError when it is
+    not a Chrome/Perfetto trace."""
     try:
         with open_regular(path, "a Perfetto timeline") as f:
             events = json.loads(f.read().decode("utf-8"))
@@ -166,7 +170,7 @@ def timeline_slices(path: str | Path) -> list[dict]:
                                                              "dur": Required(NUMBER)}, f"slice {i}"))), None)
     if wrong:
         raise BundleError(f"{path} is not a Perfetto timeline: {wrong}")
-    return slices
+    return [e for e in slices if e.get("tid", REGIONS_TRACK) == REGIONS_TRACK]
 
 
 def pc_samples(path: str | Path) -> list[tuple[int, str]]:

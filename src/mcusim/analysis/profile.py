@@ -40,9 +40,10 @@ def function_ends(functions: list[tuple[int, int, str]]) -> list[int]:
 
 class FunctionProfile:
     def __init__(self, state, functions: list[tuple[int, int, str]], tree_capacity: int = TREE_CAPACITY,
-                 line_ranges: list[tuple[int, int]] = ()):
+                 line_ranges: list[tuple[int, int]] = (), log_capacity: int = 0):
         """`functions`: (address, size, name), sorted; a size of 0 reaches to the next function.
-        `line_ranges`: code ranges [start, end) whose instructions are counted (the line profile)."""
+        `line_ranges`: code ranges [start, end) whose instructions are counted (the line profile).
+        `log_capacity`: how many moves of the call tree to log in time order (call_events)."""
         self.state = state
         self.names = [name for _, _, name in functions]
         n = len(functions)
@@ -53,7 +54,8 @@ class FunctionProfile:
         line_ranges = list(line_ranges)[:N.MAX_LINE_RANGES]
         counters = sum(N.LINE_COUNTER * ((end - start) // 2 + 1) for start, end in line_ranges)
         self.table = state.reserve(self.meta + N.PROFILE_TREE_META + (N.PROFILE_NODE + 2) * tree_capacity
-                                   + N.LINE_RANGE * N.MAX_LINE_RANGES + counters + n + N.PROFILE_EXTRA)
+                                   + N.LINE_RANGE * N.MAX_LINE_RANGES + counters + n + N.PROFILE_EXTRA
+                                   + 2 * log_capacity)
         self.meta += self.table
         buffer = state.buffer
         buffer[self.table] = n
@@ -74,6 +76,10 @@ class FunctionProfile:
             offset += N.LINE_COUNTER * ((end - start) // 2 + 1)
         self.energy = offset  # per function: dynamic energy in femtojoules
         buffer[self.meta + N.TREE_ENERGY] = offset
+        self.log = offset + n + N.PROFILE_EXTRA if log_capacity else 0
+        buffer[self.meta + N.TREE_LOG] = self.log
+        buffer[self.meta + N.TREE_LOG_CAPACITY] = log_capacity
+        buffer[self.meta + N.TREE_LOG_COUNT] = buffer[self.meta + N.TREE_LOG_DROPPED] = 0
         nodes = self.meta + N.PROFILE_TREE_META
         for node, function in ((N.TREE_ROOT, -1), (N.TREE_FULL, -2)):  # the root, TREE_FULL (both below the root)
             row = nodes + N.PROFILE_NODE * node
@@ -188,6 +194,42 @@ class FunctionProfile:
                          "dynamic_energy_j": int(energy[i]) * 1e-15})
         return sorted(rows, key=lambda r: -r["exclusive_cycles"])
 
+    def call_events(self, end_cycle: int) -> tuple[list[tuple[str, int, int, str]], int]:
+        """The call log replayed as time-ordered frame events ("O" open, "C" close, at a cycle,
+        the frame's depth and function), every frame open at the end closed at `end_cycle`; and
+        how many moves of the tree did not fit the log (the events then end where it filled)."""
+        if not self.log:
+            return [], 0
+        parent, function, _, _ = self.tree()
+        count = int(self.state[self.meta + N.TREE_LOG_COUNT])
+        log = self.state.buffer[self.log: self.log + 2 * count].reshape(count, 2)
+        paths: dict[int, tuple[int, ...]] = {N.TREE_ROOT: ()}  # node -> the nodes from below the root to it
+
+        def path(node: int) -> tuple[int, ...]:
+            chain = []
+            while node not in paths:
+                chain.append(node)
+                node = int(parent[node])
+            for below in reversed(chain):
+                paths[below] = paths[node] + (below,)
+                node = below
+            return paths[node]
+
+        dropped = int(self.state[self.meta + N.TREE_LOG_DROPPED])
+        last = end_cycle if not dropped or not count else int(log[-1][0])
+        events, stack = [], []
+        for cycle, node in log.tolist() + [[last, N.TREE_ROOT]]:  # (the root last: everything closes)
+            target = path(node)
+            keep = 0
+            while keep < min(len(stack), len(target)) and stack[keep] == target[keep]:
+                keep += 1
+            while len(stack) > keep:
+                events.append(("C", cycle, len(stack) - 1, self.name(int(function[stack.pop()]))))
+            for opened in target[keep:]:
+                events.append(("O", cycle, len(stack), self.name(int(function[opened]))))
+                stack.append(opened)
+        return events, dropped
+
     def stacks(self) -> list[tuple[list[str], int]]:
         """Each call path that spent cycles, root first, with the cycles spent at its end."""
         parent, function, exclusive, _ = self.tree()
@@ -198,6 +240,18 @@ class FunctionProfile:
             if exclusive[node]:
                 result.append((paths[node], int(exclusive[node])))
         return result
+
+
+def call_spans(events: list[tuple[str, int, int, str]]) -> list[tuple[str, int, int, int]]:
+    """FunctionProfile.call_events as one (function, depth, start cycle, end cycle) per call, in
+    the order they end."""
+    spans, opened = [], []
+    for kind, cycle, depth, name in events:
+        if kind == "O":
+            opened.append(cycle)
+        else:
+            spans.append((name, depth, opened.pop(), cycle))
+    return spans
 
 
 def write_csv(rows: list[dict], path: Path) -> None:

@@ -225,11 +225,13 @@ def _us(seconds: float) -> float:
     return round(seconds * 1e6, 3)
 
 
-def timeline(recorder: RegionRecorder, read_string, board: str, events=(), exception_name=str) -> dict:
+def timeline(recorder: RegionRecorder, read_string, board: str, events=(), exception_name=str, calls=()) -> dict:
     """A Chrome/Perfetto trace (JSON), in simulated microseconds: track 1, one slice per region
     run, nested as the firmware nested them, each with its cycles; track 2, one slice per
     exception handler run (`events`: the machine's (cycle, seconds, "enter"/"return", number));
-    track 3, each ITM write (("itm", (port, bytes))) but the region markers as an instant event."""
+    track 3, each ITM write (("itm", (port, bytes))) but the region markers as an instant event;
+    track 4, one slice per function call (`calls`: (function, start cycle, end cycle, start
+    seconds, end seconds), from the exact profile's call log), nested as the calls were."""
     slices = [{"name": name, "ph": "X", "pid": 1, "tid": 1, "ts": _us(start_seconds),
                "dur": _us(end_seconds - start_seconds), "args": {"cycles": end_cycle - start_cycle}}
               for name, start_cycle, end_cycle, start_seconds, end_seconds in matched(recorder, read_string)]
@@ -247,8 +249,11 @@ def timeline(recorder: RegionRecorder, read_string, board: str, events=(), excep
             text = data.decode("utf-8", errors="replace") if port == 0 else data.hex()
             slices.append({"name": f"ITM port {port}", "ph": "i", "s": "t", "pid": 1, "tid": 3, "ts": _us(seconds),
                            "args": {"cycle": cycle, "data": text}})
+    slices += [{"name": name, "ph": "X", "pid": 1, "tid": 4, "ts": _us(start_seconds),
+                "dur": _us(end_seconds - start_seconds), "args": {"cycles": end_cycle - start_cycle}}
+               for name, start_cycle, end_cycle, start_seconds, end_seconds in calls]
     slices.sort(key=lambda e: (e["ts"], -e.get("dur", 0)))  # parents before their children
-    names = {1: "regions", 2: "exceptions", 3: "ITM writes"}
+    names = {1: "regions", 2: "exceptions", 3: "ITM writes", **({4: "functions"} if calls else {})}
     return {"traceEvents": [{"name": "process_name", "ph": "M", "pid": 1, "args": {"name": f"mcusim {board}"}}]
             + [{"name": "thread_name", "ph": "M", "pid": 1, "tid": tid, "args": {"name": name}}
                for tid, name in names.items()] + slices, "displayTimeUnit": "ns"}

@@ -34,14 +34,19 @@ class Captures:
     swo: swo_stream.SwoRecorder | None  # ITM, exception, counter events
 
 
+CALL_LOG_MOVES = 1 << 18  # call-tree moves logged for the evented profile and the timeline (4 MB)
+
+
 def build_captures(state, image: ElfImage, board: BoardSpec, *, profile: bool, pc_sample_cycles: int | None,
                    branch_trace: TraceWindow | None, power: bool, voltage_range: str | None, power_bin_us: float,
-                   power_model: str | None, clock_hz: int, swo: bool) -> Captures:
+                   power_model: str | None, clock_hz: int, swo: bool, call_log: bool = False) -> Captures:
     """The captures on the native `state`, in the order their slots are laid out (the exact
-    profile's function table first, before any decode). `clock_hz`: the clock the run starts at."""
+    profile's function table first, before any decode). `clock_hz`: the clock the run starts at;
+    `call_log`: the profile also logs its calls in time order (CALL_LOG_MOVES of them)."""
     return Captures(
         profile=FunctionProfile(state, image.functions,
-                                line_ranges=function_segments(image) if image.has_dwarf else ())
+                                line_ranges=function_segments(image) if image.has_dwarf else (),
+                                log_capacity=CALL_LOG_MOVES if call_log else 0)
         if profile else None,
         sampler=PcSampler(state, pc_sample_cycles) if pc_sample_cycles else None,
         trace=branch_trace_capture(state, image, branch_trace) if branch_trace is not None else None,

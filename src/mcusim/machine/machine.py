@@ -171,7 +171,8 @@ class Machine:
                  pc_sample_cycles: int | None = None, swo: bool = False,
                  branch_trace: TraceWindow | None = None, voltage_range: str | None = None,
                  power_bin_us: float = DEFAULT_BIN_US, power_model: str | None = None, power: bool = True, vcd: bool = False,
-                 timing: bool = True, max_seconds: float | None = None, memory_traffic: bool = False):
+                 timing: bool = True, max_seconds: float | None = None, memory_traffic: bool = False,
+                 call_log: bool = False):
         if not timing:  # functional only: one cycle per instruction, no flash, cache or memory timing
             board = dataclasses.replace(board, core=dataclasses.replace(
                 board.core, timing_model="one_cycle_per_instruction", default_instruction_cycles=1))
@@ -224,7 +225,8 @@ class Machine:
         captures = build_captures(self.state, image, board, profile=profile, pc_sample_cycles=pc_sample_cycles,
                                   branch_trace=branch_trace, power=power, voltage_range=voltage_range,
                                   power_bin_us=power_bin_us, power_model=power_model,
-                                  clock_hz=self.pinned_clock_hz or board.reset_clock_hz, swo=swo)
+                                  clock_hz=self.pinned_clock_hz or board.reset_clock_hz, swo=swo,
+                                  call_log=call_log and profile)
         self.profile, self.sampler, self.trace = captures.profile, captures.sampler, captures.trace
         self.power, self.swo = captures.power, captures.swo
         self.state.on_reallocate = self._reregister_hook

@@ -9,11 +9,12 @@ from unicorn import arm_const as A
 
 from ..analysis import swo as swo_stream
 from ..analysis.lines import line_rows
-from ..analysis.profile import EXTRA_ROWS
+from ..analysis.profile import EXTRA_ROWS, call_spans
 from ..analysis import roofline
 from ..analysis.regions import (heap_peak_by_region, lowest_sp_by_region, matched, read_info, summarize, timeline,
                                 traffic_by_region)
 from . import native as N
+from .build import CALL_LOG_MOVES
 
 
 def finish_trace(machine) -> None:
@@ -178,16 +179,45 @@ def region_runs(machine) -> list[tuple]:
     return list(matched(machine.regions, c_strings(machine)))
 
 
-def region_timeline(machine) -> dict:
-    """The Chrome/Perfetto trace (analysis/regions.timeline): the regions, the exception handlers
-    and the ITM writes."""
+def call_events(machine) -> list[tuple[str, int, int, str]] | None:
+    """The calls in time order (analysis/profile.FunctionProfile.call_events), or None without
+    the profile's call log; warns when the log filled up."""
+    if machine.profile is None or not machine.profile.log:
+        return None
+    events, dropped = machine.profile.call_events(machine.cycles)
+    if dropped:
+        machine.warn_once("call-log-dropped", f"the call log keeps the first {CALL_LOG_MOVES:,} calls and returns: "
+                                              f"the functions in timeline.json and speedscope.json's call timeline "
+                                              f"end at cycle {events[-1][1]:,} ({dropped:,} more were not kept)")
+    return events
+
+
+def function_locations(image) -> dict[str, tuple[str, int]]:
+    """Each function's source file and line (its first instruction's DWARF row), where known."""
+    import bisect
+
+    table = image.line_table()
+    addresses = [row[0] for row in table]
+    found = {}
+    for address, _, name in image.functions:
+        row = bisect.bisect_right(addresses, address & ~1) - 1
+        if row >= 0 and table[row][2]:
+            found[name] = (table[row][1], table[row][2])
+    return found
+
+
+def region_timeline(machine, calls=None) -> dict:
+    """The Chrome/Perfetto trace (analysis/regions.timeline): the regions, the exception handlers,
+    the ITM writes and, given call_events(), the function calls."""
     from .exceptions import exception_name
 
     if machine.timeline_events_dropped:
         machine.warn_once("timeline-dropped", f"{machine.timeline_events_dropped:,} exception and ITM events "
                                               f"beyond the first {machine.regions.limit:,} are not in timeline.json")
+    seconds = machine.simulated_seconds_at
+    spans = [(name, start, end, seconds(start), seconds(end)) for name, _, start, end in call_spans(calls or [])]
     return timeline(machine.regions, c_strings(machine), machine.board.name, machine.timeline_events,
-                    exception_name)
+                    exception_name, spans)
 
 
 def signal_events(machine) -> dict:

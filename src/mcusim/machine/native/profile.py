@@ -10,8 +10,8 @@ from .layout import (
     NODE_PARENT, NODE_RETURNS_TO, PREVIOUS_BRANCH_AT, PROFILE_EXTRA, PROFILE_FUNCTION, PROFILE_NODE,
     PROFILE_SINCE, PROFILE_TABLE, PROFILE_TREE_META, P_ENERGY_CORE, P_ENERGY_FLASH, P_ENERGY_SRAM,
     P_PROFILE_SINCE, TREE_CAPACITY, TREE_COUNT, TREE_ENERGY, TREE_FULL_FROM, TREE_LINE_END,
-    TREE_LINE_RANGES, TREE_LINE_SLOT, TREE_LINE_START, TREE_LINE_STATIC, TREE_NODE, TREE_OVERFLOWS,
-    TREE_RESUMING)
+    TREE_LINE_RANGES, TREE_LINE_SLOT, TREE_LINE_START, TREE_LINE_STATIC, TREE_LOG, TREE_LOG_CAPACITY,
+    TREE_LOG_COUNT, TREE_LOG_DROPPED, TREE_NODE, TREE_OVERFLOWS, TREE_RESUMING)
 from .encoding import CALL_FLAG, KIND_CONTINUATION
 from .tables import _kind_at
 
@@ -162,6 +162,19 @@ def _tree_move(st, meta, node, function, call, returning, event, n):
 
 
 @njit
+def _log_move(st, meta, node):
+    """The call log: the tree went to `node` at this cycle (the first TREE_LOG_CAPACITY moves)."""
+    count = st[meta + TREE_LOG_COUNT]
+    if count < st[meta + TREE_LOG_CAPACITY]:
+        row = st[meta + TREE_LOG] + 2 * count
+        st[row] = st[CYCLES]
+        st[row + 1] = node
+        st[meta + TREE_LOG_COUNT] = count + 1
+    else:
+        st[meta + TREE_LOG_DROPPED] += 1
+
+
+@njit
 def profile_switch(st, function, address, event):
     """The cycles since the last switch belong to what ran; `function` runs from now. A call:
     entering a function at its first instruction from another one, or by BL/BLX (recursion);
@@ -189,6 +202,8 @@ def profile_switch(st, function, address, event):
     if event != EVENT_FLUSH:
         moved, called = _tree_move(st, meta, node, function, at_start if resuming else call, returning, event, n)
         st[meta + TREE_NODE] = moved
+        if moved != node and st[meta + TREE_LOG] != 0:
+            _log_move(st, meta, moved)
         if called:
             st[t + 1 + 2 * n + n + PROFILE_EXTRA + function] += 1
     st[PROFILE_FUNCTION] = function
