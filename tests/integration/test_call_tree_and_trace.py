@@ -255,3 +255,17 @@ def test_timeline_has_a_functions_track_with_the_handlers(firmware_build):
     plain = mcusim.run(firmware_build / "mcu-m" / "exceptions.elf", "mcu-m", timeline=True)
     assert not any(e.get("tid") == 4 for e in plain.timeline["traceEvents"])  # no profile, no functions track
     assert plain.cycles == result.cycles
+
+
+def test_a_full_call_log_ends_the_call_timeline_with_a_warning(firmware_build, monkeypatch):
+    """With room for 40 moves, the evented calls stop where the log filled, still balanced, and
+    the run says so; what is measured does not change."""
+    from mcusim.machine import build
+
+    monkeypatch.setattr(build, "CALL_LOG_MOVES", 40)
+    elf = firmware_build / "mcu-m" / "exceptions.elf"
+    result = mcusim.run(elf, "mcu-m", flamegraph=True)
+    assert any("call log keeps the first 40" in w for w in result.warnings)
+    opened = [e for e in result.calls if e[0] == "O"]
+    assert len(opened) == len([e for e in result.calls if e[0] == "C"]) and result.calls[-1][1] < result.cycles
+    assert result.cycles == mcusim.run(elf, "mcu-m").cycles

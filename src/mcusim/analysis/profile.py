@@ -55,7 +55,7 @@ class FunctionProfile:
         counters = sum(N.LINE_COUNTER * ((end - start) // 2 + 1) for start, end in line_ranges)
         self.table = state.reserve(self.meta + N.PROFILE_TREE_META + (N.PROFILE_NODE + 2) * tree_capacity
                                    + N.LINE_RANGE * N.MAX_LINE_RANGES + counters + n + N.PROFILE_EXTRA
-                                   + 2 * log_capacity)
+                                   + N.CALL_LOG_ROW * log_capacity)
         self.meta += self.table
         buffer = state.buffer
         buffer[self.table] = n
@@ -77,6 +77,7 @@ class FunctionProfile:
         self.energy = offset  # per function: dynamic energy in femtojoules
         buffer[self.meta + N.TREE_ENERGY] = offset
         self.log = offset + n + N.PROFILE_EXTRA if log_capacity else 0
+        self.log_capacity = log_capacity
         buffer[self.meta + N.TREE_LOG] = self.log
         buffer[self.meta + N.TREE_LOG_CAPACITY] = log_capacity
         buffer[self.meta + N.TREE_LOG_COUNT] = buffer[self.meta + N.TREE_LOG_DROPPED] = 0
@@ -202,7 +203,8 @@ class FunctionProfile:
             return [], 0
         parent, function, _, _ = self.tree()
         count = int(self.state[self.meta + N.TREE_LOG_COUNT])
-        log = self.state.buffer[self.log: self.log + 2 * count].reshape(count, 2)
+        log = self.state.buffer[self.log: self.log + N.CALL_LOG_ROW * count].reshape(count, N.CALL_LOG_ROW)[
+            :, [N.LOG_CYCLE, N.LOG_NODE]]
         paths: dict[int, tuple[int, ...]] = {N.TREE_ROOT: ()}  # node -> the nodes from below the root to it
 
         def path(node: int) -> tuple[int, ...]:

@@ -14,7 +14,6 @@ from ..analysis import roofline
 from ..analysis.regions import (heap_peak_by_region, lowest_sp_by_region, matched, read_info, summarize, timeline,
                                 traffic_by_region)
 from . import native as N
-from .build import CALL_LOG_MOVES
 
 
 def finish_trace(machine) -> None:
@@ -186,7 +185,8 @@ def call_events(machine) -> list[tuple[str, int, int, str]] | None:
         return None
     events, dropped = machine.profile.call_events(machine.cycles)
     if dropped:
-        machine.warn_once("call-log-dropped", f"the call log keeps the first {CALL_LOG_MOVES:,} calls and returns: "
+        machine.warn_once("call-log-dropped", f"the call log keeps the first {machine.profile.log_capacity:,} calls and "
+                                              f"returns: "
                                               f"the functions in timeline.json and speedscope.json's call timeline "
                                               f"end at cycle {events[-1][1]:,} ({dropped:,} more were not kept)")
     return events

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from .jit import njit
 from .layout import (
-    CYCLES, ENDS_IN_BRANCH, E_CYCLES, E_FUNCTION, E_LINE_END, E_LINE_SLOT, LC_EXTRA_CYCLES, LC_RUNS,
-    LINE_COUNTER, LINE_RANGE, LR_COUNTERS, LR_END, LR_START, NODE_CALLS, NODE_CYCLES, NODE_FUNCTION,
+    CALL_LOG_ROW, CYCLES, ENDS_IN_BRANCH, E_CYCLES, E_FUNCTION, E_LINE_END, E_LINE_SLOT, LC_EXTRA_CYCLES, LC_RUNS,
+    LINE_COUNTER, LINE_RANGE, LOG_CYCLE, LOG_NODE, LR_COUNTERS, LR_END, LR_START, NODE_CALLS, NODE_CYCLES, NODE_FUNCTION,
     NODE_PARENT, NODE_RETURNS_TO, PREVIOUS_BRANCH_AT, PROFILE_EXTRA, PROFILE_FUNCTION, PROFILE_NODE,
     PROFILE_SINCE, PROFILE_TABLE, PROFILE_TREE_META, P_ENERGY_CORE, P_ENERGY_FLASH, P_ENERGY_SRAM,
     P_PROFILE_SINCE, TREE_CAPACITY, TREE_COUNT, TREE_ENERGY, TREE_FULL_FROM, TREE_LINE_END,
@@ -166,9 +166,9 @@ def _log_move(st, meta, node):
     """The call log: the tree went to `node` at this cycle (the first TREE_LOG_CAPACITY moves)."""
     count = st[meta + TREE_LOG_COUNT]
     if count < st[meta + TREE_LOG_CAPACITY]:
-        row = st[meta + TREE_LOG] + 2 * count
-        st[row] = st[CYCLES]
-        st[row + 1] = node
+        row = st[meta + TREE_LOG] + CALL_LOG_ROW * count
+        st[row + LOG_CYCLE] = st[CYCLES]
+        st[row + LOG_NODE] = node
         st[meta + TREE_LOG_COUNT] = count + 1
     else:
         st[meta + TREE_LOG_DROPPED] += 1
