@@ -404,6 +404,7 @@ class Simulator(RunControl):
             m.set_breakpoints(())
             m.watchpoints.clear()
             m.catch_faults = False
+            m.cancel_pause()  # (one asked for too late, by a debugger: the run goes to its end)
             try:
                 status = m.run()
             finally:

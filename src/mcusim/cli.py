@@ -242,7 +242,7 @@ def run_command(firmware_and_args, board, example, max_cycles, max_seconds, cloc
             firmware = str(examples.path(example, spec.name))
         except LookupError as exc:
             raise click.BadParameter(str(exc), param_hint="--example") from exc
-    listener = _gdb_listener(gdb_address) if gdb_address else None
+    listener = _gdb_listener(gdb_address) if gdb_address is not None else None
     profile = profile or listener is not None  # (for `monitor profile`; it adds no cycles)
 
     if sys.stderr is None:  # (closed: nowhere to report anything)
@@ -346,16 +346,19 @@ def _gdb_listener(address: str):
 
 def _debug(sim, listener, quiet) -> None:
     """Serve one gdb session; afterwards the run goes on to its end (detach, disconnect) or ends
-    where it stands (kill), and its results are reported as any run's."""
+    where it stands (kill), and its results are reported as any run's. Interrupted while
+    waiting for gdb, before anything ran: exit 128 + the signal, nothing written."""
     host, port = listener.getsockname()[:2]
     say(f"mcusim: waiting for gdb on {host}:{port} (target remote {host}:{port})")
-    sock = gdb_server.accept(listener, sim.machine.host_wait_over)
+    interrupted = lambda: sim.machine.interrupted()  # noqa: E731  (the machine of the moment: gdb may reset it)
+    sock = gdb_server.accept(listener, interrupted)
+    listener.close()  # (one session: a second gdb is refused, not left waiting)
     if sock is None:
-        return
+        sys.exit(128 + sim.machine.interrupting_signal())
     log = (lambda message: None) if quiet else (lambda message: say(f"mcusim: gdb: {message}"))
     sim.catch_faults = True  # gdb sees a fault as the handler is entered, as with a probe's vector catch
     with sock:
-        conn = GdbConnection(sock, log, give_up=lambda: sim.machine.host_wait_over())  # (reset: a new machine)
+        conn = GdbConnection(sock, log, give_up=interrupted)
         outcome = gdb_server.Session(sim, conn, log).serve()
     if outcome == "kill":
         sim.end("killed", "killed by gdb")

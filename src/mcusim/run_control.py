@@ -153,8 +153,11 @@ class RunControl:
         to here, with exit reason `reason` and exit code 137 (128 + SIGKILL, as a shell reports it)."""
         m = self.machine
         if m.exit is None:
-            cycles = m.state.count_at(m.uc.reg_read(A.UC_ARM_REG_PC))[0]
-            m.exit = ExitStatus(reason, EXIT_KILLED, f"{detail} at cycle {int(cycles):,}")
+            pc = m.uc.reg_read(A.UC_ARM_REG_PC)
+            if m.state[N.PAID_FROM] == pc & ~1:  # paused inside a block: the rest of it never runs
+                m.state[N.PAID_FROM] = -1
+                m.state.settle_at(pc & ~1)
+            m.exit = ExitStatus(reason, EXIT_KILLED, f"{detail} at cycle {int(m.cycles):,}")
 
     def on(self, kind: str, callback) -> None:
         """Call `callback(event)` (machine.Event: cycles, seconds, name, number, data) at each
@@ -193,8 +196,9 @@ class RunControl:
             return f"the firmware ended ({self.machine.exit.detail}), exit code {stop.exit_code}"
         why = {"fault": f"entered {exception_name(stop.exception or 0)} handler",
                "watchpoint": stop.watch and (f"{'wrote' if stop.watch.is_write else 'read'} "
-                                             f"0x{stop.watch.address:08x} (watching 0x{stop.watch.watched:08x})")}
-        return (f"{why.get(stop.reason) or stop.reason} at 0x{stop.pc:08x} {stop.symbol}: cycle {stop.cycles:,}, "
+                                             f"0x{stop.watch.address:08x} (watching 0x{stop.watch.watched:08x}), "
+                                             f"then stopped at the end of that block")}
+        return (f"{why.get(stop.reason) or stop.reason}: at 0x{stop.pc:08x} {stop.symbol}, cycle {stop.cycles:,}, "
                 f"instruction {stop.instructions:,}")
 
     def registers(self) -> dict[str, int]:

@@ -13,6 +13,7 @@ import pytest
 
 from conftest import require_tool
 from mcusim.api import Simulator, run
+from mcusim.config import load_board
 from mcusim.gdb.packets import frame
 
 PAPER = ["mcu-s", "mcu-m", "mcu-b", "mcu-d"]
@@ -58,14 +59,19 @@ def test_debugging_with_gdb_changes_nothing_measured(firmware_build, tmp_path, b
     elf = firmware_build / board / "debug-demo.elf"
     server = Server(elf, board, tmp_path / "out")
     log = _gdb(elf, server.port, ["break sum_of_squares", "continue", "step", "next", "info locals",
-                                  "print checksum", "watch counter", "continue", "continue", "print counter",
+                                  "print checksum", "set var *(int *)0x08000000 = 1", "print checksum",
+                                  "x/wx 0xE000ED00", "watch counter", "continue", "continue", "print counter",
                                   "delete", "monitor cycles", "monitor energy", "monitor profile 3", "continue"])
     code, stdout, stderr = server.finish()
     assert "Breakpoint 1, sum_of_squares (limit=limit@entry=10)" in log, log
     assert re.search(r"^total = 0$", log, re.M) and re.search(r"^i = 1$", log, re.M), log
     assert "$1 = -1" in log  # checksum before main stores it
+    # a refused write (flash) is an error, and gdb stays in step: the next print is right
+    assert "Cannot access memory at address 0x8000000" in log and "$2 = -1" in log, log
+    cpuid = load_board(board).cpuid
+    assert f"0xe000ed00:\t0x{cpuid:08x}" in log.lower(), log  # SCB CPUID, as the firmware reads it
     assert "Old value = 0\nNew value = 1" in log and "Old value = 1\nNew value = 2" in log, log
-    assert "$2 = 2" in log
+    assert "$3 = 2" in log
     assert re.search(r"[\d,]+ cycles, [\d,]+ instructions, [\d.,]+ us simulated", log), log
     assert "energy so far:" in log and re.search(r"cycles +share +calls +function", log), log
     assert "[Inferior 1 (Remote target) exited normally]" in log, log
@@ -120,6 +126,17 @@ class Raw:
                     continue
                 return body.decode("latin-1")
 
+    def receive_console(self) -> str:
+        """The hex of the next console ('O') packet."""
+        data = b""
+        while not (data.startswith(b"$O") and len(data) >= 3 and data[-3:-2] == b"#"):
+            data += self.sock.recv(1)
+            if data in (b"+", b"-"):
+                data = b""
+        if self.acks:
+            self.sock.sendall(b"+")
+        return data[2:-3].decode()
+
     def ask(self, payload: str) -> str:
         self.sock.sendall(frame(payload.encode("latin-1")))
         return self.receive()
@@ -156,10 +173,46 @@ def test_protocol_edges_interrupt_and_kill(firmware_build, tmp_path):
     time.sleep(1.0)
     gdb.send_raw(b"\x03")
     assert gdb.receive() == "T02"
+    gdb.send_raw(frame(b"qRcmd," + b"cycles".hex().encode()))
+    text = bytes.fromhex(gdb.receive_console()).decode()
+    assert gdb.receive() == "OK"
     gdb.send_raw(frame(b"k"))
     code, _, stderr = server.finish()
     document = json.loads((tmp_path / "out" / "run.json").read_text())
-    assert code == 137 and document["exit"]["reason"] == "killed" and document["cycles"] > 0, stderr
+    assert code == 137 and document["exit"]["reason"] == "killed", stderr
+    assert text.startswith(f"{document['cycles']:,} cycles, {document['instructions']:,} instructions"), text
+
+
+def test_extended_mode_runs_again_and_paused_time_is_not_run_time(firmware_build, tmp_path):
+    """`target extended-remote`: kill and run start a new run and the session goes on. Time
+    paused under gdb does not count against --max-seconds (2 s paused, a 1 s limit)."""
+    elf = firmware_build / "mcu-m" / "debug-demo.elf"
+    server = Server(elf, "mcu-m", tmp_path / "out", "--max-seconds", "1")
+    gdb = Raw(server.port)
+    assert gdb.ask("!") == "OK"
+    time.sleep(2.0)
+    assert gdb.ask("c") == "W00"
+    assert gdb.ask("vKill;a410") == "OK"  # the process is gone, the connection stays
+    assert gdb.ask("vRun;") == "S05"
+    assert gdb.ask("p0f") != "" and gdb.ask("c") == "W00"
+    gdb.send_raw(frame(b"D"))
+    code, stdout, _ = server.finish()
+    assert code == 0 and stdout.count("sum of squares") == 2  # two runs printed; the bundle is the second's
+
+
+def test_mcusim_interrupted_tells_gdb(firmware_build, tmp_path):
+    """SIGINT to mcusim while gdb waits on a running target: gdb gets X02 (ended by SIGINT), and
+    mcusim ends as an interrupted run does, exit 130 with its bundle."""
+    import signal
+
+    server = Server(firmware_build / "mcu-d" / "coremark-like.elf", "mcu-d", tmp_path / "out")
+    gdb = Raw(server.port)
+    gdb.send_raw(frame(b"c"))
+    time.sleep(1.0)
+    server.process.send_signal(signal.SIGINT)
+    assert gdb.receive() == "X02"
+    code, _, _ = server.finish()
+    assert code == 130 and json.loads((tmp_path / "out" / "run.json").read_text())["exit"]["reason"] == "interrupted"
 
 
 def test_gdb_gone_mid_run_lets_the_run_finish(firmware_build, tmp_path):

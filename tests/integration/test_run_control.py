@@ -177,3 +177,24 @@ def test_event_callbacks_see_regions_exceptions_and_itm(firmware_build):
     assert {"SysTick", "SVCall", "PendSV", "HardFault", "/HardFault"} <= set(seen)
     with pytest.raises(ValueError, match="use one of"):
         sim.on("branch", print)
+
+
+def test_a_step_that_takes_an_exception_ends_at_the_handler(firmware_build):
+    """Stepping the exceptions program 50 instructions at a time: a step that enters a handler
+    (SysTick, SVC, PendSV, the UsageFault escalated to HardFault) ends there, before the
+    handler's first instruction, as a halting debug step does; and the run still measures what
+    it does straight through."""
+    elf = firmware_build / "mcu-m" / "exceptions.elf"
+    plain = run(elf, "mcu-m")
+    sim = Simulator(elf, "mcu-m")
+    handlers = {sim.address_of(name): name for _, _, name in sim.image.functions if name.endswith("_Handler")}
+    entered = set()
+    before = sim.step(1)
+    while (stop := sim.step(50)).reason != "exit":
+        assert stop.reason == "step" and stop.instructions - before.instructions <= 2 * 50  # (Unicorn counts an IT and its instruction as one)
+        if stop.pc in handlers:
+            entered.add(handlers[stop.pc])
+            assert sim.registers()["xpsr"] & 0x1FF >= 2  # (Handler mode already: the entry happened)
+        before = stop
+    assert {"SysTick_Handler", "SVC_Handler", "PendSV_Handler", "HardFault_Handler"} <= entered, entered
+    assert _measured(sim.run()) == _measured(plain)

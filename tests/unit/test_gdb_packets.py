@@ -52,12 +52,35 @@ def test_no_ack_mode_and_resend_on_nak(pair):
 
 
 def test_end_of_file_and_interrupt_polling(pair):
+    """While the target runs: Ctrl-C found behind a stray acknowledgement or a packet (which stays
+    for read()), a wait that ends when the run does (the wake descriptor), end of file."""
+    import os
+    import time
+
     conn, gdb = pair
-    assert conn.poll_interrupt(0.01) is False
-    gdb.sendall(b"\x03")
-    assert conn.poll_interrupt(1) is True
+    assert conn.poll_interrupt(timeout=0.01) is False
+    gdb.sendall(b"+$qC#b4\x03")
+    assert conn.poll_interrupt(timeout=1) is True
+    began = time.perf_counter()
+    assert conn.poll_interrupt(timeout=0.2) is False and time.perf_counter() - began >= 0.15  # waits, no spin
+    wake_read, wake_write = os.pipe()
+    os.write(wake_write, b"x")
+    assert conn.poll_interrupt(wake_read) is False  # the run ended: returns at once
+    os.close(wake_read)
+    os.close(wake_write)
+    assert conn.read() == b"qC"
     gdb.close()
-    assert conn.poll_interrupt(1) is None and conn.read() is None
+    assert conn.poll_interrupt(timeout=1) is None and conn.read() is None
+
+
+def test_a_closed_peer_is_noted_not_raised(pair):
+    """Acknowledging a packet gdb sent before it closed: no broken-pipe error escapes."""
+    conn, gdb = pair
+    gdb.sendall(b"$g#67$g#67")
+    gdb.close()
+    assert conn.read() == b"g"
+    conn.send("OK")
+    assert conn.read() in (b"g", None)
 
 
 @pytest.mark.parametrize("text, expected", [("3333", ("127.0.0.1", 3333)), (":0", ("127.0.0.1", 0)),
@@ -66,7 +89,7 @@ def test_gdb_addresses(text, expected):
     assert parse_address(text) == expected
 
 
-@pytest.mark.parametrize("text", ["", "host", "host:", "1:99999", "localhost:-1"])
+@pytest.mark.parametrize("text", ["", "host", "host:", "1:99999", "localhost:-1", "０３４３７"])
 def test_bad_gdb_addresses(text):
     with pytest.raises(ValueError, match="HOST:PORT"):
         parse_address(text)

@@ -57,7 +57,11 @@ class Connection:
 
     def _fill(self, timeout: float | None = None) -> bool:
         """Read what has arrived; False on end of file (or when nothing came within `timeout`)."""
-        if timeout is not None and not select.select([self.sock], [], [], timeout)[0]:
+        try:
+            if timeout is not None and not select.select([self.sock], [], [], timeout)[0]:
+                return False
+        except (OSError, ValueError):
+            self.closed = True
             return False
         try:
             data = self.sock.recv(65536)
@@ -79,14 +83,25 @@ class Connection:
                 return None
             self._fill(0.1)
 
-    def poll_interrupt(self, timeout: float) -> bool | None:
-        """While the target runs: True on Ctrl-C, None when gdb disconnected, else False (bytes
-        that are not Ctrl-C stay for read())."""
-        if not self.buffer and not self._fill(timeout):
-            return None if self.closed else False
-        if self.buffer[:1] == INTERRUPT:
+    def poll_interrupt(self, wake: int | None = None, timeout: float | None = None) -> bool | None:
+        """While the target runs: True on Ctrl-C, None when gdb disconnected, else False once
+        `wake` (a descriptor: the run ended) is readable or `timeout` passed. Acknowledgements
+        are dropped; anything else stays for read()."""
+        while self.buffer[:1] in (b"+", b"-"):
             del self.buffer[:1]
+        at = self.buffer.find(INTERRUPT)
+        if at >= 0:
+            del self.buffer[at]
             return True
+        waiting = [self.sock] + ([wake] if wake is not None else [])
+        try:
+            ready = select.select(waiting, [], [], timeout)[0]
+        except (OSError, ValueError):
+            return None
+        if self.sock in ready:
+            if not self._fill(0):
+                return None if self.closed else False
+            return self.poll_interrupt(wake, 0)
         return False
 
     def _take(self) -> bytes | None:
@@ -98,7 +113,7 @@ class Connection:
             elif lead == ord("-"):  # gdb did not get our last packet intact
                 del buf[:1]
                 if self.last_sent:
-                    self.sock.sendall(self.last_sent)
+                    self._put(self.last_sent)
             elif buf[:1] == INTERRUPT:
                 del buf[:1]
                 return INTERRUPT
@@ -117,10 +132,10 @@ class Connection:
                     valid = False
                 if not valid and self.acks:
                     self.log(f"bad checksum on {body[:40]!r}: asked gdb to send it again")
-                    self.sock.sendall(b"-")
+                    self._put(b"-")
                     continue
                 if self.acks:
-                    self.sock.sendall(b"+")
+                    self._put(b"+")
                 return unescape(body)
             else:  # between packets: skip up to the next one
                 start = min((i for i in (buf.find(b"$"), buf.find(b"+"), buf.find(b"-"), buf.find(INTERRUPT))
@@ -133,7 +148,11 @@ class Connection:
         if isinstance(payload, str):
             payload = payload.encode()
         self.last_sent = frame(payload)
+        self._put(self.last_sent)
+
+    def _put(self, data: bytes) -> None:
+        """Send, or note that gdb has gone (its end closed: nothing to report it to)."""
         try:
-            self.sock.sendall(self.last_sent)
+            self.sock.sendall(data)
         except OSError:
             self.closed = True

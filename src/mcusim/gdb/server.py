@@ -10,6 +10,8 @@ the same), or "kill" (gdb's kill: the run ends where it stands).
 from __future__ import annotations
 
 import contextlib
+import os
+import select
 import socket
 import threading
 
@@ -24,12 +26,12 @@ from .packets import INTERRUPT, MAX_PACKET, Connection
 SIGINT, SIGTRAP, SIGSEGV = 2, 5, 11
 WATCH_KINDS = {"2": "write", "3": "read", "4": "access"}
 WATCH_REPLY = {"write": "watch", "read": "rwatch", "access": "awatch"}
-POLL_SECONDS = 0.05  # how often a running target looks for gdb's Ctrl-C
 MONITOR_HELP = """mcusim monitor commands:
   monitor cycles       cycles, instructions and simulated time at this stop
   monitor energy       energy so far, per rail (boards with a power model)
   monitor profile [N]  the N functions with the most cycles so far (default 10)
   monitor reset        start the run again from reset: a new run, counters at zero
+  monitor catch-faults [on|off]  stop as a fault handler is entered (on by default)
   monitor help         this list
 """
 
@@ -46,12 +48,16 @@ class Session:
         self.hardware_breakpoints: set[int] = set()
         self.last_stop = f"S{SIGTRAP:02x}"
         self.ended = False  # the firmware has ended (a W packet was sent)
+        self.extended = False  # extended mode ("!"): kill and run start the run again, the session goes on
         self.outcome: str | None = None
 
     # the loop -------------------------------------------------------------------------------
     def serve(self) -> str:
         while self.outcome is None:
             packet = self.conn.read()
+            if packet is None and self.sim.machine.interrupted() and not self.conn.closed:
+                self.conn.send(self._ended_by_signal())  # (mcusim itself was asked to stop: gdb hears so)
+                return "interrupted"
             if packet is None:
                 return "exit" if self.ended else "disconnect"
             if packet == INTERRUPT:  # (already stopped)
@@ -84,9 +90,15 @@ class Session:
         if packet.startswith("qRcmd,"):
             return self.monitor(bytes.fromhex(packet[6:]).decode(errors="replace"))
         simple = {"?": self.last_stop, "qAttached": "1", "qC": "QC1", "qfThreadInfo": "m1", "qsThreadInfo": "l",
-                  "!": "OK", "vCont?": "vCont;c;C;s;S;t", "qSymbol::": "OK"}
+                  "vCont?": "vCont;c;C;s;S;t", "qSymbol::": "OK"}
         if packet in simple:
             return simple[packet]
+        if packet == "!":
+            self.extended = True
+            return "OK"
+        if packet.startswith("vRun"):  # (extended mode's `run`: the run from reset)
+            self.restart()
+            return self.last_stop
         if head == "H" or packet.startswith("T"):
             return "OK"
         if head == "g":
@@ -94,44 +106,53 @@ class Session:
         if head == "G":
             return self.write_all_registers(packet[1:])
         if head == "p":
-            number = int(packet[1:], 16)
+            number = _hex(packet[1:])
             if number >= len(self.regs):
                 return "E00"
             reg = self.regs[number]
             return target.encode(target.read(self.sim.machine.uc, reg), reg)
         if head == "P":
             number, value = packet[1:].split("=")
-            number = int(number, 16)
+            number = _hex(number)
             if number >= len(self.regs):
                 return "E00"
             reg = self.regs[number]
+            if len(value) != 2 * reg.size:
+                return "E01"
             if target.decode(value, reg) != target.read(self.sim.machine.uc, reg):  # (only a change: gdb's
                 self.write_register(reg, target.decode(value, reg))              # `load` sets the PC it has)
             return "OK"
         if head == "m":
-            address, length = (int(x, 16) for x in packet[1:].split(","))
-            try:
-                return self.sim.read_memory(address, min(length, MAX_PACKET // 2)).hex()
+            address, length = (_hex(x) for x in packet[1:].split(","))
+            try:  # (as much as can be read: gdb asks again from where the reply stopped)
+                return self.sim.machine.debug_read(address, min(length, MAX_PACKET // 2), partial=True).hex()
             except ValueError:
                 return "E14"  # (EFAULT)
         if head in "MX":
             where, data = packet[1:].split(":", 1)
-            address, length = (int(x, 16) for x in where.split(","))
+            address, length = (_hex(x) for x in where.split(","))
             data = bytes.fromhex(data) if head == "M" else data.encode("latin-1")
-            return self.write_memory(address, data[:length])
+            if len(data) != length:
+                return "E01"
+            return self.write_memory(address, data)
         if head in "Zz":
             return self.point(head == "Z", packet[1], packet[3:])
         if head in "cCsS":
             return self.resume(step=head in "sS", address=self._resume_address(packet))
         if packet.startswith("vCont;"):
             actions = [action.split(":")[0] for action in packet[6:].split(";")]
-            if actions and all(action == "t" for action in actions):
+            if not all(action in ("c", "s", "t") or (action[:1] in "CS" and len(action) == 3) for action in actions):
+                return "E01"
+            if all(action == "t" for action in actions):
                 return "OK"
             return self.resume(step=any(action[:1] in "sS" for action in actions))
         if head == "D":
             self.outcome = "detach"
             return "OK"
         if head == "k" or packet.startswith("vKill"):
+            if self.extended:  # the process is killed, the connection stays: a new run waits
+                self.restart()
+                return "OK" if packet.startswith("vKill") else None
             self.outcome = "kill"
             return "OK" if packet.startswith("vKill") else None
         return ""  # not supported: the empty reply
@@ -148,33 +169,62 @@ class Session:
             return self.last_stop
         if address is not None:
             self.sim.set_register("pc", address)
-        done = threading.Event()
-        gone = threading.Event()
-        watcher = threading.Thread(target=self._watch_for_interrupt, args=(done, gone), daemon=True,
-                                   name="mcusim-gdb-interrupt")
-        watcher.start()
-        try:
-            stop = self.sim.step(1) if step else self.sim.run_until()
-        finally:
-            done.set()
-            watcher.join()
-        if gone.is_set():
-            self.outcome = "disconnect"
-            return None
+        if step:  # (one instruction: over at once, nothing to watch for)
+            stop = self.sim.step(1)
+        else:
+            stop = self._continue()
+            if stop is None:
+                self.outcome = "disconnect"
+                return None
+        if stop.reason == "exit" and self.sim.machine.interrupted():
+            self.ended = True
+            self.last_stop = self._ended_by_signal()
+            return self.last_stop
         self.last_stop = self.stop_reply(stop)
-        if stop.reason in ("fault", "watchpoint") or stop.reason == "exit":
+        if stop.reason in ("fault", "watchpoint", "exit"):
             self.console(self.sim.describe(stop))
         return self.last_stop
 
-    def _watch_for_interrupt(self, done: threading.Event, gone: threading.Event) -> None:
-        while not done.is_set():
-            got = self.conn.poll_interrupt(POLL_SECONDS)
-            if got is None:  # gdb went away: pause, and the session ends
-                gone.set()
-                self.sim.pause_soon()
-                return
-            if got:
-                self.sim.pause_soon()
+    def _continue(self):
+        """run_until() while a thread listens for gdb's Ctrl-C (a pause at the next block
+        boundary) and for gdb going away (the same, and None)."""
+        wake_read, wake_write = os.pipe()
+        gone = threading.Event()
+
+        def listen():
+            while True:
+                got = self.conn.poll_interrupt(wake_read)
+                if got is None:  # gdb went away: pause, and the session ends
+                    gone.set()
+                    self.sim.pause_soon()
+                    return
+                if got:
+                    self.sim.pause_soon()
+                elif select.select([wake_read], [], [], 0)[0]:
+                    return
+
+        watcher = threading.Thread(target=listen, daemon=True, name="mcusim-gdb-interrupt")
+        watcher.start()
+        try:
+            stop = self.sim.run_until()
+        finally:
+            os.write(wake_write, b"x")
+            watcher.join()
+            os.close(wake_read)
+            os.close(wake_write)
+            self.sim.machine.cancel_pause()  # (a Ctrl-C that came as the run stopped anyway)
+        return None if gone.is_set() else stop
+
+    def _ended_by_signal(self) -> str:
+        """X: the run was ended by a signal to mcusim (SIGINT, SIGTERM)."""
+        self.ended = True
+        return f"X{(self.sim.machine.interrupting_signal() or SIGINT) & 0xFF:02x}"
+
+    def restart(self) -> None:
+        """A new run from reset (monitor reset, extended mode's kill and run)."""
+        self.sim.reset()
+        self.ended = False
+        self.last_stop = f"S{SIGTRAP:02x}"
 
     def stop_reply(self, stop) -> str:
         if stop.reason == "exit":
@@ -192,7 +242,9 @@ class Session:
         """Z/z: breakpoints (0 software, 1 hardware: both are run control's, no code is patched)
         and watchpoints (2 write, 3 read, 4 access)."""
         fields = rest.split(";")[0].split(",")
-        address, length = int(fields[0], 16), int(fields[1], 16)
+        address, length = _hex(fields[0]), _hex(fields[1])
+        if kind in "01" and length not in (2, 3, 4):  # (a Thumb breakpoint's kind: its size)
+            return "E01"
         try:
             if kind in "01":
                 if insert:
@@ -209,8 +261,7 @@ class Session:
                 else:
                     self.sim.remove_watchpoint(address, length, WATCH_KINDS[kind])
                 return "OK"
-        except ValueError as exc:
-            self.console(f"mcusim: {exc}")
+        except ValueError as exc:  # (no console packet here: gdb takes only a reply to Z)
             self.log(str(exc))
             return "E16"  # (EINVAL)
         return ""
@@ -225,6 +276,8 @@ class Session:
             self.sim.set_register(reg.name, value)
 
     def write_all_registers(self, text: str) -> str:
+        if len(text) % 2 or any(c not in "0123456789abcdefABCDEF" for c in text) or len(text) < 2 * 17 * 4:
+            return "E01"  # (r0-r12, sp, lr, pc and xpsr at least, in hex)
         at = 0
         for reg in self.regs:
             chunk = text[at:at + 2 * reg.size]
@@ -244,8 +297,8 @@ class Session:
             if self.sim.read_memory(address, len(data)) == data:
                 return "OK"
             self.sim.write_memory(address, data)
-        except ValueError as exc:
-            self.console(f"mcusim: {exc}")
+        except ValueError as exc:  # (no console packet here: gdb takes only a reply to M and X)
+            self.log(str(exc))
             return "E0e"
         return "OK"
 
@@ -269,12 +322,15 @@ class Session:
             self.console(self._energy_text())
         elif name == "profile":
             self.console(self._profile_text(int(words[1]) if len(words) > 1 and words[1].isdigit() else 10))
-        elif name == "reset":  # ("reset halt", "reset init": the run always stops at reset)
-            self.sim.reset()
-            self.ended = False
-            self.last_stop = f"S{SIGTRAP:02x}"
-            self.console("reset: a new run from the reset vector, counters at zero (gdb: `flushregs` if it "
-                         "shows old registers)")
+        elif name == "reset":  # ("reset halt", "reset init"; "reset run" too: gdb resumes it with continue)
+            self.restart()
+            self.console("reset: a new run, stopped at the reset vector, counters at zero (gdb: `maintenance flush "
+                         "register-cache` if it shows old registers)"
+                         + ("; `continue` runs it" if words[1:2] == ["run"] else ""))
+        elif name == "catch-faults":
+            if words[1:2] in (["on"], ["off"]):
+                self.sim.catch_faults = words[1] == "on"
+            self.console(f"stopping at fault handlers: {'on' if self.sim.catch_faults else 'off'}")
         elif name in ("halt", "init"):
             self.console("halted")
         elif name == "help":
@@ -287,10 +343,12 @@ class Session:
         m = self.sim.machine
         if m.power is None:
             return "no energy: this board has no power model (or the run is untimed)"
+        cycles = int(m.state.count_at(m.uc.reg_read(target.A.UC_ARM_REG_PC))[0])  # (at the stop, as `cycles`)
+        seconds = m.simulated_seconds_at(cycles)
         with _unchanged(m.state.buffer):
-            totals = RunEnergy(m.power, m.cycles, m.simulated_seconds()).totals()
-        lines = [f"energy so far: {sum(totals.values()) * 1e6:,.3f} uJ over {m.simulated_seconds() * 1e6:,.3f} us"]
-        lines += [f"  {rail:<10} {joules * 1e6:,.3f} uJ" for rail, joules in totals.items()]
+            totals = RunEnergy(m.power, cycles, seconds).totals()
+        lines = [f"energy so far: {sum(totals.values()) * 1e6:,.3f} uJ over {seconds * 1e6:,.3f} us"]
+        lines += [f"  {rail:<12} {joules * 1e6:,.3f} uJ" for rail, joules in totals.items()]
         return "\n".join(lines)
 
     def _profile_text(self, count: int) -> str:
@@ -304,6 +362,13 @@ class Session:
         lines += [f"{row['exclusive_cycles']:>14,} {row['share']:>7.1%} {row['calls']:>8,}  {row['function']}"
                   for row in rows]
         return "\n".join(lines)
+
+
+def _hex(text: str) -> int:
+    """A protocol number: hexadecimal digits only (no sign, no spaces); ValueError otherwise."""
+    if not text or any(c not in "0123456789abcdefABCDEF" for c in text):
+        raise ValueError(f"not a hex number: {text!r}")
+    return int(text, 16)
 
 
 @contextlib.contextmanager
@@ -320,7 +385,7 @@ def _unchanged(buffer: np.ndarray):
 def parse_address(text: str) -> tuple[str, int]:
     """`--gdb [HOST:]PORT` → (host, port); loopback unless a host is given."""
     host, _, port = text.rpartition(":")
-    if not port.isdigit() or not 0 <= int(port) <= 65535:
+    if not (port.isascii() and port.isdigit()) or not 0 <= int(port) <= 65535:
         raise ValueError(f"{text!r}: give PORT or HOST:PORT, PORT from 0 to 65535")
     return (host.strip("[]") or "127.0.0.1"), int(port)
 

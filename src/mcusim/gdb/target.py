@@ -63,6 +63,8 @@ def read(uc, reg: Register) -> int:
         return uc.reg_read(getattr(A, f"UC_ARM_REG_D{reg.name[1:]}"))
     if reg.name == "fpscr":
         return uc.reg_read(A.UC_ARM_REG_FPSCR)
+    if reg.name == "xpsr":  # (the T bit: an M-profile core is always in Thumb state; Unicorn leaves it out)
+        return uc.reg_read(A.UC_ARM_REG_XPSR) | 1 << 24
     return uc.reg_read(CORE_REGISTERS[reg.name])
 
 

@@ -187,6 +187,7 @@ class Machine:
         self.max_seconds = max_seconds  # host seconds the run may take (None: no limit)
         self._interrupted: int | None = None  # the signal that asked the run to stop
         self._started = time.perf_counter()  # (reset when the run starts)
+        self._running = False  # inside run() (paused under run control: not)
         self.pinned_clock_hz = clock_hz
         self.outputs = Outputs()
         self.regions = RegionRecorder()
@@ -701,21 +702,24 @@ class Machine:
         bus = self.bus_at(address)
         return self.debug_span(address) >= size or (bus is not None and address + size <= bus.base + bus.size_bytes)
 
-    def debug_read(self, address: int, size: int) -> bytes:
-        """What a debugger reads: memory as it is, and peripheral registers as they are stored,
-        without their read side effects (no FIFO popped, no flag cleared, nothing reported), so
-        looking never changes the run. ValueError at the first address where nothing is."""
+    def debug_read(self, address: int, size: int, partial: bool = False) -> bytes:
+        """What a debugger reads: memory as it is, and peripheral registers as the firmware
+        would read them but without their read side effects (Peripheral.peek: no FIFO popped,
+        no flag cleared, nothing reported), so looking never changes the run. ValueError at the
+        first address where nothing is, or with `partial` what could be read before it."""
         data = bytearray()
         while len(data) < size:
-            at = address + len(data)
+            at = (address + len(data)) & 0xFFFFFFFF
             span = min(self.debug_span(at), size - len(data))
             if span > 0:
                 data += self.read_memory(at, span)
                 continue
             bus = self.bus_at(at)
             if bus is None:
+                if partial and data:
+                    break
                 raise ValueError(f"nothing is mapped at 0x{at:08x}")
-            data.append((bus.stored_word(at) >> (8 * (at & 3))) & 0xFF)
+            data.append((bus.debug_word(at) >> (8 * (at & 3))) & 0xFF)
         return bytes(data)
 
     def console_write(self, data: bytes, source: str, stderr: bool = False) -> None:
@@ -849,7 +853,21 @@ class Machine:
         return self._interrupted is not None or self._past_time_limit()
 
     def _past_time_limit(self) -> bool:
-        return self.max_seconds is not None and time.perf_counter() - self._started >= self.max_seconds
+        """The host time of every run() so far (not the time paused under run control) is up."""
+        running = time.perf_counter() - self._started if self._running else 0.0
+        return self.max_seconds is not None and self.host_seconds + running >= self.max_seconds
+
+    def interrupted(self) -> bool:
+        """A signal asked the run to end (interrupt())."""
+        return self._interrupted is not None
+
+    def interrupting_signal(self) -> int | None:
+        """The signal that asked the run to end, if one did."""
+        return self._interrupted
+
+    def cancel_pause(self) -> None:
+        """Forget a pause asked for that has not happened (a request that came too late)."""
+        self._pause_request = None
 
     def warn(self, message: str) -> None:
         self.warnings.append(message)
@@ -886,6 +904,8 @@ class Machine:
             self._timeline_event("enter", number)
         if self.catch_faults and number in FAULTS:  # (entered between blocks: run() pauses before the handler)
             self._pause_request = "fault"
+        elif self.steps_left is not None:  # a step that takes an exception ends at the handler's first
+            self._pause_request = "step"    # instruction, as a halting debug step does (ARMv7-M C1.5)
         self.state[N.ENDS_IN_BRANCH] = 0  # the handler's first block follows no branch
         self.state[N.PREVIOUS_END] = -1
         if self.trace is not None:
@@ -1043,6 +1063,7 @@ class Machine:
         self.paused = None
         self.watchpoints.hit = None
         started = self._started = time.perf_counter()
+        self._running = True
         self._reset_request = None
         self.state[N.CYCLE_LIMIT] = self.max_cycles
         progress_at = started + 1.0
@@ -1138,6 +1159,7 @@ class Machine:
         finally:
             ticking.set()
             self.host_seconds += time.perf_counter() - started  # (over every run() of a paused run)
+            self._running = False
             if self.paused is None:  # (paused: the firmware's files stay open for the rest of the run)
                 self.semihosting.close()
         if self.pinned_clock_hz:  # the latency the firmware ended with, against the pinned clock

@@ -70,6 +70,13 @@ class Peripheral:
         """Value of a modelled register, or None for plain storage."""
         return None
 
+    def peek(self, offset: int) -> int:
+        """The word a debugger reads at `offset`: what the firmware would read, without any
+        side effect of reading and without a report (on_read has none in the models, but those
+        that do, such as SysTick's COUNTFLAG, override this)."""
+        value = self.on_read(offset)
+        return self.get(offset) if value is None else value & 0xFFFFFFFF
+
     def on_write(self, offset: int, value: int, raw_offset: int, size: int, raw_value: int) -> bool:
         """Handle a write to a modelled register (value merged into the word); False for storage."""
         return False

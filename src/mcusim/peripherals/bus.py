@@ -37,14 +37,14 @@ class Bus:
             self._anonymous[page] = device
         return device
 
-    def stored_word(self, address: int) -> int:
-        """The word a debugger sees at `address`: the register as stored, without the model's
-        read (no side effect) and without creating storage for space nothing has touched."""
+    def debug_word(self, address: int) -> int:
+        """The word a debugger sees at `address`: what the firmware would read (Peripheral.peek:
+        no side effect, nothing reported), and 0 in space nothing has touched (no storage made)."""
         index = bisect.bisect_right(self._starts, address) - 1
         device = self.devices[index] if index >= 0 else None
         if device is None or address >= device.base + device.size_bytes:
             device = self._anonymous.get(address & ~0x3FF)
-        return 0 if device is None else device.get((address - device.base) & ~3)
+        return 0 if device is None else device.peek((address - device.base) & ~3)
 
     def read(self, uc, offset: int, size: int, _user_data) -> int:
         address = self.base + offset

@@ -65,6 +65,14 @@ class SysTick(Peripheral):
         self.value = self.current(now)
         self.anchor_cycle = now
 
+    def peek(self, offset):
+        """As on_read, without catching up on time or clearing COUNTFLAG (a debugger's read)."""
+        if offset == CSR:
+            return self.csr | (COUNTFLAG if self.countflag else 0)
+        if offset == CVR:
+            return self.current(self.chip.cycles_now())
+        return super().peek(offset)
+
     def on_read(self, offset):
         now = self.chip.cycles_now()
         if offset == CSR:
