@@ -100,7 +100,7 @@ def test_flame_graph_files_hold_every_cycle(kws_d, tmp_path):
     assert all((tmp_path / name).exists() for name in listed)
 
 
-@pytest.mark.parametrize("board,program", [("mcu-m", "exceptions"), pytest.param("mcu-s", "kws_dscnn-opt", marks=pytest.mark.slow),
+@pytest.mark.parametrize("board,program", [("mcu-m", "exceptions"), pytest.param("mcu-s", "micro_speech-opt", marks=pytest.mark.slow),
                                            pytest.param("mcu-d", "bench-float", marks=pytest.mark.slow), ("mcu-b", "dwt"),
                                            ("mcu-d", "flash-timing")])
 def test_branch_trace_rebuilds_every_instruction(firmware_build, board, program, tmp_path):
@@ -235,6 +235,7 @@ def test_evented_profile_replays_the_calls_in_time_order(kws_d, tmp_path):
     assert located["tinyml_conv"]["file"].endswith(".c") and located["tinyml_conv"]["line"] > 0
 
 
+@pytest.mark.slow
 def test_timeline_has_a_functions_track_with_the_handlers(firmware_build):
     """With the profile, timeline.json gets track 4, one slice per call, nested by time; interrupt
     handlers appear there as the calls they are, besides their own exceptions track."""

@@ -11,6 +11,8 @@ import time
 
 import pytest
 
+pytestmark = pytest.mark.slow  # gdb sessions, headless Chromium, captured runs: seconds each
+
 from conftest import require_tool
 from mcusim.api import Simulator, run
 from mcusim.config import load_board

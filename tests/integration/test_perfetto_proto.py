@@ -3,7 +3,11 @@ the perfetto package ships: the same slices, instants and counters as timeline.j
 track each, every slice's begin and end balanced and nested on its track."""
 import json
 
+import pytest
+
 from clirun import run_cli
+
+pytestmark = pytest.mark.slow  # a captured run written and parsed back
 
 
 def test_protobuf_trace_holds_the_json_timeline(firmware_build, tmp_path):

@@ -81,6 +81,7 @@ def test_breakpoints_steps_registers_and_memory(firmware_build):
                                                                                      "little")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("board", BOARDS)
 def test_watchpoints_and_fault_catch_change_nothing_measured(firmware_build, board):
     """A watchpoint stops after each write of the watched global (a RAM watch: Unicorn's slow path
@@ -114,6 +115,7 @@ def test_watchpoints_and_fault_catch_change_nothing_measured(firmware_build, boa
     assert _measured(sim.run()) == _measured(plain)
 
 
+@pytest.mark.slow
 def test_fault_catch_reset_and_result(firmware_build):
     """The debugger's view: a fault made on purpose (write_memory) stops in the HardFault handler
     with the exception frame stacked; reset() starts the same run afresh; run() after the end
@@ -142,6 +144,7 @@ def test_fault_catch_reset_and_result(firmware_build):
         sim.add_watchpoint("counter", kind="execute")
 
 
+@pytest.mark.slow
 def test_event_callbacks_see_regions_exceptions_and_itm(firmware_build):
     """on(): region markers, exception entries and returns and ITM writes reach the callbacks at
     their exact cycles, a callback returning True pauses the run there, and the run measures what
@@ -179,6 +182,7 @@ def test_event_callbacks_see_regions_exceptions_and_itm(firmware_build):
         sim.on("branch", print)
 
 
+@pytest.mark.slow
 def test_a_step_that_takes_an_exception_ends_at_the_handler(firmware_build):
     """Stepping the exceptions program 50 instructions at a time: a step that enters a handler
     (SysTick, SVC, PendSV, the UsageFault escalated to HardFault) ends there, before the

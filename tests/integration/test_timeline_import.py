@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # gdb sessions, headless Chromium, captured runs: seconds each
+
 import mcusim
 from conftest import require_tool
 
