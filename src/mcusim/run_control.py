@@ -121,17 +121,18 @@ class RunControl:
         """Pause after an instruction that accesses [where, where + size) (kind "write", "read"
         or "access"; a symbol's size by default, else 4 bytes), at the latest at the end of its
         block (machine/watchpoints.py); RAM and peripheral registers alike. Returns the address."""
-        address = self.address_of(where, code=False)
-        if size is None:
-            size = (self.image.symbol_size(where) if isinstance(where, str) else 0) or 4
+        address, size = self._watched(where, size)
         self.machine.watchpoints.add(address, size, kind)
         return address
 
     def remove_watchpoint(self, where: str | int, size: int | None = None, kind: str = "write") -> bool:
-        address = self.address_of(where, code=False)
+        return self.machine.watchpoints.remove(*self._watched(where, size), kind)
+
+    def _watched(self, where: str | int, size: int | None) -> tuple[int, int]:
+        """The range a watchpoint covers: `size` bytes, else a symbol's size, else 4."""
         if size is None:
             size = (self.image.symbol_size(where) if isinstance(where, str) else 0) or 4
-        return self.machine.watchpoints.remove(address, size, kind)
+        return self.address_of(where, code=False), size
 
     @property
     def watchpoints(self) -> list[tuple[int, int, str]]:
@@ -209,8 +210,8 @@ class RunControl:
         return {name: uc.reg_read(register) for name, register in names.items()}
 
     def read_memory(self, address: int, size: int) -> bytes:
-        """`size` bytes of memory from `address`; peripheral registers read as stored, without
-        their read side effects (Machine.debug_read). ValueError where nothing is mapped."""
+        """`size` bytes of memory from `address`; peripheral registers as the firmware would read
+        them, without read side effects (Machine.debug_read). ValueError where nothing is mapped."""
         try:
             return self.machine.debug_read(address, size)
         except (UcError, ValueError) as exc:

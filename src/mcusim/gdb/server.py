@@ -1,7 +1,7 @@
 """Answers gdb's remote serial protocol on the run-control layer (run_control.py), so a debugged
 run is measured exactly as one without gdb: breakpoints and steps pause between instructions
 without splitting blocks, watchpoints stop between blocks, and looking at registers or memory
-has no side effect (peripheral registers read as stored).
+has no side effect (peripheral registers read as the firmware would, without read side effects).
 
 What the session ends with is returned by serve(): "exit" (the firmware ended), "detach" (gdb
 detached: the run goes on to its end without it), "disconnect" (gdb went away without a word:
@@ -177,7 +177,6 @@ class Session:
                 self.outcome = "disconnect"
                 return None
         if stop.reason == "exit" and self.sim.machine.interrupted():
-            self.ended = True
             self.last_stop = self._ended_by_signal()
             return self.last_stop
         self.last_stop = self.stop_reply(stop)

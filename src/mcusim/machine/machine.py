@@ -563,9 +563,12 @@ class Machine:
         self._interrupted = int(signum)
         self.request_stop()
 
-    def emit(self, event: "Event") -> None:
-        """Give `event` to each listener; one returning True pauses the run (reason "event") at
-        the next block boundary. A listener's exception ends the run and is raised from run()."""
+    def emit(self, kind: str, cycle: int | None = None, **fields) -> None:
+        """Give an Event of `kind` (at `cycle`, else now; `fields`: name, number, data) to each
+        listener; one returning True pauses the run (reason "event") at the next block boundary.
+        A listener's exception ends the run and is raised from run()."""
+        cycle = self.cycles_now() if cycle is None else cycle
+        event = Event(kind, cycle, self.simulated_seconds_at(cycle), **fields)
         for listener in list(self.listeners):
             try:
                 if listener(event):
@@ -757,8 +760,8 @@ class Machine:
         self.regions.mark(begin, name_address, cycle, seconds, None if lowest is None and now is None else (lowest, now),
                           self.traffic_now(), heap)
         if self.listeners:
-            self.emit(Event("region_begin" if begin else "region_end", cycle, seconds,
-                            name=results.read_c_string(self, name_address) or f"0x{name_address:08x}"))
+            self.emit("region_begin" if begin else "region_end", cycle,
+                      name=results.read_c_string(self, name_address) or f"0x{name_address:08x}")
 
     def stack_top(self) -> int:
         """Where the main stack starts: the vector table's SP, or SYS_HEAPINFO's stack base when that is 0."""
@@ -814,8 +817,7 @@ class Machine:
     def itm_write(self, port: int, data: bytes) -> None:
         self._keep(self.outputs.itm.setdefault(port, Kept()), data, f"ITM port {port}")
         if self.listeners and port not in (REGION_BEGIN_PORT, REGION_END_PORT):  # (markers: region events)
-            cycle = self.cycles_now()
-            self.emit(Event("itm", cycle, self.simulated_seconds_at(cycle), number=port, data=bytes(data)))
+            self.emit("itm", number=port, data=bytes(data))
         if self.record_events and port not in (REGION_BEGIN_PORT, REGION_END_PORT):  # (markers: the regions)
             self._timeline_event("itm", (port, bytes(data)))
         if self.swo is not None:
@@ -924,9 +926,7 @@ class Machine:
         if self.swo is not None:  # entered: the handler starts now
             self.swo.exception(self.cycles_now(), number, swo_stream.ENTER)
         if self.listeners:
-            cycle = self.cycles_now()
-            self.emit(Event("exception_entry", cycle, self.simulated_seconds_at(cycle), number=number,
-                            name=exception_name(number)))
+            self.emit("exception_entry", number=number, name=exception_name(number))
 
     def on_exception_return(self, number: int, tail_chain: bool, fp_frame: bool = False) -> None:
         if self.record_events:
@@ -956,9 +956,7 @@ class Machine:
             if not self.exceptions.active and self.scb.scr & SCR_SLEEPONEXIT:
                 self._sleep("sleep-on-exit")
         if self.listeners:
-            cycle = self.cycles_now()
-            self.emit(Event("exception_return", cycle, self.simulated_seconds_at(cycle), number=number,
-                            name=exception_name(number)))
+            self.emit("exception_return", number=number, name=exception_name(number))
 
     # Unicorn callbacks --------------------------------------------------------------------
     def _on_interrupt(self, uc, intno, _user_data):
@@ -1043,13 +1041,13 @@ class Machine:
 
     def _pause_inside_block(self, reason: str) -> None:
         """Paused by run control before the instruction at PC: the block it is in was charged
-        whole, so what is left of it will run paid."""
+        whole, so what is left of it will run paid. A watchpoint hit on the way is the reason."""
         st = self.state
         pc = self.uc.reg_read(A.UC_ARM_REG_PC)
         block, end = int(st[N.BLOCK_ADDRESS]), int(st[N.BLOCK_ADDRESS] + st[N.BLOCK_SIZE])
         if block <= pc < end:
             st[N.PAID_FROM], st[N.PAID_TO] = pc, end
-        self.paused = (reason, pc)
+        self.paused = ("watchpoint" if self.watchpoints.hit is not None else reason, pc)
         if self._hit is not None:
             self._resume_from = pc
 
@@ -1131,11 +1129,11 @@ class Machine:
                 quiet = error is None and self._interrupt is None and self._divide_by_zero is None \
                     and self.state[N.STOP_REASON] == N.STOP_NONE
                 if quiet and self._hit is not None:
-                    self._pause_inside_block("watchpoint" if self.watchpoints.hit else "breakpoint")
+                    self._pause_inside_block("breakpoint")
                     break
                 if counting and quiet and self.instructions_now() - ran_before >= self.steps_left:
                     self.steps_left = None
-                    self._pause_inside_block("watchpoint" if self.watchpoints.hit else "step")
+                    self._pause_inside_block("step")
                     break
                 self._after_stop(error)
                 if counting:  # (a semihosting call counts once it is served)

@@ -185,9 +185,9 @@ def call_events(machine) -> list[tuple[str, int, int, str]] | None:
         return None
     events, dropped = machine.profile.call_events(machine.cycles)
     if dropped:
-        machine.warn_once("call-log-dropped", f"the call log keeps the first {machine.profile.log_capacity:,} calls and "
-                                              f"returns: "
-                                              f"the functions in timeline.json and speedscope.json's call timeline "
+        machine.warn_once("call-log-dropped", f"the call log keeps the first {machine.profile.log_capacity:,} calls "
+                                              f"and returns: the functions in timeline.json and speedscope.json's "
+                                              f"call timeline "
                                               f"end at cycle {events[-1][1]:,} ({dropped:,} more were not kept)")
     return events
 
