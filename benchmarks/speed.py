@@ -35,7 +35,7 @@ Goals (issue 15): mcusim / plain Unicorn <= 2x on the MPS2 boards; each vendor b
 least 0.5x its MPS2 counterpart's on the same program (Cortex-M4 boards against mps2-an386, mcu-d
 against mps2-an500), none below 0.25x; decode <= 10 us per instruction; cold start <= 5 s, warm
 <= 0.5 s; stretch: mcusim within 4x of QEMU's whole process on coremark-like.
---quick: one repeat, the issue's own workloads plus one model.
+--quick: one repeat, the issue's own workloads plus one model. --start-only: the start table alone.
 """
 from __future__ import annotations
 
@@ -222,6 +222,8 @@ def start_seconds(elf: Path, board: str, cache_dir: str) -> float:
     env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir,
                PYTHONPATH=os.pathsep.join([str(Path(mcusim.__file__).parents[1])] +
                                           [p for p in [os.environ.get("PYTHONPATH")] if p]))
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # an installed package has its .pyc files; without them
+    # every start compiles mcusim's Python source again (about 1 s here)
     started = time.perf_counter()
     done = subprocess.run([sys.executable, "-c", FIRST_BLOCK, "run", str(elf), "--board", board, "--max-cycles", "1"],
                           env=env, capture_output=True, timeout=600)
@@ -319,10 +321,19 @@ def main() -> None:
     parser.add_argument("--board", action="append", default=None, help="a board (default: all six)")
     parser.add_argument("--program", action="append", default=None, help="a workload (default: all)")
     parser.add_argument("--quick", action="store_true", help="one repeat; the issue's workloads and one model")
+    parser.add_argument("--start-only", action="store_true",
+                        help="only the cold and warm start table (of the first --program, default coremark-like)")
     args = parser.parse_args()
     repeat = args.repeat or (1 if args.quick else 3)
     boards = args.board or board_names()
     programs = args.program or list(QUICK_PROGRAMS if args.quick else PROGRAMS)
+    if args.start_only:
+        program = args.program[0] if args.program else STRETCH_PROGRAM
+        build([program], boards)
+        print(f"Start to the first instruction ({program}; cold = empty numba cache; warm = median of "
+              f"{max(repeat, 1)}):\n")
+        print("\n".join(start_table(boards, program, repeat)))
+        return
     build(programs, boards)
     rows = measure_speed(boards, programs, repeat)
 

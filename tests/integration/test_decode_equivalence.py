@@ -56,10 +56,10 @@ def blocks(machine, ranges, seed: int) -> list[tuple[int, int]]:
 
 
 def tables(decoder) -> dict:
-    """Each decoded window's KIND row and per-instruction values, by base address."""
+    """Each decoded window's tables as the hooks read them (KIND, per-instruction values and
+    prefix sums), one row per halfword, by base address."""
     state = decoder.state
-    return {base: np.vstack([state.tables(index)[N.KIND][:-1]] + decoder._costs[index][1:])
-            for index, (base, _, _) in enumerate(state.windows)}
+    return {base: state.rows(index).T for index, (base, _, _) in enumerate(state.windows)}
 
 
 def assert_same(decoder, reference, where: str) -> None:

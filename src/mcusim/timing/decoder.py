@@ -46,7 +46,8 @@ class Decoder:
         self.sevs: set[int] = set()
         self.on_new_divides = None
         self.on_new_sevs = None
-        self._costs: dict[int, list] = {}
+        self._costs: dict[int, np.ndarray] = {}  # window -> (halfwords, FIELDS): each instruction's own row
+        self._dirty: dict[int, int] = {}  # window -> its first row written since it was last summed
         self._snapshots: dict[int, list[tuple[int, bytes]]] = {}  # writable windows: decoded bytes
         self._ranges: list[tuple[int, int]] = []   # the image's code ranges, decoded as they first run
         self._range_starts: list[int] = []
@@ -56,6 +57,7 @@ class Decoder:
         self._piece_starts: dict[int, int] = {}  # ... and end -> start
         self._states: dict[int, object] = {}    # piece boundary -> the timing model's state there
         self._keep_states: set[int] = set()     # the boundaries of the run being decoded
+        self._redecoded = False  # a decode wrote over decoded rows (block summaries may be stale)
 
     def ensure_window(self, address: int) -> int:
         index = self.state.window_for(address)
@@ -63,11 +65,12 @@ class Decoder:
             if self.state.full:  # start over: windows are a cache of decoded code
                 self.state.clear_windows()
                 self._costs.clear()
+                self._dirty.clear()
                 self._snapshots.clear()
                 self._forget_pieces()
             size = self.state.WINDOW_BYTES
             index = self.state.add_window(address - address % size, size)
-            self._costs[index] = [None] + [np.zeros(size >> 1, np.int64) for _ in range(1, FIELDS)]
+            self._costs[index] = np.zeros((size >> 1, FIELDS), np.int64)
         return index
 
     def decode(self, start: int, end: int) -> None:
@@ -117,13 +120,14 @@ class Decoder:
             self._keep_states = set()
 
     def decode_ranges(self, ranges: list[tuple[int, int]]) -> None:
-        dirty = set()
+        self._redecoded = False
         for start, end in ranges:
             code = self._read(start, end - start + 2)  # + 2: the last instruction may be 32-bit
-            dirty |= self._decode_code(start, min(end, start + len(code)), code)
-        for index in dirty:
-            self._resum(index)
-        if dirty:
+            self._decode_code(start, min(end, start + len(code)), code)
+        for index, first in self._dirty.items():
+            self._resum(index, first)
+        self._dirty.clear()
+        if self._redecoded:  # (a summary covers decoded code only: new code leaves every summary right)
             self.state.clear_block_cache()
 
     def _read(self, address: int, size: int) -> bytes:
@@ -134,14 +138,11 @@ class Decoder:
                 size -= 2
         return b""
 
-    def _resum(self, index: int) -> None:
-        tables = self.state.tables(index)
-        costs = self._costs[index]
-        for field in range(1, FIELDS):
-            if field in SUMMED_FIELDS:
-                tables[field][1:] = np.cumsum(costs[field])
-            else:
-                tables[field][:-1] = costs[field]
+    def _resum(self, index: int, first: int) -> None:
+        """Refresh a window's tables from row `first` on (the rows before it did not change)."""
+        tables, costs = self.state.rows(index), self._costs[index]
+        tables[first + 1:, _SUMMED] = tables[first, _SUMMED] + np.cumsum(costs[first:, _SUMMED], axis=0)
+        tables[first: -1, _PER_INSTRUCTION] = costs[first:, _PER_INSTRUCTION]
 
     def _decode_code(self, start: int, end: int, code: bytes) -> set[int]:
         """Fill the tables for [start, end) from `code` (the bytes at start); returns touched windows.
@@ -184,9 +185,7 @@ class Decoder:
             base, size, _ = self.state.windows[index]
             a, b = (address - base) >> 1, (min(stop, base + size) - base) >> 1
             at = (address - start) >> 1
-            rows[at: at + b - a, KIND] = self.state.tables(index)[KIND][a:b]
-            for field in range(1, FIELDS):
-                rows[at: at + b - a, field] = self._costs[index][field][a:b]
+            rows[at: at + b - a] = self._costs[index][a:b]
             address = base + 2 * b
         return rows
 
@@ -198,9 +197,11 @@ class Decoder:
             base, size, _ = self.state.windows[index]
             a, b = (address - base) >> 1, (min(stop, base + size) - base) >> 1
             at = (address - start) >> 1
-            self.state.tables(index)[KIND][a:b] = rows[at: at + b - a, KIND]
-            for field in range(1, FIELDS):
-                self._costs[index][field][a:b] = rows[at: at + b - a, field]
+            costs = self._costs[index]
+            self._redecoded = self._redecoded or bool(costs[a:b, KIND].any())
+            costs[a:b] = rows[at: at + b - a]
+            self.state.rows(index)[a:b, KIND] = rows[at: at + b - a, KIND]
+            self._dirty[index] = min(a, self._dirty.get(index, a))
             dirty.add(index)
             address = base + 2 * b
         return dirty
@@ -368,8 +369,7 @@ class Decoder:
             if any(self._read(start, len(data)) != data for start, data in ranges):
                 for table in self.state.tables(index):
                     table[:] = 0
-                for field in range(1, FIELDS):
-                    self._costs[index][field][:] = 0
+                self._costs[index][:] = 0
                 del self._snapshots[index]
                 changed = True
         if changed:
@@ -397,6 +397,8 @@ def may_move_sp(mnemonic: str, operands: str) -> int:
 
 
 _CONTINUATION = [KIND_CONTINUATION if field == KIND else 0 for field in range(FIELDS)]
+_SUMMED = list(SUMMED_FIELDS)  # table columns holding prefix sums ...
+_PER_INSTRUCTION = [f for f in range(1, FIELDS) if f not in SUMMED_FIELDS]  # ... and each instruction's value
 _STATIC: dict[int, tuple] = {}  # Instruction.shape -> _static_row
 
 

@@ -13,8 +13,22 @@ if CACHE:
     numba_cache.stamp_package(os.path.dirname(os.path.abspath(__file__)))
 
 import numba  # noqa: E402
+from numba.core.types import unliteral  # noqa: E402
 
-njit = numba.njit(cache=CACHE)
+
+def njit(function):
+    """numba.njit with the cache chosen above, compiled once per argument type: numba would
+    compile a helper again for every constant argument a call site passes (`_range_sum(st, a,
+    b, F_CYCLES)`, a copy per field), which made the first compile of a block hook several
+    times longer. LLVM still inlines each call and folds the constant."""
+    dispatcher = numba.njit(cache=CACHE)(function)
+    resolve = dispatcher.get_call_template
+
+    def get_call_template(args, kws):
+        return resolve(tuple(unliteral(a) for a in args), {k: unliteral(v) for k, v in kws.items()})
+
+    dispatcher.get_call_template = get_call_template
+    return dispatcher
 
 
 class _Cfunc:

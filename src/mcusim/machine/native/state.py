@@ -111,6 +111,12 @@ class NativeState:
         end = offset + FIELDS * ((size >> 1) + 1)
         return [self.buffer[offset + f: end: FIELDS] for f in range(FIELDS)]
 
+    def rows(self, index: int) -> np.ndarray:
+        """One window's tables as a (halfwords + 1, FIELDS) view: row i is halfword i's KIND and
+        fields (the prefix sums up to it), so a range of rows is written in one assignment."""
+        base, size, offset = self.windows[index]
+        return self.buffer[offset: offset + FIELDS * ((size >> 1) + 1)].reshape(-1, FIELDS)
+
     def sums_between(self, start: int, end: int) -> list[int]:
         """Sums of the cumulative fields over the decoded instructions in [start, end) (the
         native tables.range_sums: up to the first address not decoded)."""
