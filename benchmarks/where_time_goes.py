@@ -95,7 +95,6 @@ class Stopwatch:
                     return
                 finally:
                     self.leave()
-                self.calls["instructions decoded"] += 1
                 yield item
         setattr(owner, name, timed)
 
@@ -154,8 +153,10 @@ def measure(elf: str, board: str, **options) -> tuple[dict, dict, object]:
             result.write_bundle(folder)
     finally:
         _uninstrument()
+    decoder = simulator.machine.decoder
     counts = {"blocks decoded": watch.calls["blocks decoded"],
-              "instructions decoded": watch.calls["instructions decoded"],
+              "instructions decoded": decoder.instructions_decoded,
+              "instructions copied": decoder.instructions_copied,
               "emu_start calls": watch.calls["native emulation"],
               "MMIO accesses": watch.calls["MMIO peripherals"]}
     return dict(watch.seconds), counts, result
@@ -191,7 +192,8 @@ def table(seconds: dict, counts: dict, result) -> str:
     lines.append(f"instructions {result.instructions:,}, run {run:.3f} s ({result.instructions / run / 1e6:.1f} MIPS; "
                  f"native emulation alone {result.instructions / max(seconds.get('native emulation', 0), 1e-9) / 1e6:.0f}"
                  f" MIPS), exit {result.exit_reason} {result.exit_code}")
-    lines.append(f"blocks decoded {counts['blocks decoded']:,}, instructions decoded {decoded:,}, "
+    lines.append(f"blocks decoded {counts['blocks decoded']:,}, instructions decoded {decoded:,} "
+                 f"({counts['instructions copied']:,} of them copied from earlier decodes), "
                  f"{1e6 * decode / max(decoded, 1):.1f} us per decoded instruction "
                  f"(capstone {1e6 * seconds.get('decode: capstone', 0.0) / max(decoded, 1):.1f} us), "
                  f"emu_start calls {counts['emu_start calls']:,}, MMIO accesses {counts['MMIO accesses']:,}")

@@ -135,3 +135,28 @@ def test_blocks_decoded_out_of_order_time_as_their_code_range(firmware_build, bo
         whole.set_code_ranges([(start, end)])
         whole.decode_block(start, 2)
         assert_same(pieces, whole, f"0x{start:x}-0x{end:x} cut at 0x{middle:x}")
+
+
+def _run_with_store(elf, board, store, monkeypatch):
+    monkeypatch.setenv("MCUSIM_DECODE_CACHE", store)
+    simulator = Simulator(elf, board)
+    result = simulator.run()
+    state = simulator.machine.decoder.state
+    return result, {base: state.rows(index).copy() for index, (base, _, _) in enumerate(state.windows)}, \
+        simulator.machine.decoder
+
+
+@pytest.mark.parametrize("board, name", [("mcu-s", "large-startup"), ("mcu-m", "exceptions")])
+def test_a_run_from_the_decode_store_equals_a_fresh_one(firmware_build, board, name, tmp_path, monkeypatch):
+    """A second run of an image copies its rows from the decode store (timing/decode_store.py)
+    and computes, times and decodes exactly what a run without the store does."""
+    elf = firmware_build / board / f"{name}.elf"
+    fresh, fresh_tables, _ = _run_with_store(elf, board, "off", monkeypatch)
+    _run_with_store(elf, board, str(tmp_path), monkeypatch)
+    again, tables, decoder = _run_with_store(elf, board, str(tmp_path), monkeypatch)
+    assert decoder.instructions_copied == decoder.instructions_decoded > 1000
+    assert (again.exit_code, again.instructions, again.cycles, again.stdout) == \
+        (fresh.exit_code, fresh.instructions, fresh.cycles, fresh.stdout)
+    assert tables.keys() == fresh_tables.keys()
+    for base in tables:
+        assert np.array_equal(tables[base], fresh_tables[base]), f"{board} {name}: window 0x{base:x}"

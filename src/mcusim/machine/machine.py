@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import json
 import os
 import select
 import signal
@@ -35,7 +36,8 @@ from ..peripherals.chip import MmioAccess
 from ..peripherals.core.dwt import COUNTER_NAMES as DWT_COUNTER_NAMES, CYCCNT, EXCCNT, SLEEPCNT
 from ..peripherals.core.scb import SCR_SLEEPDEEP, SCR_SLEEPONEXIT
 from ..peripherals.core.itm import REGION_BEGIN_PORT, REGION_END_PORT
-from ..timing.decoder import Decoder, code_ranges
+from ..timing.decode_store import DecodeStore, image_digest
+from ..timing.decoder import Decoder, code_ranges, keeps_no_state
 from . import native as N
 from . import results
 from .access_locator import AccessLocator
@@ -163,6 +165,15 @@ LIMIT_STEP_CYCLES = 256  # this close to the cycle limit, one instruction per ru
 #                          are only known as a block runs: a whole block could pass the limit by them)
 
 
+def decode_store_for(image: ElfImage, timing, instruction_cycles: int) -> DecodeStore | None:
+    """The rows decoded by earlier runs of `image` under this timing model (see
+    timing/decode_store.py), or None for a model whose decode carries state (the Cortex-M7)."""
+    if not keeps_no_state(timing):
+        return None
+    model = f"{type(timing).__name__}:{json.dumps(getattr(timing, 't', None), sort_keys=True)}:{instruction_cycles}"
+    return DecodeStore.open(image_digest(image.segments), model)
+
+
 class Machine:
     def __init__(self, board: BoardSpec, image: ElfImage, *, clock_hz: int | None = None,
                  max_cycles: int | None = None, semihosting_root=None, semihosting_system: bool = False,
@@ -231,8 +242,10 @@ class Machine:
         self.profile, self.sampler, self.trace = captures.profile, captures.sampler, captures.trace
         self.power, self.swo = captures.power, captures.swo
         self.state.on_reallocate = self._reregister_hook
+        timing = self._core_timing(core)
         self.decoder = Decoder(self.state, self.read_memory, core.default_instruction_cycles,
-                               is_writable=self._is_writable, timing=self._core_timing(core))
+                               is_writable=self._is_writable, timing=timing,
+                               store=decode_store_for(image, timing, core.default_instruction_cycles))
         if hasattr(self.decoder.timing, "fresh_schedule"):
             self.state.start_prefix = self.decoder.start_prefix
         self.locator = AccessLocator(self.uc, self.read_memory)
@@ -1160,6 +1173,8 @@ class Machine:
             self._running = False
             if self.paused is None:  # (paused: the firmware's files stay open for the rest of the run)
                 self.semihosting.close()
+        if self.exit is not None:
+            self.decoder.save_store()
         if self.pinned_clock_hz:  # the latency the firmware ended with, against the pinned clock
             for port in self.flash_ports:
                 port.check_wait_states()

@@ -12,7 +12,7 @@ from capstone import CS_ARCH_ARM, CS_MODE_MCLASS, CS_MODE_THUMB, Cs
 
 from ..machine.native import (CALL_FLAG, F_CLASS_A, F_CLASS_B, F_CLASS_C, F_COUNTS, F_CYCLES, F_DIVIDE, F_FP, F_INSTRUCTIONS, F_ISB, F_REFILL, F_SP_WRITE, F_STALLS,
                               F_START_ADJUST, F_START_FLAGS, F_UNMASK, FIELDS, KIND, KIND_CONTINUATION,
-                              KIND_SELF_LOOP, KIND_START, LANE, SP_SELECT, SUMMED_FIELDS)
+                              KIND_SELF_LOOP, KIND_START, LANE, SP_SELECT, resum_window)
 from ..machine.registers import UNICORN_REGISTERS
 from .classes import packed, power_class
 from .cortex_m4 import FP_MEMORY, MEMORY, base_mnemonic
@@ -31,10 +31,15 @@ class Decoder:
     """Decodes code ranges into the tables of a NativeState's windows."""
 
     def __init__(self, state, read_memory, instruction_cycles: int = 1, is_writable=lambda address: False,
-                 timing=None, memoise: bool = True):
+                 timing=None, memoise: bool = True, store=None):
         """`memoise=False` decodes with capstone's own detail instructions, every analysis made
         afresh: the reference the memoised decoder is tested against (with a Cortex-M7 model
-        made with memoise=False)."""
+        made with memoise=False). `store`: a decode_store.DecodeStore the rows of every code
+        range are looked up in and added to (only for a timing model that carries no state
+        from one decode to the next: see keeps_no_state)."""
+        if store is not None and not (memoise and keeps_no_state(timing)):
+            raise ValueError("a decode store needs the memoised decoder and a timing model without carried state")
+        self.store = store
         self.state = state
         self.memoise = memoise
         self.timing = timing  # a core timing model (cost(insn, previous)), or None for a fixed cost
@@ -58,6 +63,8 @@ class Decoder:
         self._states: dict[int, object] = {}    # piece boundary -> the timing model's state there
         self._keep_states: set[int] = set()     # the boundaries of the run being decoded
         self._redecoded = False  # a decode wrote over decoded rows (block summaries may be stale)
+        self.instructions_decoded = 0  # rows of instructions written, decoded or copied ...
+        self.instructions_copied = 0   # ... of them copied from a decode seen before (chunk cache, store)
 
     def ensure_window(self, address: int) -> int:
         index = self.state.window_for(address)
@@ -140,9 +147,7 @@ class Decoder:
 
     def _resum(self, index: int, first: int) -> None:
         """Refresh a window's tables from row `first` on (the rows before it did not change)."""
-        tables, costs = self.state.rows(index), self._costs[index]
-        tables[first + 1:, _SUMMED] = tables[first, _SUMMED] + np.cumsum(costs[first:, _SUMMED], axis=0)
-        tables[first: -1, _PER_INSTRUCTION] = costs[first:, _PER_INSTRUCTION]
+        resum_window(self.state.buffer, np.int64(self.state.windows[index][2]), self._costs[index], np.int64(first))
 
     def _decode_code(self, start: int, end: int, code: bytes) -> set[int]:
         """Fill the tables for [start, end) from `code` (the bytes at start); returns touched windows.
@@ -152,22 +157,35 @@ class Decoder:
         would crawl. The rows depend only on the bytes, the instruction before and the timing
         model's state (nothing in them depends on the address: PC-relative operands are costed
         alike wherever they are), so a block seen before with all three the same is copied."""
-        previous = self._decoded_before(start) if self.timing is not None else None
-        key = None
-        if end - start <= CHUNK_CACHE_BYTES:
-            state = self.timing.state_key(previous) if hasattr(self.timing, "state_key") else ()
-            key = (code, end - start, bytes(previous.bytes) if previous is not None else None, state)
-        cached = self._chunks.get(key) if key is not None else None
+        key = previous = None
+        small = end - start <= CHUNK_CACHE_BYTES
+        if self.store is not None:  # (no carried state: the bytes before say what the decode will see)
+            key = (code, end - start, self._bytes_before(start) if self.timing is not None else None, ())
+        else:
+            previous = self._decoded_before(start) if self.timing is not None else None
+            if small:
+                state = self.timing.state_key(previous) if hasattr(self.timing, "state_key") else ()
+                key = (code, end - start, bytes(previous.bytes) if previous is not None else None, state)
+        cached = self._chunks.get(key) if small and key is not None else None
+        if cached is None and self.store is not None:
+            cached = self.store.get(key)
         if cached is None:
+            if self.store is not None and self.timing is not None:
+                previous = self._decoded_before(start)
             dirty, stop, specials = self._decode_fresh(start, end, code, previous)
             if key is not None and stop > start:
-                if len(self._chunks) >= CHUNK_CACHE_ENTRIES:
-                    self._chunks.clear()
-                after = self.timing.saved_state() if hasattr(self.timing, "saved_state") else None
-                self._chunks[key] = (self._rows(start, stop), specials, stop - start, after)
+                rows = self._rows(start, stop)
+                if small:
+                    if len(self._chunks) >= CHUNK_CACHE_ENTRIES:
+                        self._chunks.clear()
+                    after = self.timing.saved_state() if hasattr(self.timing, "saved_state") else None
+                    self._chunks[key] = (rows, specials, stop - start, after)
+                if self.store is not None:
+                    self.store.put(key, rows, specials, stop - start)
             return dirty
         rows, specials, length, after = cached
         dirty = self._write_rows(start, rows)
+        self.instructions_copied += _instruction_count(rows)
         for offset, mnemonic, operands in specials:
             self._note_special(start + offset, mnemonic, operands)
         if after is not None:  # the timing model carries on after the block's last instruction
@@ -191,6 +209,7 @@ class Decoder:
 
     def _write_rows(self, start: int, rows: np.ndarray) -> set[int]:
         dirty = set()
+        self.instructions_decoded += _instruction_count(rows)
         address, stop = start, start + 2 * len(rows)
         while address < stop:
             index = self.ensure_window(address)
@@ -198,7 +217,7 @@ class Decoder:
             a, b = (address - base) >> 1, (min(stop, base + size) - base) >> 1
             at = (address - start) >> 1
             costs = self._costs[index]
-            self._redecoded = self._redecoded or bool(costs[a:b, KIND].any())
+            self._redecoded = self._redecoded or bool(np.count_nonzero(costs[a:b, KIND]))
             costs[a:b] = rows[at: at + b - a]
             self.state.rows(index)[a:b, KIND] = rows[at: at + b - a, KIND]
             self._dirty[index] = min(a, self._dirty.get(index, a))
@@ -330,6 +349,20 @@ class Decoder:
         return (fresh_cycles - sums[F_CYCLES], max(0, in_sequence_interlock - fresh_waited),
                 in_sequence_pairs - fresh_pairs)
 
+    def _bytes_before(self, address: int) -> bytes | None:
+        """The bytes of what _decoded_before(address) would find, without disassembling them:
+        the decoded instruction start 2 or 4 bytes back whose length ends it at `address`."""
+        for length in (2, 4):
+            index = self.state.window_for(address - length)
+            if index is None:
+                continue
+            base = self.state.windows[index][0]
+            if self._costs[index][(address - length - base) >> 1, KIND] in (KIND_START, KIND_SELF_LOOP):
+                code = self._read(address - length, length)
+                if len(code) == length and thumb_length(int.from_bytes(code[:2], "little")) == length:
+                    return code
+        return None
+
     def _decoded_before(self, address: int):
         """The already decoded instruction that ends at `address` (the neighbour of a range
         decoded later, e.g. the rest of a block Unicorn cut at a page boundary), or None."""
@@ -338,7 +371,7 @@ class Decoder:
             if index is None:
                 continue
             base = self.state.windows[index][0]
-            if self.state.tables(index)[KIND][(address - length - base) >> 1] in (KIND_START, KIND_SELF_LOOP):
+            if self._costs[index][(address - length - base) >> 1, KIND] in (KIND_START, KIND_SELF_LOOP):
                 code = self._read(address - length, length)
                 insn = disassemble_one(code, address - length) if self.memoise else \
                     next(_capstone_detail.disasm(code, address - length, 1), None)
@@ -362,6 +395,11 @@ class Decoder:
                 self.on_new_sevs([address])
         return True
 
+    def save_store(self) -> None:
+        """Keep what this run decoded for the next run of the image (see decode_store)."""
+        if self.store is not None:
+            self.store.save()
+
     def forget_changed_code(self) -> bool:
         """Drop the decode of writable windows whose code bytes changed since; True if any did."""
         changed = False
@@ -383,6 +421,16 @@ class Decoder:
         self._states.clear()
 
 
+def _instruction_count(rows: np.ndarray) -> int:
+    return len(rows) - int(np.count_nonzero(rows[:, KIND] == KIND_CONTINUATION))
+
+
+def keeps_no_state(timing) -> bool:
+    """Whether a decode's rows depend on nothing but its bytes and the instruction before (the
+    fixed cost and the Cortex-M4 model; the Cortex-M7 schedule carries on from the last decode)."""
+    return not hasattr(timing, "saved_state")
+
+
 def may_move_sp(mnemonic: str, operands: str) -> int:
     """Whether an instruction may change SP (so the next block reads it for the stack peak):
     1 for PUSH/VPUSH, SP as the destination (SUB/ADD/MOV/LDR sp, ...), writeback on SP (STMDB sp!,
@@ -397,8 +445,6 @@ def may_move_sp(mnemonic: str, operands: str) -> int:
 
 
 _CONTINUATION = [KIND_CONTINUATION if field == KIND else 0 for field in range(FIELDS)]
-_SUMMED = list(SUMMED_FIELDS)  # table columns holding prefix sums ...
-_PER_INSTRUCTION = [f for f in range(1, FIELDS) if f not in SUMMED_FIELDS]  # ... and each instruction's value
 _STATIC: dict[int, tuple] = {}  # Instruction.shape -> _static_row
 
 

@@ -3,6 +3,8 @@ kind, a per-instruction value, and sums over address ranges (prefix-sum differen
 other native module reads the tables through these."""
 from __future__ import annotations
 
+import numpy as np
+
 from .jit import njit
 from .layout import (
     FIELDS, F_REFILL, KIND, LAST_WINDOW, SUMMED_FIELDS, WINDOW, WINDOW_COUNT, WINDOW_TABLE, W_BASE,
@@ -65,6 +67,25 @@ def range_sums(st, start, end, sums):
     (up to the first undecoded address); NativeState.sums_between calls it from Python."""
     for field in SUMMED_FIELDS:
         sums[field] = _range_sum_decoded(st, start, end, field)[0]
+
+
+@njit
+def resum_window(st, offset, costs, first):
+    """A window's tables (at `offset`, rows of FIELDS) refreshed from row `first` on from each
+    instruction's own row in `costs`: the prefix sums of SUMMED_FIELDS, the other fields copied
+    (KIND is written by the decoder). Decoder._resum calls it from Python after every decode."""
+    summed = np.zeros(FIELDS, np.bool_)
+    for field in SUMMED_FIELDS:
+        summed[field] = True
+    totals = st[offset + FIELDS * first: offset + FIELDS * (first + 1)].copy()
+    for row in range(first, costs.shape[0]):
+        at = offset + FIELDS * row
+        for field in range(1, FIELDS):
+            if summed[field]:
+                totals[field] += costs[row, field]
+                st[at + FIELDS + field] = totals[field]
+            else:
+                st[at + field] = costs[row, field]
 
 
 @njit

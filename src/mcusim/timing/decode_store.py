@@ -1,0 +1,166 @@
+"""Finished decode rows kept on disk from one run of an image to the next.
+
+Decoding code first seen costs tens of microseconds an instruction in Python, and a large image
+(TFLM, an RTOS, a vendor HAL) spends most of a short run on it. The rows a code range decodes
+to depend only on its bytes, the instruction before it and the core's timing table (the
+decoder's `_decode_code` keys its in-process copies the same way), so a later run of the same
+image, on any board with the same core model, can copy them. Only timing models that carry no
+pipeline state from one decode to the next use it (the Cortex-M4 model and the fixed cost):
+the Cortex-M7 schedule continues across decodes, and copying rows there would need that state
+saved too.
+
+One file per image and model, `<root>/decode/<stamp>/<image>.npz`, written whole (a temporary
+file renamed over it) after a run that decoded something new, read with NumPy's pickle-free
+loader and checked before use. The root is `MCUSIM_DECODE_CACHE` (`off` or `0`: no store),
+else `$XDG_CACHE_HOME/mcusim` or `~/.cache/mcusim`. The stamp covers the timing and native
+sources and the timing table, so a changed mcusim or core table starts afresh. A file that
+cannot be read is ignored and one that cannot be written is skipped: the store only saves
+time, never changes a result. The oldest files go once the store passes MAX_BYTES. Like
+numba's cache, the folder must be writable by its user alone: rows read from it are trusted.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from ..machine.native import FIELDS, KIND
+from ..machine.numba_cache import package_stamp
+
+MAX_BYTES = 256 << 20  # the whole store (files of other images and older mcusim versions included)
+_SOURCES = (Path(__file__).parent, Path(__file__).parents[1] / "machine" / "native")
+
+
+def store_root() -> Path | None:
+    """Where the store lives, or None when MCUSIM_DECODE_CACHE turns it off."""
+    given = os.environ.get("MCUSIM_DECODE_CACHE", "")
+    if given.lower() in ("off", "0"):
+        return None
+    if given:
+        return Path(given)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "mcusim" if os.path.isabs(base) else None  # (no home: no store, not one in the cwd)
+
+
+def image_digest(segments) -> str:
+    """The identity of an image's loaded contents (addresses and bytes)."""
+    digest = hashlib.sha256()
+    for segment in segments:
+        digest.update(f"{segment.vaddr:x}:{len(segment.data)}:".encode())
+        digest.update(segment.data)
+    return digest.hexdigest()[:32]
+
+
+def _key_digest(key: tuple) -> bytes:
+    code, length, previous, state = key
+    digest = hashlib.blake2b(digest_size=16)
+    digest.update(len(code).to_bytes(4, "little") + length.to_bytes(4, "little") + code)
+    digest.update(b"-" if previous is None else b"+" + previous)
+    digest.update(repr(state).encode())
+    return digest.digest()
+
+
+class DecodeStore:
+    """The rows of one image's code ranges under one timing model: get() and put() by the
+    decoder's chunk key, save() at the end of a run."""
+
+    def __init__(self, path: Path | None):
+        self.path = path
+        self._entries: dict[bytes, tuple[np.ndarray, list, int]] = {}
+        self._added = False
+        if path is not None:
+            self._load()
+
+    @classmethod
+    def open(cls, image: str, model: str, root: Path | None = None) -> "DecodeStore":
+        """The store for image digest `image` under timing model `model` (its name and table)."""
+        root = store_root() if root is None else root
+        if root is None:
+            return cls(None)
+        stamp = hashlib.sha256("\0".join([package_stamp(d) for d in _SOURCES] + [model]).encode()).hexdigest()[:24]
+        return cls(root / "decode" / stamp / f"{image}.npz")
+
+    def get(self, key: tuple):
+        """(rows, specials, length, None) as the decoder's chunk cache holds them, or None."""
+        found = self._entries.get(_key_digest(key))
+        return None if found is None else (found[0], found[1], found[2], None)
+
+    def put(self, key: tuple, rows: np.ndarray, specials: list, length: int) -> None:
+        self._entries[_key_digest(key)] = (rows, list(specials), length)
+        self._added = True
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def _load(self) -> None:
+        try:
+            with np.load(self.path, allow_pickle=False) as data:
+                digests, offsets, lengths, rows = data["digests"], data["offsets"], data["lengths"], data["rows"]
+                specials = json.loads(bytes(data["specials"]).decode("utf-8"))
+            count = len(digests)
+            valid = (digests.dtype == np.uint8 and digests.shape == (count, 16) and offsets.shape == (count + 1,) and lengths.shape == (count,)
+                     and rows.ndim == 2 and rows.shape[1] == FIELDS and len(specials) == count
+                     and offsets[0] == 0 and offsets[-1] == len(rows) and bool(np.all(np.diff(offsets) > 0))
+                     and bool(np.all((rows[:, KIND] >= 0) & (rows[:, KIND] <= 3))))
+        except Exception:  # (missing, damaged or foreign: whatever NumPy, zipfile or json raise, no rows)
+            return
+        if not valid:
+            return
+        for i in range(count):
+            self._entries[digests[i].tobytes()] = (rows[offsets[i]: offsets[i + 1]], [tuple(s) for s in specials[i]],
+                                                int(lengths[i]))
+        try:
+            os.utime(self.path)  # (recently used: pruned last)
+        except OSError:
+            pass
+
+    def save(self) -> None:
+        """Write the file if this run added rows; silently nothing where it cannot be written."""
+        if self.path is None or not self._added:
+            return
+        self._added = False
+        digests = list(self._entries)
+        blocks = [self._entries[d][0] for d in digests]
+        offsets = np.zeros(len(blocks) + 1, np.int64)
+        offsets[1:] = np.cumsum([len(b) for b in blocks])
+        temporary = None
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            with tempfile.NamedTemporaryFile(dir=self.path.parent, suffix=".tmp", delete=False) as out:
+                temporary = out.name
+                np.savez_compressed(out, digests=np.frombuffer(b"".join(digests), np.uint8).reshape(-1, 16),
+                                    offsets=offsets,
+                                    lengths=np.array([self._entries[d][2] for d in digests], np.int64),
+                                    rows=np.concatenate(blocks) if blocks else np.zeros((0, FIELDS), np.int64),
+                                    specials=np.frombuffer(json.dumps(
+                                        [self._entries[d][1] for d in digests]).encode("utf-8"), np.uint8))
+            os.replace(temporary, self.path)
+        except OSError:
+            if temporary is not None:
+                try:
+                    os.unlink(temporary)
+                except OSError:
+                    pass
+            return
+        _prune(self.path.parents[1], keep=self.path)
+
+
+def _prune(root: Path, keep: Path) -> None:
+    """Delete the least recently used files until the store holds MAX_BYTES or less."""
+    try:
+        files = [(p.stat().st_mtime, p.stat().st_size, p) for p in root.glob("*/*.npz") if p != keep]
+    except OSError:
+        return
+    total = sum(size for _, size, _ in files) + (keep.stat().st_size if keep.exists() else 0)
+    for _, size, path in sorted(files, key=lambda f: f[0]):
+        if total <= MAX_BYTES:
+            break
+        try:
+            path.unlink()
+            total -= size
+        except OSError:
+            pass

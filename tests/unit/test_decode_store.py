@@ -1,0 +1,138 @@
+"""The decode store keeps decoded rows from one run of an image to the next: a later run copies
+them and computes exactly what a fresh decode gives; a damaged, foreign or unwritable store costs
+only the time it would have saved."""
+import numpy as np
+import pytest
+
+import mcusim
+from mcusim.machine import native as N
+from mcusim.timing import decode_store
+from mcusim.timing.decode_store import DecodeStore, _key_digest
+
+from elfgen import program
+
+
+def _key(n: int) -> tuple:
+    return (n.to_bytes(4, "little") + b"\x00\xbf", 4, None if n % 3 else b"\x70\x47", ())
+
+
+def _rows(n: int) -> np.ndarray:
+    rows = np.zeros((1 + n % 4, N.FIELDS), np.int64)
+    rows[:, N.KIND] = N.KIND_START
+    rows[:, N.F_CYCLES] = n
+    return rows
+
+
+def _keys_with_a_zero_last_digest_byte(count: int) -> list[int]:
+    """Keys whose digest ends in a zero byte among the first `count` (NumPy's bytes dtype would drop it)."""
+    found = [n for n in range(4096) if _key_digest(_key(n))[-1] == 0]
+    assert found, "no digest ending in a zero byte among 4096 keys"
+    return found[:1] + list(range(count))
+
+
+def test_rows_specials_and_lengths_come_back_in_a_new_store(tmp_path):
+    path = tmp_path / "decode" / "stamp" / "image.npz"
+    keys = _keys_with_a_zero_last_digest_byte(200)
+    store = DecodeStore(path)
+    for n in keys:
+        store.put(_key(n), _rows(n), [(0, "vadd.f32", "s0, s0, s1")] if n % 5 == 0 else [], 2 * len(_rows(n)))
+    store.save()
+    again = DecodeStore(path)
+    assert len(again) == len(set(keys))
+    for n in keys:
+        rows, specials, length, after = again.get(_key(n))
+        assert np.array_equal(rows, _rows(n)) and length == 2 * len(_rows(n)) and after is None
+        assert specials == ([(0, "vadd.f32", "s0, s0, s1")] if n % 5 == 0 else [])
+    assert again.get((b"\x01\x02", 2, None, ())) is None
+
+
+@pytest.mark.parametrize("damage", ["truncated", "garbage", "wrong shape", "bad kind"])
+def test_a_damaged_file_is_an_empty_store(tmp_path, damage):
+    path = tmp_path / "image.npz"
+    store = DecodeStore(path)
+    for n in range(20):
+        store.put(_key(n), _rows(n), [], 2)
+    store.save()
+    if damage == "truncated":
+        path.write_bytes(path.read_bytes()[:300])
+    elif damage == "garbage":
+        path.write_bytes(b"PK\x03\x04" + bytes(range(256)) * 4)
+    else:
+        rows = np.zeros((3, N.FIELDS if damage == "bad kind" else N.FIELDS + 1), np.int64)
+        rows[:, N.KIND] = 9 if damage == "bad kind" else N.KIND_START
+        np.savez(path, digests=np.zeros((1, 16), np.uint8), offsets=np.array([0, 3]), lengths=np.array([6]),
+                 rows=rows, specials=np.frombuffer(b"[[]]", np.uint8))
+    assert len(DecodeStore(path)) == 0
+
+
+def test_a_store_that_cannot_be_written_is_skipped(tmp_path):
+    (tmp_path / "a-file").write_bytes(b"")
+    store = DecodeStore(tmp_path / "a-file" / "decode" / "image.npz")  # (its folder cannot be made)
+    store.put(_key(1), _rows(1), [], 2)
+    store.save()
+    assert store.get(_key(1)) is not None  # (still used in this run)
+
+
+def test_off_turns_the_store_off_and_a_folder_chooses_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("MCUSIM_DECODE_CACHE", "off")
+    assert DecodeStore.open("image", "model").path is None
+    monkeypatch.setenv("MCUSIM_DECODE_CACHE", str(tmp_path))
+    path = DecodeStore.open("image", "model").path
+    assert path.parent.parent == tmp_path / "decode" and path.name == "image.npz"
+    assert DecodeStore.open("image", "another model").path != path
+
+
+def test_the_least_recently_used_files_go_when_the_store_is_full(tmp_path, monkeypatch):
+    paths = [tmp_path / "decode" / "stamp" / f"image{i}.npz" for i in range(4)]
+    for i, path in enumerate(paths):
+        store = DecodeStore(path)
+        for n in range(100):
+            store.put(_key(n + 1000 * i), _rows(n), [], 2)
+        store.save()
+    sizes = [path.stat().st_size for path in paths]
+    monkeypatch.setattr(decode_store, "MAX_BYTES", sizes[2] + sizes[3] + min(sizes) // 2)  # (+ the entry added)
+    store = DecodeStore(paths[3])
+    store.put(_key(99999), _rows(1), [], 2)
+    store.save()
+    assert [path.exists() for path in paths] == [False, False, True, True]
+
+
+def _run(elf, board, store, monkeypatch):
+    monkeypatch.setenv("MCUSIM_DECODE_CACHE", store)
+    simulator = mcusim.Simulator(elf, board=board, max_cycles=20_000)
+    result = simulator.run()
+    state = simulator.machine.decoder.state
+    tables = {base: state.rows(index).copy() for index, (base, _, _) in enumerate(state.windows)}
+    return result, tables, simulator.machine.decoder
+
+
+@pytest.mark.parametrize("board", ["mcu-m", "mps2-an386"])
+def test_a_second_run_copies_the_rows_and_computes_the_same(tmp_path, monkeypatch, board):
+    elf = tmp_path / "wfi.elf"
+    elf.write_bytes(program("wfi", flash_base=0x08000000 if board == "mcu-m" else 0))
+    fresh, fresh_tables, fresh_decoder = _run(elf, board, "off", monkeypatch)
+    first, _, first_decoder = _run(elf, board, str(tmp_path / "store"), monkeypatch)
+    second, second_tables, second_decoder = _run(elf, board, str(tmp_path / "store"), monkeypatch)
+    assert first_decoder.instructions_copied == 0 and fresh_decoder.instructions_copied == 0
+    assert second_decoder.instructions_copied == second_decoder.instructions_decoded > 0
+    for result in (first, second):
+        assert (result.exit_code, result.instructions, result.cycles) == \
+            (fresh.exit_code, fresh.instructions, fresh.cycles)
+    assert fresh_tables.keys() == second_tables.keys()
+    for base in fresh_tables:
+        assert np.array_equal(fresh_tables[base], second_tables[base]), hex(base)
+
+
+def test_the_cortex_m7_model_keeps_no_store(tmp_path, monkeypatch):
+    elf = tmp_path / "wfi.elf"
+    elf.write_bytes(program("wfi"))
+    _, _, decoder = _run(elf, "mps2-an500", str(tmp_path / "store"), monkeypatch)
+    assert decoder.store is None and not (tmp_path / "store").exists()
+
+
+def test_no_home_means_no_store_rather_than_one_in_the_working_folder(monkeypatch):
+    monkeypatch.delenv("MCUSIM_DECODE_CACHE", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/cache")
+    assert decode_store.store_root() is None
+    monkeypatch.setenv("XDG_CACHE_HOME", "/somewhere/cache")
+    assert decode_store.store_root() == decode_store.Path("/somewhere/cache/mcusim")
