@@ -136,3 +136,14 @@ def test_no_home_means_no_store_rather_than_one_in_the_working_folder(monkeypatc
     assert decode_store.store_root() is None
     monkeypatch.setenv("XDG_CACHE_HOME", "/somewhere/cache")
     assert decode_store.store_root() == decode_store.Path("/somewhere/cache/mcusim")
+
+
+def test_a_store_keeps_at_most_max_rows(tmp_path, monkeypatch):
+    """Code made at run time (firmware running away through RAM) cannot grow it without end."""
+    monkeypatch.setattr(decode_store, "MAX_ROWS", 10)
+    store = DecodeStore(tmp_path / "image.npz")
+    for n in range(20):
+        store.put(_key(n), np.zeros((3, N.FIELDS), np.int64) + N.KIND_START, [], 6)
+    assert len(store) == 3
+    store.save()
+    assert len(DecodeStore(tmp_path / "image.npz")) == 3

@@ -32,6 +32,8 @@ from ..machine.native import FIELDS, KIND
 from ..machine.numba_cache import package_stamp
 
 MAX_BYTES = 256 << 20  # the whole store (files of other images and older mcusim versions included)
+MAX_ROWS = 1 << 19      # rows (halfwords) one image keeps, 64 MB in memory: code generated at run
+#                         time (firmware running away through RAM, a JIT) must not grow it without end
 _SOURCES = (Path(__file__).parent, Path(__file__).parents[1] / "machine" / "native")
 
 
@@ -71,6 +73,7 @@ class DecodeStore:
     def __init__(self, path: Path | None):
         self.path = path
         self._entries: dict[bytes, tuple[np.ndarray, list, int]] = {}
+        self._rows = 0  # in _entries
         self._added = False
         if path is not None:
             self._load()
@@ -90,7 +93,10 @@ class DecodeStore:
         return None if found is None else (found[0], found[1], found[2], None)
 
     def put(self, key: tuple, rows: np.ndarray, specials: list, length: int) -> None:
+        if self._rows + len(rows) > MAX_ROWS:
+            return
         self._entries[_key_digest(key)] = (rows, list(specials), length)
+        self._rows += len(rows)
         self._added = True
 
     def __len__(self) -> int:
@@ -108,8 +114,9 @@ class DecodeStore:
                      and bool(np.all((rows[:, KIND] >= 0) & (rows[:, KIND] <= 3))))
         except Exception:  # (missing, damaged or foreign: whatever NumPy, zipfile or json raise, no rows)
             return
-        if not valid:
+        if not valid or len(rows) > MAX_ROWS:
             return
+        self._rows = len(rows)
         for i in range(count):
             self._entries[digests[i].tobytes()] = (rows[offsets[i]: offsets[i + 1]], [tuple(s) for s in specials[i]],
                                                 int(lengths[i]))

@@ -349,34 +349,30 @@ class Decoder:
         return (fresh_cycles - sums[F_CYCLES], max(0, in_sequence_interlock - fresh_waited),
                 in_sequence_pairs - fresh_pairs)
 
-    def _bytes_before(self, address: int) -> bytes | None:
-        """The bytes of what _decoded_before(address) would find, without disassembling them:
-        the decoded instruction start 2 or 4 bytes back whose length ends it at `address`."""
+    def _starts_before(self, address: int):
+        """(length, bytes) of each decoded instruction start 2 and 4 bytes before `address`."""
         for length in (2, 4):
             index = self.state.window_for(address - length)
             if index is None:
                 continue
             base = self.state.windows[index][0]
             if self._costs[index][(address - length - base) >> 1, KIND] in (KIND_START, KIND_SELF_LOOP):
-                code = self._read(address - length, length)
-                if len(code) == length and thumb_length(int.from_bytes(code[:2], "little")) == length:
-                    return code
-        return None
+                yield length, self._read(address - length, length)
+
+    def _bytes_before(self, address: int) -> bytes | None:
+        """The bytes of what _decoded_before(address) would find, without disassembling them:
+        the decoded instruction start 2 or 4 bytes back whose length ends it at `address`."""
+        return next((code for length, code in self._starts_before(address)
+                     if len(code) == length and thumb_length(int.from_bytes(code[:2], "little")) == length), None)
 
     def _decoded_before(self, address: int):
         """The already decoded instruction that ends at `address` (the neighbour of a range
         decoded later, e.g. the rest of a block Unicorn cut at a page boundary), or None."""
-        for length in (2, 4):
-            index = self.state.window_for(address - length)
-            if index is None:
-                continue
-            base = self.state.windows[index][0]
-            if self._costs[index][(address - length - base) >> 1, KIND] in (KIND_START, KIND_SELF_LOOP):
-                code = self._read(address - length, length)
-                insn = disassemble_one(code, address - length) if self.memoise else \
-                    next(_capstone_detail.disasm(code, address - length, 1), None)
-                if insn is not None and insn.size == length:
-                    return insn
+        for length, code in self._starts_before(address):
+            insn = disassemble_one(code, address - length) if self.memoise else \
+                next(_capstone_detail.disasm(code, address - length, 1), None)
+            if insn is not None and insn.size == length:
+                return insn
         return None
 
     def _note_special(self, address: int, mnemonic: str, operands: str) -> bool:
