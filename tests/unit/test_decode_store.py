@@ -46,7 +46,7 @@ def test_rows_specials_and_lengths_come_back_in_a_new_store(tmp_path):
     assert again.get((b"\x01\x02", 2, None, ())) is None
 
 
-@pytest.mark.parametrize("damage", ["truncated", "garbage", "wrong shape", "bad kind"])
+@pytest.mark.parametrize("damage", ["truncated", "garbage", "wrong shape", "bad kind", "bad specials"])
 def test_a_damaged_file_is_an_empty_store(tmp_path, damage):
     path = tmp_path / "image.npz"
     store = DecodeStore(path)
@@ -58,11 +58,22 @@ def test_a_damaged_file_is_an_empty_store(tmp_path, damage):
     elif damage == "garbage":
         path.write_bytes(b"PK\x03\x04" + bytes(range(256)) * 4)
     else:
-        rows = np.zeros((3, N.FIELDS if damage == "bad kind" else N.FIELDS + 1), np.int64)
+        rows = np.zeros((3, N.FIELDS + (damage == "wrong shape")), np.int64)
         rows[:, N.KIND] = 9 if damage == "bad kind" else N.KIND_START
+        specials = b'[[[0, "sdiv", 7]]]' if damage == "bad specials" else b"[[]]"
         np.savez(path, digests=np.zeros((1, 16), np.uint8), offsets=np.array([0, 3]), lengths=np.array([6]),
-                 rows=rows, specials=np.frombuffer(b"[[]]", np.uint8))
+                 rows=rows, specials=np.frombuffer(specials, np.uint8))
     assert len(DecodeStore(path)) == 0
+
+
+def test_a_well_formed_file_written_by_hand_is_read(tmp_path):
+    """(the damaged files above fail for their damage alone)"""
+    path = tmp_path / "image.npz"
+    rows = np.zeros((3, N.FIELDS), np.int64)
+    rows[:, N.KIND] = N.KIND_START
+    np.savez(path, digests=np.zeros((1, 16), np.uint8), offsets=np.array([0, 3]), lengths=np.array([6]),
+             rows=rows, specials=np.frombuffer(b'[[[0, "sdiv", "r0, r1, r2"]]]', np.uint8))
+    assert len(DecodeStore(path)) == 1
 
 
 def test_a_store_that_cannot_be_written_is_skipped(tmp_path):

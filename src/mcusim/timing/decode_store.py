@@ -108,10 +108,13 @@ class DecodeStore:
                 digests, offsets, lengths, rows = data["digests"], data["offsets"], data["lengths"], data["rows"]
                 specials = json.loads(bytes(data["specials"]).decode("utf-8"))
             count = len(digests)
-            valid = (digests.dtype == np.uint8 and digests.shape == (count, 16) and offsets.shape == (count + 1,) and lengths.shape == (count,)
+            valid = (digests.dtype == np.uint8 and digests.shape == (count, 16)
+                     and offsets.dtype == lengths.dtype == rows.dtype == np.int64
+                     and offsets.shape == (count + 1,) and lengths.shape == (count,)
                      and rows.ndim == 2 and rows.shape[1] == FIELDS and len(specials) == count
                      and offsets[0] == 0 and offsets[-1] == len(rows) and bool(np.all(np.diff(offsets) > 0))
-                     and bool(np.all((rows[:, KIND] >= 0) & (rows[:, KIND] <= 3))))
+                     and bool(np.all((rows[:, KIND] >= 0) & (rows[:, KIND] <= 3)))
+                     and all(_specials_valid(entry) for entry in specials))
         except Exception:  # (missing, damaged or foreign: whatever NumPy, zipfile or json raise, no rows)
             return
         if not valid or len(rows) > MAX_ROWS:
@@ -154,6 +157,13 @@ class DecodeStore:
                     pass
             return
         _prune(self.path.parents[1], keep=self.path)
+
+
+def _specials_valid(entry) -> bool:
+    """A decode's watched instructions as the decoder notes them: [[offset, mnemonic, operands], ...]."""
+    return isinstance(entry, list) and all(
+        isinstance(s, list) and len(s) == 3 and isinstance(s[0], int) and s[0] >= 0
+        and isinstance(s[1], str) and isinstance(s[2], str) for s in entry)
 
 
 def _prune(root: Path, keep: Path) -> None:
