@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import base64
 import dataclasses
-import json
 import os
 import select
 import signal
@@ -36,8 +35,8 @@ from ..peripherals.chip import MmioAccess
 from ..peripherals.core.dwt import COUNTER_NAMES as DWT_COUNTER_NAMES, CYCCNT, EXCCNT, SLEEPCNT
 from ..peripherals.core.scb import SCR_SLEEPDEEP, SCR_SLEEPONEXIT
 from ..peripherals.core.itm import REGION_BEGIN_PORT, REGION_END_PORT
-from ..timing.decode_store import DecodeStore, image_digest
-from ..timing.decoder import Decoder, code_ranges, keeps_no_state
+from ..timing.decode_store import store_for
+from ..timing.decoder import Decoder, code_ranges
 from . import native as N
 from . import results
 from .access_locator import AccessLocator
@@ -165,15 +164,6 @@ LIMIT_STEP_CYCLES = 256  # this close to the cycle limit, one instruction per ru
 #                          are only known as a block runs: a whole block could pass the limit by them)
 
 
-def decode_store_for(image: ElfImage, timing, instruction_cycles: int) -> DecodeStore | None:
-    """The rows decoded by earlier runs of `image` under this timing model (see
-    timing/decode_store.py), or None for a model whose decode carries state (the Cortex-M7)."""
-    if not keeps_no_state(timing):
-        return None
-    model = f"{type(timing).__name__}:{json.dumps(getattr(timing, 't', None), sort_keys=True)}:{instruction_cycles}"
-    return DecodeStore.open(image_digest(image.segments), model)
-
-
 class Machine:
     def __init__(self, board: BoardSpec, image: ElfImage, *, clock_hz: int | None = None,
                  max_cycles: int | None = None, semihosting_root=None, semihosting_system: bool = False,
@@ -245,7 +235,7 @@ class Machine:
         timing = self._core_timing(core)
         self.decoder = Decoder(self.state, self.read_memory, core.default_instruction_cycles,
                                is_writable=self._is_writable, timing=timing,
-                               store=decode_store_for(image, timing, core.default_instruction_cycles))
+                               store=store_for(image.segments, timing, core.default_instruction_cycles))
         if hasattr(self.decoder.timing, "fresh_schedule"):
             self.state.start_prefix = self.decoder.start_prefix
         self.locator = AccessLocator(self.uc, self.read_memory)

@@ -30,6 +30,7 @@ import numpy as np
 
 from ..machine.native import FIELDS, KIND
 from ..machine.numba_cache import package_stamp
+from .decoder import keeps_no_state
 
 MAX_BYTES = 256 << 20  # the whole store (files of other images and older mcusim versions included)
 MAX_ROWS = 1 << 19      # rows (halfwords) one image keeps, 64 MB in memory: code generated at run
@@ -46,6 +47,16 @@ def store_root() -> Path | None:
         return Path(given)
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "mcusim" if os.path.isabs(base) else None  # (no home: no store, not one in the cwd)
+
+
+def store_for(segments, timing, instruction_cycles: int) -> "DecodeStore | None":
+    """The store of the image loaded from `segments` under this timing model (its class and
+    table; the fixed cost's cycles), or None for a model whose decode carries state (the
+    Cortex-M7)."""
+    if not keeps_no_state(timing):
+        return None
+    model = f"{type(timing).__name__}:{json.dumps(getattr(timing, 't', None), sort_keys=True)}:{instruction_cycles}"
+    return DecodeStore.open(image_digest(segments), model)
 
 
 def image_digest(segments) -> str:
@@ -168,8 +179,12 @@ def _specials_valid(entry) -> bool:
 
 def _prune(root: Path, keep: Path) -> None:
     """Delete the least recently used files until the store holds MAX_BYTES or less."""
+    files = []
     try:
-        files = [(p.stat().st_mtime, p.stat().st_size, p) for p in root.glob("*/*.npz") if p != keep]
+        for path in root.glob("*/*.npz"):
+            if path != keep:
+                info = path.stat()
+                files.append((info.st_mtime, info.st_size, path))
     except OSError:
         return
     total = sum(size for _, size, _ in files) + (keep.stat().st_size if keep.exists() else 0)

@@ -149,8 +149,8 @@ class Decoder:
         """Refresh a window's tables from row `first` on (the rows before it did not change)."""
         resum_window(self.state.buffer, np.int64(self.state.windows[index][2]), self._costs[index], np.int64(first))
 
-    def _decode_code(self, start: int, end: int, code: bytes) -> set[int]:
-        """Fill the tables for [start, end) from `code` (the bytes at start); returns touched windows.
+    def _decode_code(self, start: int, end: int, code: bytes) -> None:
+        """Fill the tables for [start, end) from `code` (the bytes at start).
 
         Code first seen at run time (RAM, a stripped image) is decoded a block at a time, and
         the Python per instruction is slow (tens of us): firmware running away through zeroed RAM
@@ -172,7 +172,7 @@ class Decoder:
         if cached is None:
             if self.store is not None and self.timing is not None:
                 previous = self._decoded_before(start)
-            dirty, stop, specials = self._decode_fresh(start, end, code, previous)
+            _, stop, specials = self._decode_fresh(start, end, code, previous)
             if key is not None and stop > start:
                 rows = self._rows(start, stop)
                 if small:
@@ -182,17 +182,17 @@ class Decoder:
                     self._chunks[key] = (rows, specials, stop - start, after)
                 if self.store is not None:
                     self.store.put(key, rows, specials, stop - start)
-            return dirty
+            return
         rows, specials, length, after = cached
+        written = self.instructions_decoded
         dirty = self._write_rows(start, rows)
-        self.instructions_copied += _instruction_count(rows)
+        self.instructions_copied += self.instructions_decoded - written
         for offset, mnemonic, operands in specials:
             self._note_special(start + offset, mnemonic, operands)
         if after is not None:  # the timing model carries on after the block's last instruction
             last = start + length - (4 if rows[-1, KIND] == KIND_CONTINUATION else 2)
             self.timing.restore_state(after, last)
         self._snapshot(dirty, start, code[: end - start])
-        return dirty
 
     def _rows(self, start: int, stop: int) -> np.ndarray:
         """The tables' rows of [start, stop): KIND and each field's per-instruction value."""
@@ -401,8 +401,7 @@ class Decoder:
         changed = False
         for index, ranges in list(self._snapshots.items()):
             if any(self._read(start, len(data)) != data for start, data in ranges):
-                for table in self.state.tables(index):
-                    table[:] = 0
+                self.state.rows(index)[:] = 0
                 self._costs[index][:] = 0
                 del self._snapshots[index]
                 changed = True
