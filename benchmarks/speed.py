@@ -26,8 +26,8 @@ shared and noisy, so read the ratios of one run, not seconds across runs):
                   instruction, from benchmarks/where_time_goes.py's instrumentation of the warm-up run,
                   the first run of the image with an empty decode store (MCUSIM_DECODE_CACHE is a new
                   folder for the whole benchmark); "image seen before": a second instrumented run, which
-                  copies the rows from the store on the Cortex-M4 boards (timing/decode_store.py; the
-                  Cortex-M7 model has none, so there it decodes again with this process's memos warm).
+                  copies the rows (and on the Cortex-M7 boards the schedule state) from the store
+                  (timing/decode_store.py).
                   The timed runs come after both, so they are runs of an image seen before
   cold/warm start a fresh process running the `mcusim` command (`mcusim run ELF --board B
                   --max-cycles 1`, through its console-script entry): it imports mcusim, builds the

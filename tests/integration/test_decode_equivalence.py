@@ -6,6 +6,7 @@ code range (as an image with symbols runs) and once in blocks in a shuffled orde
 ranges (as a stripped image or code in RAM runs), and every table row, watched instruction and, on a
 dual-issue core, block-start correction is compared. The memos are process-wide, so the later
 images run mostly on encodings met before, as a long-lived process would."""
+import json
 import random
 
 import numpy as np
@@ -146,7 +147,8 @@ def _run_with_store(elf, board, store, monkeypatch):
         simulator.machine.decoder
 
 
-@pytest.mark.parametrize("board, name", [("mcu-s", "large-startup"), ("mcu-m", "exceptions")])
+@pytest.mark.parametrize("board, name", [("mcu-s", "large-startup"), ("mcu-m", "exceptions"),
+                                         ("mcu-d", "large-startup"), ("mps2-an500", "exceptions")])
 def test_a_run_from_the_decode_store_equals_a_fresh_one(firmware_build, board, name, tmp_path, monkeypatch):
     """A second run of an image copies its rows from the decode store (timing/decode_store.py)
     and computes, times and decodes exactly what a run without the store does."""
@@ -160,3 +162,26 @@ def test_a_run_from_the_decode_store_equals_a_fresh_one(firmware_build, board, n
     assert tables.keys() == fresh_tables.keys()
     for base in tables:
         assert np.array_equal(tables[base], fresh_tables[base]), f"{board} {name}: window 0x{base:x}"
+
+
+def test_a_cortex_m7_state_the_store_cannot_read_means_a_fresh_decode(firmware_build, tmp_path, monkeypatch):
+    """The Cortex-M7 schedule state kept with each entry is checked before use: entries whose
+    state is damaged are decoded afresh, with the same result."""
+    elf = firmware_build / "mps2-an500" / "exceptions.elf"
+    fresh, fresh_tables, _ = _run_with_store(elf, "mps2-an500", "off", monkeypatch)
+    _run_with_store(elf, "mps2-an500", str(tmp_path), monkeypatch)
+    [path] = tmp_path.glob("decode/*/*.npz")
+    with np.load(path) as data:
+        arrays = dict(data)
+    states = json.loads(bytes(arrays["states"]).decode())
+    assert states and all(json.loads(state)[0] >= 1 for state in states)  # (free - cycle: a real state)
+    damaged = ['[1, [["ldr"]], [], [], [], []]' if n % 2 else state for n, state in enumerate(states)]
+    arrays["states"] = np.frombuffer(json.dumps(damaged).encode(), np.uint8)
+    np.savez(path, **arrays)
+    again, tables, decoder = _run_with_store(elf, "mps2-an500", str(tmp_path), monkeypatch)
+    assert 0 < decoder.instructions_copied < decoder.instructions_decoded
+    assert (again.exit_code, again.instructions, again.cycles, again.stdout) == \
+        (fresh.exit_code, fresh.instructions, fresh.cycles, fresh.stdout)
+    assert tables.keys() == fresh_tables.keys()
+    for base in tables:
+        assert np.array_equal(tables[base], fresh_tables[base]), f"window 0x{base:x}"

@@ -13,7 +13,7 @@ kept in its F_REFILL. Every number comes from cores/cortex-m7.toml, where its so
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 
 from capstone import arm as cs_arm
 
@@ -110,6 +110,64 @@ class _Pipeline:
                          dict(self.early), set(self.word_loaded))
 
 
+_INSN_FIELDS = [f for f in fields(_Insn) if f.name != "ident"]  # (content()'s order)
+
+
+def _insn_values(info: _Insn) -> list:
+    """`info`'s contents as JSON-able values (sets and dicts as sorted lists)."""
+    values = []
+    for f in _INSN_FIELDS:
+        value = getattr(info, f.name)
+        values.append(sorted(value.items()) if isinstance(value, dict) else
+                      sorted(value) if isinstance(value, set) else value)
+    return values
+
+
+def _insn_from_values(values) -> _Insn:
+    """The _Insn _insn_values gave `values` for; TypeError or ValueError for anything else."""
+    if not isinstance(values, list) or len(values) != len(_INSN_FIELDS):
+        raise ValueError("an instruction needs one value for each of its fields")
+    made = {}
+    for f, value in zip(_INSN_FIELDS, values):
+        kind = f.type
+        if kind == "set[str]":
+            made[f.name] = set(_registers(value))
+        elif kind == "dict[str, int]":
+            made[f.name] = {_registers([r])[0]: _int(c) for r, c in value}
+        elif kind == "int":
+            made[f.name] = _int(value)
+        elif kind == "bool":
+            if not isinstance(value, bool):
+                raise ValueError(f"{f.name} is not a bool")
+            made[f.name] = value
+        elif kind in ("str", "str | None"):
+            if not (isinstance(value, str) or value is None and kind == "str | None"):
+                raise ValueError(f"{f.name} is not a string")
+            made[f.name] = value
+        else:
+            raise ValueError(f"no reader for field {f.name} ({kind})")
+    return _Insn(**made)
+
+
+def _int(value) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or abs(value) > 1 << 20:
+        raise ValueError("a cycle count is not a small integer")
+    return value
+
+
+def _registers(values) -> list[str]:
+    if not isinstance(values, list) or not all(isinstance(r, str) and len(r) <= 32 for r in values):
+        raise ValueError("registers are not a list of names")
+    return values
+
+
+def _cycles(pairs, base: int) -> dict[str, int]:
+    """[[register, cycles relative to the last issue], ...] as absolute cycles after `base`."""
+    if not isinstance(pairs, list) or not all(isinstance(p, list) and len(p) == 2 for p in pairs):
+        raise ValueError("register cycles are not [register, cycles] pairs")
+    return {_registers([r])[0]: base + _int(c) for r, c in pairs}
+
+
 class CortexM7Timing:
     def __init__(self, table: dict, memoise: bool = True):
         """`memoise=False` schedules everything afresh (the reference for tests)."""
@@ -151,6 +209,52 @@ class CortexM7Timing:
         self._pipeline = pipeline.copy()
         self._last_address = last_address
 
+    @property
+    def last_address(self) -> int | None:
+        """The instruction cost() scheduled last (its successor continues its pipeline)."""
+        return self._last_address
+
+    def export_state(self, previous_address: int | None):
+        """What state_key says of the pipeline that continues after the instruction at
+        `previous_address` (None: an empty one), as JSON-able values that outlive this process
+        (instructions by their contents, not idents): the decode store keeps it with a decode's
+        rows, keyed by the state it started from and restoring the state it ended in."""
+        if previous_address is None or previous_address != self._last_address:
+            return None
+        p = self._pipeline
+
+        def relative(cycles: dict) -> list:
+            return sorted([r, c - p.cycle] for r, c in cycles.items() if c > p.cycle - FORGOTTEN_CYCLES)
+        return [p.free - p.cycle, [_insn_values(info) for info in p.issued], relative(p.ready),
+                relative(p.written_at), relative(p.early), sorted(p.word_loaded)]
+
+    def import_state(self, values, last_address: int | None) -> None:
+        """Carry on as after the instruction at `last_address` in the state export_state gave
+        (None: an empty pipeline). ValueError, and nothing changed, where `values` is not such a
+        state (a damaged store)."""
+        if values is None:
+            self._pipeline, self._last_address = _Pipeline(), None
+            return
+        try:
+            free, issued, ready, written_at, early, word_loaded = values
+            base = FORGOTTEN_CYCLES  # (any base >= 0 schedules alike: only differences are compared)
+            pipeline = _Pipeline(base, [self._known(_insn_from_values(v)) for v in issued], base + _int(free),
+                                 _cycles(ready, base), _cycles(written_at, base), _cycles(early, base),
+                                 set(_registers(word_loaded)))
+        except (TypeError, ValueError) as error:
+            raise ValueError(f"not a Cortex-M7 pipeline state: {error}") from None
+        if len(pipeline.issued) > 2:
+            raise ValueError("not a Cortex-M7 pipeline state: more than two instructions in a cycle")
+        self._pipeline, self._last_address = pipeline, last_address
+
+    def _known(self, info: "_Insn") -> "_Insn":
+        """`info` with the ident of equal contents in this process."""
+        content = info.content()
+        info.ident = self._idents.get(content, -1)
+        if info.ident < 0:
+            info.ident = self._idents[content] = len(self._idents)
+        return info
+
     def begin_run(self) -> None:
         """The decoder starts a run of instructions in memory order (see start_adjustments)."""
         self._starting = True
@@ -163,11 +267,7 @@ class CortexM7Timing:
         key = getattr(insn, "shape", None) if self.memoise else None
         info = self._described.get(key) if key is not None else None
         if info is None:
-            info = self._describe(insn)
-            content = info.content()
-            info.ident = self._idents.get(content, -1)
-            if info.ident < 0:
-                info.ident = self._idents[content] = len(self._idents)
+            info = self._known(self._describe(insn))
             if key is not None:
                 if len(self._described) >= 1 << 16:
                     self._described.clear()

@@ -2,12 +2,12 @@
 
 Decoding code first seen costs tens of microseconds an instruction in Python, and a large image
 (TFLM, an RTOS, a vendor HAL) spends most of a short run on it. The rows a code range decodes
-to depend only on its bytes, the instruction before it and the core's timing table (the
-decoder's `_decode_code` keys its in-process copies the same way), so a later run of the same
-image, on any board with the same core model, can copy them. Only timing models that carry no
-pipeline state from one decode to the next use it (the Cortex-M4 model and the fixed cost):
-the Cortex-M7 schedule continues across decodes, and copying rows there would need that state
-saved too.
+to depend only on its bytes, the instruction before it, the core's timing table and, for the
+Cortex-M7, the dual-issue schedule it continues (the decoder's `_decode_code` keys its
+in-process copies the same way), so a later run of the same image, on any board with the same
+core model, can copy them. The Cortex-M7 schedule carries on from one decode to the next, so
+each entry also keeps the schedule state the decode ended in (relative cycles and instruction
+contents, as JSON), which the decoder restores after copying the rows.
 
 One file per image and model, `<root>/decode/<stamp>/<image>.npz`, written whole (a temporary
 file renamed over it) after a run that decoded something new, read with NumPy's pickle-free
@@ -30,7 +30,7 @@ import numpy as np
 
 from ..machine.native import FIELDS, KIND
 from ..machine.numba_cache import package_stamp
-from .decoder import keeps_no_state
+from .decoder import can_store
 
 MAX_BYTES = 256 << 20  # the whole store (files of other images and older mcusim versions included)
 MAX_ROWS = 1 << 19      # rows (halfwords) one image keeps, 64 MB in memory: code generated at run
@@ -51,9 +51,8 @@ def store_root() -> Path | None:
 
 def store_for(segments, timing, instruction_cycles: int) -> "DecodeStore | None":
     """The store of the image loaded from `segments` under this timing model (its class and
-    table; the fixed cost's cycles), or None for a model whose decode carries state (the
-    Cortex-M7)."""
-    if not keeps_no_state(timing):
+    table; the fixed cost's cycles), or None for a model whose carried state cannot be kept."""
+    if not can_store(timing):
         return None
     model = f"{type(timing).__name__}:{json.dumps(getattr(timing, 't', None), sort_keys=True)}:{instruction_cycles}"
     return DecodeStore.open(image_digest(segments), model)
@@ -83,7 +82,7 @@ class DecodeStore:
 
     def __init__(self, path: Path | None):
         self.path = path
-        self._entries: dict[bytes, tuple[np.ndarray, list, int]] = {}
+        self._entries: dict[bytes, tuple[np.ndarray, list, int, str]] = {}  # rows, specials, length, state after
         self._rows = 0  # in _entries
         self._added = False
         if path is not None:
@@ -99,14 +98,13 @@ class DecodeStore:
         return cls(root / "decode" / stamp / f"{image}.npz")
 
     def get(self, key: tuple):
-        """(rows, specials, length, None) as the decoder's chunk cache holds them, or None."""
-        found = self._entries.get(_key_digest(key))
-        return None if found is None else (found[0], found[1], found[2], None)
+        """(rows, specials, length, the timing model's state after them as JSON), or None."""
+        return self._entries.get(_key_digest(key))
 
-    def put(self, key: tuple, rows: np.ndarray, specials: list, length: int) -> None:
+    def put(self, key: tuple, rows: np.ndarray, specials: list, length: int, after: str = "null") -> None:
         if self._rows + len(rows) > MAX_ROWS:
             return
-        self._entries[_key_digest(key)] = (rows, list(specials), length)
+        self._entries[_key_digest(key)] = (rows, list(specials), length, after)
         self._rows += len(rows)
         self._added = True
 
@@ -118,6 +116,7 @@ class DecodeStore:
             with np.load(self.path, allow_pickle=False) as data:
                 digests, offsets, lengths, rows = data["digests"], data["offsets"], data["lengths"], data["rows"]
                 specials = json.loads(bytes(data["specials"]).decode("utf-8"))
+                states = json.loads(bytes(data["states"]).decode("utf-8"))
             count = len(digests)
             valid = (digests.dtype == np.uint8 and digests.shape == (count, 16)
                      and offsets.dtype == lengths.dtype == rows.dtype == np.int64
@@ -125,7 +124,9 @@ class DecodeStore:
                      and rows.ndim == 2 and rows.shape[1] == FIELDS and len(specials) == count
                      and offsets[0] == 0 and offsets[-1] == len(rows) and bool(np.all(np.diff(offsets) > 0))
                      and bool(np.all((rows[:, KIND] >= 0) & (rows[:, KIND] <= 3)))
-                     and all(_specials_valid(entry) for entry in specials))
+                     and all(_specials_valid(entry) for entry in specials)
+                     and isinstance(states, list) and len(states) == count
+                     and all(isinstance(state, str) for state in states))
         except Exception:  # (missing, damaged or foreign: whatever NumPy, zipfile or json raise, no rows)
             return
         if not valid or len(rows) > MAX_ROWS:
@@ -133,7 +134,7 @@ class DecodeStore:
         self._rows = len(rows)
         for i in range(count):
             self._entries[digests[i].tobytes()] = (rows[offsets[i]: offsets[i + 1]], [tuple(s) for s in specials[i]],
-                                                int(lengths[i]))
+                                                int(lengths[i]), states[i])
         try:
             os.utime(self.path)  # (recently used: pruned last)
         except OSError:
@@ -158,7 +159,9 @@ class DecodeStore:
                                     lengths=np.array([self._entries[d][2] for d in digests], np.int64),
                                     rows=np.concatenate(blocks) if blocks else np.zeros((0, FIELDS), np.int64),
                                     specials=np.frombuffer(json.dumps(
-                                        [self._entries[d][1] for d in digests]).encode("utf-8"), np.uint8))
+                                        [self._entries[d][1] for d in digests]).encode("utf-8"), np.uint8),
+                                    states=np.frombuffer(json.dumps(
+                                        [self._entries[d][3] for d in digests]).encode("utf-8"), np.uint8))
             os.replace(temporary, self.path)
         except OSError:
             if temporary is not None:

@@ -6,6 +6,7 @@ block's cost into one subtraction in the native hook.
 from __future__ import annotations
 
 import bisect
+import json
 
 import numpy as np
 from capstone import CS_ARCH_ARM, CS_MODE_MCLASS, CS_MODE_THUMB, Cs
@@ -35,10 +36,10 @@ class Decoder:
         """`memoise=False` decodes with capstone's own detail instructions, every analysis made
         afresh: the reference the memoised decoder is tested against (with a Cortex-M7 model
         made with memoise=False). `store`: a decode_store.DecodeStore the rows of every code
-        range are looked up in and added to (only for a timing model that carries no state
-        from one decode to the next: see keeps_no_state)."""
-        if store is not None and not (memoise and keeps_no_state(timing)):
-            raise ValueError("a decode store needs the memoised decoder and a timing model without carried state")
+        range are looked up in and added to (only for a timing model whose state from one
+        decode to the next can be kept with them: see can_store)."""
+        if store is not None and not (memoise and can_store(timing)):
+            raise ValueError("a decode store needs the memoised decoder and a timing model whose state it can keep")
         self.store = store
         self.state = state
         self.memoise = memoise
@@ -156,21 +157,29 @@ class Decoder:
         the Python per instruction is slow (tens of us): firmware running away through zeroed RAM
         would crawl. The rows depend only on the bytes, the instruction before and the timing
         model's state (nothing in them depends on the address: PC-relative operands are costed
-        alike wherever they are), so a block seen before with all three the same is copied."""
+        alike wherever they are), so a block seen before with all three the same is copied.
+        The decode store is keyed alike, with the timing model's state in a form that outlives
+        the process, and keeps the state the decode ended in (not for blocks decoded as pieces,
+        whose inner states _decode_piece keeps)."""
         key = previous = None
         small = end - start <= CHUNK_CACHE_BYTES
-        if self.store is not None:  # (no carried state: the bytes before say what the decode will see)
-            key = (code, end - start, self._bytes_before(start) if self.timing is not None else None, ())
+        store = self.store if not self._keep_states else None
+        if store is not None:
+            before = self._instruction_before(start) if self.timing is not None else None
+            state = ()
+            if hasattr(self.timing, "export_state"):
+                state = json.dumps(self.timing.export_state(before[0] if before is not None else None))
+            key = (code, end - start, before[1] if before is not None else None, state)
         else:
             previous = self._decoded_before(start) if self.timing is not None else None
             if small:
                 state = self.timing.state_key(previous) if hasattr(self.timing, "state_key") else ()
                 key = (code, end - start, bytes(previous.bytes) if previous is not None else None, state)
         cached = self._chunks.get(key) if small and key is not None else None
-        if cached is None and self.store is not None:
-            cached = self.store.get(key)
+        if cached is None and store is not None:
+            cached = self._from_store(store, key, start)
         if cached is None:
-            if self.store is not None and self.timing is not None:
+            if store is not None and self.timing is not None:
                 previous = self._decoded_before(start)
             _, stop, specials = self._decode_fresh(start, end, code, previous)
             if key is not None and stop > start:
@@ -180,8 +189,10 @@ class Decoder:
                         self._chunks.clear()
                     after = self.timing.saved_state() if hasattr(self.timing, "saved_state") else None
                     self._chunks[key] = (rows, specials, stop - start, after)
-                if self.store is not None:
-                    self.store.put(key, rows, specials, stop - start)
+                if store is not None:
+                    after = self.timing.export_state(self.timing.last_address) \
+                        if hasattr(self.timing, "export_state") else None
+                    store.put(key, rows, specials, stop - start, json.dumps(after))
             return
         rows, specials, length, after = cached
         written = self.instructions_decoded
@@ -193,6 +204,22 @@ class Decoder:
             last = start + length - (4 if rows[-1, KIND] == KIND_CONTINUATION else 2)
             self.timing.restore_state(after, last)
         self._snapshot(dirty, start, code[: end - start])
+
+    def _from_store(self, store, key: tuple, start: int):
+        """The store's rows for `key` as the chunk cache holds them, with the timing model
+        already in the state the decode ended in (the store keeps that, not the chunk cache's
+        copy of it); None if absent or its state cannot be read (then it is decoded afresh)."""
+        found = store.get(key)
+        if found is None:
+            return None
+        rows, specials, length, after = found
+        if hasattr(self.timing, "import_state"):
+            last = start + length - (4 if rows[-1, KIND] == KIND_CONTINUATION else 2)
+            try:
+                self.timing.import_state(json.loads(after), last)
+            except ValueError:
+                return None
+        return rows, specials, length, None
 
     def _rows(self, start: int, stop: int) -> np.ndarray:
         """The tables' rows of [start, stop): KIND and each field's per-instruction value."""
@@ -359,10 +386,10 @@ class Decoder:
             if self._costs[index][(address - length - base) >> 1, KIND] in (KIND_START, KIND_SELF_LOOP):
                 yield length, self._read(address - length, length)
 
-    def _bytes_before(self, address: int) -> bytes | None:
-        """The bytes of what _decoded_before(address) would find, without disassembling them:
-        the decoded instruction start 2 or 4 bytes back whose length ends it at `address`."""
-        return next((code for length, code in self._starts_before(address)
+    def _instruction_before(self, address: int) -> tuple[int, bytes] | None:
+        """(address, bytes) of what _decoded_before(address) would find, without disassembling
+        it: the decoded instruction start 2 or 4 bytes back whose length ends it at `address`."""
+        return next(((address - length, code) for length, code in self._starts_before(address)
                      if len(code) == length and thumb_length(int.from_bytes(code[:2], "little")) == length), None)
 
     def _decoded_before(self, address: int):
@@ -420,10 +447,12 @@ def _instruction_count(rows: np.ndarray) -> int:
     return len(rows) - int(np.count_nonzero(rows[:, KIND] == KIND_CONTINUATION))
 
 
-def keeps_no_state(timing) -> bool:
-    """Whether a decode's rows depend on nothing but its bytes and the instruction before (the
-    fixed cost and the Cortex-M4 model; the Cortex-M7 schedule carries on from the last decode)."""
-    return not hasattr(timing, "saved_state")
+def can_store(timing) -> bool:
+    """Whether a decode's rows can be kept across runs under this timing model: they depend on
+    nothing but their bytes and the instruction before (the fixed cost and the Cortex-M4 model),
+    or the model's state carried from one decode to the next can be kept with them (the
+    Cortex-M7 schedule: export_state)."""
+    return not hasattr(timing, "saved_state") or hasattr(timing, "export_state")
 
 
 def may_move_sp(mnemonic: str, operands: str) -> int:
