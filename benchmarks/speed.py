@@ -25,9 +25,11 @@ shared and noisy, so read the ratios of one run, not seconds across runs):
   decode us/instr host time decoding code first seen (capstone plus the timing model) per decoded
                   instruction, from benchmarks/where_time_goes.py's instrumentation of the warm-up run,
                   the first run of the image with an empty decode store (MCUSIM_DECODE_CACHE is a new
-                  folder for the whole benchmark); "image seen before": a second instrumented run, which
+                  folder for each image); "image seen before": a second instrumented run, which
                   copies the rows (and on the Cortex-M7 boards the schedule state) from the store
-                  (timing/decode_store.py).
+                  (timing/decode_store.py). "Another board's build": each program run on the boards
+                  in turn with one store, as a user's cache is: what the first run of each board's
+                  image copies from the builds for the boards before it.
                   The timed runs come after both, so they are runs of an image seen before
   cold/warm start a fresh process running the `mcusim` command (`mcusim run ELF --board B
                   --max-cycles 1`, through its console-script entry): it imports mcusim, builds the
@@ -65,6 +67,7 @@ from mcusim.elf import ElfImage
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import where_time_goes  # noqa: E402
 
+STORES = None  # the benchmark's decode stores (a new folder each run)
 ROOT = Path(__file__).resolve().parents[1]
 PROGRAMS = ("bench", "bench-dsp", "bench-table", "bench-float", "coremark-like", "dhrystone-like", "large-startup",
             "printf-uart", "micro_speech-opt", "kws_dscnn-opt", "person_detection-opt")
@@ -249,6 +252,8 @@ def measure_speed(boards: list[str], programs: list[str], repeat: int) -> dict:
     for board in boards:
         for program in programs:
             elf = ROOT / "firmware" / "build" / board / f"{program}.elf"
+            # a decode store of its own: the first run is a first decode, the second an image seen before
+            os.environ["MCUSIM_DECODE_CACHE"] = tempfile.mkdtemp(prefix="decode-", dir=STORES)
             seconds, counts, warm_up = where_time_goes.measure(str(elf), board)  # untimed, instrumented
             assert warm_up.exit_code == 0, f"{board} {program}: {warm_up.exit_detail}"
             decode = seconds.get("decode: capstone", 0.0) + seconds.get("decode: timing model", 0.0)
@@ -276,6 +281,23 @@ def measure_speed(boards: list[str], programs: list[str], repeat: int) -> dict:
                                     "copied": counts_again["instructions copied"]}
             print(f"  measured {board} {program}", file=sys.stderr, flush=True)
     return rows
+
+
+def cross_board_table(boards: list[str], programs: list[str]) -> list[str]:
+    """Each program's first run on each board in turn, one decode store for all (a user's cache):
+    how much of each board's build the builds for the boards before it already decoded."""
+    lines = ["| program | board | instructions decoded | copied from the boards before | us per instruction |",
+             "|---|---|---|---|---|"]
+    for program in programs:
+        os.environ["MCUSIM_DECODE_CACHE"] = tempfile.mkdtemp(prefix="decode-", dir=STORES)
+        for board in boards:
+            elf = ROOT / "firmware" / "build" / board / f"{program}.elf"
+            seconds, counts, _ = where_time_goes.measure(str(elf), board)
+            decode = seconds.get("decode: capstone", 0.0) + seconds.get("decode: timing model", 0.0)
+            decoded, copied = counts["instructions decoded"], counts["instructions copied"]
+            lines.append(f"| {program} | {board} | {decoded:,} | {copied:,} ({100 * copied / max(decoded, 1):.0f} %) | "
+                         f"{fmt(1e6 * decode / decoded if decoded else None, 1)} |")
+    return lines
 
 
 def speed_table(rows: dict) -> list[str]:
@@ -347,12 +369,13 @@ def main() -> None:
         print("\n".join(start_table(boards, program, repeat)))
         return
     build(programs, boards)
-    # decode stores of earlier runs would make the first run of an image not a first decode
-    os.environ["MCUSIM_DECODE_CACHE"] = store = tempfile.mkdtemp(prefix="speed-decode-")
+    global STORES  # decode stores of earlier runs would make the first run of an image not a first decode
+    STORES = tempfile.mkdtemp(prefix="speed-decode-")
     try:
         rows = measure_speed(boards, programs, repeat)
+        cross_board = cross_board_table(boards, programs)
     finally:
-        shutil.rmtree(store, ignore_errors=True)
+        shutil.rmtree(STORES, ignore_errors=True)
 
     print(f"Speed (medians of {repeat} alternating runs; mcusim s is the run from first decode to stop):\n")
     print("\n".join(speed_table(rows)))
@@ -360,6 +383,9 @@ def main() -> None:
     print("\n".join(vendor_table(rows)))
     print("\nDecoding code first seen (capstone + timing model, host us per decoded instruction):\n")
     print("\n".join(decode_table(rows)))
+    print("\nThe first run of a program's build for each board in turn, one decode store for all (host us per "
+          "decoded instruction, copies included):\n")
+    print("\n".join(cross_board))
     start_program = STRETCH_PROGRAM if STRETCH_PROGRAM in programs else programs[0]
     print(f"\nStart to the first instruction ({start_program}; a fresh `mcusim run --max-cycles 1` process: Python, "
           f"imports, simulator, first block; cold = empty numba cache; warm = median of {max(repeat, 1)}):\n")

@@ -185,3 +185,20 @@ def test_a_cortex_m7_state_the_store_cannot_read_means_a_fresh_decode(firmware_b
     assert tables.keys() == fresh_tables.keys()
     for base in tables:
         assert np.array_equal(tables[base], fresh_tables[base]), f"window 0x{base:x}"
+
+
+@pytest.mark.parametrize("first, then", [("mcu-s", "mcu-m"), ("mps2-an500", "mcu-d")])
+def test_the_first_run_of_a_build_for_another_board_copies_the_same_code(firmware_build, first, then, tmp_path,
+                                                                         monkeypatch):
+    """The decode store finds the ranges another image shares (the same functions built for
+    another board of the core) and computes exactly what a fresh decode does."""
+    _run_with_store(firmware_build / first / "large-startup.elf", first, str(tmp_path), monkeypatch)
+    elf = firmware_build / then / "large-startup.elf"
+    fresh, fresh_tables, _ = _run_with_store(elf, then, "off", monkeypatch)
+    again, tables, decoder = _run_with_store(elf, then, str(tmp_path), monkeypatch)
+    assert decoder.instructions_copied > 0.8 * decoder.instructions_decoded
+    assert (again.exit_code, again.instructions, again.cycles, again.stdout) == \
+        (fresh.exit_code, fresh.instructions, fresh.cycles, fresh.stdout)
+    assert tables.keys() == fresh_tables.keys()
+    for base in tables:
+        assert np.array_equal(tables[base], fresh_tables[base]), f"{then} after {first}: window 0x{base:x}"

@@ -154,3 +154,43 @@ def test_a_store_keeps_at_most_max_rows(tmp_path, monkeypatch):
     assert len(store) == 3
     store.save()
     assert len(DecodeStore(tmp_path / "image.npz")) == 3
+
+
+def _file_with(path, numbers, after="null"):
+    store = DecodeStore(path)
+    for n in numbers:
+        store.put(_key(n), _rows(n), [], 2 * len(_rows(n)), after)
+    store.save()
+
+
+def test_a_range_missing_here_is_copied_from_another_image_and_kept_here(tmp_path):
+    """Rows do not depend on addresses: the same code in another image (another build, another
+    board) serves, and the copy is saved with this image so it does not need the other next time."""
+    folder = tmp_path / "decode" / "stamp"
+    _file_with(folder / "other.npz", [1, 2, 3], after='"other"')
+    store = DecodeStore(folder / "this.npz", decode_store._recent_siblings(folder / "this.npz"))
+    rows, _, _, after = store.get(_key(2))
+    assert np.array_equal(rows, _rows(2)) and after == '"other"'
+    assert store.get(_key(7)) is None
+    store.save()
+    (folder / "other.npz").unlink()
+    again = DecodeStore(folder / "this.npz")
+    assert len(again) == 1 and np.array_equal(again.get(_key(2))[0], _rows(2))
+
+
+def test_other_images_are_read_only_on_a_miss_and_only_the_most_recent(tmp_path, monkeypatch):
+    folder = tmp_path / "decode" / "stamp"
+    for i in range(decode_store.SIBLINGS + 2):
+        _file_with(folder / f"image{i}.npz", [100 + i])
+        os_time = 1_000_000 + i  # (image0 oldest)
+        decode_store.os.utime(folder / f"image{i}.npz", (os_time, os_time))
+    _file_with(folder / "this.npz", [5])
+    siblings = decode_store._recent_siblings(folder / "this.npz")
+    assert [p.name for p in siblings] == [f"image{i}.npz" for i in range(decode_store.SIBLINGS + 1, 1, -1)]
+    reads = []
+    monkeypatch.setattr(decode_store, "_read", lambda path, read=decode_store._read: reads.append(path) or read(path))
+    store = DecodeStore(folder / "this.npz", siblings)
+    assert store.get(_key(5)) is not None and reads == [folder / "this.npz"]
+    assert store.get(_key(100)) is None  # (image0: not among the most recent)
+    assert store.get(_key(100 + decode_store.SIBLINGS + 1)) is not None
+    assert reads[1:] == siblings

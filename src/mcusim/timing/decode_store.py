@@ -7,7 +7,11 @@ Cortex-M7, the dual-issue schedule it continues (the decoder's `_decode_code` ke
 in-process copies the same way), so a later run of the same image, on any board with the same
 core model, can copy them. The Cortex-M7 schedule carries on from one decode to the next, so
 each entry also keeps the schedule state the decode ended in (relative cycles and instruction
-contents, as JSON), which the decoder restores after copying the rows.
+contents, as JSON), which the decoder restores after copying the rows. Nothing in the rows
+depends on where the code is, so a range missing from the image's own file is also looked for
+in the SIBLINGS most recently used files of other images under the same model (the same
+library code in another build, or the same program built for another board), read on the
+first miss; what is found there is kept in the image's own file.
 
 One file per image and model, `<root>/decode/<stamp>/<image>.npz`, written whole (a temporary
 file renamed over it) after a run that decoded something new, read with NumPy's pickle-free
@@ -32,6 +36,7 @@ from ..machine.native import FIELDS, KIND
 from ..machine.numba_cache import package_stamp
 from .decoder import can_store
 
+SIBLINGS = 3  # other images' files of the same model (the most recently used) a range is looked for in
 MAX_BYTES = 256 << 20  # the whole store (files of other images and older mcusim versions included)
 MAX_ROWS = 1 << 19      # rows (halfwords) one image keeps, 64 MB in memory: code generated at run
 #                         time (firmware running away through RAM, a JIT) must not grow it without end
@@ -80,13 +85,24 @@ class DecodeStore:
     """The rows of one image's code ranges under one timing model: get() and put() by the
     decoder's chunk key, save() at the end of a run."""
 
-    def __init__(self, path: Path | None):
+    def __init__(self, path: Path | None, siblings: list[Path] = ()):
+        """`siblings`: other images' files a range missing from this one is looked for in (read
+        on the first miss; what is found there is kept in this image's file too)."""
         self.path = path
         self._entries: dict[bytes, tuple[np.ndarray, list, int, str]] = {}  # rows, specials, length, state after
         self._rows = 0  # in _entries
         self._added = False
+        self._siblings = list(siblings)
+        self._sibling_entries: dict | None = None
         if path is not None:
-            self._load()
+            entries = _read(path)
+            if entries:
+                self._entries = entries
+                self._rows = sum(len(entry[0]) for entry in entries.values())
+                try:
+                    os.utime(path)  # (recently used: pruned last)
+                except OSError:
+                    pass
 
     @classmethod
     def open(cls, image: str, model: str, root: Path | None = None) -> "DecodeStore":
@@ -95,50 +111,35 @@ class DecodeStore:
         if root is None:
             return cls(None)
         stamp = hashlib.sha256("\0".join([package_stamp(d) for d in _SOURCES] + [model]).encode()).hexdigest()[:24]
-        return cls(root / "decode" / stamp / f"{image}.npz")
+        path = root / "decode" / stamp / f"{image}.npz"
+        return cls(path, _recent_siblings(path))
 
     def get(self, key: tuple):
-        """(rows, specials, length, the timing model's state after them as JSON), or None."""
-        return self._entries.get(_key_digest(key))
+        """(rows, specials, length, the timing model's state after them as JSON), or None.
+        Rows do not depend on where the code is (see the module's docstring), so another image's
+        copy (the same library code, another board's build or the last build) serves as well."""
+        digest = _key_digest(key)
+        found = self._entries.get(digest)
+        if found is None and self._siblings:
+            if self._sibling_entries is None:
+                self._sibling_entries = _read_siblings(self._siblings)
+            found = self._sibling_entries.get(digest)
+            if found is not None:
+                self._add(digest, found)
+        return found
 
     def put(self, key: tuple, rows: np.ndarray, specials: list, length: int, after: str = "null") -> None:
-        if self._rows + len(rows) > MAX_ROWS:
+        self._add(_key_digest(key), (rows, list(specials), length, after))
+
+    def _add(self, digest: bytes, entry: tuple) -> None:
+        if self._rows + len(entry[0]) > MAX_ROWS:
             return
-        self._entries[_key_digest(key)] = (rows, list(specials), length, after)
-        self._rows += len(rows)
+        self._entries[digest] = entry
+        self._rows += len(entry[0])
         self._added = True
 
     def __len__(self) -> int:
         return len(self._entries)
-
-    def _load(self) -> None:
-        try:
-            with np.load(self.path, allow_pickle=False) as data:
-                digests, offsets, lengths, rows = data["digests"], data["offsets"], data["lengths"], data["rows"]
-                specials = json.loads(bytes(data["specials"]).decode("utf-8"))
-                states = json.loads(bytes(data["states"]).decode("utf-8"))
-            count = len(digests)
-            valid = (digests.dtype == np.uint8 and digests.shape == (count, 16)
-                     and offsets.dtype == lengths.dtype == rows.dtype == np.int64
-                     and offsets.shape == (count + 1,) and lengths.shape == (count,)
-                     and rows.ndim == 2 and rows.shape[1] == FIELDS and len(specials) == count
-                     and offsets[0] == 0 and offsets[-1] == len(rows) and bool(np.all(np.diff(offsets) > 0))
-                     and bool(np.all((rows[:, KIND] >= 0) & (rows[:, KIND] <= 3)))
-                     and all(_specials_valid(entry) for entry in specials)
-                     and isinstance(states, list) and len(states) == count
-                     and all(isinstance(state, str) for state in states))
-        except Exception:  # (missing, damaged or foreign: whatever NumPy, zipfile or json raise, no rows)
-            return
-        if not valid or len(rows) > MAX_ROWS:
-            return
-        self._rows = len(rows)
-        for i in range(count):
-            self._entries[digests[i].tobytes()] = (rows[offsets[i]: offsets[i + 1]], [tuple(s) for s in specials[i]],
-                                                int(lengths[i]), states[i])
-        try:
-            os.utime(self.path)  # (recently used: pruned last)
-        except OSError:
-            pass
 
     def save(self) -> None:
         """Write the file if this run added rows; silently nothing where it cannot be written."""
@@ -171,6 +172,54 @@ class DecodeStore:
                     pass
             return
         _prune(self.path.parents[1], keep=self.path)
+
+
+def _read(path: Path) -> dict | None:
+    """A store file's entries by digest, or None where it is missing, damaged or foreign."""
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            digests, offsets, lengths, rows = data["digests"], data["offsets"], data["lengths"], data["rows"]
+            specials = json.loads(bytes(data["specials"]).decode("utf-8"))
+            states = json.loads(bytes(data["states"]).decode("utf-8"))
+        count = len(digests)
+        valid = (digests.dtype == np.uint8 and digests.shape == (count, 16)
+                 and offsets.dtype == lengths.dtype == rows.dtype == np.int64
+                 and offsets.shape == (count + 1,) and lengths.shape == (count,)
+                 and rows.ndim == 2 and rows.shape[1] == FIELDS and len(specials) == count
+                 and offsets[0] == 0 and offsets[-1] == len(rows) and bool(np.all(np.diff(offsets) > 0))
+                 and bool(np.all((rows[:, KIND] >= 0) & (rows[:, KIND] <= 3)))
+                 and all(_specials_valid(entry) for entry in specials)
+                 and isinstance(states, list) and len(states) == count
+                 and all(isinstance(state, str) for state in states))
+    except Exception:  # (missing, damaged or foreign: whatever NumPy, zipfile or json raise, no rows)
+        return None
+    if not valid or len(rows) > MAX_ROWS:
+        return None
+    return {digests[i].tobytes(): (rows[offsets[i]: offsets[i + 1]], [tuple(s) for s in specials[i]],
+                                   int(lengths[i]), states[i]) for i in range(count)}
+
+
+def _recent_siblings(path: Path) -> list[Path]:
+    """The most recently used files of other images beside `path` (the same model and mcusim)."""
+    try:
+        found = [(other.stat().st_mtime, other) for other in path.parent.glob("*.npz") if other != path]
+    except OSError:
+        return []
+    return [other for _, other in sorted(found, reverse=True)[:SIBLINGS]]
+
+
+def _read_siblings(paths: list[Path]) -> dict:
+    """The entries of `paths`, the first file's first, MAX_ROWS at most."""
+    entries, rows = {}, 0
+    for path in paths:
+        found = _read(path) or {}
+        size = sum(len(entry[0]) for entry in found.values())
+        if rows + size > MAX_ROWS:
+            break
+        for digest, entry in found.items():
+            entries.setdefault(digest, entry)
+        rows += size
+    return entries
 
 
 def _specials_valid(entry) -> bool:
