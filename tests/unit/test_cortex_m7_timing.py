@@ -166,22 +166,35 @@ def test_a_state_exported_as_json_schedules_the_rest_alike_in_a_new_model(cut):
     for insn in stream[:cut]:
         first.cost(insn, previous)
         previous = insn
-    values = json.loads(json.dumps(first.export_state(first.last_address)))
-    assert values is not None and first.export_state(None) is None
-    second.import_state(values, previous.address)
+    text = json.dumps(first.export_state(first.last_address))
+    assert text != "null" and first.export_state(None) is None
+    second.import_state(text, previous.address)
     for insn, cost in zip(stream[cut:], expected[cut:]):
         assert second.cost(insn, previous) == cost, f"{insn.mnemonic} {insn.op_str} after a cut at {cut}"
         previous = insn
 
 
-@pytest.mark.parametrize("values", [
-    [1, [], []], "state", [1, [["ldr"]], [], [], [], []], [1, [], [["r0", "late"]], [], [], []],
-    [1, [], [], [], [], [7]], [True, [], [], [], [], []], [1, [], [["r0", 1 << 40]], [], [], []],
+VALID_OLDER = "[false, 1, false, false, false, false, false]"
+
+
+@pytest.mark.parametrize("text", [
+    "[1, null, []]", '"state"', '[1, [["ldr"]], [], [], [], []]', '[1, null, [["r0", "late"]], [], [], []]',
+    "[1, null, [], [], [], [7]]", "[true, null, [], [], [], []]", '[1, null, [["r0", 1099511627776]], [], [], []]',
+    "[1, [false, 1, false], [], [], [], []]", "[1, [false, true, false, false, false, false, false], [], [], [], []]",
+    "[1, [0, 1, false, false, false, false, false], [], [], [], []]", '[1, null, [["r0"]], [], [], []]',
+    f'[1, {VALID_OLDER}, [], [], [[3, 1]], []]', "[1, [", "",
 ])
-def test_a_state_that_is_not_one_is_refused_and_changes_nothing(timing, values):
+def test_a_state_that_is_not_one_is_refused_and_changes_nothing(timing, text):
     first, second = instructions("dependent_chain")
     timing.cost(first, None)
     before = timing.export_state(timing.last_address)
     with pytest.raises(ValueError):
-        timing.import_state(values, 0x2000)
+        timing.import_state(text, 0x2000)
     assert timing.export_state(first.address) == before
+
+
+def test_a_well_formed_state_is_read():
+    """(the refused states above fail for their damage alone)"""
+    timing = CortexM7Timing(core_timing_table(load_core("cortex-m7")))
+    timing.import_state(f'[1, {VALID_OLDER}, [["r0", 2]], [["r0", 0]], [], ["r0"]]', 0x2000)
+    assert timing.export_state(0x2000) == [1, json.loads(VALID_OLDER), [["r0", 2]], [["r0", 0]], [], ["r0"]]

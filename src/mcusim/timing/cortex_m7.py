@@ -13,7 +13,8 @@ kept in its F_REFILL. Every number comes from cores/cortex-m7.toml, where its so
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields, replace
+import json
+from dataclasses import dataclass, field, replace
 
 from capstone import arm as cs_arm
 
@@ -110,43 +111,25 @@ class _Pipeline:
                          dict(self.early), set(self.word_loaded))
 
 
-_INSN_FIELDS = [f for f in fields(_Insn) if f.name != "ident"]  # (content()'s order)
+PAIRING = ("single", "occupancy", "store", "mac", "branch", "fp", "shifter")  # what _pairs reads of the older
 
 
-def _insn_values(info: _Insn) -> list:
-    """`info`'s contents as JSON-able values (sets and dicts as sorted lists)."""
-    values = []
-    for f in _INSN_FIELDS:
-        value = getattr(info, f.name)
-        values.append(sorted(value.items()) if isinstance(value, dict) else
-                      sorted(value) if isinstance(value, set) else value)
-    return values
+def _pairing_values(p: "_Pipeline") -> list | None:
+    """What _pairs reads of the instructions issued in the last cycle: the older one's
+    PAIRING attributes when it issued alone (a second may join it), else None (none can)."""
+    return [getattr(p.issued[0], name) for name in PAIRING] if len(p.issued) == 1 else None
 
 
-def _insn_from_values(values) -> _Insn:
-    """The _Insn _insn_values gave `values` for; TypeError or ValueError for anything else."""
-    if not isinstance(values, list) or len(values) != len(_INSN_FIELDS):
-        raise ValueError("an instruction needs one value for each of its fields")
-    made = {}
-    for f, value in zip(_INSN_FIELDS, values):
-        kind = f.type
-        if kind == "set[str]":
-            made[f.name] = set(_registers(value))
-        elif kind == "dict[str, int]":
-            made[f.name] = {_registers([r])[0]: _int(c) for r, c in value}
-        elif kind == "int":
-            made[f.name] = _int(value)
-        elif kind == "bool":
-            if not isinstance(value, bool):
-                raise ValueError(f"{f.name} is not a bool")
-            made[f.name] = value
-        elif kind in ("str", "str | None"):
-            if not (isinstance(value, str) or value is None and kind == "str | None"):
-                raise ValueError(f"{f.name} is not a string")
-            made[f.name] = value
-        else:
-            raise ValueError(f"no reader for field {f.name} ({kind})")
-    return _Insn(**made)
+def _pairing_insn(values) -> "_Insn":
+    """An instruction with the PAIRING attributes `values` (what a restored pipeline needs of
+    its last issue); TypeError or ValueError for anything else."""
+    if not isinstance(values, list) or len(values) != len(PAIRING):
+        raise ValueError("the last issue is not a list of its pairing attributes")
+    made = dict(zip(PAIRING, values))
+    if not all(isinstance(made[name], bool) for name in PAIRING if name != "occupancy"):
+        raise ValueError("a pairing attribute is not a bool")
+    made["occupancy"] = _int(made["occupancy"])
+    return _Insn(name="(restored)", reads=set(), writes=set(), **made)
 
 
 def _int(value) -> int:
@@ -183,6 +166,7 @@ class CortexM7Timing:
         self._run: list[tuple[int, int, int]] = []  # (address, delta, waited) of each instruction costed in the run
         self._described: dict[int, _Insn] = {}  # Instruction.shape -> describe()
         self._idents: dict[tuple, int] = {}  # _Insn.content() -> its ident
+        self._imported: dict[str, _Pipeline] = {}  # import_state's JSON -> the pipeline it gave
         # Schedules from an empty pipeline (block starts) as a tree of the instructions issued:
         # node -> the pipeline after them, and (node, ident) -> (the node after it, delta, waited).
         self._nodes: list[_Pipeline] = [_Pipeline()]
@@ -215,37 +199,45 @@ class CortexM7Timing:
         return self._last_address
 
     def export_state(self, previous_address: int | None):
-        """What state_key says of the pipeline that continues after the instruction at
-        `previous_address` (None: an empty one), as JSON-able values that outlive this process
-        (instructions by their contents, not idents): the decode store keeps it with a decode's
-        rows, keyed by the state it started from and restoring the state it ended in."""
+        """What scheduling the successor of the instruction at `previous_address` reads of the
+        pipeline (None: an empty one), as JSON-able values that outlive this process: ready
+        times relative to the last issue (older than FORGOTTEN_CYCLES: as never written) and
+        what pairing reads of the last issue cycle (_pairing_values). The decode store keeps it
+        with a decode's rows, keyed by the state the decode started from and restoring the one it
+        ended in; equal values schedule alike."""
         if previous_address is None or previous_address != self._last_address:
             return None
         p = self._pipeline
 
         def relative(cycles: dict) -> list:
             return sorted([r, c - p.cycle] for r, c in cycles.items() if c > p.cycle - FORGOTTEN_CYCLES)
-        return [p.free - p.cycle, [_insn_values(info) for info in p.issued], relative(p.ready),
-                relative(p.written_at), relative(p.early), sorted(p.word_loaded)]
+        return [p.free - p.cycle, _pairing_values(p), relative(p.ready), relative(p.written_at), relative(p.early),
+                sorted(p.word_loaded)]
 
-    def import_state(self, values, last_address: int | None) -> None:
-        """Carry on as after the instruction at `last_address` in the state export_state gave
-        (None: an empty pipeline). ValueError, and nothing changed, where `values` is not such a
-        state (a damaged store)."""
+    def import_state(self, text: str, last_address: int | None) -> None:
+        """Carry on as after the instruction at `last_address` in the state export_state gave,
+        as JSON `text` ("null": an empty pipeline). ValueError, and nothing changed, where it is
+        not such a state (a damaged store). Each distinct text is read and checked once."""
+        pipeline = self._imported.get(text)
+        if pipeline is None:
+            pipeline = self._pipeline_from(json.loads(text))
+            if len(self._imported) >= 1 << 14:
+                self._imported.clear()
+            self._imported[text] = pipeline
+        self._pipeline = pipeline.copy()
+        self._last_address = None if text == "null" else last_address
+
+    def _pipeline_from(self, values) -> _Pipeline:
         if values is None:
-            self._pipeline, self._last_address = _Pipeline(), None
-            return
+            return _Pipeline()
         try:
-            free, issued, ready, written_at, early, word_loaded = values
+            free, pairing, ready, written_at, early, word_loaded = values
             base = FORGOTTEN_CYCLES  # (any base >= 0 schedules alike: only differences are compared)
-            pipeline = _Pipeline(base, [self._known(_insn_from_values(v)) for v in issued], base + _int(free),
-                                 _cycles(ready, base), _cycles(written_at, base), _cycles(early, base),
-                                 set(_registers(word_loaded)))
+            issued = [] if pairing is None else [self._known(_pairing_insn(pairing))]
+            return _Pipeline(base, issued, base + _int(free), _cycles(ready, base), _cycles(written_at, base),
+                             _cycles(early, base), set(_registers(word_loaded)))
         except (TypeError, ValueError) as error:
             raise ValueError(f"not a Cortex-M7 pipeline state: {error}") from None
-        if len(pipeline.issued) > 2:
-            raise ValueError("not a Cortex-M7 pipeline state: more than two instructions in a cycle")
-        self._pipeline, self._last_address = pipeline, last_address
 
     def _known(self, info: "_Insn") -> "_Insn":
         """`info` with the ident of equal contents in this process."""

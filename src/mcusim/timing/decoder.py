@@ -216,7 +216,7 @@ class Decoder:
         if hasattr(self.timing, "import_state"):
             last = start + length - (4 if rows[-1, KIND] == KIND_CONTINUATION else 2)
             try:
-                self.timing.import_state(json.loads(after), last)
+                self.timing.import_state(after, last)
             except ValueError:
                 return None
         return rows, specials, length, None
