@@ -2,8 +2,10 @@
 tfl_ops_opt.c, their instructions in plain C off the Arm target), compiled for the host: bit for
 bit what the TFLite Micro interpreter computes on the converter-made models, and what the numpy
 reference computes on random single-node models of every operator, in both kernel variants."""
+import functools
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -24,16 +26,32 @@ ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"
 
 
+FLAGS = ["-std=c11", "-O1", "-Wall", "-Wextra", "-Werror", "-Wno-unused-const-variable",
+         f"-I{ROOT / 'firmware' / 'tinyml'}"]
+
+
+@functools.lru_cache(maxsize=None)
+def kernel_objects(gcc: str) -> tuple[str, ...]:
+    """The kernels and the host driver compiled once for the session (each example then
+    compiles only its generated model.c: most of a compile's time was the kernels)."""
+    out = Path(tempfile.mkdtemp(prefix="tfl-kernels-"))
+    objects = []
+    for source in (ROOT / "firmware" / "tinyml" / "tfl_ops.c", ROOT / "firmware" / "tinyml" / "tfl_ops_opt.c",
+                   DATA / "c" / "tfl_host_main.c"):
+        obj = out / f"{source.stem}.o"
+        done = subprocess.run([gcc, *FLAGS, "-c", str(source), "-o", str(obj)], capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr[-4000:]
+        objects.append(str(obj))
+    return tuple(objects)
+
+
 def run_generated(model, inputs, work: Path, variant: str = "ref") -> bytes:
     """Compile the model's C with the kernels and a host driver; the outputs' bytes."""
     gcc = require_tool("gcc")
     (work / "model.c").write_text(generate(model, variants={op.index: variant for op in model.operators}))
     exe = work / "model"
-    done = subprocess.run([gcc, "-std=c11", "-O1", "-Wall", "-Wextra", "-Werror", "-Wno-unused-const-variable",
-                           f"-I{ROOT / 'firmware' / 'tinyml'}", str(work / "model.c"),
-                           str(ROOT / "firmware" / "tinyml" / "tfl_ops.c"),
-                           str(ROOT / "firmware" / "tinyml" / "tfl_ops_opt.c"), str(DATA / "c" / "tfl_host_main.c"),
-                           "-o", str(exe)], capture_output=True, text=True)
+    done = subprocess.run([gcc, *FLAGS, str(work / "model.c"), *kernel_objects(gcc), "-o", str(exe)],
+                          capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-4000:]
     files = []
     for i, x in enumerate(inputs):
