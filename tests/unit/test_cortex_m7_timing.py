@@ -169,6 +169,7 @@ def test_a_state_exported_as_json_schedules_the_rest_alike_in_a_new_model(cut):
     text = json.dumps(first.export_state(first.last_address))
     assert text != "null" and first.export_state(None) is None
     second.import_state(text, previous.address)
+    assert second.state_text(previous.address) == text == json.dumps(second.export_state(previous.address))
     for insn, cost in zip(stream[cut:], expected[cut:]):
         assert second.cost(insn, previous) == cost, f"{insn.mnemonic} {insn.op_str} after a cut at {cut}"
         previous = insn

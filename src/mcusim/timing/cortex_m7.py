@@ -167,6 +167,7 @@ class CortexM7Timing:
         self._described: dict[int, _Insn] = {}  # Instruction.shape -> describe()
         self._idents: dict[tuple, int] = {}  # _Insn.content() -> its ident
         self._imported: dict[str, _Pipeline] = {}  # import_state's JSON -> the pipeline it gave
+        self._imported_text: str | None = None  # the JSON of the state last imported, while it stands
         # Schedules from an empty pipeline (block starts) as a tree of the instructions issued:
         # node -> the pipeline after them, and (node, ident) -> (the node after it, delta, waited).
         self._nodes: list[_Pipeline] = [_Pipeline()]
@@ -192,6 +193,7 @@ class CortexM7Timing:
         """Carry on as after costing up to the instruction at `last_address` (a decode copied)."""
         self._pipeline = pipeline.copy()
         self._last_address = last_address
+        self._imported_text = None
 
     @property
     def last_address(self) -> int | None:
@@ -226,6 +228,16 @@ class CortexM7Timing:
             self._imported[text] = pipeline
         self._pipeline = pipeline.copy()
         self._last_address = None if text == "null" else last_address
+        self._imported_text = text  # (what state_text gives until cost() changes the pipeline)
+
+    def state_text(self, previous_address: int | None) -> str:
+        """export_state as JSON text: after a copy, the text it restored (equal values give
+        equal text), so a run of copied ranges exports nothing."""
+        if previous_address is None or previous_address != self._last_address:
+            return "null"
+        if self._imported_text is not None:
+            return self._imported_text
+        return json.dumps(self.export_state(previous_address))
 
     def _pipeline_from(self, values) -> _Pipeline:
         if values is None:
@@ -511,6 +523,7 @@ class CortexM7Timing:
         decided_at = pipeline.written_at.get(info.decided_by) if info.decided_by else None
         delta, waited = self._issue(pipeline, info)
         self._last_address = insn.address
+        self._imported_text = None
         self._run.append((insn.address, delta, waited))
         mispredict = 0
         if info.branch:

@@ -167,8 +167,8 @@ class Decoder:
         if store is not None:
             before = self._instruction_before(start) if self.timing is not None else None
             state = ()
-            if hasattr(self.timing, "export_state"):
-                state = json.dumps(self.timing.export_state(before[0] if before is not None else None))
+            if hasattr(self.timing, "state_text"):
+                state = self.timing.state_text(before[0] if before is not None else None)
             key = (code, end - start, before[1] if before is not None else None, state)
         else:
             previous = self._decoded_before(start) if self.timing is not None else None
