@@ -67,7 +67,6 @@ from mcusim.elf import ElfImage
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import where_time_goes  # noqa: E402
 
-STORES = None  # the benchmark's decode stores (a new folder each run)
 ROOT = Path(__file__).resolve().parents[1]
 PROGRAMS = ("bench", "bench-dsp", "bench-table", "bench-float", "coremark-like", "dhrystone-like", "large-startup",
             "printf-uart", "micro_speech-opt", "kws_dscnn-opt", "person_detection-opt")
@@ -246,19 +245,25 @@ def build(programs: list[str], boards: list[str]) -> None:
                     *targets], check=True)
 
 
-def measure_speed(boards: list[str], programs: list[str], repeat: int) -> dict:
-    """Per (board, program): instructions, medians and decode cost; checks the outputs agree."""
+def decode_us(seconds: dict, counts: dict) -> float | None:
+    """Host us per decoded instruction of an instrumented run (where_time_goes.measure)."""
+    decoded = counts["instructions decoded"]
+    decode = seconds.get("decode: capstone", 0.0) + seconds.get("decode: timing model", 0.0)
+    return 1e6 * decode / decoded if decoded else None
+
+
+def measure_speed(boards: list[str], programs: list[str], repeat: int, stores: str) -> dict:
+    """Per (board, program): instructions, medians and decode cost; checks the outputs agree.
+    Each image gets a new decode store in folder `stores`."""
     rows = {}
     for board in boards:
         for program in programs:
             elf = ROOT / "firmware" / "build" / board / f"{program}.elf"
             # a decode store of its own: the first run is a first decode, the second an image seen before
-            os.environ["MCUSIM_DECODE_CACHE"] = tempfile.mkdtemp(prefix="decode-", dir=STORES)
+            os.environ["MCUSIM_DECODE_CACHE"] = tempfile.mkdtemp(prefix="decode-", dir=stores)
             seconds, counts, warm_up = where_time_goes.measure(str(elf), board)  # untimed, instrumented
             assert warm_up.exit_code == 0, f"{board} {program}: {warm_up.exit_detail}"
-            decode = seconds.get("decode: capstone", 0.0) + seconds.get("decode: timing model", 0.0)
             again, counts_again, _ = where_time_goes.measure(str(elf), board)  # the image seen before
-            decode_again = again.get("decode: capstone", 0.0) + again.get("decode: timing model", 0.0)
             ours, plain, qemu = [], [], []
             for _ in range(repeat):
                 result = mcusim.run(elf, board)
@@ -274,29 +279,27 @@ def measure_speed(boards: list[str], programs: list[str], repeat: int) -> dict:
             rows[board, program] = {"instructions": result.instructions, "mcusim": median(ours),
                                     "unicorn": median(plain), "qemu": median(qemu),
                                     "decoded": counts["instructions decoded"],
-                                    "decode_us": 1e6 * decode / counts["instructions decoded"]
-                                    if counts["instructions decoded"] else None,
-                                    "decode_again_us": 1e6 * decode_again / counts_again["instructions decoded"]
-                                    if counts_again["instructions decoded"] else None,
+                                    "decode_us": decode_us(seconds, counts),
+                                    "decode_again_us": decode_us(again, counts_again),
                                     "copied": counts_again["instructions copied"]}
             print(f"  measured {board} {program}", file=sys.stderr, flush=True)
     return rows
 
 
-def cross_board_table(boards: list[str], programs: list[str]) -> list[str]:
-    """Each program's first run on each board in turn, one decode store for all (a user's cache):
-    how much of each board's build the builds for the boards before it already decoded."""
+def cross_board_table(boards: list[str], programs: list[str], stores: str) -> list[str]:
+    """Each program's first run on each board in turn, one decode store for all (a user's cache,
+    a new one in folder `stores`): how much of each board's build the builds for the boards
+    before it already decoded."""
     lines = ["| program | board | instructions decoded | copied from the boards before | us per instruction |",
              "|---|---|---|---|---|"]
     for program in programs:
-        os.environ["MCUSIM_DECODE_CACHE"] = tempfile.mkdtemp(prefix="decode-", dir=STORES)
+        os.environ["MCUSIM_DECODE_CACHE"] = tempfile.mkdtemp(prefix="decode-", dir=stores)
         for board in boards:
             elf = ROOT / "firmware" / "build" / board / f"{program}.elf"
             seconds, counts, _ = where_time_goes.measure(str(elf), board)
-            decode = seconds.get("decode: capstone", 0.0) + seconds.get("decode: timing model", 0.0)
             decoded, copied = counts["instructions decoded"], counts["instructions copied"]
             lines.append(f"| {program} | {board} | {decoded:,} | {copied:,} ({100 * copied / max(decoded, 1):.0f} %) | "
-                         f"{fmt(1e6 * decode / decoded if decoded else None, 1)} |")
+                         f"{fmt(decode_us(seconds, counts), 1)} |")
     return lines
 
 
@@ -369,13 +372,12 @@ def main() -> None:
         print("\n".join(start_table(boards, program, repeat)))
         return
     build(programs, boards)
-    global STORES  # decode stores of earlier runs would make the first run of an image not a first decode
-    STORES = tempfile.mkdtemp(prefix="speed-decode-")
+    stores = tempfile.mkdtemp(prefix="speed-decode-")  # (an earlier store would make a first run no first decode)
     try:
-        rows = measure_speed(boards, programs, repeat)
-        cross_board = cross_board_table(boards, programs)
+        rows = measure_speed(boards, programs, repeat, stores)
+        cross_board = cross_board_table(boards, programs, stores)
     finally:
-        shutil.rmtree(STORES, ignore_errors=True)
+        shutil.rmtree(stores, ignore_errors=True)
 
     print(f"Speed (medians of {repeat} alternating runs; mcusim s is the run from first decode to stop):\n")
     print("\n".join(speed_table(rows)))

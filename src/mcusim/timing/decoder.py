@@ -6,7 +6,6 @@ block's cost into one subtraction in the native hook.
 from __future__ import annotations
 
 import bisect
-import json
 
 import numpy as np
 from capstone import CS_ARCH_ARM, CS_MODE_MCLASS, CS_MODE_THUMB, Cs
@@ -190,9 +189,9 @@ class Decoder:
                     after = self.timing.saved_state() if hasattr(self.timing, "saved_state") else None
                     self._chunks[key] = (rows, specials, stop - start, after)
                 if store is not None:
-                    after = self.timing.export_state(self.timing.last_address) \
-                        if hasattr(self.timing, "export_state") else None
-                    store.put(key, rows, specials, stop - start, json.dumps(after))
+                    after = self.timing.state_text(self.timing.last_address) \
+                        if hasattr(self.timing, "state_text") else "null"
+                    store.put(key, rows, specials, stop - start, after)
             return
         rows, specials, length, after = cached
         written = self.instructions_decoded
@@ -201,8 +200,7 @@ class Decoder:
         for offset, mnemonic, operands in specials:
             self._note_special(start + offset, mnemonic, operands)
         if after is not None:  # the timing model carries on after the block's last instruction
-            last = start + length - (4 if rows[-1, KIND] == KIND_CONTINUATION else 2)
-            self.timing.restore_state(after, last)
+            self.timing.restore_state(after, _last_start(start, length, rows))
         self._snapshot(dirty, start, code[: end - start])
 
     def _from_store(self, store, key: tuple, start: int):
@@ -214,9 +212,8 @@ class Decoder:
             return None
         rows, specials, length, after = found
         if hasattr(self.timing, "import_state"):
-            last = start + length - (4 if rows[-1, KIND] == KIND_CONTINUATION else 2)
             try:
-                self.timing.import_state(after, last)
+                self.timing.import_state(after, _last_start(start, length, rows))
             except ValueError:
                 return None
         return rows, specials, length, None
@@ -443,6 +440,11 @@ class Decoder:
         self._states.clear()
 
 
+def _last_start(start: int, length: int, rows: np.ndarray) -> int:
+    """The address of the last instruction of `length` bytes decoded at `start` into `rows`."""
+    return start + length - (4 if rows[-1, KIND] == KIND_CONTINUATION else 2)
+
+
 def _instruction_count(rows: np.ndarray) -> int:
     return len(rows) - int(np.count_nonzero(rows[:, KIND] == KIND_CONTINUATION))
 
@@ -451,8 +453,8 @@ def can_store(timing) -> bool:
     """Whether a decode's rows can be kept across runs under this timing model: they depend on
     nothing but their bytes and the instruction before (the fixed cost and the Cortex-M4 model),
     or the model's state carried from one decode to the next can be kept with them (the
-    Cortex-M7 schedule: export_state)."""
-    return not hasattr(timing, "saved_state") or hasattr(timing, "export_state")
+    Cortex-M7 schedule: state_text and import_state)."""
+    return not hasattr(timing, "saved_state") or hasattr(timing, "state_text")
 
 
 def may_move_sp(mnemonic: str, operands: str) -> int:
