@@ -54,10 +54,12 @@ STORE_LOOP = bytes.fromhex("4254" "0131" "9942" "fbd1" "fee7")  # strb r2,[r0,r1
 
 
 @pytest.mark.parametrize("board_name", board_names())
-def test_stores_to_ram_do_not_retranslate_flash_code_at_the_same_offset(board_name):
+@pytest.mark.parametrize("data_pages", [False, True])
+def test_stores_to_ram_do_not_retranslate_flash_code_at_the_same_offset(board_name, data_pages):
     """Unicorn gave a mapping larger than an earlier one the internal addresses of another, so
     stores to RAM discarded the translated flash code at the same offset (mcu-d: DTCM and flash):
-    each block must be translated once."""
+    each block must be translated once, also with the flash split into RAM and MMIO pieces
+    (flash_data_pages.py)."""
     from unicorn import UC_ARCH_ARM, UC_HOOK_EDGE_GENERATED, UC_MODE_MCLASS, UC_MODE_THUMB, Uc
     from unicorn.arm_const import UC_ARM_REG_R0, UC_ARM_REG_R3
 
@@ -69,7 +71,7 @@ def test_stores_to_ram_do_not_retranslate_flash_code_at_the_same_offset(board_na
     for ram in (r for r in board.memory if board.storage_region(r).kind == "ram" and r.size_bytes > offset + 0x100
                 and board.storage_region(r) != flash):
         uc = Uc(UC_ARCH_ARM, UC_MODE_THUMB | UC_MODE_MCLASS)
-        memory = MemoryMap(uc, board)
+        memory = MemoryMap(uc, board, {flash.name: [(0x2000, 0x6000)]} if data_pages else None)
         memory.buffers[flash.name][offset:offset + len(STORE_LOOP)] = list(STORE_LOOP)
         translated = []
         uc.hook_add(UC_HOOK_EDGE_GENERATED, lambda _uc, block, _previous, _data: translated.append(block.pc))

@@ -53,6 +53,9 @@ class FakeMachine:
     def debug_span(self, address, write=False):
         return max(0, len(self.uc.memory) - address)
 
+    def read_memory(self, address, size):
+        return bytes(self.uc.mem_read(address, size))
+
 
 def put(machine, address, *words):
     machine.uc.mem_write(address, struct.pack(f"<{len(words)}I", *words))

@@ -167,7 +167,7 @@ class ExceptionUnit:
 
     # entry and return -----------------------------------------------------------------
     def _read_word(self, address: int) -> int:
-        return int.from_bytes(self.uc.mem_read(address, 4), "little")
+        return int.from_bytes(self.machine.read_memory(address, 4), "little")
 
     def _write_word(self, address: int, value: int) -> None:
         self.uc.mem_write(address, (value & 0xFFFFFFFF).to_bytes(4, "little"))

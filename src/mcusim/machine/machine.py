@@ -20,7 +20,7 @@ import numpy as np
 from unicorn import (UC_ARCH_ARM, UC_ERR_EXCEPTION, UC_ERR_FETCH_PROT, UC_ERR_FETCH_UNMAPPED,
                      UC_ERR_INSN_INVALID, UC_ERR_READ_PROT, UC_ERR_READ_UNMAPPED, UC_ERR_WRITE_PROT,
                      UC_ERR_WRITE_UNMAPPED, UC_HOOK_CODE, UC_HOOK_INTR, UC_HOOK_MEM_INVALID, UC_MODE_MCLASS, UC_MODE_THUMB,
-                     Uc, UcError)
+                     UC_QUERY_PAGE_SIZE, Uc, UcError)
 from unicorn import arm_const as A
 
 from ..analysis import swo as swo_stream
@@ -44,6 +44,7 @@ from .build import build_captures, build_devices
 from .chip import MachineChip
 from .exceptions import (BUSFAULT, DIVBYZERO, HARDFAULT, IBUSERR, INVSTATE, NOCP, PRECISERR, SVCALL, UNDEFINSTR,
                          MEMMANAGE, USAGEFAULT, ExceptionUnit, Lockup, exception_name)
+from .flash_data_pages import FlashDataPages, data_page_runs
 from .flash_timing import FlashLatencyError, FlashTiming
 from .memory import MemoryMap
 from .registers import UNICORN_REGISTERS as _REGISTER_IDS
@@ -220,7 +221,9 @@ class Machine:
         self.fpu_present = True
         self.uc = Uc(UC_ARCH_ARM, UC_MODE_THUMB | UC_MODE_MCLASS)
         self.uc.ctl_set_cpu_model(getattr(A, core.unicorn_cpu_model))
-        self.memory = MemoryMap(self.uc, board)
+        timed_flash = bool(board.flash_ports) and core.timing_model != "one_cycle_per_instruction"
+        data_runs = data_page_runs(image, board, self.uc.query(UC_QUERY_PAGE_SIZE)) if timed_flash else None
+        self.memory = MemoryMap(self.uc, board, data_runs)
         self.memory.load(image)
 
         self.state = N.NativeState()
@@ -268,6 +271,7 @@ class Machine:
         self.flash_timing = self.flash_ports[0] if self.flash_ports else None  # the main port
         self.state[N.LAZY_FP_CYCLES] = core.exception_fp_context_cycles
         self._memory_hooks: list[int] = []
+        self.flash_data_pages = FlashDataPages(self.uc, self.memory, self.state)
         self.traffic_banks = self._traffic_table() if memory_traffic else []  # the banks counted, by index
         self._hooks_stale = False
         self._divide_trap_stale = False
@@ -416,9 +420,10 @@ class Machine:
         self._memory_hooks = []
         for port in self.flash_ports:
             flash_reads, ram_reads, ram_writes = port.hooks_needed
-            if flash_reads:
-                for start, end in port.ranges:
-                    self._memory_hooks.append(N.register_flash_read_hook(self.uc, self.state, start, end - 1))
+            for start, end in port.ranges:
+                for begin, stop in self.flash_data_pages.timed(start, end, flash_reads):
+                    if flash_reads:
+                        self._memory_hooks.append(N.register_flash_read_hook(self.uc, self.state, begin, stop - 1))
             if ram_reads:
                 for start, end in port.ram_ranges:
                     self._memory_hooks.append(
@@ -433,6 +438,7 @@ class Machine:
         """The shared buffer moved: every native hook gets the new address."""
         N.unregister_hook(self.uc, self._hook_handle)
         self._hook_handle = N.register_block_hook(self.uc, self.state, self.hook_features)
+        self.flash_data_pages.moved()
         self._register_memory_hooks()
         for block, handle in self._exact_pc_blocks.items():
             if handle is not None:
@@ -590,7 +596,7 @@ class Machine:
         self.request_stop()
 
     def read_memory(self, address: int, size: int) -> bytes:
-        return bytes(self.uc.mem_read(address, size))
+        return self.memory.read(address, size)
 
     def peek(self, address: int, size: int) -> bytes:
         """What can be read of [address, address+size), a halfword at a time from `address`

@@ -8,30 +8,64 @@ from unicorn import UC_PROT_ALL, UC_PROT_EXEC, UC_PROT_READ
 from ..elf import ElfError, ElfImage
 
 
-def mapping_order(regions) -> list:
-    """The regions from largest to smallest. Unicorn 2 (QEMU 5's exec.c ram_block_add) gives each
+def mapping_order(pieces) -> list:
+    """The RAM mappings, (address, size, ...), from largest to smallest. Unicorn 2 (QEMU 5's exec.c ram_block_add) gives each
     mapping the offset just past the list's last block in its internal RAM address space, but
     keeps that list sorted by size: a mapping larger than one before it lands on addresses another
     mapping already has. Code translated from one and stores to the other then share addresses,
     so every store to the RAM retranslates the code at the same offset (measured: mcu-d's flash
     and DTCM, 94,000 translations of 579 blocks in one CoreMark-like run). Largest first, each
     mapping goes to the end of the list and gets addresses of its own."""
-    return sorted(regions, key=lambda r: -r.size_bytes)
+    return sorted(pieces, key=lambda piece: -piece[1])
 
 
 class MemoryMap:
-    def __init__(self, uc, board):
+    def __init__(self, uc, board, data_runs: dict[str, list[tuple[int, int]]] | None = None):
+        """`data_runs`: per storage region, [start, end) offsets to map as MMIO rather than RAM
+        (flash_data_pages.py); the rest of each region (and its aliases) is mapped as RAM on the
+        host buffer, every RAM piece largest first (mapping_order)."""
         self.uc = uc
         self.board = board
         self.buffers: dict[str, np.ndarray] = {}
         self.loaded: list[tuple[str, int, int]] = []  # (storage region, start offset, end offset)
-        for region in mapping_order(board.memory):
+        self.mmio_pieces: list[tuple[int, int, str, int]] = []  # (address, size, storage region, offset)
+        data_runs = data_runs or {}
+        ram_pieces = []
+        for region in board.memory:
             storage = board.storage_region(region)
             if storage.name not in self.buffers:
                 fill = 0xFF if storage.kind == "flash" else 0x00  # erased flash reads as 0xFF
                 self.buffers[storage.name] = np.full(storage.size_bytes, fill, np.uint8)
             perms = UC_PROT_READ | UC_PROT_EXEC if storage.kind == "flash" else UC_PROT_ALL
-            uc.mem_map_ptr(region.base, region.size_bytes, perms, self.buffers[storage.name].ctypes.data)
+            at = 0
+            for start, end in data_runs.get(storage.name, []):
+                end = min(end, region.size_bytes)
+                if start >= end:
+                    continue
+                if start > at:
+                    ram_pieces.append((region.base + at, start - at, perms, storage.name, at))
+                self.mmio_pieces.append((region.base + start, end - start, storage.name, start))
+                at = end
+            if at < region.size_bytes:
+                ram_pieces.append((region.base + at, region.size_bytes - at, perms, storage.name, at))
+        for address, size, perms, name, offset in mapping_order(ram_pieces):
+            uc.mem_map_ptr(address, size, perms, self.buffers[name].ctypes.data + offset)
+
+    def in_mmio_piece(self, address: int, length: int) -> bool:
+        return any(address < a + size and a < address + length for a, size, _, _ in self.mmio_pieces)
+
+    def read(self, address: int, size: int) -> bytes:
+        """`size` bytes at `address` as a debugger reads them: from the storage where MMIO pieces
+        lie (Unicorn would call their read callback, which times a data read)."""
+        if self.mmio_pieces and self.in_mmio_piece(address, size):
+            pieces = self.board.regions_covering(address, size)
+            if pieces is not None:
+                out = bytearray()
+                for region, start, end in pieces:
+                    buffer = self.buffers[self.board.storage_region(region).name]
+                    out += buffer[start - region.base: end - region.base].tobytes()
+                return bytes(out)
+        return bytes(self.uc.mem_read(address, size))
 
     def regions_text(self) -> str:
         return ", ".join(f"{r.name} 0x{r.base:08x}-0x{r.end - 1:08x}" for r in sorted(self.board.memory, key=lambda r: r.base))
@@ -72,4 +106,4 @@ class MemoryMap:
         return True
 
     def read_word(self, address: int) -> int:
-        return int.from_bytes(self.uc.mem_read(address, 4), "little")
+        return int.from_bytes(self.read(address, 4), "little")

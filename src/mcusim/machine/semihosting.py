@@ -134,7 +134,7 @@ class Semihosting:
     def _memory(self, address: int, length: int, result: int = -1) -> bytes:
         if length > self.machine.debug_span(address):
             raise _Fault(address, length, False, result)
-        return bytes(self.machine.uc.mem_read(address, length)) if length else b""
+        return self.machine.read_memory(address, length) if length else b""
 
     def _check_writable(self, address: int, length: int, result: int = -1) -> None:
         if length > self.machine.debug_span(address, write=True):
@@ -171,7 +171,7 @@ class Semihosting:
         span = self.machine.debug_span(address)
         out = bytearray()
         while len(out) < span:
-            chunk = bytes(self.machine.uc.mem_read(address + len(out), min(STRING_CHUNK, span - len(out))))
+            chunk = self.machine.read_memory(address + len(out), min(STRING_CHUNK, span - len(out)))
             end = chunk.find(0)
             if end >= 0:
                 return bytes(out + chunk[:end])

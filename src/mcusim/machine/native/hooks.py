@@ -11,6 +11,8 @@ from typing import NamedTuple
 import llvmlite.binding
 import numpy as np
 from numba import carray, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 from unicorn.arm_const import UC_ARM_REG_CONTROL, UC_ARM_REG_EPSR, UC_ARM_REG_SP
 from unicorn.unicorn_py3.unicorn import uclib
 
@@ -23,7 +25,7 @@ from .layout import (
     E_START_ADJUST, E_START_FLAGS, E_UNMASK, E_WIDE_FIRST, FL_BLOCK_LINES, FL_BLOCK_START, FL_PORT_COUNT,
     FPU_ENABLED, F_CYCLES, F_DIVIDE, INSTRUCTIONS, LAZY_FP_AT, LAZY_FP_PENDING, LSU_TOTAL, PENDING_MASKED,
     PREVIOUS_BRANCH_AT, PREVIOUS_END, PREVIOUS_ISB, PREVIOUS_SP_WRITE, PREVIOUS_UNMASK, PROFILE_TABLE, PSP_HIGHEST,
-    PSP_LOWEST, PSP_LOWEST_AT, P_ENABLED, ON_PROCESS_STACK, PAID_FROM, PAID_TO, SP_SELECT,
+    PSP_LOWEST, PSP_LOWEST_AT, P_ENABLED, RUN_BASE, RUN_BYTES, RUN_STATE, RUN_TIMED, DATA_RUN, ON_PROCESS_STACK, PAID_FROM, PAID_TO, SP_SELECT,
     SAMPLE_BLOCK_START, SAMPLE_NEXT, SAMPLE_TABLE, SCRATCH, SP_FLOOR, SP_LOWEST, SP_LOWEST_AT, STEP_LIMIT,
     STOP_ADDRESS, STOP_REASON,
     STOP_SIZE, TOTAL_LENGTH, TRACE_HELD, TRACE_TABLE, TRAFFIC_BANK, TRAFFIC_BYTES, TRAFFIC_COUNTER, TRAFFIC_END, TRAFFIC_RANGE,
@@ -248,16 +250,76 @@ def _restore_it_state(uc, header):
     _uc_reg_write(uc, UC_ARM_REG_EPSR, header.ctypes.data + 8 * SCRATCH)
 
 
+@njit
+def _transfers(address, size):
+    """The reads an access of `size` bytes at `address` makes of an MMIO page: QEMU splits an
+    unaligned access into the two aligned ones around it, and each into reads of 4 bytes at most:
+    (first address, step, count)."""
+    first = address & ~(size - 1)
+    step = min(size, 4)
+    return first, step, (1 if first == address else 2) * max(size // 4, 1)
+
+
 @cfunc(MEMORY_HOOK_SIGNATURE)
 def flash_read_hook(uc, access, address_u64, size, value, user_data):
-    """A data read from flash (registered on the flash ranges only while data reads wait)."""
+    """A data read from flash (registered on the flash ranges that hold code, only while data
+    reads wait), timed as the reads of 32 bits at most that flash_data_page_read sees for it."""
     header = carray(user_data, (DATA_START,), np.int64)
     st = carray(user_data, (header[TOTAL_LENGTH],), np.int64)
-    wait = flash_data_read(st, np.int64(address_u64))
+    wait = np.int64(0)
+    first, step, count = _transfers(np.int64(address_u64), np.int64(size))
+    for k in range(count):
+        wait += flash_data_read(st, first + step * k)
     _restore_it_state(uc, header)
     st[CYCLES] += wait
     st[LSU_TOTAL] += wait  # DWT LSUCNT counts the extra cycles of loads and stores
     st[DATA_WAIT_TOTAL] += wait
+
+
+@intrinsic
+def _pointer(typingctx, address):
+    """The host address `address` (an int64 slot) as a pointer, for carray."""
+    def codegen(context, builder, signature, args):
+        return builder.inttoptr(args[0], cgutils.voidptr_t)
+    return types.voidptr(types.int64), codegen
+
+
+MMIO_READ_SIGNATURE = types.uint64(types.voidptr, types.uint64, types.uint32, types.voidptr)
+
+
+@cfunc(MMIO_READ_SIGNATURE)
+def flash_data_page_read(uc, offset_u64, size_u32, user_data):
+    """A data read of a flash page that holds no code (machine/flash_data_pages.py): the bytes
+    from the flash's storage, and while the port times data reads, the wait flash_read_hook
+    would add. Unicorn calls an MMIO callback without re-deriving the PC (a memory hook costs
+    that search on every access) and with the IT bits as QEMU keeps them."""
+    run = carray(user_data, (DATA_RUN,), np.int64)
+    offset = np.int64(offset_u64)
+    size = np.int64(size_u32)
+    data = carray(_pointer(run[RUN_BYTES] + offset), (size,), np.uint8)
+    value = np.uint64(0)
+    for i in range(size):
+        value |= np.uint64(data[i]) << np.uint64(8 * i)
+    if run[RUN_TIMED] != 0:
+        header = carray(_pointer(run[RUN_STATE]), (DATA_START,), np.int64)
+        st = carray(_pointer(run[RUN_STATE]), (header[TOTAL_LENGTH],), np.int64)
+        wait = flash_data_read(st, run[RUN_BASE] + offset)
+        st[CYCLES] += wait
+        st[LSU_TOTAL] += wait
+        st[DATA_WAIT_TOTAL] += wait
+    return value
+
+
+def map_flash_data_run(uc, run: np.ndarray, size: int) -> None:
+    """Map `size` bytes at run[RUN_BASE] as MMIO read by flash_data_page_read (read-only: a
+    store faults as one to flash does); `run` must outlive the mapping."""
+    from unicorn import UcError
+
+    status = uclib.uc_mmio_map(uc._uch, ctypes.c_uint64(int(run[RUN_BASE])), ctypes.c_uint64(size),
+                               ctypes.c_void_p(flash_data_page_read.address), ctypes.c_void_p(run.ctypes.data),
+                               None, None)
+    if status != 0:
+        raise UcError(status)
 
 
 @cfunc(MEMORY_HOOK_SIGNATURE)

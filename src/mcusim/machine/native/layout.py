@@ -288,6 +288,15 @@ TRAFFIC_READ = _traffic_counter.slot("TRAFFIC_READ")        # bytes loaded from 
 TRAFFIC_WRITTEN = _traffic_counter.slot("TRAFFIC_WRITTEN")  # bytes stored to it
 TRAFFIC_COUNTER = _traffic_counter.size
 
+# A run of flash pages that hold only data, mapped as MMIO (machine/flash_data_pages.py): the
+# read callback's own small int64 array (its user_data), not a part of the buffer.
+_data_run = _record("flash data run")
+RUN_STATE = _data_run.slot("RUN_STATE")  # the buffer's address (updated when it moves)
+RUN_BASE = _data_run.slot("RUN_BASE")    # the run's first address
+RUN_BYTES = _data_run.slot("RUN_BYTES")  # host address of its bytes (in the flash's storage buffer)
+RUN_TIMED = _data_run.slot("RUN_TIMED")  # 1 while its port times data reads (what the flash read hook did)
+DATA_RUN = _data_run.size
+
 # -- The buffer: header, then areas --------------------------------------------------------------
 MAX_WINDOWS = 1024
 CACHE_ENTRIES = 4096     # block cache entries, direct-mapped by block address

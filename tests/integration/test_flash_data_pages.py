@@ -1,0 +1,103 @@
+"""Flash pages with no code on them are MMIO whose read callback times data reads
+(machine/flash_data_pages.py); pages with code keep the flash read memory hook. Both must give
+the same values and the same wait cycles for every kind of load, and a debugger's read of a data
+page must not count as one."""
+import pytest
+from unicorn.arm_const import UC_ARM_REG_R4
+
+import mcusim
+from mcusim.machine import native as N
+from asmbuild import build_elf
+
+SOURCE = """
+    .syntax unified
+    .thumb
+    .cpu cortex-m4
+    .fpu fpv4-sp-d16
+    .text
+    .word 0x20008000
+    .word reset + 1
+    .global reset, near, far
+    .thumb_func
+reset:
+    ldr r0, =0xE000ED88        @ CPACR: CP10 and CP11 full access (for VLDR)
+    ldr r1, [r0]
+    orr r1, r1, #0xF00000
+    str r1, [r0]
+    ldr r0, =0x40022000        @ FLASH_ACR (RM0351 3.7.1): LATENCY 4, prefetch and caches off
+    movs r1, #4
+    str r1, [r0]
+    dsb
+    isb
+    ldr r2, ={table}
+    movs r4, #0
+    {load}
+    {store}
+    movs r0, #0x18             @ SYS_EXIT
+    movw r1, #0x0026
+    movt r1, #0x0002
+    bkpt 0xab
+    .pool
+    .balign 4
+    .type near, %object
+    .size near, 16
+near:                          @ on a page with code: the memory hook times its reads
+    .word 0x11223344, 0x55667788, 0x99aabbcc, 0xddeeff01
+    .section .rodata
+    .balign 2048
+    .type far, %object
+    .size far, 16
+far:                           @ on a page of its own: MMIO
+    .word 0x11223344, 0x55667788, 0x99aabbcc, 0xddeeff01
+"""
+
+LOADS = {  # each adds what it read to r4; (reads of flash data, literal loads included)
+    "word": ("ldr r3, [r2, #4]\n add r4, r3", 2),
+    "byte": ("ldrb r3, [r2, #1]\n add r4, r3", 2),
+    "halfword": ("ldrh r3, [r2, #2]\n add r4, r3", 2),
+    "unaligned word": ("ldr r3, [r2, #1]\n add r4, r3", 3),        # two aligned reads around it
+    "unaligned halfword": ("ldrh r3, [r2, #3]\n add r4, r3", 3),
+    "ldrd": ("ldrd r3, r5, [r2]\n add r4, r3\n add r4, r5", 3),
+    "ldm": ("ldm r2, {r3, r5, r6}\n add r4, r3\n add r4, r5\n add r4, r6", 4),
+    "vldr.64": ("vldr d0, [r2, #8]\n vmov r3, r5, d0\n add r4, r3\n add r4, r5", 3),
+    "conditional in an IT block": ("movs r0, #1\n cmp r0, #1\n ite eq\n ldreq r3, [r2, #12]\n ldrne r3, [r2]\n"
+                                   " add r4, r3", 2),
+}
+WAIT = 4  # LATENCY 4, caches off: every flash data read waits 4 cycles
+
+
+def run(tmp_path, table, load, store=""):
+    elf = build_elf(tmp_path, f"{table}{abs(hash(load))}{bool(store)}",
+                    SOURCE.replace("{table}", table).replace("{load}", load).replace("{store}", store))
+    sim = mcusim.Simulator(elf, "mcu-m")
+    return sim, sim.run()
+
+
+@pytest.mark.parametrize("kind", list(LOADS))
+def test_a_load_from_a_data_page_reads_and_waits_as_one_from_a_code_page(tmp_path, kind):
+    load, reads = LOADS[kind]
+    near_sim, near = run(tmp_path, "near", load)
+    far_sim, far = run(tmp_path, "far", load)
+    assert far_sim.machine.memory.in_mmio_piece(far_sim.image.symbol("far"), 16)
+    assert not near_sim.machine.memory.in_mmio_piece(near_sim.image.symbol("near"), 16)
+    assert near.exit_code == far.exit_code == 0
+    assert near_sim.machine.uc.reg_read(UC_ARM_REG_R4) == far_sim.machine.uc.reg_read(UC_ARM_REG_R4)
+    assert near.stalls["data_wait"] == far.stalls["data_wait"] == reads * WAIT
+    assert near.cycles == far.cycles
+
+
+def test_a_debugger_read_of_a_data_page_gives_its_bytes_and_takes_no_time(tmp_path):
+    sim, result = run(tmp_path, "far", LOADS["word"][0])
+    far = sim.image.symbol("far")
+    before = int(sim.machine.state[N.CYCLES]), int(sim.machine.state[N.DATA_WAIT_TOTAL])
+    assert sim.machine.read_memory(far, 8) == bytes.fromhex("4433221188776655")
+    assert sim.machine.read_memory(far - 2, 4)[2:] == bytes.fromhex("4433")  # across the page edge
+    assert (int(sim.machine.state[N.CYCLES]), int(sim.machine.state[N.DATA_WAIT_TOTAL])) == before
+
+
+def test_a_store_to_a_data_page_faults_as_one_to_a_code_page_does(tmp_path):
+    store = "str r4, [r2]"
+    _, near = run(tmp_path, "near", LOADS["word"][0], store)
+    _, far = run(tmp_path, "far", LOADS["word"][0], store)
+    assert near.exit_code == far.exit_code and near.exit_code != 0
+    assert near.exit_detail.split("0x")[0] == far.exit_detail.split("0x")[0]
