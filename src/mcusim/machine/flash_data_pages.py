@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..timing.decoder import code_ranges
+from .native import hooks, layout
 
 
 def data_page_runs(image, board, page_bytes: int) -> dict[str, list[tuple[int, int]]]:
@@ -33,8 +34,9 @@ def data_page_runs(image, board, page_bytes: int) -> dict[str, list[tuple[int, i
         if not segment.executable or not segment.data or segment.vaddr != segment.paddr:
             continue  # (a copy run elsewhere, e.g. code copied to RAM, is data where it is stored)
         start, end = segment.vaddr, segment.vaddr + len(segment.data)
-        inside = [(a, b) for a, b in marked if start <= a < end]
-        if not any(start <= a < end for a, _ in image.mapping_symbols):
+        if any(start <= a < end for a, _ in image.mapping_symbols):
+            inside = [(a, b) for a, b in marked if start <= a < end]
+        else:
             inside = [(start, end)]  # stripped: all of it may be code
         for a, b in inside:
             add(a, b - a)
@@ -62,8 +64,6 @@ class FlashDataPages:
     """The MMIO pieces of a MemoryMap, each with the small array its read callback gets."""
 
     def __init__(self, uc, memory, state):
-        from .native import hooks, layout
-
         self.state = state
         self.runs: list[tuple[np.ndarray, int]] = []  # (descriptor, size in bytes)
         for address, size, name, offset in memory.mmio_pieces:
@@ -77,8 +77,6 @@ class FlashDataPages:
     def timed(self, start: int, end: int, on: bool) -> list[tuple[int, int]]:
         """Time the data reads of the pieces in [start, end) or not (as a flash read hook
         there would); returns what of [start, end) is left for the hook, as [start, end) ranges."""
-        from .native import layout
-
         left, at = [], start
         for run, size in sorted(self.runs, key=lambda r: int(r[0][layout.RUN_BASE])):
             base = int(run[layout.RUN_BASE])
@@ -93,7 +91,5 @@ class FlashDataPages:
 
     def moved(self) -> None:
         """The shared buffer moved: the callbacks find it at its new address."""
-        from .native import layout
-
         for run, _ in self.runs:
             run[layout.RUN_STATE] = self.state.address

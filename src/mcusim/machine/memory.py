@@ -11,12 +11,12 @@ from ..elf import ElfError, ElfImage
 def mapping_order(pieces) -> list:
     """The RAM mappings, (address, size, ...), from largest to smallest. Unicorn 2 (QEMU 5's
     exec.c ram_block_add) gives each mapping the offset just past the list's last block in its
-    internal RAM address space, but
-    keeps that list sorted by size: a mapping larger than one before it lands on addresses another
-    mapping already has. Code translated from one and stores to the other then share addresses,
-    so every store to the RAM retranslates the code at the same offset (measured: mcu-d's flash
-    and DTCM, 94,000 translations of 579 blocks in one CoreMark-like run). Largest first, each
-    mapping goes to the end of the list and gets addresses of its own."""
+    internal RAM address space, but keeps that list sorted by size: a mapping larger than one
+    before it lands on addresses another mapping already has. Code translated from one and
+    stores to the other then share addresses, so every store to the RAM retranslates the code at
+    the same offset (measured: mcu-d's flash and DTCM, 94,000 translations of 579 blocks in one
+    CoreMark-like run). Largest first, each mapping goes to the end of the list and gets
+    addresses of its own."""
     return sorted(pieces, key=lambda piece: -piece[1])
 
 

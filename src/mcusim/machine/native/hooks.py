@@ -25,7 +25,8 @@ from .layout import (
     E_START_ADJUST, E_START_FLAGS, E_UNMASK, E_WIDE_FIRST, FL_BLOCK_LINES, FL_BLOCK_START, FL_PORT_COUNT,
     FPU_ENABLED, F_CYCLES, F_DIVIDE, INSTRUCTIONS, LAZY_FP_AT, LAZY_FP_PENDING, LSU_TOTAL, PENDING_MASKED,
     PREVIOUS_BRANCH_AT, PREVIOUS_END, PREVIOUS_ISB, PREVIOUS_SP_WRITE, PREVIOUS_UNMASK, PROFILE_TABLE, PSP_HIGHEST,
-    PSP_LOWEST, PSP_LOWEST_AT, P_ENABLED, RUN_BASE, RUN_BYTES, RUN_STATE, RUN_TIMED, DATA_RUN, ON_PROCESS_STACK, PAID_FROM, PAID_TO, SP_SELECT,
+    PSP_LOWEST, PSP_LOWEST_AT, P_ENABLED, RUN_BASE, RUN_BYTES, RUN_STATE, RUN_TIMED, DATA_RUN, ON_PROCESS_STACK,
+    PAID_FROM, PAID_TO, SP_SELECT,
     SAMPLE_BLOCK_START, SAMPLE_NEXT, SAMPLE_TABLE, SCRATCH, SP_FLOOR, SP_LOWEST, SP_LOWEST_AT, STEP_LIMIT,
     STOP_ADDRESS, STOP_REASON,
     STOP_SIZE, TOTAL_LENGTH, TRACE_HELD, TRACE_TABLE, TRAFFIC_BANK, TRAFFIC_BYTES, TRAFFIC_COUNTER, TRAFFIC_END, TRAFFIC_RANGE,
@@ -251,6 +252,15 @@ def _restore_it_state(uc, header):
 
 
 @njit
+def _add_data_wait(st, wait):
+    """Wait cycles of data reads from slow memory (DWT LSUCNT counts the extra cycles of loads
+    and stores)."""
+    st[CYCLES] += wait
+    st[LSU_TOTAL] += wait
+    st[DATA_WAIT_TOTAL] += wait
+
+
+@njit
 def _transfers(address, size):
     """The reads an access of `size` bytes at `address` makes of an MMIO page: QEMU splits an
     unaligned access into the two aligned ones around it, and each into reads of 4 bytes at most:
@@ -271,9 +281,7 @@ def flash_read_hook(uc, access, address_u64, size, value, user_data):
     for k in range(count):
         wait += flash_data_read(st, first + step * k)
     _restore_it_state(uc, header)
-    st[CYCLES] += wait
-    st[LSU_TOTAL] += wait  # DWT LSUCNT counts the extra cycles of loads and stores
-    st[DATA_WAIT_TOTAL] += wait
+    _add_data_wait(st, wait)
 
 
 @intrinsic
@@ -303,10 +311,7 @@ def flash_data_page_read(uc, offset_u64, size_u32, user_data):
     if run[RUN_TIMED] != 0:
         header = carray(_pointer(run[RUN_STATE]), (DATA_START,), np.int64)
         st = carray(_pointer(run[RUN_STATE]), (header[TOTAL_LENGTH],), np.int64)
-        wait = flash_data_read(st, run[RUN_BASE] + offset)
-        st[CYCLES] += wait
-        st[LSU_TOTAL] += wait
-        st[DATA_WAIT_TOTAL] += wait
+        _add_data_wait(st, flash_data_read(st, run[RUN_BASE] + offset))
     return value
 
 
@@ -329,9 +334,7 @@ def ram_access_hook(uc, access, address_u64, size, value, user_data):
     st = carray(user_data, (header[TOTAL_LENGTH],), np.int64)
     wait = ram_access(st, np.int64(address_u64), access == UC_MEM_WRITE)
     _restore_it_state(uc, header)
-    st[CYCLES] += wait
-    st[LSU_TOTAL] += wait
-    st[DATA_WAIT_TOTAL] += wait
+    _add_data_wait(st, wait)
 
 
 @cfunc(MEMORY_HOOK_SIGNATURE)
