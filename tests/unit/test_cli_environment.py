@@ -249,3 +249,14 @@ def test_trace_moved_out_of_a_small_table_is_the_whole_trace(tmp_path, monkeypat
     assert dropped == 0 and (chunked == whole).all() and len(chunked) == len(whole)
     first, dropped = trace(100)
     assert len(first) == 100 and (first == whole[:100]).all() and dropped == len(whole) - 100
+
+
+def test_python_dash_m_mcusim_is_the_mcusim_command(tmp_path, elfs):
+    """Where the `mcusim` script is not on PATH, `python -m mcusim` runs the same command line."""
+    done = subprocess.run([sys.executable, "-m", "mcusim", "--help"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "Usage: python -m mcusim" in done.stdout and "run" in done.stdout
+    done = subprocess.run([sys.executable, "-m", "mcusim", "run", str(elfs["exit7"]), "--board", BOARD,
+                           "--out", str(tmp_path / "bundle")], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 7, done.stderr
+    assert (tmp_path / "bundle" / "run.json").is_file()
