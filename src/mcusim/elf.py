@@ -14,6 +14,7 @@ from elftools.elf.elffile import ELFFile
 from .files import NotRegular, open_regular
 
 PF_X = 0x1
+SHF_EXECINSTR = 0x4
 PF_W = 0x2
 PT_LOAD = 1
 
@@ -128,6 +129,8 @@ class ElfImage:
     has_dwarf: bool
     _symbol_addresses: list[int] = field(default_factory=list, repr=False)
     functions: list[tuple[int, int, str]] = field(default_factory=list)  # (address, size, name), STT_FUNC only
+    data_ranges: list[tuple[int, int]] = field(default_factory=list)  # [start, end) load addresses of initialised
+    #                            data: non-executable segments, and non-executable sections in executable ones
     _lines: list[tuple[int, str, int]] | None = field(default=None, repr=False)
 
     @classmethod
@@ -155,7 +158,7 @@ class ElfImage:
         if elf["e_machine"] != "EM_ARM":
             raise ElfError(f"{path}: built for {elf['e_machine']}, not for Arm (EM_ARM)")
         sections = [s for s in elf.iter_sections() if s["sh_flags"] & 0x2 and s["sh_size"]]  # SHF_ALLOC
-        segments = []
+        segments, data_ranges = [], []
         for index, seg in enumerate(elf.iter_segments()):
             if seg["p_type"] != "PT_LOAD" or seg["p_memsz"] == 0:
                 continue
@@ -163,9 +166,15 @@ class ElfImage:
             if seg["p_filesz"] > seg["p_memsz"]:
                 raise ElfError(f"{path}: corrupt ELF (segment {index} has more bytes in the file, "
                                f"{seg['p_filesz']:,}, than in memory, {seg['p_memsz']:,})")
-            names = tuple(s.name for s in sections if seg.section_in_segment(s))
+            inside = [s for s in sections if seg.section_in_segment(s)]
             segments.append(Segment(index, seg["p_paddr"], seg["p_vaddr"], data, seg["p_memsz"],
-                                    bool(seg["p_flags"] & PF_X), names))
+                                    bool(seg["p_flags"] & PF_X), tuple(s.name for s in inside)))
+            if not seg["p_flags"] & PF_X:
+                data_ranges.append((seg["p_paddr"], seg["p_paddr"] + seg["p_filesz"]))
+            else:  # e.g. .rodata linked into the code's segment
+                data_ranges += [(seg["p_paddr"] + s["sh_addr"] - seg["p_vaddr"],
+                                 seg["p_paddr"] + s["sh_addr"] - seg["p_vaddr"] + s["sh_size"]) for s in inside
+                                if not s["sh_flags"] & SHF_EXECINSTR and s["sh_type"] != "SHT_NOBITS"]
         if not any(s.executable and s.data for s in segments):
             raise ElfError(f"{path}: no loadable code (no executable PT_LOAD segment with contents)")
         symbols, mapping, functions = [], [], []
@@ -186,6 +195,7 @@ class ElfImage:
                     elf.has_dwarf_info() and elf.get_section_by_name(".debug_line") is not None)
         image._symbol_addresses = [s[0] for s in symbols]
         image.functions = sorted(set(functions))
+        image.data_ranges = sorted(r for r in data_ranges if r[1] > r[0])
         image._raw = raw
         return image
 

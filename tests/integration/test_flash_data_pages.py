@@ -1,7 +1,12 @@
 """Flash pages with no code on them are MMIO whose read callback times data reads
-(machine/flash_data_pages.py); pages with code keep the flash read memory hook. Both must give
-the same values and the same wait cycles for every kind of load, and a debugger's read of a data
-page must not count as one."""
+(machine/flash_data_pages.py). On pages with code, the block hook times the PC-relative reads
+(test_literal_timing.py), and a page that also holds other sections' data (a .rodata section
+sharing the page where the code ends) is read through an MMIO alias, whatever section the
+bytes read are in (elsewhere register-based reads of the code's own sections, next to a
+literal pool, are not timed: docs/timing.md). Every placement must
+give the same values for every kind of load, data must wait alike on a data page and through
+an alias, watchpoints and the memory traffic count must see reads through an alias, and a
+debugger's read of a data page must not count as one."""
 import pytest
 from unicorn.arm_const import UC_ARM_REG_R4
 
@@ -17,7 +22,7 @@ SOURCE = """
     .text
     .word 0x20008000
     .word reset + 1
-    .global reset, near, far
+    .global reset, near, mixed, far
     .thumb_func
 reset:
     ldr r0, =0xE000ED88        @ CPACR: CP10 and CP11 full access (for VLDR)
@@ -41,9 +46,14 @@ reset:
     .balign 4
     .type near, %object
     .size near, 16
-near:                          @ on a page with code: the memory hook times its reads
+near:                          @ in the code's section, on the page that also holds .rodata
     .word 0x11223344, 0x55667788, 0x99aabbcc, 0xddeeff01
     .section .rodata
+    .type mixed, %object
+    .size mixed, 16
+mixed:                         @ data on a page with code (after .text): read through the page's MMIO alias
+    .word 0x11223344, 0x55667788, 0x99aabbcc, 0xddeeff01
+    .section .far, "a"         @ (a section of its own: .rodata stays on the code's page)
     .balign 2048
     .type far, %object
     .size far, 16
@@ -66,24 +76,28 @@ LOADS = {  # each adds what it read to r4; (reads of flash data, literal loads i
 WAIT = 4  # LATENCY 4, caches off: every flash data read waits 4 cycles
 
 
-def run(tmp_path, table, load, store=""):
+def run(tmp_path, table, load, store="", traffic=False):
     elf = build_elf(tmp_path, f"{table}{abs(hash(load))}{bool(store)}",
                     SOURCE.replace("{table}", table).replace("{load}", load).replace("{store}", store))
-    sim = mcusim.Simulator(elf, "mcu-m")
+    sim = mcusim.Simulator(elf, "mcu-m", memory_traffic=traffic)
     return sim, sim.run()
 
 
 @pytest.mark.parametrize("kind", list(LOADS))
-def test_a_load_from_a_data_page_reads_and_waits_as_one_from_a_code_page(tmp_path, kind):
+def test_a_load_reads_alike_wherever_its_data_is_and_data_waits_alike(tmp_path, kind):
     load, reads = LOADS[kind]
-    near_sim, near = run(tmp_path, "near", load)
-    far_sim, far = run(tmp_path, "far", load)
-    assert far_sim.machine.memory.in_mmio_piece(far_sim.image.symbol("far"), 16)
-    assert not near_sim.machine.memory.in_mmio_piece(near_sim.image.symbol("near"), 16)
-    assert near.exit_code == far.exit_code == 0
-    assert near_sim.machine.uc.reg_read(UC_ARM_REG_R4) == far_sim.machine.uc.reg_read(UC_ARM_REG_R4)
-    assert near.stalls["data_wait"] == far.stalls["data_wait"] == reads * WAIT
-    assert near.cycles == far.cycles
+    sims, results = {}, {}
+    for table in ("near", "mixed", "far"):
+        sims[table], results[table] = run(tmp_path, table, load)
+        assert results[table].exit_code == 0
+    memory = {table: sims[table].machine.memory for table in sims}
+    assert memory["far"].in_mmio_piece(sims["far"].image.symbol("far"), 16)
+    assert not memory["mixed"].in_mmio_piece(sims["mixed"].image.symbol("mixed"), 16)
+    assert not memory["near"].in_mmio_piece(sims["near"].image.symbol("near"), 16)
+    assert len({sim.machine.uc.reg_read(UC_ARM_REG_R4) for sim in sims.values()}) == 1
+    for table in ("near", "mixed", "far"):  # (near shares its page with .rodata: read through the alias)
+        assert results[table].stalls["data_wait"] == reads * WAIT
+    assert results["far"].cycles == results["mixed"].cycles == results["near"].cycles
 
 
 def test_a_debugger_read_of_a_data_page_gives_its_bytes_and_takes_no_time(tmp_path):
@@ -101,3 +115,22 @@ def test_a_store_to_a_data_page_faults_as_one_to_a_code_page_does(tmp_path):
     _, far = run(tmp_path, "far", LOADS["word"][0], store)
     assert near.exit_code == far.exit_code and near.exit_code != 0
     assert near.exit_detail.split("0x")[0] == far.exit_detail.split("0x")[0]
+
+
+def test_a_read_through_an_alias_meets_watchpoints_and_the_traffic_count(tmp_path):
+    """A read watchpoint on data of a code page stops after the read, and --memory-traffic counts
+    the bytes read through an alias in the flash bank as it counts those of a data page."""
+    load = LOADS["word"][0] + "\n b 1f\n1:"  # (a block boundary before the exit: the watchpoint stops there)
+    elf = build_elf(tmp_path, "watched", SOURCE.replace("{table}", "mixed").replace("{load}", load)
+                    .replace("{store}", ""))
+    sim = mcusim.Simulator(elf, "mcu-m")
+    mixed = sim.image.symbol("mixed")
+    sim.add_watchpoint(mixed + 4, 4, "read")
+    stop = sim.run_until()
+    assert stop.reason == "watchpoint" and stop.watch.address == mixed + 4 and not stop.watch.is_write
+    read = {}
+    for table in ("near", "mixed", "far"):
+        sim, result = run(tmp_path, table, load, traffic=True)
+        assert result.exit_code == 0
+        read[table] = result.roofline["traffic"]["flash"]["read_bytes"]
+    assert read["near"] == read["mixed"] == read["far"] >= 8  # (the table's address, the word)

@@ -16,7 +16,7 @@ SOURCE = """
     .global reset
     .thumb_func
 reset:
-    adr r2, table
+    ldr r2, =table             @ (at LATENCY 0: no wait)
     bl loads                   @ translated now, at LATENCY 0
     ldr r0, =0x40022000        @ FLASH_ACR (RM0351 3.7.1): LATENCY 4, prefetch and caches off
     movs r1, #4
@@ -34,6 +34,7 @@ loads:
     .endr
     bx lr
     .pool
+    .section .rodata           @ on the page where the code ends: read through the memory hook
     .balign 4
 table:
     .word 0x12345678

@@ -4,7 +4,7 @@ from types import SimpleNamespace
 
 from mcusim.config import load_board
 from mcusim.elf import Segment
-from mcusim.machine.flash_data_pages import data_page_runs
+from mcusim.machine.flash_data_pages import data_page_runs, split_code_pages
 
 PAGE = 1024
 FLASH = 0x08000000
@@ -44,3 +44,16 @@ def test_code_reached_through_an_alias_keeps_its_storage_pages_code():
     # mcu-d: code linked for the ITCM alias of its flash (0x00200000)
     got = data_page_runs(image([segment(0x00200000, 0x1800, True)]), load_board("mcu-d"), PAGE)["flash"]
     assert got[0][0] == 6 * PAGE  # pages 0-5 of the storage: code
+
+
+def test_code_pages_that_also_hold_other_sections_data_are_read_through_their_alias():
+    """split_code_pages: a code page holding any byte of a non-executable section (the .rodata
+    after .text) is aliased whole; the other code pages keep the block hook's literal timing."""
+    code = [(FLASH, FLASH + 4 * PAGE), (0, 2 * PAGE)]  # (the second: the flash's boot alias at 0)
+    rodata = [(FLASH + 2 * PAGE + 100, FLASH + 2 * PAGE + 300), (FLASH + 5 * PAGE, FLASH + 6 * PAGE)]
+    literal, aliased = split_code_pages(code, rodata, PAGE)
+    assert aliased == [(FLASH + 2 * PAGE, FLASH + 3 * PAGE)]
+    assert literal == [(0, 2 * PAGE), (FLASH, FLASH + 2 * PAGE), (FLASH + 3 * PAGE, FLASH + 4 * PAGE)]
+    across = [(FLASH + PAGE - 4, FLASH + PAGE + 4)]  # a section across a page boundary: both pages
+    assert split_code_pages(code, across, PAGE)[1] == [(FLASH, FLASH + 2 * PAGE)]
+    assert split_code_pages(code, [], PAGE) == (sorted(code), [])

@@ -1,17 +1,21 @@
-"""Flash pages that hold no code, mapped as MMIO so their data reads are timed by a read
-callback rather than a memory hook.
+"""Flash read as MMIO, so its data reads are timed by a read callback rather than a memory
+hook: the pages that hold no code at their own address, and the code pages that also hold
+other sections' data through an alias.
 
 A memory hook costs twice: while any exists, Unicorn sends every load and store of the whole
 address space to its slow path, and an access in the hooked range re-derives the PC from the
-translated block (cpu_restore_state) before the call. An MMIO read skips the second, and once
-no flash page needs a hook, the first. Code cannot run from MMIO (QEMU translates only from
-RAM), so a page stays RAM, under the flash read hook, if any instruction is on it: pages are
-data when no executable segment reaches them, or when the ELF's mapping symbols ($t/$d) mark
-all of them as data (a stripped image keeps its executable segments as code).
+translated block (cpu_restore_state) before the call. An MMIO read skips both. Code cannot run
+from MMIO (QEMU translates only from RAM), so a page with any instruction on it stays RAM:
+pages are data when no executable segment reaches them, or when the ELF's mapping symbols
+($t/$d) mark all of them as data (a stripped image keeps its executable segments as code).
+A code page's literal loads are timed by the block hook (timing/literal_loads.py); a code page
+that also holds bytes of a non-executable section is read through its MMIO alias instead
+(split_code_pages, FlashDataPages.route).
 """
 from __future__ import annotations
 
 import numpy as np
+from unicorn import UC_CTL_IO_WRITE, UC_CTL_TLB_FLUSH, UC_TLB_CPU, UC_TLB_VIRTUAL
 
 from ..timing.decoder import code_ranges
 from .native import hooks, layout
@@ -60,23 +64,59 @@ def data_page_runs(image, board, page_bytes: int) -> dict[str, list[tuple[int, i
     return runs
 
 
+def split_code_pages(code_pages: list[tuple[int, int]], data_ranges: list[tuple[int, int]], page_bytes: int):
+    """The [start, end) runs of flash code pages split into (what the block hook times, the
+    PC-relative reads only: timing/literal_loads.py) and (the whole pages that also hold data of
+    other sections, e.g. the .rodata on the page where .text ends, whose data reads go through
+    their MMIO alias: every read of those pages, literal loads included), each sorted."""
+    aliased = set()
+    for a, b in code_pages:
+        for c, d in data_ranges:
+            lo, hi = max(a, c), min(b, d)
+            if lo < hi:
+                aliased.update(range(lo - lo % page_bytes, hi, page_bytes))
+    literal, runs = [], []
+    for a, b in sorted(code_pages):
+        at = a
+        while at < b:
+            page_end = min(b, at - at % page_bytes + page_bytes)
+            target = runs if at - at % page_bytes in aliased else literal
+            if target and target[-1][1] == at:
+                target[-1] = (target[-1][0], page_end)
+            else:
+                target.append((at, page_end))
+            at = page_end
+    return literal, runs
+
+
 class FlashDataPages:
-    """The MMIO pieces of a MemoryMap, each with the small array its read callback gets."""
+    """Flash read as MMIO, each piece with the small array its read callback gets: the pages
+    with no code (memory.mmio_pieces, mapped so at their address), and the code pages
+    (memory.flash_ram_pieces), each with an MMIO alias at CODE_ALIAS_OFFSET + its address that
+    their data reads reach through hooks.code_page_tlb_fill, in Unicorn's virtual TLB mode,
+    for the pages `route` lists. No flash read then needs a memory hook, which would send every
+    load and store of the program to Unicorn's slow path."""
 
     def __init__(self, uc, memory, state):
-        self.state = state
-        self.runs: list[tuple[np.ndarray, int]] = []  # (descriptor, size in bytes)
-        for address, size, name, offset in memory.mmio_pieces:
-            run = np.zeros(layout.DATA_RUN, np.int64)
-            run[layout.RUN_STATE] = state.address
-            run[layout.RUN_BASE] = address
-            run[layout.RUN_BYTES] = memory.buffers[name].ctypes.data + offset
-            hooks.map_flash_data_run(uc, run, size)
-            self.runs.append((run, size))
+        self.uc, self.state = uc, state
+        self.runs = [self._map(memory, piece, 0) for piece in memory.mmio_pieces]  # (descriptor, size)
+        self.aliases = [self._map(memory, piece, layout.CODE_ALIAS_OFFSET) for piece in memory.flash_ram_pieces]
+        self.table = np.zeros(layout.ALIAS_TABLE, np.int64)  # the TLB fill hook's (it must live as long)
+        self._fill_hook: int | None = None
+        self.virtual = False  # in Unicorn's virtual TLB mode
+
+    def _map(self, memory, piece, offset: int) -> tuple[np.ndarray, int]:
+        address, size, name, start = piece
+        run = np.zeros(layout.DATA_RUN, np.int64)
+        run[layout.RUN_STATE] = self.state.address
+        run[layout.RUN_BASE] = address
+        run[layout.RUN_BYTES] = memory.buffers[name].ctypes.data + start
+        hooks.map_flash_data_run(self.uc, run, size, address + offset)
+        return run, size
 
     def timed(self, start: int, end: int, on: bool) -> list[tuple[int, int]]:
-        """Time the data reads of the pieces in [start, end) or not (as a flash read hook
-        there would); returns what of [start, end) is left for the hook, as [start, end) ranges."""
+        """Time the data reads of the flash in [start, end) or not (data pages and the aliases
+        of code pages); returns the code pages of [start, end), as [start, end) ranges."""
         left, at = [], start
         for run, size in sorted(self.runs, key=lambda r: int(r[0][layout.RUN_BASE])):
             base = int(run[layout.RUN_BASE])
@@ -87,9 +127,32 @@ class FlashDataPages:
                 at = base + size
         if at < end:
             left.append((at, end))
+        for run, size in self.aliases:
+            base = int(run[layout.RUN_BASE])
+            if start <= base and base + size <= end:
+                run[layout.RUN_TIMED] = int(on)
         return left
+
+    def route(self, pages: list[tuple[int, int]]) -> None:
+        """Send the data reads of `pages` (code pages, [start, end) runs) to their aliases
+        (virtual TLB mode); with none, leave the TLB to the CPU model."""
+        if len(pages) > layout.MAX_CODE_ALIASES:
+            raise ValueError(f"{len(pages)} runs of flash code pages with data: at most {layout.MAX_CODE_ALIASES}")
+        table = self.table.copy()
+        table[layout.AT_COUNT] = len(pages)
+        for i, (begin, end) in enumerate(pages):
+            at = layout.AT_ENTRIES + layout.CODE_ALIAS * i
+            table[at + layout.AL_BEGIN], table[at + layout.AL_END] = begin, end
+        if np.array_equal(table, self.table) and self.virtual == bool(pages):
+            return
+        self.table[:] = table
+        if pages and self._fill_hook is None:
+            self._fill_hook = hooks.register_tlb_fill_hook(self.uc, self.table)
+        self.uc.ctl_set_tlb_mode(UC_TLB_VIRTUAL if pages else UC_TLB_CPU)
+        self.virtual = bool(pages)
+        self.uc.ctl(UC_CTL_TLB_FLUSH, UC_CTL_IO_WRITE)  # (entries filled under the other routing)
 
     def moved(self) -> None:
         """The shared buffer moved: the callbacks find it at its new address."""
-        for run, _ in self.runs:
+        for run, _ in self.runs + self.aliases:
             run[layout.RUN_STATE] = self.state.address

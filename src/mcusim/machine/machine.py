@@ -44,7 +44,7 @@ from .build import build_captures, build_devices
 from .chip import MachineChip
 from .exceptions import (BUSFAULT, DIVBYZERO, HARDFAULT, IBUSERR, INVSTATE, NOCP, PRECISERR, SVCALL, UNDEFINSTR,
                          MEMMANAGE, USAGEFAULT, ExceptionUnit, Lockup, exception_name)
-from .flash_data_pages import FlashDataPages, data_page_runs
+from .flash_data_pages import FlashDataPages, data_page_runs, split_code_pages
 from .flash_timing import FlashLatencyError, FlashTiming
 from .memory import MemoryMap
 from .registers import UNICORN_REGISTERS as _REGISTER_IDS
@@ -222,7 +222,8 @@ class Machine:
         self.uc = Uc(UC_ARCH_ARM, UC_MODE_THUMB | UC_MODE_MCLASS)
         self.uc.ctl_set_cpu_model(getattr(A, core.unicorn_cpu_model))
         timed_flash = bool(board.flash_ports) and core.timing_model != "one_cycle_per_instruction"
-        data_runs = data_page_runs(image, board, self.uc.query(UC_QUERY_PAGE_SIZE)) if timed_flash else None
+        self.page_bytes = self.uc.query(UC_QUERY_PAGE_SIZE)
+        data_runs = data_page_runs(image, board, self.page_bytes) if timed_flash else None
         self.memory = MemoryMap(self.uc, board, data_runs)
         self.memory.load(image)
 
@@ -384,21 +385,26 @@ class Machine:
             self._hook_divides(list(self.decoder.divides))
 
     def _traffic_table(self) -> list[str]:
-        """Fill TRAFFIC_RANGES with every memory region (an alias counted in the bank it shows);
-        returns the banks' names in counter order."""
+        """Fill TRAFFIC_RANGES with every memory region (an alias counted in the bank it shows,
+        as is the MMIO alias of flash code pages: flash_data_pages.py); returns the banks' names
+        in counter order."""
         banks: list[str] = []
         regions = sorted(self.board.memory, key=lambda r: r.base)
-        if len(regions) > N.MAX_TRAFFIC_RANGES:
-            raise ValueError(f"board {self.board.name}: more than {N.MAX_TRAFFIC_RANGES} memory regions to count "
+        ranges = [(region.base, region.end, region) for region in regions]
+        ranges += [(address + N.CODE_ALIAS_OFFSET, address + size + N.CODE_ALIAS_OFFSET, region)
+                   for address, size, _, _ in self.memory.flash_ram_pieces for region in regions
+                   if region.base <= address < region.end]
+        if len(ranges) > N.MAX_TRAFFIC_RANGES:
+            raise ValueError(f"board {self.board.name}: more than {N.MAX_TRAFFIC_RANGES} memory ranges to count "
                              f"traffic in")
-        for i, region in enumerate(regions):
+        for i, (start, end, region) in enumerate(ranges):
             bank = self.board.storage_region(region).name
             if bank not in banks:
                 banks.append(bank)
             at = N.TRAFFIC_RANGES + N.TRAFFIC_RANGE * i
-            self.state[at + N.TRAFFIC_START], self.state[at + N.TRAFFIC_END] = region.base, region.end
+            self.state[at + N.TRAFFIC_START], self.state[at + N.TRAFFIC_END] = start, end
             self.state[at + N.TRAFFIC_BANK] = banks.index(bank)
-        self.state[N.TRAFFIC_RANGE_COUNT] = len(regions)
+        self.state[N.TRAFFIC_RANGE_COUNT] = len(ranges)
         return banks
 
     def traffic_now(self) -> np.ndarray | None:
@@ -411,23 +417,35 @@ class Machine:
         return counters[:, [N.TRAFFIC_READ, N.TRAFFIC_WRITTEN]].copy()
 
     def _register_memory_hooks(self) -> None:
-        """Native memory hooks on the flash while its data reads wait, and on RAM behind a data
-        cache while it is on or its reads wait (only then: while any memory hook exists, whatever
-        its range, Unicorn translates every load and store to its slow path; an access in a
-        hooked range also pays the call and Unicorn's re-derivation of the PC)."""
+        """While flash data reads wait, no memory hook times them: the flash's data pages are
+        MMIO, the block hook times the PC-relative reads of its code pages (FL_LITERAL_RANGES:
+        literal loads, TBB/TBH tables), and the code pages that also hold other sections' data
+        are read through their MMIO alias (split_code_pages; flash_data_pages.route). Native
+        memory hooks on RAM behind a data cache while it is on or its reads wait: only then, as
+        while any memory hook exists, whatever its range, Unicorn translates every load and
+        store to its slow path, and an access in a hooked range also pays the call and Unicorn's
+        re-derivation of the PC. Code pages beyond the literal table's room are hooked whole."""
         for handle in self._memory_hooks:
             N.unregister_hook(self.uc, handle)
         self._memory_hooks = []
+        code_pages = []
         for port in self.flash_ports:
             flash_reads, ram_reads, ram_writes = port.hooks_needed
             for start, end in port.ranges:
-                for begin, stop in self.flash_data_pages.timed(start, end, flash_reads):
-                    if flash_reads:
-                        self._memory_hooks.append(N.register_flash_read_hook(self.uc, self.state, begin, stop - 1))
+                left = self.flash_data_pages.timed(start, end, flash_reads)
+                code_pages += left if flash_reads else []
             if ram_reads:
                 for start, end in port.ram_ranges:
                     self._memory_hooks.append(
                         N.register_ram_access_hook(self.uc, self.state, start, end - 1, writes=ram_writes))
+        literal, aliased = split_code_pages(code_pages, self.image.data_ranges, self.page_bytes)
+        for i, (begin, stop) in enumerate(literal[: N.MAX_LITERAL_RANGES]):
+            at = N.FL_LITERAL_RANGES + N.FL_RAM_RANGE * i
+            self.state[at + N.RANGE_START], self.state[at + N.RANGE_END] = begin, stop
+        self.state[N.FL_LITERAL_RANGE_COUNT] = min(len(literal), N.MAX_LITERAL_RANGES)
+        for begin, stop in literal[N.MAX_LITERAL_RANGES:]:  # (beyond the table's room: hooked whole)
+            self._memory_hooks.append(N.register_flash_read_hook(self.uc, self.state, begin, stop - 1))
+        self.flash_data_pages.route(aliased)
         if self.traffic_banks:  # (counting only: it adds no cycles)
             for i in range(int(self.state[N.TRAFFIC_RANGE_COUNT])):
                 at = N.TRAFFIC_RANGES + N.TRAFFIC_RANGE * i

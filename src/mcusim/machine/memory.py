@@ -3,7 +3,7 @@ and the firmware's segments loaded by physical address."""
 from __future__ import annotations
 
 import numpy as np
-from unicorn import UC_PROT_ALL, UC_PROT_EXEC, UC_PROT_READ
+from unicorn import UC_PROT_ALL, UC_PROT_EXEC, UC_PROT_READ, UC_PROT_WRITE
 
 from ..elf import ElfError, ElfImage
 
@@ -30,6 +30,8 @@ class MemoryMap:
         self.buffers: dict[str, np.ndarray] = {}
         self.loaded: list[tuple[str, int, int]] = []  # (storage region, start offset, end offset)
         self.mmio_pieces: list[tuple[int, int, str, int]] = []  # (address, size, storage region, offset)
+        self.flash_ram_pieces: list[tuple[int, int, str, int]] = []  # the same, of flash mapped as RAM (code pages)
+        aliased = data_runs is not None  # (flash code pages get an MMIO alias: flash_data_pages.py)
         data_runs = data_runs or {}
         ram_pieces = []
         for region in board.memory:
@@ -51,6 +53,8 @@ class MemoryMap:
                 ram_pieces.append((region.base + at, region.size_bytes - at, perms, storage.name, at))
         for address, size, perms, name, offset in mapping_order(ram_pieces):
             uc.mem_map_ptr(address, size, perms, self.buffers[name].ctypes.data + offset)
+            if aliased and not perms & UC_PROT_WRITE:
+                self.flash_ram_pieces.append((address, size, name, offset))
 
     def in_mmio_piece(self, address: int, length: int) -> bool:
         return any(address < a + size and a < address + length for a, size, _, _ in self.mmio_pieces)

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 from unicorn import UC_HOOK_MEM_READ, UC_HOOK_MEM_WRITE, UC_MEM_WRITE
 
+from .native.layout import CODE_ALIAS_OFFSET
+
 KINDS = {"write": UC_HOOK_MEM_WRITE, "read": UC_HOOK_MEM_READ, "access": UC_HOOK_MEM_READ | UC_HOOK_MEM_WRITE}
 WIDEST_ACCESS = 8  # bytes (LDRD/STRD, VLDR.64): an access starting this far before a range can reach it
 
@@ -31,7 +33,7 @@ class Watchpoints:
 
     def __init__(self, machine):
         self.machine = machine
-        self.hooks: dict[tuple[int, int, str], int] = {}
+        self.hooks: dict[tuple[int, int, str], list[int]] = {}
         self.hit: Hit | None = None  # the first access since run() began, if any
 
     def add(self, address: int, size: int, kind: str = "write") -> None:
@@ -47,15 +49,17 @@ class Watchpoints:
         key = (address, size, kind)
         if key in self.hooks:
             return
-        begin = max(address - WIDEST_ACCESS + 1, 0)
-        self.hooks[key] = self.machine.uc.hook_add(KINDS[kind], self._on_access, key, begin=begin,
-                                                   end=address + size - 1)
+        begin, end = max(address - WIDEST_ACCESS + 1, 0), address + size - 1
+        ranges = [(begin, end)]
+        if kind != "write" and any(begin <= a + n - 1 and a <= end for a, n, _, _ in self.machine.memory.flash_ram_pieces):
+            ranges.append((begin + CODE_ALIAS_OFFSET, end + CODE_ALIAS_OFFSET))  # reads of flash code pages
+        self.hooks[key] = [self.machine.uc.hook_add(KINDS[kind], self._on_access, key, begin=b, end=e) for b, e in ranges]
 
     def remove(self, address: int, size: int, kind: str = "write") -> bool:
-        handle = self.hooks.pop((address, size, kind), None)
-        if handle is not None:
+        handles = self.hooks.pop((address, size, kind), [])
+        for handle in handles:
             self.machine.uc.hook_del(handle)
-        return handle is not None
+        return bool(handles)
 
     def clear(self) -> None:
         for key in list(self.hooks):
@@ -63,6 +67,8 @@ class Watchpoints:
 
     def _on_access(self, uc, access, address, size, value, key):
         watched, length, kind = key
+        if address >= CODE_ALIAS_OFFSET:  # a read of a flash code page, through its MMIO alias
+            address -= CODE_ALIAS_OFFSET
         if address + size <= watched or address >= watched + length or self.hit is not None:
             return
         self.hit = Hit(kind, watched, address, access == UC_MEM_WRITE)

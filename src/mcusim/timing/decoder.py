@@ -9,13 +9,15 @@ import bisect
 
 import numpy as np
 from capstone import CS_ARCH_ARM, CS_MODE_MCLASS, CS_MODE_THUMB, Cs
+from capstone import arm as cs_arm
 
-from ..machine.native import (CALL_FLAG, F_CLASS_A, F_CLASS_B, F_CLASS_C, F_COUNTS, F_CYCLES, F_DIVIDE, F_FP, F_INSTRUCTIONS, F_ISB, F_REFILL, F_SP_WRITE, F_STALLS,
+from ..machine.native import (CALL_FLAG, F_CLASS_A, F_CLASS_B, F_CLASS_C, F_COUNTS, F_CYCLES, F_DIVIDE, F_FP, F_INSTRUCTIONS, F_ISB, F_LITERAL, F_REFILL, F_SP_WRITE, F_STALLS,
                               F_START_ADJUST, F_START_FLAGS, F_UNMASK, FIELDS, KIND, KIND_CONTINUATION,
                               KIND_SELF_LOOP, KIND_START, LANE, SP_SELECT, resum_window)
 from ..machine.registers import UNICORN_REGISTERS
 from .classes import packed, power_class
 from .cortex_m4 import FP_MEMORY, MEMORY, base_mnemonic
+from .literal_loads import literal_read
 from .instruction import MAX_KNOWN, decodable_runs, disassemble, disassemble_one, disassemble_run, thumb_length
 
 _capstone = Cs(CS_ARCH_ARM, CS_MODE_THUMB | CS_MODE_MCLASS)
@@ -282,6 +284,8 @@ class Decoder:
                 static, special = _static_row(detail)
                 cost = self.timing.cost(detail, previous)
                 row = static.copy()
+                if detail.cc in (cs_arm.ARM_CC_AL, cs_arm.ARM_CC_INVALID):  # (in an IT block it may not run)
+                    row[F_LITERAL] = literal_read(code[offset: offset + length])
                 if mnemonic in ("b", "b.w") and detail.op_str == f"#{address:#x}":
                     row[KIND] = KIND_SELF_LOOP
                 row[F_CYCLES] = cost.cycles
@@ -333,6 +337,7 @@ class Decoder:
             row[KIND] = KIND_SELF_LOOP if self_loop else KIND_START
             row[F_CYCLES], row[F_INSTRUCTIONS] = self.instruction_cycles, 1
             row[F_DIVIDE] = _divide_operands(mnemonic, operands)
+            row[F_LITERAL] = literal_read(code[offset: offset + length])
             if mnemonic in ("bl", "blx"):
                 row[F_REFILL] |= CALL_FLAG
             if mnemonic:

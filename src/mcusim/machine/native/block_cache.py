@@ -5,8 +5,8 @@ from __future__ import annotations
 from .jit import njit
 from .layout import (
     E_ADDRESS, E_CLASSES, E_COUNTS, E_CYCLES, E_FETCH_KNOWN, E_FP, E_FUNCTION, E_INSTRUCTIONS, E_ISB, E_SP_WRITE,
-    E_LAST_INSN, E_LINE_SLOT, E_REFILL, E_SELF_LOOP, E_SIZE, E_STALLS, E_START_ADJUST, E_START_FLAGS,
-    E_UNMASK, E_WIDE_FIRST, FIELDS, F_CLASS_A, F_COUNTS, F_CYCLES, F_FP, F_INSTRUCTIONS, F_ISB, F_REFILL, F_SP_WRITE,
+    E_LAST_INSN, E_LINE_SLOT, E_LITERALS, E_REFILL, E_SELF_LOOP, E_SIZE, E_STALLS, E_START_ADJUST, E_START_FLAGS,
+    E_UNMASK, E_WIDE_FIRST, FIELDS, F_CLASS_A, F_COUNTS, F_CYCLES, F_FP, F_INSTRUCTIONS, F_ISB, F_LITERAL, F_REFILL, F_SP_WRITE,
     F_STALLS, F_START_ADJUST, F_START_FLAGS, F_UNMASK, KIND, WINDOW, WINDOW_TABLE, W_BASE, W_SIZE,
     W_TABLES)
 from .encoding import KIND_CONTINUATION, KIND_SELF_LOOP, KIND_START, KIND_UNKNOWN
@@ -45,6 +45,10 @@ def _summarize(st, address, size, entry):
         st[entry + E_SP_WRITE] = st[row_last + F_SP_WRITE] - st[row_first + F_SP_WRITE]
         for k in range(3):
             st[entry + E_CLASSES + k] = st[row_last + F_CLASS_A + k] - st[row_first + F_CLASS_A + k]
+        literals = 0
+        for row in range(row_first, row_last, FIELDS):
+            literals += st[row + F_LITERAL] & 1
+        st[entry + E_LITERALS] = literals
     else:
         first_kind = _kind_at(st, address)
         if first_kind != KIND_START and first_kind != KIND_SELF_LOOP or _kind_at(st, end - 2) == KIND_UNKNOWN:
@@ -67,6 +71,10 @@ def _summarize(st, address, size, entry):
         st[entry + E_SP_WRITE] = _range_sum(st, address, end, F_SP_WRITE)
         for k in range(3):
             st[entry + E_CLASSES + k] = _range_sum(st, address, end, F_CLASS_A + k)
+        literals = 0
+        for at in range(address, end, 2):
+            literals += _value_at(st, at, F_LITERAL) & 1
+        st[entry + E_LITERALS] = literals
     _block_energy(st, entry)
     st[entry + E_SELF_LOOP] = 1 if first_kind == KIND_SELF_LOOP else 0
     st[entry + E_FETCH_KNOWN] = 0

@@ -21,13 +21,13 @@ import numpy as np
 from .jit import njit
 from .layout import (
     BLOCK_ADDRESS, BLOCK_ADJUSTED, BLOCK_SIZE, CPI_TOTAL, CYCLES, DATA_WAIT_TOTAL, DIVIDE_TOTAL,
-    FL_BLOCK_LINES, FL_CONTENTION_TOTAL, FL_FETCH_TOTAL, FL_LINE_RECORDS, FL_RECORD, FOLD_TOTAL, F_COUNTS,
+    FL_BLOCK_LINES, FL_BLOCK_LITERALS, FL_CONTENTION_TOTAL, FL_FETCH_TOTAL, FL_LINE_RECORDS, FL_RECORD, FOLD_TOTAL, F_COUNTS,
     F_CYCLES, F_INSTRUCTIONS, F_STALLS, F_START_ADJUST, F_START_FLAGS, HEADER_LENGTH, INSTRUCTIONS,
-    INTERLOCK_TOTAL, LAZY_FP_AT, LAZY_FP_TOTAL, LSU_TOTAL, MISPREDICTS, PREDICTED, REC_ADDRESS,
+    INTERLOCK_TOTAL, LAZY_FP_AT, LAZY_FP_TOTAL, LITERAL_RECORD, LITERAL_RECORD_AREA, LIT_INSN, LIT_WAIT, LSU_TOTAL, MISPREDICTS, PREDICTED, REC_ADDRESS,
     REC_CONTENTION, REC_STALL, REFILL_TOTAL)
 from .tables import _range_sum_decoded, _value_at
 from .core_timing import _start_adjust, add_lazy_fp, add_static, dual_issue_adjust
-from .memory_model import add_fetch_waits
+from .memory_model import add_data_wait, add_fetch_waits
 
 __all__ = ["BY_DWT", "BY_NAME", "COUNTERS", "Counter", "PER_INSTRUCTION", "header_at"]
 
@@ -100,6 +100,10 @@ def header_at(st, pc, prefix_cycles, prefix_interlock, prefix_lost, has_prefix):
         record = records + FL_RECORD * i
         if st[record + REC_ADDRESS] > pc:  # fetched for an instruction after pc: not yet waited for
             add_fetch_waits(t, st[record + REC_STALL], st[record + REC_CONTENTION], -1)
+    for i in range(st[FL_BLOCK_LITERALS]):
+        record = LITERAL_RECORD_AREA + LITERAL_RECORD * i
+        if st[record + LIT_INSN] >= pc:  # read by an instruction that has not run yet
+            add_data_wait(t, -st[record + LIT_WAIT])
     add_static(t, _range_sum_decoded(st, pc, end, F_CYCLES)[0], _range_sum_decoded(st, pc, end, F_INSTRUCTIONS)[0],
                _range_sum_decoded(st, pc, end, F_COUNTS)[0], _range_sum_decoded(st, pc, end, F_STALLS)[0], -1)
     if pc == block and st[BLOCK_ADJUSTED] != 0:  # the first instruction has not run: nor its adjustment

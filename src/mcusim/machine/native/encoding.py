@@ -27,3 +27,10 @@ STATIC_SHIFT = 18
 STATIC_CYCLES_MASK = 15
 LANE = 21           # packed fields: three 21-bit lanes (a window's sums stay far below 2**21)
 LANE_MASK = (1 << LANE) - 1
+
+# F_LITERAL (layout.py; timing/literal_loads.py fills it): 1 | aligned base << 1 | log2(read size) << 2
+# | (accesses - 1) << 4 | (a table's index register + 1) << LITERAL_INDEX_SHIFT
+# | (offset + LITERAL_OFFSET_BIAS) << LITERAL_OFFSET_SHIFT.
+LITERAL_INDEX_SHIFT = 5
+LITERAL_OFFSET_BIAS = 1 << 12
+LITERAL_OFFSET_SHIFT = 9

@@ -13,17 +13,19 @@ import numpy as np
 from numba import carray, types
 from numba.core import cgutils
 from numba.extending import intrinsic
-from unicorn.arm_const import UC_ARM_REG_CONTROL, UC_ARM_REG_EPSR, UC_ARM_REG_SP
+from unicorn.arm_const import UC_ARM_REG_CONTROL, UC_ARM_REG_EPSR, UC_ARM_REG_LR, UC_ARM_REG_R0, UC_ARM_REG_SP
 from unicorn.unicorn_py3.unicorn import uclib
 
 from .jit import cfunc, njit
 from .layout import (
+    ALIAS_TABLE, AL_BEGIN, AL_END, AT_COUNT, AT_ENTRIES, AT_FILLS, CODE_ALIAS, CODE_ALIAS_OFFSET,
     BLOCK_ADDRESS, BLOCK_ADJUSTED, BLOCK_CACHE, BLOCK_SIZE, CACHE_ENTRIES, CACHE_ENTRY, CODE_PC,
-    COUNTER_EVENTS, CPI_TOTAL, CYCLES, CYCLE_LIMIT, DATA_START, DATA_WAIT_TOTAL, DEADLINE, DIVIDE_BASE,
+    COUNTER_EVENTS, CPI_TOTAL, CYCLES, CYCLE_LIMIT, DATA_START, DEADLINE, DIVIDE_BASE,
     DIVIDE_BITS_PER_CYCLE, DIVIDE_MIN, DIVIDE_SHORT, DIVIDE_TOTAL, DIVIDE_ZERO, ENDS_IN_BRANCH, E_ADDRESS,
-    E_COUNTS, E_CYCLES, E_FP, E_INSTRUCTIONS, E_ISB, E_LAST_INSN, E_REFILL, E_SELF_LOOP, E_SIZE, E_SP_WRITE, E_STALLS,
-    E_START_ADJUST, E_START_FLAGS, E_UNMASK, E_WIDE_FIRST, FL_BLOCK_LINES, FL_BLOCK_START, FL_PORT_COUNT,
-    FPU_ENABLED, F_CYCLES, F_DIVIDE, INSTRUCTIONS, LAZY_FP_AT, LAZY_FP_PENDING, LSU_TOTAL, PENDING_MASKED,
+    E_COUNTS, E_CYCLES, E_FP, E_INSTRUCTIONS, E_ISB, E_LAST_INSN, E_LITERALS, E_REFILL, E_SELF_LOOP, E_SIZE, E_SP_WRITE, E_STALLS,
+    E_START_ADJUST, E_START_FLAGS, E_UNMASK, E_WIDE_FIRST, FL_BLOCK_LINES, FL_BLOCK_LITERALS, FL_BLOCK_START,
+    FL_LITERAL_RANGE_COUNT, FL_PORT_COUNT,
+    FPU_ENABLED, F_CYCLES, F_DIVIDE, F_LITERAL, INSTRUCTIONS, LAZY_FP_AT, LAZY_FP_PENDING, PENDING_MASKED,
     PREVIOUS_BRANCH_AT, PREVIOUS_END, PREVIOUS_ISB, PREVIOUS_SP_WRITE, PREVIOUS_UNMASK, PROFILE_TABLE, PSP_HIGHEST,
     PSP_LOWEST, PSP_LOWEST_AT, P_ENABLED, RUN_BASE, RUN_BYTES, RUN_STATE, RUN_TIMED, DATA_RUN, ON_PROCESS_STACK,
     PAID_FROM, PAID_TO, SP_SELECT,
@@ -32,7 +34,7 @@ from .layout import (
     STOP_SIZE, TOTAL_LENGTH, TRACE_HELD, TRACE_TABLE, TRAFFIC_BANK, TRAFFIC_BYTES, TRAFFIC_COUNTER, TRAFFIC_END, TRAFFIC_RANGE,
     TRAFFIC_RANGE_COUNT, TRAFFIC_RANGES, TRAFFIC_READ, TRAFFIC_START, TRAFFIC_WRITTEN, WATCH_ISB)
 from .encoding import (
-    STOP_DEADLINE, STOP_DECODE, STOP_FPU_DISABLED, STOP_ISB, STOP_LIMIT, STOP_SELF_LOOP, STOP_UNMASKED)
+    LITERAL_INDEX_SHIFT, STOP_DEADLINE, STOP_DECODE, STOP_FPU_DISABLED, STOP_ISB, STOP_LIMIT, STOP_SELF_LOOP, STOP_UNMASKED)
 from .tables import _range_sum, _value_at
 from .core_timing import _lazy_fp_store, _refill_after_branch, _start_adjust, add_static
 from .profile import _profile
@@ -41,7 +43,7 @@ from .branch_trace import _trace
 from .dwt_events import counter_events
 from .power import _count_power
 from .block_cache import _summarize
-from .memory_model import _fetch, flash_data_read, ram_access
+from .memory_model import _fetch, add_data_wait, flash_data_read, ram_access, time_literals, transfers
 from .state import NativeState
 
 
@@ -179,8 +181,11 @@ def _block_hook_variant(captures, power, fetch):
             _start_adjust(st, st[entry + E_START_ADJUST], st[entry + E_START_FLAGS], 1)
             st[BLOCK_ADJUSTED] = 1
         st[FL_BLOCK_LINES] = 0
+        st[FL_BLOCK_LITERALS] = 0
         if fetch and st[FL_PORT_COUNT] != 0:
             _fetch(st, entry, address, size, start, out_of_sequence)
+            if st[entry + E_LITERALS] != 0 and st[FL_LITERAL_RANGE_COUNT] != 0:
+                add_data_wait(st, time_literals(st, address, size, _table_index(uc, header, st, address)))
 
     return block_hook
 
@@ -192,6 +197,17 @@ def _significant_bits(value):
         value >>= 1
         bits += 1
     return bits
+
+
+@njit
+def _table_index(uc, header, st, address):
+    """The index register's value if the instruction at `address` is a table branch (TBB/TBH)
+    (its index register: R0-R12 or LR), else -1."""
+    index = (_value_at(st, address, F_LITERAL) >> LITERAL_INDEX_SHIFT) & 15
+    if index == 0:
+        return np.int64(-1)
+    register = np.int32(UC_ARM_REG_LR) if index == 15 else np.int32(UC_ARM_REG_R0 + index - 1)
+    return _read_register(uc, header, register)
 
 
 @njit
@@ -251,37 +267,19 @@ def _restore_it_state(uc, header):
     _uc_reg_write(uc, UC_ARM_REG_EPSR, header.ctypes.data + 8 * SCRATCH)
 
 
-@njit
-def _add_data_wait(st, wait):
-    """Wait cycles of data reads from slow memory (DWT LSUCNT counts the extra cycles of loads
-    and stores)."""
-    st[CYCLES] += wait
-    st[LSU_TOTAL] += wait
-    st[DATA_WAIT_TOTAL] += wait
-
-
-@njit
-def _transfers(address, size):
-    """The reads an access of `size` bytes at `address` makes of an MMIO page: QEMU splits an
-    unaligned access into the two aligned ones around it, and each into reads of 4 bytes at most:
-    (first address, step, count)."""
-    first = address & ~(size - 1)
-    step = min(size, 4)
-    return first, step, (1 if first == address else 2) * max(size // 4, 1)
-
-
 @cfunc(MEMORY_HOOK_SIGNATURE)
 def flash_read_hook(uc, access, address_u64, size, value, user_data):
-    """A data read from flash (registered on the flash ranges that hold code, only while data
-    reads wait), timed as the reads of 32 bits at most that flash_data_page_read sees for it."""
+    """A data read from flash, timed as the reads of 32 bits at most that flash_data_page_read
+    sees for it: registered, while data reads wait, only on flash code pages beyond the room of
+    the literal range table (Machine._register_memory_hooks), which are then timed exactly."""
     header = carray(user_data, (DATA_START,), np.int64)
     st = carray(user_data, (header[TOTAL_LENGTH],), np.int64)
     wait = np.int64(0)
-    first, step, count = _transfers(np.int64(address_u64), np.int64(size))
+    first, step, count = transfers(np.int64(address_u64), np.int64(size))
     for k in range(count):
         wait += flash_data_read(st, first + step * k)
     _restore_it_state(uc, header)
-    _add_data_wait(st, wait)
+    add_data_wait(st, wait)
 
 
 @intrinsic
@@ -311,20 +309,70 @@ def flash_data_page_read(uc, offset_u64, size_u32, user_data):
     if run[RUN_TIMED] != 0:
         header = carray(_pointer(run[RUN_STATE]), (DATA_START,), np.int64)
         st = carray(_pointer(run[RUN_STATE]), (header[TOTAL_LENGTH],), np.int64)
-        _add_data_wait(st, flash_data_read(st, run[RUN_BASE] + offset))
+        add_data_wait(st, flash_data_read(st, run[RUN_BASE] + offset))
     return value
 
 
-def map_flash_data_run(uc, run: np.ndarray, size: int) -> None:
-    """Map `size` bytes at run[RUN_BASE] as MMIO read by flash_data_page_read (read-only: a
-    store faults as one to flash does); `run` must outlive the mapping."""
+def map_flash_data_run(uc, run: np.ndarray, size: int, at: int | None = None) -> None:
+    """Map `size` bytes at `at` (default run[RUN_BASE]) as MMIO read by flash_data_page_read
+    (read-only: a store faults as one to flash does); `run` must outlive the mapping."""
     from unicorn import UcError
 
-    status = uclib.uc_mmio_map(uc._uch, ctypes.c_uint64(int(run[RUN_BASE])), ctypes.c_uint64(size),
+    address = int(run[RUN_BASE]) if at is None else at
+    status = uclib.uc_mmio_map(uc._uch, ctypes.c_uint64(address), ctypes.c_uint64(size),
                                ctypes.c_void_p(flash_data_page_read.address), ctypes.c_void_p(run.ctypes.data),
                                None, None)
     if status != 0:
         raise UcError(status)
+
+
+UC_MEM_READ, UC_MEM_FETCH = 16, 18  # unicorn.UC_MEM_READ / UC_MEM_FETCH: the access a TLB fill is for
+UC_PROT_READ, UC_PROT_WRITE, UC_PROT_EXEC, UC_PROT_ALL = 1, 2, 4, 7
+TLB_FILL_SIGNATURE = types.boolean(types.voidptr, types.uint64, types.int32, types.voidptr, types.voidptr)
+
+
+@cfunc(TLB_FILL_SIGNATURE)
+def code_page_tlb_fill(uc, vaddr_u64, access, entry_pointer, user_data):
+    """Unicorn's TLB fill (virtual TLB mode, while the table has entries): every page maps to
+    itself with all rights, except that a data read of a listed flash code page goes to that
+    page's MMIO alias, whose callback times it as one of a data page. The TLB keeps one entry
+    per page, so an entry for such a page allows either reads (the alias) or instruction fetch
+    (the page): Unicorn fills it again when the other is needed. Stores map to the page itself,
+    where they fault as before."""
+    table = carray(user_data, (ALIAS_TABLE,), np.int64)
+    entry = carray(entry_pointer, (2,), np.int64)  # uc_tlb_entry: uint64 paddr, uc_prot perms (+ padding)
+    vaddr = np.int64(vaddr_u64)
+    paddr = vaddr
+    perms = UC_PROT_ALL
+    for i in range(table[AT_COUNT]):
+        at = AT_ENTRIES + CODE_ALIAS * i
+        if table[at + AL_BEGIN] <= vaddr < table[at + AL_END]:
+            if access == UC_MEM_READ:
+                paddr = vaddr + CODE_ALIAS_OFFSET
+                perms = UC_PROT_READ
+                table[AT_FILLS] += 1
+            elif access == UC_MEM_FETCH:
+                perms = UC_PROT_EXEC
+            else:
+                perms = UC_PROT_WRITE
+            break
+    entry[0] = paddr
+    entry[1] = perms
+    return True
+
+
+def register_tlb_fill_hook(uc, table: np.ndarray) -> int:
+    """Register code_page_tlb_fill with `table` (it must outlive the hook); returns the handle.
+    Unicorn calls it only in its virtual TLB mode."""
+    from unicorn import UC_HOOK_TLB_FILL, UcError
+
+    handle = ctypes.c_size_t()
+    status = uclib.uc_hook_add(uc._uch, ctypes.byref(handle), UC_HOOK_TLB_FILL,
+                               ctypes.c_void_p(code_page_tlb_fill.address), ctypes.c_void_p(table.ctypes.data),
+                               ctypes.c_uint64(1), ctypes.c_uint64(0))
+    if status != 0:
+        raise UcError(status)
+    return handle.value
 
 
 @cfunc(MEMORY_HOOK_SIGNATURE)
@@ -334,7 +382,7 @@ def ram_access_hook(uc, access, address_u64, size, value, user_data):
     st = carray(user_data, (header[TOTAL_LENGTH],), np.int64)
     wait = ram_access(st, np.int64(address_u64), access == UC_MEM_WRITE)
     _restore_it_state(uc, header)
-    _add_data_wait(st, wait)
+    add_data_wait(st, wait)
 
 
 @cfunc(MEMORY_HOOK_SIGNATURE)

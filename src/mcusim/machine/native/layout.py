@@ -71,6 +71,8 @@ F_CLASS_B = _row.slot("F_CLASS_B")  # fp | branch << 21 | load << 42
 F_CLASS_C = _row.slot("F_CLASS_C")  # store | data words moved << 21
 F_SP_WRITE = _row.slot("F_SP_WRITE")  # summed: instructions that may move SP (push, sub sp, writeback on sp, ...),
 SP_SELECT = 1 << 20                   # ... and SP_SELECT for each MSR CONTROL (it may switch stacks)
+F_LITERAL = _row.slot("F_LITERAL")  # per instruction (not summed): its PC-relative data read (literal load, TBB/TBH
+#                                     table), packed as timing/literal_loads.py says, else 0
 FIELDS = _row.size
 SUMMED_FIELDS = (F_CYCLES, F_INSTRUCTIONS, F_FP, F_UNMASK, F_ISB, F_COUNTS, F_STALLS, F_CLASS_A, F_CLASS_B, F_CLASS_C,
                  F_SP_WRITE)
@@ -101,6 +103,7 @@ E_UNMASK = _entry.slot("E_UNMASK")
 E_ISB = _entry.slot("E_ISB")
 E_SP_WRITE = _entry.slot("E_SP_WRITE")          # its F_SP_WRITE count: the next block reads SP (stack peak)
 E_SELF_LOOP = _entry.slot("E_SELF_LOOP")        # 1: it starts with a self-loop (`b .`)
+E_LITERALS = _entry.slot("E_LITERALS")          # its instructions with an F_LITERAL (timed by the block hook)
 E_FETCH_KNOWN = _entry.slot("E_FETCH_KNOWN")    # 1 when every line of the block was found in the instruction
 #                                                 cache, at the tag slots below (all hits again while they hold them)
 E_FETCH_FIRST = _entry.slot("E_FETCH_FIRST")    # its first flash line, line count, cycles before its last line
@@ -131,7 +134,7 @@ LINE_TAG = _line.slot("LINE_TAG")            # the line + 1 (negated while dirty
 LINE_LAST_USE = _line.slot("LINE_LAST_USE")  # FL_USE_CLOCK at its last use (least recently used replacement)
 FL_CACHE_LINE = _line.size
 
-# An address range a flash port reads through (RAM ranges use the first two fields).
+# An address range a flash port reads through (RAM and literal ranges use the first two fields).
 _range = _record("port range")
 RANGE_START = _range.slot("RANGE_START")
 RANGE_END = _range.slot("RANGE_END")
@@ -146,6 +149,14 @@ REC_STALL = _fetched.slot("REC_STALL")
 REC_CONTENTION = _fetched.slot("REC_CONTENTION")
 REC_MISSED = _fetched.slot("REC_MISSED")     # the missed line + 1, or 0
 FL_RECORD = _fetched.size
+
+# What the executing block's literal reads (F_LITERAL) cost, one record per read of flash.
+_literal = _record("literal read")
+LIT_INSN = _literal.slot("LIT_INSN")      # the reading instruction's address
+LIT_WAIT = _literal.slot("LIT_WAIT")      # its wait cycles
+LIT_PORT = _literal.slot("LIT_PORT")      # the port block it read through
+LIT_MISSED = _literal.slot("LIT_MISSED")  # the data cache line it missed and allocated + 1, 0 on a hit, -1: no cache
+LITERAL_RECORD = _literal.size
 
 # Flash timing (flash_timing.py configures it; docs/timing.md "Memory timing"): one block of
 # FL_PORT_SLOTS per flash port (a path from the core to the flash with its own caches: e.g. the
@@ -297,6 +308,21 @@ RUN_BYTES = _data_run.slot("RUN_BYTES")  # host address of its bytes (in the fla
 RUN_TIMED = _data_run.slot("RUN_TIMED")  # 1 while its port times data reads (what the flash read hook did)
 DATA_RUN = _data_run.size
 
+# The table the TLB fill hook reads (hooks.code_page_tlb_fill; its user_data, not a part of the
+# buffer): the flash code pages whose data reads go to an MMIO alias, a flash data run of their
+# own mapped at CODE_ALIAS_OFFSET + their address (machine/flash_data_pages.py).
+CODE_ALIAS_OFFSET = 1 << 32  # above the 32-bit address space the firmware can reach
+MAX_CODE_ALIASES = 16
+_alias = _record("code page alias")
+AL_BEGIN = _alias.slot("AL_BEGIN")  # [begin, end) of the code pages
+AL_END = _alias.slot("AL_END")
+CODE_ALIAS = _alias.size
+_aliases = _record("code alias table")
+AT_COUNT = _aliases.slot("AT_COUNT")  # aliases in use (0: every page maps to itself)
+AT_FILLS = _aliases.slot("AT_FILLS")  # TLB fills that mapped a page to its alias (a count, for measurements)
+AT_ENTRIES = _aliases.slot("AT_ENTRIES", CODE_ALIAS * MAX_CODE_ALIASES)
+ALIAS_TABLE = _aliases.size
+
 # -- The buffer: header, then areas --------------------------------------------------------------
 MAX_WINDOWS = 1024
 CACHE_ENTRIES = 4096     # block cache entries, direct-mapped by block address
@@ -387,7 +413,7 @@ PSP_HIGHEST = _buffer.slot("PSP_HIGHEST")      # ... (-1: the process stack was 
 PAID_FROM = _buffer.slot("PAID_FROM")          # run control paused inside a block, already charged whole: a block
 PAID_TO = _buffer.slot("PAID_TO")              # ... starting at PAID_FROM (up to PAID_TO) costs nothing (-1: none)
 ON_PROCESS_STACK = _buffer.slot("ON_PROCESS_STACK")  # CONTROL.SPSEL as last read (after an MSR CONTROL, Python)
-MAX_TRAFFIC_RANGES = 8                         # memory traffic (--memory-traffic; analysis/roofline.py): the data
+MAX_TRAFFIC_RANGES = 24                        # memory traffic (--memory-traffic; analysis/roofline.py): the data
 TRAFFIC_RANGE_COUNT = _buffer.slot("TRAFFIC_RANGE_COUNT")  # bytes loads and stores move per memory bank, counted
 TRAFFIC_RANGES = _buffer.slot("TRAFFIC_RANGES", TRAFFIC_RANGE * MAX_TRAFFIC_RANGES)  # over these ranges ...
 TRAFFIC_BYTES = _buffer.slot("TRAFFIC_BYTES", TRAFFIC_COUNTER * MAX_TRAFFIC_RANGES)  # ... into a counter per bank
@@ -402,6 +428,12 @@ FL_USE_CLOCK = _buffer.slot("FL_USE_CLOCK")    # counts cache accesses (least-re
 FL_BLOCK_START = _buffer.slot("FL_BLOCK_START")  # cycle count when the executing block began
 FL_BLOCK_LINES = _buffer.slot("FL_BLOCK_LINES")  # fetched-line records of the executing block
 FL_LINE_RECORDS = _buffer.slot("FL_LINE_RECORDS")  # offset of those records in the buffer
+FL_BLOCK_LITERALS = _buffer.slot("FL_BLOCK_LITERALS")  # literal read records of the executing block (at
+#                                                        LITERAL_RECORD_AREA)
+MAX_LITERAL_RANGES = 16
+FL_LITERAL_RANGE_COUNT = _buffer.slot("FL_LITERAL_RANGE_COUNT")  # flash ranges (code pages) whose literal reads the
+FL_LITERAL_RANGES = _buffer.slot("FL_LITERAL_RANGES", FL_RAM_RANGE * MAX_LITERAL_RANGES)  # block hook times (as RAM
+#                                                                                          ranges: start, end)
 FL_PORTS = _buffer.slot("FL_PORTS", FL_MAX_PORTS * FL_PORT_SLOTS)  # the first port's block
 FL_LAST_SLOT = _buffer.start + _buffer.size
 
@@ -438,6 +470,8 @@ WINDOW_TABLE = _buffer.slot("WINDOW_TABLE", WINDOW * MAX_WINDOWS)
 BLOCK_CACHE = _buffer.slot("BLOCK_CACHE", CACHE_ENTRY * CACHE_ENTRIES)  # cleared whenever decoding changes tables
 FLASH_AREA = _buffer.slot("FLASH_AREA", FL_MAX_PORTS * 2 * FL_CACHE_SLOTS)  # per port: instruction, data cache tags
 LINE_RECORD_AREA = _buffer.slot("LINE_RECORD_AREA", FL_RECORD * FL_MAX_BLOCK_LINES)  # the executing block's fetches
-FL_AREA_SLOTS = LINE_RECORD_AREA + FL_RECORD * FL_MAX_BLOCK_LINES - FLASH_AREA
+LITERAL_RECORD_AREA = _buffer.slot("LITERAL_RECORD_AREA", 2 * LITERAL_RECORD * FL_MAX_BLOCK_LINES)  # its literal
+#                                                                                    reads (two per LDRD at most)
+FL_AREA_SLOTS = LITERAL_RECORD_AREA + 2 * LITERAL_RECORD * FL_MAX_BLOCK_LINES - FLASH_AREA
 BTAC_AREA = _buffer.slot("BTAC_AREA", BTAC_ENTRY * MAX_PREDICTOR_ENTRIES)
 DATA_START = _buffer.start + _buffer.size  # then the tables Python reserves, then the decode tables

@@ -2,9 +2,12 @@
 data caches, and RAM behind a data cache. flash_timing.py configures the ports."""
 from __future__ import annotations
 
+import numpy as np
+
+from .encoding import LITERAL_INDEX_SHIFT, LITERAL_OFFSET_BIAS, LITERAL_OFFSET_SHIFT
 from .jit import njit
 from .layout import (
-    CACHE_SETS, CACHE_TAGS, CACHE_WAYS, CPI_TOTAL, CYCLES, E_FETCH_BEFORE_LAST, E_FETCH_KNOWN,
+    CACHE_SETS, CACHE_TAGS, CACHE_WAYS, CPI_TOTAL, CYCLES, DATA_WAIT_TOTAL, E_FETCH_BEFORE_LAST, E_FETCH_KNOWN,
     E_FETCH_FIRST, E_FETCH_LINES, E_FETCH_PORT, E_FETCH_SLOTS, FAST_FETCH_LINES, FL_ACTIVE,
     FL_BLOCK_LINES, FL_BLOCK_START, FL_BUFFER_LINE, FL_CACHE_LINE, FL_CONTENTION_TOTAL, FL_CURRENT,
     FL_DATA_WAIT, FL_DC_HITS, FL_DC_MISSES, FL_DC_ON, FL_DC_TAGS, FL_DC_WRITEBACKS,
@@ -12,9 +15,10 @@ from .layout import (
     FL_LINE_SHIFT, FL_NO_LINE_BUFFER, FL_PORTS, FL_PORT_COUNT, FL_PORT_SLOTS, FL_PREFETCH,
     FL_PREFETCH_DELAY, FL_PREFETCH_LINE, FL_PREFETCH_READY, FL_RAM_COUNT, FL_RAM_RANGE, FL_RAM_TABLE,
     FL_RAM_WAIT, FL_RANGE, FL_RANGE_COUNT, FL_RANGE_TABLE, FL_RECORD, FL_USE_CLOCK, FL_WRITEBACK_WAIT,
-    F_CYCLES, LINE_LAST_USE, LINE_TAG, P_COEF_FLASH, P_ENERGY_FLASH, P_FLASH_READS, RANGE_END,
+    FL_BLOCK_LITERALS, FL_LITERAL_RANGE_COUNT, FL_LITERAL_RANGES, F_CYCLES, F_LITERAL, LINE_LAST_USE, LINE_TAG,
+    LITERAL_RECORD, LITERAL_RECORD_AREA, LIT_INSN, LIT_MISSED, LIT_PORT, LIT_WAIT, LSU_TOTAL, P_COEF_FLASH, P_ENERGY_FLASH, P_FLASH_READS, RANGE_END,
     RANGE_LINE_OFFSET, RANGE_START, REC_ADDRESS, REC_CONTENTION, REC_MISSED, REC_STALL)
-from .tables import _range_sum
+from .tables import _range_sum, _value_at
 
 
 @njit
@@ -82,12 +86,19 @@ def flash_cache_find(st, g, line):
 
 
 @njit
-def flash_cache_forget(st, g, line):
-    """Take `line` out of the port's instruction cache."""
-    slot = flash_cache_find(st, g, line)
+def cache_forget(st, g, side, line):
+    """Take `line` out of the port's cache at `side` (FL_IC_ON or FL_DC_ON)."""
+    first, ways = cache_set(st, g, side, line)
+    slot = cache_find(st, first, ways, line)[0]
     if slot >= 0:
         st[slot + LINE_TAG] = 0
         st[slot + LINE_LAST_USE] = 0
+
+
+@njit
+def flash_cache_forget(st, g, line):
+    """Take `line` out of the port's instruction cache."""
+    cache_forget(st, g, FL_IC_ON, line)
 
 
 @njit
@@ -180,24 +191,105 @@ def ram_access(st, address, write):
 
 
 @njit
-def flash_data_read(st, address):
-    """Wait cycles of a data read at `address` (0 outside the flash ports or on a data cache hit)."""
-    g = flash_port(st, address)
-    if g < 0:
-        return 0
+def _flash_data_access(st, g, address):
+    """(wait cycles, data cache outcome) of a data read at `address` through the port at `g`:
+    the outcome is the line it missed and allocated + 1, 0 on a hit, -1 with no data cache."""
     line = flash_offset(st, g, address) >> st[g + FL_LINE_SHIFT]
     writeback = 0
+    outcome = -1
     if st[g + FL_DC_ON] != 0:
         hit, dirty = data_cache_access(st, g, line, False)
         if hit:
-            return 0
+            return 0, 0
+        outcome = line + 1
         if dirty:  # the flash line replaces RAM data written since it was cached
             writeback = st[g + FL_WRITEBACK_WAIT]
     _flash_read(st)
     wait = st[g + FL_DATA_WAIT]
     if st[g + FL_PREFETCH] != 0 and st[g + FL_PREFETCH_READY] > st[FL_BLOCK_START]:
         st[g + FL_PREFETCH_DELAY] += wait + 1  # the flash serves this read before the prefetch in flight
-    return wait + writeback
+    return wait + writeback, outcome
+
+
+@njit
+def flash_data_read(st, address):
+    """Wait cycles of a data read at `address` (0 outside the flash ports or on a data cache hit)."""
+    g = flash_port(st, address)
+    if g < 0:
+        return 0
+    return _flash_data_access(st, g, address)[0]
+
+
+@njit
+def add_data_wait(st, wait):
+    """Add (or, negative, take back) wait cycles of data reads from slow memory (DWT LSUCNT
+    counts the extra cycles of loads and stores)."""
+    st[CYCLES] += wait
+    st[LSU_TOTAL] += wait
+    st[DATA_WAIT_TOTAL] += wait
+
+
+@njit
+def transfers(address, size):
+    """The reads an access of `size` bytes at `address` makes of an MMIO page: QEMU splits an
+    unaligned access into the two aligned ones around it, and each into reads of 4 bytes at most:
+    (first address, step, count). Every timed flash data read is counted this way."""
+    first = address & ~(size - 1)
+    step = min(size, 4)
+    return first, step, (1 if first == address else 2) * max(size // 4, 1)
+
+
+@njit
+def _literal_timed(st, address):
+    """Whether `address` is on the flash code pages whose literal reads the block hook times."""
+    for i in range(st[FL_LITERAL_RANGE_COUNT]):
+        at = FL_LITERAL_RANGES + FL_RAM_RANGE * i
+        if st[at + RANGE_START] <= address < st[at + RANGE_END]:
+            return True
+    return False
+
+
+@njit
+def time_literals(st, address, size, first_index):
+    """Wait cycles of the PC-relative data reads (F_LITERAL: literal loads, TBB/TBH tables) of
+    the block [address, address + size) starting now, in program order, after its fetches: what
+    a memory hook would see as it runs. A table branch's entry depends on its index register:
+    `first_index` is its value when the block's first instruction is one (else -1, and a table
+    read is timed at the table's start). Each read is recorded (LITERAL_RECORD_AREA) so a stop
+    inside the block can take back those after it."""
+    count = 0
+    waited = 0
+    insn = address
+    end = address + size
+    while insn < end:
+        info = _value_at(st, insn, F_LITERAL)
+        if info & 1:
+            pc = insn + 4
+            base = pc & ~3 if info & 2 else pc
+            size_read = np.int64(1) << ((info >> 2) & 3)
+            at = base + (info >> LITERAL_OFFSET_SHIFT) - LITERAL_OFFSET_BIAS
+            if insn == address and first_index >= 0 and (info >> LITERAL_INDEX_SHIFT) & 15:
+                at += first_index * size_read
+            for k in range(((info >> 4) & 1) + 1):
+                first, step, reads = transfers(at + 4 * k, size_read)
+                for j in range(reads):
+                    read_at = first + step * j
+                    if not _literal_timed(st, read_at):
+                        continue
+                    g = flash_port(st, read_at)
+                    if g < 0:
+                        continue
+                    wait, outcome = _flash_data_access(st, g, read_at)
+                    record = LITERAL_RECORD_AREA + LITERAL_RECORD * count
+                    st[record + LIT_INSN] = insn
+                    st[record + LIT_WAIT] = wait
+                    st[record + LIT_PORT] = g
+                    st[record + LIT_MISSED] = outcome
+                    count += 1
+                    waited += wait
+        insn += 2
+    st[FL_BLOCK_LITERALS] = count
+    return waited
 
 
 @njit

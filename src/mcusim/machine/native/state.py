@@ -6,16 +6,17 @@ import numpy as np
 
 from .layout import (
     BLOCK_ADDRESS, BLOCK_ADJUSTED, BLOCK_CACHE, BLOCK_SIZE, CACHE_ENTRIES, CACHE_ENTRY, CODE_PC,
-    CYCLE_LIMIT, DATA_START, DEADLINE, ENDS_IN_BRANCH, FIELDS, FL_BLOCK_LINES, FL_BUFFER_LINE, FL_CURRENT,
-    FL_IC_HITS, FL_IC_MISSES, FL_IC_ON, FL_LINE_RECORDS, FL_LINE_SHIFT, FL_PREFETCH_LINE, FL_RECORD,
-    F_CYCLES, F_START_FLAGS, KIND, LAZY_FP_AT, LAZY_FP_PENDING, LINE_RECORD_AREA, MAX_WINDOWS,
+    CYCLE_LIMIT, DATA_START, DEADLINE, ENDS_IN_BRANCH, FIELDS, FL_BLOCK_LINES, FL_BLOCK_LITERALS, FL_BUFFER_LINE,
+    FL_CURRENT, FL_DC_HITS, FL_DC_MISSES, FL_DC_ON, FL_IC_HITS, FL_IC_MISSES, FL_IC_ON, FL_LINE_RECORDS, FL_LINE_SHIFT, FL_PREFETCH_LINE, FL_RECORD,
+    F_CYCLES, F_START_FLAGS, KIND, LAZY_FP_AT, LAZY_FP_PENDING, LINE_RECORD_AREA, LITERAL_RECORD,
+    LITERAL_RECORD_AREA, LIT_INSN, LIT_MISSED, LIT_PORT, MAX_WINDOWS,
     PREVIOUS_END, PROFILE_EXTRA, PROFILE_TABLE, STEP_LIMIT, TOTAL_LENGTH, WINDOW, WINDOW_COUNT,
     WINDOW_TABLE, W_BASE, W_SIZE, W_TABLES)
 from .encoding import KIND_SELF_LOOP, KIND_START
 from .tables import _value_at, range_sums
 from .counters import PER_INSTRUCTION, header_at, totals
 from .profile import line_settle
-from .memory_model import flash_cache_forget, flash_offset
+from .memory_model import cache_forget, flash_cache_forget, flash_offset
 
 
 class NativeState:
@@ -191,6 +192,7 @@ class NativeState:
                 b[LAZY_FP_PENDING] = 1
             b[LAZY_FP_AT] = -1
             self._forget_fetches_after(pc)
+            self._forget_literals_after(pc)
 
     def _forget_fetches_after(self, pc: int) -> None:
         """The rest of the block will run again: the lines it fetched ahead of `pc` were not yet
@@ -215,3 +217,22 @@ class NativeState:
             b[g + FL_BUFFER_LINE] = offset >> shift
             b[g + FL_PREFETCH_LINE] = -1
         b[FL_BLOCK_LINES] = len(kept)
+
+    def _forget_literals_after(self, pc: int) -> None:
+        """The instructions from `pc` on will run again, literal reads included: take the lines
+        those reads allocated back out of the data cache, and their hits and misses off the
+        counts (header_at already took their waits back)."""
+        b = self.buffer
+        kept = 0
+        for i in range(int(b[FL_BLOCK_LITERALS])):
+            record = LITERAL_RECORD_AREA + LITERAL_RECORD * i
+            if b[record + LIT_INSN] < pc:
+                kept += 1
+                continue
+            g, outcome = int(b[record + LIT_PORT]), int(b[record + LIT_MISSED])
+            if outcome > 0:
+                cache_forget(b, g, FL_DC_ON, outcome - 1)
+                b[g + FL_DC_MISSES] -= 1
+            elif outcome == 0:
+                b[g + FL_DC_HITS] -= 1
+        b[FL_BLOCK_LITERALS] = kept
