@@ -18,7 +18,7 @@ from unicorn.unicorn_py3.unicorn import uclib
 
 from .jit import cfunc, njit
 from .layout import (
-    ALIAS_TABLE, AL_BEGIN, AL_END, AT_COUNT, AT_ENTRIES, AT_FILLS, CODE_ALIAS, CODE_ALIAS_OFFSET,
+    ALIAS_TABLE, AL_BEGIN, AL_END, AT_COUNT, AT_ENTRIES, AT_FILLS, AT_SCRATCH, CODE_ALIAS, CODE_ALIAS_OFFSET,
     BLOCK_ADDRESS, BLOCK_ADJUSTED, BLOCK_CACHE, BLOCK_SIZE, CACHE_ENTRIES, CACHE_ENTRY, CODE_PC,
     COUNTER_EVENTS, CPI_TOTAL, CYCLES, CYCLE_LIMIT, DATA_START, DEADLINE, DIVIDE_BASE,
     DIVIDE_BITS_PER_CYCLE, DIVIDE_MIN, DIVIDE_SHORT, DIVIDE_TOTAL, DIVIDE_ZERO, ENDS_IN_BRANCH, E_ADDRESS,
@@ -259,12 +259,13 @@ EPSR_THUMB_ONLY = 1 << 24
 
 
 @njit
-def _restore_it_state(uc, header):
-    """Clear the IT bits Unicorn set before calling a memory hook: it restores the accessing
-    instruction's state (cpu_restore_state), while QEMU expects them zero in mid-block and
-    writes them only at a block's end inside an IT block (docs/machine.md)."""
-    header[SCRATCH] = EPSR_THUMB_ONLY
-    _uc_reg_write(uc, UC_ARM_REG_EPSR, header.ctypes.data + 8 * SCRATCH)
+def _restore_it_state(uc, header, scratch=SCRATCH):
+    """Clear the IT bits Unicorn set before calling a memory hook or a TLB fill: it restores
+    the accessing instruction's state (cpu_restore_state), while QEMU expects them zero in
+    mid-block and writes them only at a block's end inside an IT block (docs/machine.md).
+    `scratch`: a slot of `header` uc_reg_write may read."""
+    header[scratch] = EPSR_THUMB_ONLY
+    _uc_reg_write(uc, UC_ARM_REG_EPSR, header.ctypes.data + 8 * scratch)
 
 
 @cfunc(MEMORY_HOOK_SIGNATURE)
@@ -338,7 +339,8 @@ def code_page_tlb_fill(uc, vaddr_u64, access, entry_pointer, user_data):
     page's MMIO alias, whose callback times it as one of a data page. The TLB keeps one entry
     per page, so an entry for such a page allows either reads (the alias) or instruction fetch
     (the page): Unicorn fills it again when the other is needed. Stores map to the page itself,
-    where they fault as before."""
+    where they fault as before. Unicorn restores the accessing instruction's state before the
+    fill, IT bits included, so a data access's fill clears them as a memory hook does."""
     table = carray(user_data, (ALIAS_TABLE,), np.int64)
     entry = carray(entry_pointer, (2,), np.int64)  # uc_tlb_entry: uint64 paddr, uc_prot perms (+ padding)
     vaddr = np.int64(vaddr_u64)
@@ -358,6 +360,8 @@ def code_page_tlb_fill(uc, vaddr_u64, access, entry_pointer, user_data):
             break
     entry[0] = paddr
     entry[1] = perms
+    if access != UC_MEM_FETCH:  # (a fill for a data access, as a load or store runs)
+        _restore_it_state(uc, table, AT_SCRATCH)
     return True
 
 

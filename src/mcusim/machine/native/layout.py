@@ -320,6 +320,7 @@ CODE_ALIAS = _alias.size
 _aliases = _record("code alias table")
 AT_COUNT = _aliases.slot("AT_COUNT")  # aliases in use (0: every page maps to itself)
 AT_FILLS = _aliases.slot("AT_FILLS")  # TLB fills that mapped a page to its alias (a count, for measurements)
+AT_SCRATCH = _aliases.slot("AT_SCRATCH")  # uc_reg_write reads the IT state the fill restores from here
 AT_ENTRIES = _aliases.slot("AT_ENTRIES", CODE_ALIAS * MAX_CODE_ALIASES)
 ALIAS_TABLE = _aliases.size
 
