@@ -51,9 +51,11 @@ class Watchpoints:
             return
         begin, end = max(address - WIDEST_ACCESS + 1, 0), address + size - 1
         ranges = [(begin, end)]
-        if kind != "write" and any(begin <= a + n - 1 and a <= end for a, n, _, _ in self.machine.memory.flash_ram_pieces):
+        pieces = self.machine.memory.flash_ram_pieces
+        if kind != "write" and any(begin <= a + n - 1 and a <= end for a, n, _, _ in pieces):
             ranges.append((begin + CODE_ALIAS_OFFSET, end + CODE_ALIAS_OFFSET))  # reads of flash code pages
-        self.hooks[key] = [self.machine.uc.hook_add(KINDS[kind], self._on_access, key, begin=b, end=e) for b, e in ranges]
+        self.hooks[key] = [self.machine.uc.hook_add(KINDS[kind], self._on_access, key, begin=b, end=e)
+                           for b, e in ranges]
 
     def remove(self, address: int, size: int, kind: str = "write") -> bool:
         handles = self.hooks.pop((address, size, kind), [])

@@ -21,6 +21,9 @@ def pack(offset: int, size: int, accesses: int, aligned: bool, index_register: i
             | (index_register + 1) << LITERAL_INDEX_SHIFT | (offset + LITERAL_OFFSET_BIAS) << LITERAL_OFFSET_SHIFT)
 
 
+_SIZES = {0xF85F: 4, 0xF81F: 1, 0xF91F: 1, 0xF83F: 2, 0xF93F: 2}  # LDR, LDRB, LDRSB, LDRH, LDRSH (literal), U masked
+
+
 def literal_read(code: bytes) -> int:
     """F_LITERAL of the instruction encoded by `code` (2 or 4 bytes), or 0 if it makes no
     PC-relative data read. TBB/TBH read the entry their index register chooses: the block hook
@@ -35,14 +38,13 @@ def literal_read(code: bytes) -> int:
     up = 1 if first & 0x0080 else -1
     masked = first & 0xFF7F
     target = second >> 12
-    sizes = {0xF85F: 4, 0xF81F: 1, 0xF91F: 1, 0xF83F: 2, 0xF93F: 2}  # LDR, LDRB, LDRSB, LDRH, LDRSH (literal)
-    if masked in sizes and (masked == 0xF85F or target != 15):  # (Rt = 15 there: PLD/PLI, hints)
-        return pack(up * (second & 0xFFF), sizes[masked], 1, True)
+    if masked in _SIZES and (masked == 0xF85F or target != 15):  # (Rt = 15 there: PLD/PLI, hints)
+        return pack(up * (second & 0xFFF), _SIZES[masked], 1, True)
     if masked == 0xE95F:  # LDRD (literal) T1, P = 1, W = 0
         return pack(up * (second & 0xFF) * 4, 4, 2, True)
     if first & 0xFF3F == 0xED1F and (second >> 9) & 7 == 0b101:  # VLDR T1 (.64) / T2 (.32), Rn = PC
         return pack(up * (second & 0xFF) * 4, 8 if second & 0x100 else 4, 1, True)
     if first == 0xE8DF and second & 0xFFE0 == 0xF000:  # TBB (H = 0) / TBH (H = 1), Rn = PC
-        index = second & 0xF
-        return pack(0, 2 if second & 0x10 else 1, 1, False, -1 if index in (13, 15) else index)  # (SP, PC: unpredictable)
+        index = second & 0xF  # (SP or PC as the index: unpredictable, timed at the table's start)
+        return pack(0, 2 if second & 0x10 else 1, 1, False, -1 if index in (13, 15) else index)
     return 0
