@@ -288,7 +288,8 @@ class Simulator(RunControl):
                  vcd: bool = False, branch_trace: TraceWindow | bool | None = None, flamegraph: bool = False,
                  voltage_range: str | None = None, power_bin_us: float = DEFAULT_BIN_US, power_trace: bool = False,
                  power_model: str | Path | None = None, power: bool = True, timing: bool = True,
-                 max_seconds: float | None = None, memory_traffic: bool = False, swo_format: str = "itm"):
+                 max_seconds: float | None = None, memory_traffic: bool = False, swo_format: str = "itm",
+                 data_cache: str = "sampled"):
         """Captures: `profile` (exact function profile), `pc_sample_cycles`, `timeline`
         (Perfetto: timeline.json; "proto" also timeline.pftrace, Perfetto's protobuf; with the
         profile, a functions track), `swo` (trace.swo: raw ITM/DWT packets, or with `swo_format="tpiu"` in TPIU
@@ -310,7 +311,9 @@ class Simulator(RunControl):
         the whole line instead. Semihosting host files are off unless `semihosting_root` names
         a folder; SYS_SYSTEM runs programs in it only with `semihosting_system=True` (docs/machine.md).
         `flash_latency` ("auto" or a number of wait states) overrides
-        the flash latency the firmware programs: FlashTiming.
+        the flash latency the firmware programs: FlashTiming. `data_cache` says how loads and
+        stores of RAM behind a data cache (mcu-d's SRAM1/SRAM2) are timed: "sampled" (every
+        access in windows, an estimate between them: machine/ram_cache_sampling.py) or "exact".
 
         `max_seconds` ends the run after that much host time (exit reason "time-limit", exit
         code 124, like the cycle limit `max_cycles`); `interrupt()` ends it early from a signal
@@ -346,7 +349,7 @@ class Simulator(RunControl):
                         "power_model": str(power_model) if power_model else None,
                         "branch_trace": None if window is None else dataclasses.asdict(window),
                         "args": args, "cmdline": cmdline, "flash_latency": flash_latency, "timing": timing,
-                        "max_seconds": max_seconds, "memory_traffic": memory_traffic}
+                        "max_seconds": max_seconds, "memory_traffic": memory_traffic, "data_cache": data_cache}
         if max_seconds is not None and not max_seconds > 0:
             raise ValueError("max_seconds must be positive")
         if clock_hz is not None and clock_hz <= 0:
@@ -357,7 +360,8 @@ class Simulator(RunControl):
                                   profile=profile, pc_sample_cycles=pc_sample_cycles, swo=swo, vcd=vcd,
                                   branch_trace=window, voltage_range=voltage_range, power_bin_us=power_bin_us,
                                   power_model=str(power_model) if power_model else None, power=power and timing,
-                                  timing=timing, max_seconds=max_seconds, memory_traffic=memory_traffic)
+                                  timing=timing, max_seconds=max_seconds, memory_traffic=memory_traffic,
+                                  data_cache=data_cache)
         self.machine = self._new_machine()
         self._result: RunResult | None = None
         if clock_hz and self.board.max_clock_hz and clock_hz > self.board.max_clock_hz:

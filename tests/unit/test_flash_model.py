@@ -280,3 +280,19 @@ def test_ram_ranges_need_a_data_cache_of_their_own(tmp_path):
                      'icache = { sets = 1, ways = 4 }\ndcache = { sets = 1, ways = 4, shared_with_icache = true }\n')
     with pytest.raises(ConfigError, match="data cache of their own"):
         load_board(str(board))
+
+
+def test_a_sampled_data_cache_charges_the_measured_rate_per_cycle_with_the_fraction_carried():
+    """ram_cache_sampling.py: between windows the block hook charges RAM_WAIT_RATE (wait per core
+    cycle, fixed point) for each block's cycles; what is below a cycle carries to the next block."""
+    _, st, _ = model("mcu-d")
+    st[N.RAM_WAIT_RATE] = (1 << N.RATE_SHIFT) // 4 + 1  # a little over 0.25 wait cycles per cycle
+    cycles, lsu = st[N.CYCLES], st[N.LSU_TOTAL]
+    N.estimate_ram_wait(st, 3)  # 0.75...: nothing yet
+    assert (st[N.CYCLES], st[N.RAM_WAIT_ESTIMATED]) == (cycles, 0)
+    N.estimate_ram_wait(st, 3)  # 1.5...: one cycle, the half carried
+    assert (st[N.CYCLES] - cycles, st[N.LSU_TOTAL] - lsu, st[N.RAM_WAIT_ESTIMATED]) == (1, 1, 1)
+    for _ in range(398):
+        N.estimate_ram_wait(st, 10)
+    assert st[N.RAM_WAIT_ESTIMATED] == (3986 * st[N.RAM_WAIT_RATE]) >> N.RATE_SHIFT  # none lost to rounding
+    assert st[N.DATA_WAIT_TOTAL] == st[N.RAM_WAIT_ESTIMATED]

@@ -75,6 +75,7 @@ class FlashTiming:
         self.latency = self._checked_latency(parse_flash_latency(latency), board)
         self.in_force = 0  # fetch wait states in force, in the latency field's units
         self.on_change = None
+        self.ram_hook_off = False  # a sampled data cache between its windows (ram_cache_sampling.py)
         self.clock_hz = board.reset_clock_hz
         storage = board.storage_region(next(r for r in board.memory if r.name == spec.region))
         through = spec.ranges or [r.name for r in board.memory if r is storage or r.alias_of == storage.name]
@@ -295,7 +296,8 @@ class FlashTiming:
         ram_cached = bool(self.ram_ranges) and self[N.FL_DC_ON] != 0
         ram_reads = ram_cached or bool(self.ram_ranges) and self[N.FL_RAM_WAIT] > 0
         # flash data lines take data cache room from RAM lines even when they cost no wait
-        return self.data_reads_wait or ram_cached, ram_reads, ram_cached
+        off = self.ram_hook_off
+        return self.data_reads_wait or ram_cached, ram_reads and not off, ram_cached and not off
 
     def totals(self) -> dict[str, int]:
         return {"icache_hits": self[N.FL_IC_HITS], "icache_misses": self[N.FL_IC_MISSES],

@@ -47,6 +47,7 @@ from .exceptions import (BUSFAULT, DIVBYZERO, HARDFAULT, IBUSERR, INVSTATE, NOCP
 from .flash_data_pages import FlashDataPages, data_page_runs, split_code_pages
 from .flash_timing import FlashLatencyError, FlashTiming
 from .memory import MemoryMap
+from .ram_cache_sampling import MODES, RamCacheSampling
 from .registers import UNICORN_REGISTERS as _REGISTER_IDS
 from .semihosting import Semihosting, SemihostingExit, heap_info
 from .watchpoints import Watchpoints
@@ -174,7 +175,9 @@ class Machine:
                  branch_trace: TraceWindow | None = None, voltage_range: str | None = None,
                  power_bin_us: float = DEFAULT_BIN_US, power_model: str | None = None, power: bool = True, vcd: bool = False,
                  timing: bool = True, max_seconds: float | None = None, memory_traffic: bool = False,
-                 call_log: bool = False):
+                 call_log: bool = False, data_cache: str = "sampled"):
+        if data_cache not in MODES:
+            raise ValueError(f"data_cache {data_cache!r}: use one of {', '.join(MODES)}")
         if not timing:  # functional only: one cycle per instruction, no flash, cache or memory timing
             board = dataclasses.replace(board, core=dataclasses.replace(
                 board.core, timing_model="one_cycle_per_instruction", default_instruction_cycles=1))
@@ -275,8 +278,13 @@ class Machine:
         self.flash_data_pages = FlashDataPages(self.uc, self.memory, self.state)
         self.traffic_banks = self._traffic_table() if memory_traffic else []  # the banks counted, by index
         self._hooks_stale = False
+        self._draining = self._drained = False  # memory hooks deleted: Unicorn drops them as a run ends
         self._divide_trap_stale = False
         self._build_peripherals()
+        cached_ram = [port for port in self.flash_ports if port.ram_ranges]
+        self.ram_cache_sampling = None
+        if data_cache == "sampled" and cached_ram:
+            self.ram_cache_sampling = RamCacheSampling(self, cached_ram)
         captures = (self.trace, self.swo, self.profile, self.sampler)
         self.hook_features = N.Features(captures=any(c is not None for c in captures),
                                         power=self.power is not None, fetch=bool(self.flash_ports))
@@ -373,6 +381,9 @@ class Machine:
         """Between runs: the memory hooks and divide hooks the settings now need. Translated
         code is flushed: Unicorn decides at translation whether a load or store reaches the
         memory hooks, so code translated before a change would keep its old timing."""
+        if self._drained:  # (the one block translated while deleted hooks were still listed)
+            self._drained = False
+            self.uc.ctl_flush_tb()
         if self._hooks_stale:
             self._hooks_stale = False
             self._register_memory_hooks()
@@ -421,12 +432,14 @@ class Machine:
         MMIO, the block hook times the PC-relative reads of its code pages (FL_LITERAL_RANGES:
         literal loads, TBB/TBH tables), and the code pages that also hold other sections' data
         are read through their MMIO alias (split_code_pages; flash_data_pages.route). Native
-        memory hooks on RAM behind a data cache while it is on or its reads wait: only then, as
-        while any memory hook exists, whatever its range, Unicorn translates every load and
-        store to its slow path, and an access in a hooked range also pays the call and Unicorn's
-        re-derivation of the PC. Code pages beyond the literal table's room are hooked whole."""
+        memory hooks on RAM behind a data cache while it is on or its reads wait, and with a
+        sampled data cache only in its windows (ram_cache_sampling.py): while any memory hook
+        exists, whatever its range, Unicorn translates every load and store to its slow path,
+        and an access in a hooked range also pays the call and Unicorn's re-derivation of the
+        PC. Code pages beyond the literal table's room are hooked whole."""
         for handle in self._memory_hooks:
             N.unregister_hook(self.uc, handle)
+        had_hooks = bool(self._memory_hooks)
         self._memory_hooks = []
         code_pages = []
         for port in self.flash_ports:
@@ -451,6 +464,7 @@ class Machine:
                 at = N.TRAFFIC_RANGES + N.TRAFFIC_RANGE * i
                 self._memory_hooks.append(N.register_traffic_hook(
                     self.uc, self.state, int(self.state[at + N.TRAFFIC_START]), int(self.state[at + N.TRAFFIC_END]) - 1))
+        self._draining = had_hooks and not self._memory_hooks  # (see run: the slow path ends with the last hook)
 
     def _reregister_hook(self, _buffer) -> None:
         """The shared buffer moved: every native hook gets the new address."""
@@ -1040,6 +1054,9 @@ class Machine:
             event = device.next_event_cycle()
             if event is not None and event <= now:
                 device.on_time(now)
+        sampling = self.ram_cache_sampling
+        if sampling is not None and sampling.next_switch <= now and self.state[N.PAID_FROM] == -1:
+            sampling.on_time(now)  # (between blocks, as an unpaused run would; not a wake-up source: not in `timed`)
         while self.exceptions.take_pending():
             pass
 
@@ -1115,6 +1132,11 @@ class Machine:
                     break
                 event = self._next_event()
                 deadline = self.max_cycles if event is None else min(event, self.max_cycles)
+                if self.ram_cache_sampling is not None:
+                    deadline = min(deadline, self.ram_cache_sampling.next_switch)
+                if self._draining:  # Unicorn keeps a deleted hook listed until its run ends, and while it is
+                    deadline = self.state[N.CYCLES]  # listed translates every load and store to the slow path:
+                    self._draining, self._drained = False, True  # a run that stops before its first block
                 stepping = self._stepping or self.max_cycles - self.state[N.CYCLES] <= LIMIT_STEP_CYCLES
                 if not stepping:  # come back when near the limit, to step there
                     deadline = min(deadline, self.max_cycles - LIMIT_STEP_CYCLES)

@@ -31,6 +31,7 @@ from .layout import (
     SP_LOWEST_AT, STEP_LIMIT, STOP_ADDRESS, STOP_REASON, STOP_SIZE, TOTAL_LENGTH, TRACE_HELD, TRACE_TABLE,
     TRAFFIC_BANK, TRAFFIC_BYTES, TRAFFIC_COUNTER, TRAFFIC_END, TRAFFIC_RANGE, TRAFFIC_RANGE_COUNT, TRAFFIC_RANGES,
     TRAFFIC_READ, TRAFFIC_START, TRAFFIC_WRITTEN, WATCH_ISB)
+from .layout import RAM_WAIT_RATE, RAM_WAIT_TIMED
 from .encoding import (
     LITERAL_INDEX_SHIFT, STOP_DEADLINE, STOP_DECODE, STOP_FPU_DISABLED, STOP_ISB, STOP_LIMIT, STOP_SELF_LOOP,
     STOP_UNMASKED)
@@ -42,7 +43,8 @@ from .branch_trace import _trace
 from .dwt_events import counter_events
 from .power import _count_power
 from .block_cache import _summarize
-from .memory_model import _fetch, add_data_wait, flash_data_read, ram_access, time_literals, transfers
+from .memory_model import (_fetch, add_data_wait, estimate_ram_wait, flash_data_read, ram_access, time_literals,
+                           transfers)
 from .state import NativeState
 
 
@@ -185,6 +187,8 @@ def _block_hook_variant(captures, power, fetch):
             _fetch(st, entry, address, size, start, out_of_sequence)
             if st[entry + E_LITERALS] != 0 and st[FL_LITERAL_RANGE_COUNT] != 0:
                 add_data_wait(st, time_literals(st, address, size, _table_index(uc, header, st, address)))
+            if st[RAM_WAIT_RATE] != 0:
+                estimate_ram_wait(st, st[entry + E_CYCLES])
 
     return block_hook
 
@@ -386,6 +390,7 @@ def ram_access_hook(uc, access, address_u64, size, value, user_data):
     wait = ram_access(st, np.int64(address_u64), access == UC_MEM_WRITE)
     _restore_it_state(uc, header)
     add_data_wait(st, wait)
+    st[RAM_WAIT_TIMED] += wait
 
 
 @cfunc(MEMORY_HOOK_SIGNATURE)

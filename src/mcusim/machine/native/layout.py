@@ -435,6 +435,14 @@ MAX_LITERAL_RANGES = 16
 FL_LITERAL_RANGE_COUNT = _buffer.slot("FL_LITERAL_RANGE_COUNT")  # flash ranges (code pages) whose literal reads the
 FL_LITERAL_RANGES = _buffer.slot("FL_LITERAL_RANGES", FL_RAM_RANGE * MAX_LITERAL_RANGES)  # block hook times (as RAM
 #                                                                                          ranges: start, end)
+RAM_WAIT_TIMED = _buffer.slot("RAM_WAIT_TIMED")  # wait cycles of accesses to RAM behind a data cache, as timed
+#                                                  (the cached-RAM hook), ...
+RAM_WAIT_RATE = _buffer.slot("RAM_WAIT_RATE")  # ... and while that hook is off (sampled data cache:
+#                                                ram_cache_sampling.py) the wait estimated per core cycle of the
+#                                                blocks that run, in units of 2**-RATE_SHIFT (0: none), ...
+RAM_WAIT_CARRY = _buffer.slot("RAM_WAIT_CARRY")  # ... the fraction of a cycle not added yet, ...
+RAM_WAIT_ESTIMATED = _buffer.slot("RAM_WAIT_ESTIMATED")  # ... and the estimated cycles added so far
+RATE_SHIFT = 20
 FL_PORTS = _buffer.slot("FL_PORTS", FL_MAX_PORTS * FL_PORT_SLOTS)  # the first port's block
 FL_LAST_SLOT = _buffer.start + _buffer.size
 
