@@ -57,6 +57,7 @@ NO_SP = 1 << 40  # SP_LOWEST before any SP in the main stack's space was seen
 
 UNTIL = 0xFFFFFFFF  # never executed: EXC_RETURN values arrive as interrupts instead
 
+VECTOR_TABLE_MAX_BYTES = 4 * (16 + 496)  # ARMv7-M ARM B1.5.2: 16 system vectors, at most 496 external interrupts
 EXIT_MAX_CYCLES = 124  # the cycle limit, and the time limit
 EXIT_FAULT = 125
 FAULTS = (HARDFAULT, MEMMANAGE, BUSFAULT, USAGEFAULT)  # the handlers a vector catch (catch_faults) stops in
@@ -451,7 +452,9 @@ class Machine:
                 for start, end in port.ram_ranges:
                     self._memory_hooks.append(
                         N.register_ram_access_hook(self.uc, self.state, start, end - 1, writes=ram_writes))
-        literal, aliased = split_code_pages(code_pages, self.image.data_ranges, self.page_bytes)
+        table = self._boot_vector_table()  # (the core reads it, the firmware hardly ever: not worth an alias)
+        data = [(a, b) for a, b in self.image.data_ranges if not (a == table and b - a <= VECTOR_TABLE_MAX_BYTES)]
+        literal, aliased = split_code_pages(code_pages, data, self.page_bytes)
         for i, (begin, stop) in enumerate(literal[: N.MAX_LITERAL_RANGES]):
             at = N.FL_LITERAL_RANGES + N.FL_RAM_RANGE * i
             self.state[at + N.RANGE_START], self.state[at + N.RANGE_END] = begin, stop
@@ -488,19 +491,22 @@ class Machine:
                                                                                 block + size - 1)
                 self.uc.ctl_remove_cache(block, block + size)
 
+    def _boot_vector_table(self) -> int:
+        """The vector table the core starts from: at the boot address, or, with nothing loaded
+        there, at the start of the lowest code segment."""
+        if self.memory.is_loaded(self.board.boot_address, 8):
+            return self.board.boot_address
+        return min(s.paddr for s in self.image.segments if s.executable and s.data)
+
     def _reset_core(self, first: bool = False) -> None:
         """Core reset: vector table, SP and PC, exception state, clock."""
         uc = self.uc
         board = self.board
-        boot = board.boot_address
-        if self.memory.is_loaded(boot, 8):
-            table = boot
-        else:
-            code = [s for s in self.image.segments if s.executable and s.data]
-            table = min(s.paddr for s in code)
-            self.boot_note = (f"nothing is loaded at the boot address 0x{boot:08x}; started from the vector table "
-                              f"at 0x{table:08x}, the start of the lowest code segment (an application linked "
-                              f"behind a bootloader)")
+        table = self._boot_vector_table()
+        if table != board.boot_address:
+            self.boot_note = (f"nothing is loaded at the boot address 0x{board.boot_address:08x}; started from the "
+                              f"vector table at 0x{table:08x}, the start of the lowest code segment (an application "
+                              f"linked behind a bootloader)")
         try:
             sp = self.memory.read_word(table)
             pc = self.memory.read_word(table + 4)
