@@ -35,15 +35,11 @@ class RamCacheSampling:
         self.machine, self.ports = machine, ports
         self.state = machine.state
         self.timed = True                    # the hook is held now
-        self.window_start = max(EXACT_CYCLES - WINDOW_CYCLES, 0)
-        self.next_switch = self.window_start  # (the exact start's last window measures the first rate)
+        self.next_switch = max(EXACT_CYCLES - WINDOW_CYCLES, 0)  # (the exact start's last window: the first rate)
         self.measuring = False
         self.window_cycle = self.window_wait = 0
         self.untimed_cycles = 0              # cycles run with the hook off
         self.off_since = 0
-
-    def next_event_cycle(self) -> int:
-        return self.next_switch
 
     def on_time(self, now: int) -> None:
         st = self.state
