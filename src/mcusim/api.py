@@ -82,6 +82,7 @@ class RunResult:
     branch_mispredicts: int = 0    # ... and the ones it got wrong
     icache: dict = field(default_factory=dict)  # {"hits", "misses"} where a cache model runs
     dcache: dict = field(default_factory=dict)  # and "writebacks" (dirty lines written back)
+    sampled_data: dict = field(default_factory=dict)  # sampled data timing: what was estimated (machine/data_sampling.py)
     regions: list = field(default_factory=list)  # per region name (ITM markers): analysis/regions.py
     functions: list = field(default_factory=list)  # the exact profile (profile=True): analysis/profile.py
     lines: list = field(default_factory=list)      # ... per source line, with DWARF: analysis/lines.py
@@ -161,6 +162,7 @@ class RunResult:
             "branches_predicted": self.branches_predicted,
             "icache": self.icache,
             "dcache": self.dcache,
+            "sampled_data": self.sampled_data,
             "issue_cycles": self.issue_cycles,
             "stalls": self.stalls,
             "regions": self.regions,
@@ -289,7 +291,7 @@ class Simulator(RunControl):
                  voltage_range: str | None = None, power_bin_us: float = DEFAULT_BIN_US, power_trace: bool = False,
                  power_model: str | Path | None = None, power: bool = True, timing: bool = True,
                  max_seconds: float | None = None, memory_traffic: bool = False, swo_format: str = "itm",
-                 data_cache: str = "sampled"):
+                 data_timing: str = "sampled"):
         """Captures: `profile` (exact function profile), `pc_sample_cycles`, `timeline`
         (Perfetto: timeline.json; "proto" also timeline.pftrace, Perfetto's protobuf; with the
         profile, a functions track), `swo` (trace.swo: raw ITM/DWT packets, or with `swo_format="tpiu"` in TPIU
@@ -311,9 +313,11 @@ class Simulator(RunControl):
         the whole line instead. Semihosting host files are off unless `semihosting_root` names
         a folder; SYS_SYSTEM runs programs in it only with `semihosting_system=True` (docs/machine.md).
         `flash_latency` ("auto" or a number of wait states) overrides
-        the flash latency the firmware programs: FlashTiming. `data_cache` says how loads and
-        stores of RAM behind a data cache (mcu-d's SRAM1/SRAM2) are timed: "sampled" (every
-        access in windows, an estimate between them: machine/ram_cache_sampling.py) or "exact".
+        the flash latency the firmware programs: FlashTiming. `data_timing` says how the accesses
+        that cost a slow path to time are timed (flash data pages on the vendor boards, RAM behind
+        a data cache on mcu-d): "sampled" (every access in windows, each block charged its
+        average from them in between: machine/data_sampling.py; result.sampled_data says how
+        much) or "exact".
 
         `max_seconds` ends the run after that much host time (exit reason "time-limit", exit
         code 124, like the cycle limit `max_cycles`); `interrupt()` ends it early from a signal
@@ -349,7 +353,8 @@ class Simulator(RunControl):
                         "power_model": str(power_model) if power_model else None,
                         "branch_trace": None if window is None else dataclasses.asdict(window),
                         "args": args, "cmdline": cmdline, "flash_latency": flash_latency, "timing": timing,
-                        "max_seconds": max_seconds, "memory_traffic": memory_traffic, "data_cache": data_cache}
+                        "max_seconds": max_seconds, "memory_traffic": memory_traffic, "data_timing": data_timing,
+                        "data_cache": data_timing}  # (data_timing's name in run.json 1.1)
         if max_seconds is not None and not max_seconds > 0:
             raise ValueError("max_seconds must be positive")
         if clock_hz is not None and clock_hz <= 0:
@@ -361,7 +366,7 @@ class Simulator(RunControl):
                                   branch_trace=window, voltage_range=voltage_range, power_bin_us=power_bin_us,
                                   power_model=str(power_model) if power_model else None, power=power and timing,
                                   timing=timing, max_seconds=max_seconds, memory_traffic=memory_traffic,
-                                  data_cache=data_cache)
+                                  data_timing=data_timing)
         self.machine = self._new_machine()
         self._result: RunResult | None = None
         if clock_hz and self.board.max_clock_hz and clock_hz > self.board.max_clock_hz:

@@ -185,11 +185,13 @@ MEMORY_TRAFFIC_OPTION = click.option(
               help="off: functional only, one cycle per instruction with no flash, cache or memory timing and no "
                    "energy. A timed run executes the same instructions with the same results (docs/testing.md).")
 @MEMORY_TRAFFIC_OPTION
-@click.option("--data-cache", type=click.Choice(["sampled", "exact"]), default="sampled", show_default=True,
-              help="How loads and stores of RAM behind a data cache (mcu-d's SRAM1/SRAM2) are timed. sampled: every "
-                   "access for the first 2M cycles, then 1M of every 16M, with the wait measured there charged per "
-                   "cycle in between (up to 1.8x faster; run.json dcache.untimed_cycles and estimated_wait_cycles "
-                   "say how much; docs/timing.md gives the error). exact: every access.")
+@click.option("--data-timing", "--data-cache", "data_timing", type=click.Choice(["sampled", "exact"]),
+              default="sampled", show_default=True,
+              help="How the data reads of flash data pages (weights, tables) and the accesses to RAM behind a data "
+                   "cache (mcu-d's SRAM1/SRAM2) are timed. sampled: every access for the first 2M cycles, then 1M of "
+                   "every 16M and 200k where code not timed yet runs; in between, each block is charged the wait "
+                   "and flash reads its runs averaged in those windows (up to 2x faster; run.json sampled_data "
+                   "says how much was estimated; docs/timing.md gives the error). exact: every access.")
 @click.option("--gdb", "gdb_address", metavar="[HOST:]PORT",
               help="Wait for gdb (target remote HOST:PORT) before the first instruction, then run as it says: "
                    "breakpoints, steps, watchpoints, `monitor cycles|energy|profile|reset`. Loopback unless HOST is "
@@ -200,7 +202,7 @@ def run_command(firmware_and_args, board, example, max_cycles, max_seconds, cloc
                 trace_from,
                 trace_to,
                 trace_cycles, trace_limit, flamegraph, capture_all, voltage_range, power_bin_us, power_trace,
-                power_model, timing, memory_traffic, data_cache, gdb_address, quiet):
+                power_model, timing, memory_traffic, data_timing, gdb_address, quiet):
     """Run FIRMWARE (an ELF) on a board; its output goes to stdout, a summary to stderr.
 
     \b
@@ -305,7 +307,7 @@ def run_command(firmware_and_args, board, example, max_cycles, max_seconds, cloc
                         voltage_range=voltage_range,
                         power_bin_us=power_bin_us, power_trace=power_trace, power_model=power_model,
                         timing=timing == "on", max_seconds=max_seconds, memory_traffic=memory_traffic,
-                        data_cache=data_cache)
+                        data_timing=data_timing)
         stream.give_up = lambda: sim.machine.host_wait_over()  # (the machine of the moment: gdb may reset it)
         if out:  # (after the firmware loaded: firmware that cannot run leaves no folder behind)
             _prepare_out(out)
@@ -474,11 +476,12 @@ def _summary(result, out) -> None:
     for name, counts in (("I-cache", result.icache), ("D-cache", result.dcache)):
         if counts and counts["hits"] + counts["misses"]:
             writebacks = f", {counts['writebacks']:,} write-backs" if counts.get("writebacks") else ""
-            sampled = ""
-            if counts.get("untimed_cycles"):
-                sampled = (f" (RAM accesses sampled: {100 * counts['untimed_cycles'] / max(result.cycles, 1):.0f}% of "
-                           f"cycles untimed, {counts['estimated_wait_cycles']:,} wait cycles estimated)")
-            extras.append(f"{name} {counts['hits']:,} hits, {counts['misses']:,} misses{writebacks}{sampled}")
+            extras.append(f"{name} {counts['hits']:,} hits, {counts['misses']:,} misses{writebacks}")
+    sampled = result.sampled_data
+    if sampled:
+        extras.append(f"data timing sampled: {100 * sampled['untimed_cycles'] / max(result.cycles, 1):.0f}% of cycles "
+                      f"between windows, {sampled['estimated_wait_cycles']:,} wait cycles and "
+                      f"{sampled['estimated_flash_reads']:,} flash reads estimated (--data-timing exact: none)")
     if extras:
         lines.insert(3, "; ".join(extras))
     if result.functions:

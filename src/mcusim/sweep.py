@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 NOMINAL = "nominal"  # the clock the firmware sets up itself
-RUN_OPTIONS = {"max_cycles": int, "max_seconds": float, "memory_traffic": bool, "flash_latency": str, "data_cache": str}
+RUN_OPTIONS = {"max_cycles": int, "max_seconds": float, "memory_traffic": bool, "flash_latency": str, "data_timing": str}
 COLUMNS = ["id", "board", "clock", "voltage_range", "kind", "program", "variant", "placement", "exit_code", "error",
            "clock_hz", "cycles", "latency_s", "energy_j", "peak_power_w", "peak_memory_bytes", "validated",
            "host_seconds", "bundle"]
@@ -48,7 +48,7 @@ placements = ["default"]               # "default", or placement TOML files
 max_cycles = 2_000_000_000
 # max_seconds = 600                    # host seconds per run (exit 124 past it)
 # memory_traffic = true                # bytes per memory bank and the roofline
-# data_cache = "exact"                 # firmware runs: time every access to RAM behind a data cache
+# data_timing = "exact"                # firmware runs: time every flash data read and cached-RAM access
 region = "inference"                   # latency and energy of this region when the run marks it
 
 [keep]                                 # what each run's bundle keeps (default: everything it wrote)
@@ -111,7 +111,7 @@ class Run:
                 args += ["--voltage-range", self.voltage_range]
             if self.clock != NOMINAL:
                 args += ["--clock-hz", str(self.clock)]
-            for name in ("max_seconds", "flash_latency", "data_cache"):
+            for name in ("max_seconds", "flash_latency", "data_timing"):
                 if name in options:
                     args += [f"--{name.replace('_', '-')}", str(options[name])]
         if "max_cycles" in options:

@@ -282,17 +282,59 @@ def test_ram_ranges_need_a_data_cache_of_their_own(tmp_path):
         load_board(str(board))
 
 
-def test_a_sampled_data_cache_charges_the_measured_rate_per_cycle_with_the_fraction_carried():
-    """ram_cache_sampling.py: between windows the block hook charges RAM_WAIT_RATE (wait per core
-    cycle, fixed point) for each block's cycles; what is below a cycle carries to the next block."""
-    _, st, _ = model("mcu-d")
-    st[N.RAM_WAIT_RATE] = (1 << N.RATE_SHIFT) // 4 + 1  # a little over 0.25 wait cycles per cycle
+def _record(st, address, wait_rate=-1, reads_rate=-1):
+    """A block's record in the sampled data timing's table, as a window left it."""
+    record = N.sampled_record(address)
+    st[record + N.S_ADDRESS], st[record + N.S_WAIT_RATE], st[record + N.S_READS_RATE] = address, wait_rate, reads_rate
+    return record
+
+
+def test_in_a_window_each_block_learns_the_wait_and_reads_its_runs_caused():
+    """data_sampling.py: the sampled memory's wait and flash reads between one block's start and
+    the next's are the first block's, summed over its runs; a block whose record another block
+    took over since it began (the table is direct-mapped) adds nothing to the new owner."""
+    _, st, _ = model("mcu-m")
+    st[N.SAMPLING], st[N.LEARN_RECORD] = N.LEARNING, -1
+    loop, other = _record(st, 0x100), _record(st, 0x200)
+    for _ in range(3):
+        N.sample_block(st, 0x100, 5)
+        st[N.SAMPLED_WAIT] += 4  # (two flash reads waiting 2 each, as the MMIO callback counts them)
+        st[N.SAMPLED_READS] += 2
+        N.sample_block(st, 0x200, 5)
+    assert [st[loop + f] for f in (N.S_WAIT, N.S_READS, N.S_RUNS)] == [12, 6, 3]
+    assert [st[other + f] for f in (N.S_WAIT, N.S_READS, N.S_RUNS)] == [0, 0, 2]
+    clash = 0x200 + 2 * N.SAMPLED_BLOCKS  # (the same record as 0x200)
+    assert N.sampled_record(clash) == other
+    N.sample_block(st, clash, 5)  # 0x200's run ends; the record becomes the new block's, from nothing
+    assert [st[other + f] for f in (N.S_ADDRESS, N.S_WAIT, N.S_RUNS, N.S_WAIT_RATE)] == [clash, 0, 0, -1]
+    st[N.SAMPLED_WAIT] += 7
+    N.sample_block(st, 0x100, 5)
+    assert (st[other + N.S_WAIT], st[other + N.S_RUNS]) == (7, 1)
+    assert st[N.CYCLES] == 0  # (learning adds no cycles)
+
+
+def test_between_windows_a_block_adds_its_average_and_an_unknown_one_asks_for_a_window():
+    """Between windows a learned block adds its wait and flash reads per run (fixed point, the
+    fraction carried to the next block); one not run in a window adds the last window's rate per
+    cycle and, once REQUEST_AFTER has passed, stops the run to ask for a window, once."""
+    _, st, _ = model("mcu-m")
+    st[N.SAMPLING] = N.ESTIMATING
+    _record(st, 0x100, wait_rate=(3 << N.RATE_SHIFT) // 2, reads_rate=1 << N.RATE_SHIFT)  # 1.5 wait, 1 read a run
+    reads_before, energy_before = st[N.P_FLASH_READS], st[N.P_ENERGY_FLASH]
     cycles, lsu = st[N.CYCLES], st[N.LSU_TOTAL]
-    N.estimate_ram_wait(st, 3)  # 0.75...: nothing yet
-    assert (st[N.CYCLES], st[N.RAM_WAIT_ESTIMATED]) == (cycles, 0)
-    N.estimate_ram_wait(st, 3)  # 1.5...: one cycle, the half carried
-    assert (st[N.CYCLES] - cycles, st[N.LSU_TOTAL] - lsu, st[N.RAM_WAIT_ESTIMATED]) == (1, 1, 1)
-    for _ in range(398):
-        N.estimate_ram_wait(st, 10)
-    assert st[N.RAM_WAIT_ESTIMATED] == (3986 * st[N.RAM_WAIT_RATE]) >> N.RATE_SHIFT  # none lost to rounding
-    assert st[N.DATA_WAIT_TOTAL] == st[N.RAM_WAIT_ESTIMATED]
+    N.sample_block(st, 0x100, 9)
+    assert (st[N.CYCLES] - cycles, st[N.ESTIMATED_WAIT]) == (1, 1)  # half a cycle carried
+    N.sample_block(st, 0x100, 9)
+    assert (st[N.CYCLES] - cycles, st[N.LSU_TOTAL] - lsu, st[N.ESTIMATED_WAIT]) == (3, 3, 3)
+    assert st[N.DATA_WAIT_TOTAL] == 3
+    assert (st[N.P_FLASH_READS] - reads_before, st[N.ESTIMATED_READS]) == (2, 2)
+    assert st[N.P_ENERGY_FLASH] - energy_before == 2 * st[N.P_COEF_FLASH]
+    _record(st, 0x200)  # (recorded, but never ran in a window)
+    st[N.WAIT_PER_CYCLE] = (1 << N.RATE_SHIFT) // 4  # the last window: a wait cycle every 4 cycles
+    st[N.REQUEST_AFTER], st[N.CYCLES], st[N.DEADLINE] = 1000, 500, 10_000
+    N.sample_block(st, 0x200, 8)
+    assert (st[N.ESTIMATED_WAIT], st[N.WINDOW_REQUESTED], st[N.DEADLINE]) == (5, 0, 10_000)  # too early to ask
+    st[N.CYCLES] = 1000
+    N.sample_block(st, 0x300, 8)  # (no record at all)
+    assert (st[N.ESTIMATED_WAIT], st[N.WINDOW_REQUESTED], st[N.DEADLINE]) == (7, 1, 1000)  # stops at the next block
+    assert st[N.REQUEST_AFTER] > 1 << 60  # asked once

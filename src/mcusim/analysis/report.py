@@ -88,11 +88,13 @@ def counters(run: dict) -> Section:
             rows.append([f"{label} misses", _count(cache["misses"]), f"{100 * cache['misses'] / accesses:.2f}% of accesses"])
             if cache.get("writebacks"):
                 rows.append([f"{label} write-backs", _count(cache["writebacks"]), "dirty lines written back"])
-            if cache.get("untimed_cycles"):
-                rows.append([f"{label} untimed cycles", _count(cache["untimed_cycles"]),
-                             "RAM accesses sampled (--data-cache): not looked up access by access"])
-                rows.append([f"{label} estimated wait", _count(cache.get("estimated_wait_cycles", 0)),
-                             "cycles charged at the rate the timed windows measured"])
+    sampled = run.get("sampled_data") or {}
+    if sampled.get("untimed_cycles"):
+        rows.append(["cycles between sampling windows", _count(sampled["untimed_cycles"]),
+                     f"--data-timing sampled: {sampled.get('windows', 0):,} windows timed access by access"])
+        rows.append(["estimated data wait", _count(sampled.get("estimated_wait_cycles", 0)),
+                     "cycles charged from each block's average in the windows"])
+        rows.append(["estimated flash reads", _count(sampled.get("estimated_flash_reads", 0)), "counted for energy"])
     return Section("counters", ["counter", "value", "share"], rows)
 
 

@@ -15,7 +15,7 @@ that also holds bytes of a non-executable section is read through its MMIO alias
 from __future__ import annotations
 
 import numpy as np
-from unicorn import UC_CTL_IO_WRITE, UC_CTL_TLB_FLUSH, UC_TLB_CPU, UC_TLB_VIRTUAL
+from unicorn import UC_CTL_IO_WRITE, UC_CTL_TLB_FLUSH, UC_PROT_READ, UC_TLB_CPU, UC_TLB_VIRTUAL
 
 from ..timing.decoder import code_ranges
 from .native import hooks, layout
@@ -100,6 +100,7 @@ class FlashDataPages:
     def __init__(self, uc, memory, state):
         self.uc, self.state = uc, state
         self.runs = [self._map(memory, piece, 0) for piece in memory.mmio_pieces]  # (descriptor, size)
+        self.plain = False  # the data pages mapped as plain memory (between windows of sampled data timing)
         self.aliases = [self._map(memory, piece, layout.CODE_ALIAS_OFFSET) for piece in memory.flash_ram_pieces]
         self.table = np.zeros(layout.ALIAS_TABLE, np.int64)  # the TLB fill hook's (it must live as long)
         self._fill_hook: int | None = None
@@ -113,6 +114,27 @@ class FlashDataPages:
         run[layout.RUN_BYTES] = memory.buffers[name].ctypes.data + start
         hooks.map_flash_data_run(self.uc, run, size, address + offset)
         return run, size
+
+    def outside(self, ranges: list[tuple[int, int]]) -> list[tuple[np.ndarray, int]]:
+        """The data page runs (descriptor, size) that lie outside every [start, end) of `ranges`."""
+        return [(run, size) for run, size in self.runs
+                if not any(start <= run[layout.RUN_BASE] < end for start, end in ranges)]
+
+    def map_plain(self, plain: bool, runs: list[tuple[np.ndarray, int]]) -> None:
+        """Map the data page `runs` as plain read-only memory on the same storage (their reads
+        then cost what any load costs, untimed: sampled data timing between its windows) or as
+        MMIO again."""
+        if plain == self.plain:
+            return
+        for run, size in runs:
+            address = int(run[layout.RUN_BASE])
+            self.uc.mem_unmap(address, size)
+            if plain:
+                self.uc.mem_map_ptr(address, size, UC_PROT_READ, int(run[layout.RUN_BYTES]))  # (no code: as MMIO)
+            else:
+                hooks.map_flash_data_run(self.uc, run, size)
+        self.plain = plain
+        self.uc.ctl(UC_CTL_TLB_FLUSH, UC_CTL_IO_WRITE)
 
     def timed(self, start: int, end: int, on: bool) -> list[tuple[int, int]]:
         """Time the data reads of the flash in [start, end) or not (data pages and the aliases

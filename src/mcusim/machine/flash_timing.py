@@ -75,7 +75,7 @@ class FlashTiming:
         self.latency = self._checked_latency(parse_flash_latency(latency), board)
         self.in_force = 0  # fetch wait states in force, in the latency field's units
         self.on_change = None
-        self.ram_hook_off = False  # a sampled data cache between its windows (ram_cache_sampling.py)
+        self.ram_hook_off = False  # sampled data timing between its windows (data_sampling.py)
         self.clock_hz = board.reset_clock_hz
         storage = board.storage_region(next(r for r in board.memory if r.name == spec.region))
         through = spec.ranges or [r.name for r in board.memory if r is storage or r.alias_of == storage.name]

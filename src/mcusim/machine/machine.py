@@ -47,7 +47,7 @@ from .exceptions import (BUSFAULT, DIVBYZERO, HARDFAULT, IBUSERR, INVSTATE, NOCP
 from .flash_data_pages import FlashDataPages, data_page_runs, split_code_pages
 from .flash_timing import FlashLatencyError, FlashTiming
 from .memory import MemoryMap
-from .ram_cache_sampling import MODES, RamCacheSampling
+from .data_sampling import MODES, DataSampling
 from .registers import UNICORN_REGISTERS as _REGISTER_IDS
 from .semihosting import Semihosting, SemihostingExit, heap_info
 from .watchpoints import Watchpoints
@@ -176,9 +176,9 @@ class Machine:
                  branch_trace: TraceWindow | None = None, voltage_range: str | None = None,
                  power_bin_us: float = DEFAULT_BIN_US, power_model: str | None = None, power: bool = True, vcd: bool = False,
                  timing: bool = True, max_seconds: float | None = None, memory_traffic: bool = False,
-                 call_log: bool = False, data_cache: str = "sampled"):
-        if data_cache not in MODES:
-            raise ValueError(f"data_cache {data_cache!r}: use one of {', '.join(MODES)}")
+                 call_log: bool = False, data_timing: str = "sampled"):
+        if data_timing not in MODES:
+            raise ValueError(f"data_timing {data_timing!r}: use one of {', '.join(MODES)}")
         if not timing:  # functional only: one cycle per instruction, no flash, cache or memory timing
             board = dataclasses.replace(board, core=dataclasses.replace(
                 board.core, timing_model="one_cycle_per_instruction", default_instruction_cycles=1))
@@ -283,9 +283,12 @@ class Machine:
         self._divide_trap_stale = False
         self._build_peripherals()
         cached_ram = [port for port in self.flash_ports if port.ram_ranges]
-        self.ram_cache_sampling = None
-        if data_cache == "sampled" and cached_ram:
-            self.ram_cache_sampling = RamCacheSampling(self, cached_ram)
+        unified = [(start, end) for port in self.flash_ports if port.spec.dcache is not None
+                   and port.spec.dcache.shared_with_icache for start, end in port.ranges]
+        pages = self.flash_data_pages.outside(unified)  # (see data_sampling.py: a unified cache is timed whole)
+        self.data_sampling = None
+        if data_timing == "sampled" and (cached_ram or pages):
+            self.data_sampling = DataSampling(self, cached_ram, pages)
         captures = (self.trace, self.swo, self.profile, self.sampler)
         self.hook_features = N.Features(captures=any(c is not None for c in captures),
                                         power=self.power is not None, fetch=bool(self.flash_ports))
@@ -434,7 +437,7 @@ class Machine:
         literal loads, TBB/TBH tables), and the code pages that also hold other sections' data
         are read through their MMIO alias (split_code_pages; flash_data_pages.route). Native
         memory hooks on RAM behind a data cache while it is on or its reads wait, and with a
-        sampled data cache only in its windows (ram_cache_sampling.py): while any memory hook
+        sampled data timing only in its windows (data_sampling.py): while any memory hook
         exists, whatever its range, Unicorn translates every load and store to its slow path,
         and an access in a hooked range also pays the call and Unicorn's re-derivation of the
         PC. Code pages beyond the literal table's room are hooked whole."""
@@ -806,6 +809,8 @@ class Machine:
         self._heap_peak_since_marker = self.heap_handed_out
         self.regions.mark(begin, name_address, cycle, seconds, None if lowest is None and now is None else (lowest, now),
                           self.traffic_now(), heap)
+        if begin and self.data_sampling is not None:
+            self.data_sampling.region_began(name_address)
         if self.listeners:
             self.emit("region_begin" if begin else "region_end", cycle,
                       name=results.read_c_string(self, name_address) or f"0x{name_address:08x}")
@@ -1060,8 +1065,8 @@ class Machine:
             event = device.next_event_cycle()
             if event is not None and event <= now:
                 device.on_time(now)
-        sampling = self.ram_cache_sampling
-        if sampling is not None and sampling.next_switch <= now and self.state[N.PAID_FROM] == -1:
+        sampling = self.data_sampling
+        if sampling is not None and sampling.due(now) and self.state[N.PAID_FROM] == -1:
             sampling.on_time(now)  # (between blocks, as an unpaused run would; not a wake-up source: not in `timed`)
         while self.exceptions.take_pending():
             pass
@@ -1138,8 +1143,8 @@ class Machine:
                     break
                 event = self._next_event()
                 deadline = self.max_cycles if event is None else min(event, self.max_cycles)
-                if self.ram_cache_sampling is not None:
-                    deadline = min(deadline, self.ram_cache_sampling.next_switch)
+                if self.data_sampling is not None:
+                    deadline = min(deadline, self.data_sampling.next_switch)
                 if self._draining:  # Unicorn keeps a deleted hook listed until its run ends, and while it is
                     deadline = self.state[N.CYCLES]  # listed translates every load and store to the slow path:
                     self._draining, self._drained = False, True  # a run that stops before its first block

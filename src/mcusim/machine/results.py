@@ -57,8 +57,8 @@ def pipeline_statistics(machine) -> dict:
                     if key.startswith(side + "_"):
                         name = key[len(side) + 1:]
                         found[side][name] = found[side].get(name, 0) + value
-    if machine.ram_cache_sampling is not None:
-        found["dcache"].update(machine.ram_cache_sampling.finish(machine.cycles))
+    sampling = machine.data_sampling
+    found["sampled_data"] = sampling.finish(machine.cycles) if sampling is not None else {}
     return found
 
 

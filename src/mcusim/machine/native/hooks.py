@@ -31,7 +31,8 @@ from .layout import (
     SP_LOWEST_AT, STEP_LIMIT, STOP_ADDRESS, STOP_REASON, STOP_SIZE, TOTAL_LENGTH, TRACE_HELD, TRACE_TABLE,
     TRAFFIC_BANK, TRAFFIC_BYTES, TRAFFIC_COUNTER, TRAFFIC_END, TRAFFIC_RANGE, TRAFFIC_RANGE_COUNT, TRAFFIC_RANGES,
     TRAFFIC_READ, TRAFFIC_START, TRAFFIC_WRITTEN, WATCH_ISB)
-from .layout import RAM_WAIT_RATE, RAM_WAIT_TIMED
+from .layout import P_FLASH_READS, RUN_SAMPLED, SAMPLED_READS, SAMPLED_WAIT, SAMPLING
+from .data_sampling import sample_block
 from .encoding import (
     LITERAL_INDEX_SHIFT, STOP_DEADLINE, STOP_DECODE, STOP_FPU_DISABLED, STOP_ISB, STOP_LIMIT, STOP_SELF_LOOP,
     STOP_UNMASKED)
@@ -43,7 +44,7 @@ from .branch_trace import _trace
 from .dwt_events import counter_events
 from .power import _count_power
 from .block_cache import _summarize
-from .memory_model import (_fetch, add_data_wait, estimate_ram_wait, flash_data_read, ram_access, time_literals,
+from .memory_model import (_fetch, add_data_wait, flash_data_read, ram_access, time_literals,
                            transfers)
 from .state import NativeState
 
@@ -187,8 +188,8 @@ def _block_hook_variant(captures, power, fetch):
             _fetch(st, entry, address, size, start, out_of_sequence)
             if st[entry + E_LITERALS] != 0 and st[FL_LITERAL_RANGE_COUNT] != 0:
                 add_data_wait(st, time_literals(st, address, size, _table_index(uc, header, st, address)))
-            if st[RAM_WAIT_RATE] != 0:
-                estimate_ram_wait(st, st[entry + E_CYCLES])
+            if st[SAMPLING] != 0:
+                sample_block(st, address, st[entry + E_CYCLES])
 
     return block_hook
 
@@ -313,7 +314,12 @@ def flash_data_page_read(uc, offset_u64, size_u32, user_data):
     if run[RUN_TIMED] != 0:
         header = carray(_pointer(run[RUN_STATE]), (DATA_START,), np.int64)
         st = carray(_pointer(run[RUN_STATE]), (header[TOTAL_LENGTH],), np.int64)
-        add_data_wait(st, flash_data_read(st, run[RUN_BASE] + offset))
+        reads = st[P_FLASH_READS]
+        wait = flash_data_read(st, run[RUN_BASE] + offset)
+        add_data_wait(st, wait)
+        if run[RUN_SAMPLED] != 0:
+            st[SAMPLED_WAIT] += wait
+            st[SAMPLED_READS] += st[P_FLASH_READS] - reads
     return value
 
 
@@ -390,7 +396,7 @@ def ram_access_hook(uc, access, address_u64, size, value, user_data):
     wait = ram_access(st, np.int64(address_u64), access == UC_MEM_WRITE)
     _restore_it_state(uc, header)
     add_data_wait(st, wait)
-    st[RAM_WAIT_TIMED] += wait
+    st[SAMPLED_WAIT] += wait
 
 
 @cfunc(MEMORY_HOOK_SIGNATURE)

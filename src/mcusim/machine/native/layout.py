@@ -120,6 +120,20 @@ E_ENERGY_CORE = _entry.slot("E_ENERGY_CORE")    # its instructions' and data wor
 E_ENERGY_SRAM = _entry.slot("E_ENERGY_SRAM")
 CACHE_ENTRY = _entry.size
 
+# A block's record in the sampled data timing's table (machine/data_sampling.py), direct-mapped by
+# block address: the sampled memory's wait and flash reads timed after the block began, summed over
+# its runs in the window open now, and from the last window it ran in, what one run adds between
+# windows (units of 2**-RATE_SHIFT; -1: none yet).
+_sampled = _record("sampled block")
+S_ADDRESS = _sampled.slot("S_ADDRESS")
+S_WAIT = _sampled.slot("S_WAIT")
+S_READS = _sampled.slot("S_READS")
+S_RUNS = _sampled.slot("S_RUNS")
+S_WAIT_RATE = _sampled.slot("S_WAIT_RATE")
+S_READS_RATE = _sampled.slot("S_READS_RATE")
+SAMPLED_BLOCK = _sampled.size
+SAMPLED_BLOCKS = 16384
+
 # A cache's control slots in a flash port block (FL_IC_ON or FL_DC_ON is the first).
 _cache = _record("cache control")
 CACHE_ON = _cache.slot("CACHE_ON")
@@ -306,6 +320,7 @@ RUN_STATE = _data_run.slot("RUN_STATE")  # the buffer's address (updated when it
 RUN_BASE = _data_run.slot("RUN_BASE")    # the run's first address
 RUN_BYTES = _data_run.slot("RUN_BYTES")  # host address of its bytes (in the flash's storage buffer)
 RUN_TIMED = _data_run.slot("RUN_TIMED")  # 1 while its port times data reads (what the flash read hook did)
+RUN_SAMPLED = _data_run.slot("RUN_SAMPLED")  # 1: a data page run, whose reads sampled data timing counts
 DATA_RUN = _data_run.size
 
 # The table the TLB fill hook reads (hooks.code_page_tlb_fill; its user_data, not a part of the
@@ -435,14 +450,24 @@ MAX_LITERAL_RANGES = 16
 FL_LITERAL_RANGE_COUNT = _buffer.slot("FL_LITERAL_RANGE_COUNT")  # flash ranges (code pages) whose literal reads the
 FL_LITERAL_RANGES = _buffer.slot("FL_LITERAL_RANGES", FL_RAM_RANGE * MAX_LITERAL_RANGES)  # block hook times (as RAM
 #                                                                                          ranges: start, end)
-RAM_WAIT_TIMED = _buffer.slot("RAM_WAIT_TIMED")  # wait cycles of accesses to RAM behind a data cache, as timed
-#                                                  (the cached-RAM hook), ...
-RAM_WAIT_RATE = _buffer.slot("RAM_WAIT_RATE")  # ... and while that hook is off (sampled data cache:
-#                                                ram_cache_sampling.py) the wait estimated per core cycle of the
-#                                                blocks that run, in units of 2**-RATE_SHIFT (0: none), ...
-RAM_WAIT_CARRY = _buffer.slot("RAM_WAIT_CARRY")  # ... the fraction of a cycle not added yet, ...
-RAM_WAIT_ESTIMATED = _buffer.slot("RAM_WAIT_ESTIMATED")  # ... and the estimated cycles added so far
+SAMPLING = _buffer.slot("SAMPLING")  # sampled data timing (machine/data_sampling.py): NOT_SAMPLED, LEARNING (a
+#                                      window: the sampled memory is timed access by access) or ESTIMATING
+SAMPLED_WAIT = _buffer.slot("SAMPLED_WAIT")    # wait cycles of the sampled memory's accesses, as timed, and the
+SAMPLED_READS = _buffer.slot("SAMPLED_READS")  # flash reads they made (cached RAM, flash data pages)
+LEARN_RECORD = _buffer.slot("LEARN_RECORD")    # in a window: the record of the block running (-1: none), its
+LEARN_ADDRESS = _buffer.slot("LEARN_ADDRESS")  # address, and SAMPLED_WAIT and SAMPLED_READS as it began
+LEARN_WAIT_AT = _buffer.slot("LEARN_WAIT_AT")
+LEARN_READS_AT = _buffer.slot("LEARN_READS_AT")
+WAIT_CARRY = _buffer.slot("WAIT_CARRY")        # between windows: the fractions not added yet, ...
+READS_CARRY = _buffer.slot("READS_CARRY")
+ESTIMATED_WAIT = _buffer.slot("ESTIMATED_WAIT")    # ... the estimated wait cycles and flash reads added so far, ...
+ESTIMATED_READS = _buffer.slot("ESTIMATED_READS")
+WAIT_PER_CYCLE = _buffer.slot("WAIT_PER_CYCLE")    # ... for a block not run in a window, the last window's wait and
+READS_PER_CYCLE = _buffer.slot("READS_PER_CYCLE")  # reads per core cycle (units of 2**-RATE_SHIFT), ...
+REQUEST_AFTER = _buffer.slot("REQUEST_AFTER")      # ... and from this cycle on, such a block asks for a window:
+WINDOW_REQUESTED = _buffer.slot("WINDOW_REQUESTED")  # it sets this and stops the run
 RATE_SHIFT = 20
+NOT_SAMPLED, LEARNING, ESTIMATING = 0, 1, 2
 FL_PORTS = _buffer.slot("FL_PORTS", FL_MAX_PORTS * FL_PORT_SLOTS)  # the first port's block
 FL_LAST_SLOT = _buffer.start + _buffer.size
 
@@ -477,6 +502,7 @@ HEADER_LENGTH = POWER_LAST_SLOT
 # Areas after the header.
 WINDOW_TABLE = _buffer.slot("WINDOW_TABLE", WINDOW * MAX_WINDOWS)
 BLOCK_CACHE = _buffer.slot("BLOCK_CACHE", CACHE_ENTRY * CACHE_ENTRIES)  # cleared whenever decoding changes tables
+SAMPLED_TABLE = _buffer.slot("SAMPLED_TABLE", SAMPLED_BLOCK * SAMPLED_BLOCKS)  # (machine/data_sampling.py)
 FLASH_AREA = _buffer.slot("FLASH_AREA", FL_MAX_PORTS * 2 * FL_CACHE_SLOTS)  # per port: instruction, data cache tags
 LINE_RECORD_AREA = _buffer.slot("LINE_RECORD_AREA", FL_RECORD * FL_MAX_BLOCK_LINES)  # the executing block's fetches
 LITERAL_RECORD_AREA = _buffer.slot("LITERAL_RECORD_AREA", 2 * LITERAL_RECORD * FL_MAX_BLOCK_LINES)  # its literal

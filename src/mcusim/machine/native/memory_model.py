@@ -18,7 +18,6 @@ from .layout import (
     LITERAL_RECORD, LITERAL_RECORD_AREA, LIT_INSN, LIT_MISSED, LIT_PORT, LIT_WAIT, LSU_TOTAL, P_COEF_FLASH,
     P_ENERGY_FLASH, P_FLASH_READS, RANGE_END, RANGE_LINE_OFFSET, RANGE_START, REC_ADDRESS, REC_CONTENTION, REC_MISSED,
     REC_STALL)
-from .layout import RAM_WAIT_CARRY, RAM_WAIT_ESTIMATED, RAM_WAIT_RATE, RATE_SHIFT
 from .tables import _range_sum, _value_at
 
 
@@ -228,18 +227,6 @@ def add_data_wait(st, wait):
     st[CYCLES] += wait
     st[LSU_TOTAL] += wait
     st[DATA_WAIT_TOTAL] += wait
-
-
-@njit
-def estimate_ram_wait(st, cycles):
-    """While the cached-RAM hook is off (a sampled data cache), add the wait the last timed
-    window measured per core cycle for a block of `cycles` (RAM_WAIT_RATE, fixed point)."""
-    carry = st[RAM_WAIT_CARRY] + cycles * st[RAM_WAIT_RATE]
-    wait = carry >> RATE_SHIFT
-    st[RAM_WAIT_CARRY] = carry - (wait << RATE_SHIFT)
-    if wait != 0:
-        st[RAM_WAIT_ESTIMATED] += wait
-        add_data_wait(st, wait)
 
 
 @njit

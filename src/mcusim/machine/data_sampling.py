@@ -1,0 +1,158 @@
+"""Sampled data timing: the memory whose every access costs a Unicorn slow path to time (RAM
+behind a data cache, mcu-d's SRAM1 and SRAM2; the flash pages of data, weights and tables, read
+as MMIO) is timed access by access in windows; between windows it is plain memory, and each
+block that runs is charged the wait and flash reads its runs averaged in the last window it ran
+in (native/data_sampling.py).
+
+Why: while any memory hook exists, Unicorn sends every load and store of the program to its
+slow path, and each read of an MMIO page is a call through QEMU's memory dispatch; on a TinyML
+model whose weights sit in flash, that is most of the host time (docs/performance.md, "Sixth
+pass").
+
+The schedule, in core cycles (deterministic: the same firmware gives the same cycles): the
+first EXACT_CYCLES are a window (start-up, and every short program, whole); then the last
+WINDOW_CYCLES of every PERIOD_CYCLES; and a window of REQUESTED_CYCLES as a marked region begins
+(a TinyML layer: its kernel's blocks learn that layer's access pattern; the first
+REGION_WINDOWS times a region of that name begins, a window open then is extended) or as a block
+runs that has not run in a window (new code), otherwise at most one per REQUEST_GAP_CYCLES after
+the last window closed. Until it has run in a window, such a block is charged the last window's wait per cycle.
+The caches keep the state they had when a window closed. The data pages of a flash port whose
+data cache is also its instruction cache (mcu-b's flash, mcu-d's ITCM port with its ART) are
+not sampled: its data reads evict instruction lines, which
+the fetch model would miss between windows. The error all this leaves is measured in
+docs/timing.md ("Sampled data timing"); `--data-timing exact` times every access instead.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import native as N
+
+EXACT_CYCLES = 2_000_000         # timed whole: start-up and short programs are exact
+PERIOD_CYCLES = 16_000_000       # then one window per period ...
+WINDOW_CYCLES = 1_000_000        # ... of this many cycles, at the period's end
+REQUESTED_CYCLES = 100_000       # a window as a region begins or a block not run in one runs ...
+REQUEST_GAP_CYCLES = 400_000     # ... at least this long after the last window closed, ...
+REGION_WINDOWS = 2               # ... but always the first times a region of a name begins
+
+MODES = ("sampled", "exact")
+
+
+class DataSampling:
+    """Switches the sampled memory between timed (the cached-RAM hooks held, the flash data
+    pages MMIO) and plain at the cycles `next_switch` names or when a block asks
+    (Machine._service_events calls on_time between blocks when `due`; the switches are no wake-up
+    source, so they are not in Machine.timed)."""
+
+    def __init__(self, machine, ports, pages):
+        self.machine, self.ports, self.pages = machine, ports, pages  # (pages: FlashDataPages runs)
+        for run, _ in pages:
+            run[N.RUN_SAMPLED] = 1
+        self.state = machine.state
+        self.untimed_cycles = 0
+        self.windows = 1
+        self.off_since = 0
+        self.region_begins: dict[int, int] = {}  # per region name (its address): the times it began
+        table = self._table()
+        table[:, N.S_ADDRESS] = -1
+        table[:, N.S_WAIT_RATE] = table[:, N.S_READS_RATE] = -1
+        self._open(0, EXACT_CYCLES)
+
+    @property
+    def learning(self) -> bool:
+        return self.state[N.SAMPLING] == N.LEARNING
+
+    def due(self, now: int) -> bool:
+        return now >= self.next_switch or self.state[N.WINDOW_REQUESTED] != 0
+
+    def on_time(self, now: int) -> None:
+        if self.learning:
+            if now >= self.next_switch:
+                self._close(now)
+            return
+        if now >= self.next_switch:  # a window of the period's end
+            self._open(now, self.next_switch + WINDOW_CYCLES)
+        else:  # asked for as a region began or by a block not run in a window
+            self._open(now, now + REQUESTED_CYCLES)
+        self.untimed_cycles += now - self.off_since
+        self.windows += 1
+        self._switch(True)
+
+    def region_began(self, name_address: int) -> None:
+        """A marked region begins (Machine.region_marker, inside the firmware's ITM write): a
+        window opens between blocks (or the one open now lasts REQUESTED_CYCLES more), unless one
+        closed too recently and regions of this name began REGION_WINDOWS times before."""
+        st = self.state
+        now = int(st[N.CYCLES])
+        first = self.region_begins.get(name_address, 0) < REGION_WINDOWS
+        self.region_begins[name_address] = self.region_begins.get(name_address, 0) + 1
+        if self.learning:
+            if first:
+                self.next_switch = max(self.next_switch, now + REQUESTED_CYCLES)
+        elif first or now >= st[N.REQUEST_AFTER]:
+            st[N.WINDOW_REQUESTED] = 1
+            st[N.REQUEST_AFTER] = N.NEVER
+            self.machine.request_stop()
+
+    def _open(self, now: int, end: int) -> None:
+        st = self.state
+        st[N.SAMPLING] = N.LEARNING
+        st[N.WINDOW_REQUESTED] = 0
+        st[N.LEARN_RECORD] = -1
+        table = self._table()
+        table[:, N.S_WAIT] = table[:, N.S_READS] = table[:, N.S_RUNS] = 0
+        self.window = (now, int(st[N.SAMPLED_WAIT]), int(st[N.SAMPLED_READS]))
+        self.next_switch = end
+
+    def _close(self, now: int) -> None:
+        st = self.state
+        N.learn_block_end(st.buffer)  # (the block the window ended in: what it did so far)
+        start, wait_before, reads_before = self.window
+        wait, reads = int(st[N.SAMPLED_WAIT]) - wait_before, int(st[N.SAMPLED_READS]) - reads_before
+        other = max(now - start - wait, 1)
+        st[N.WAIT_PER_CYCLE] = (wait << N.RATE_SHIFT) // other
+        st[N.READS_PER_CYCLE] = (reads << N.RATE_SHIFT) // other
+        self._average_blocks()
+        st[N.SAMPLING] = N.ESTIMATING
+        st[N.REQUEST_AFTER] = now + REQUEST_GAP_CYCLES
+        self.off_since = now
+        self._switch(False)
+        periodic = (now + WINDOW_CYCLES) // PERIOD_CYCLES * PERIOD_CYCLES + PERIOD_CYCLES - WINDOW_CYCLES
+        self.next_switch = periodic  # (the next window of a period's end that starts after now)
+
+    def _table(self) -> np.ndarray:
+        """The blocks' records (SAMPLED_TABLE), one row each: a view on the state's buffer."""
+        buffer = self.state.buffer
+        return buffer[N.SAMPLED_TABLE: N.SAMPLED_TABLE + N.SAMPLED_BLOCKS * N.SAMPLED_BLOCK].reshape(
+            N.SAMPLED_BLOCKS, N.SAMPLED_BLOCK)
+
+    def _average_blocks(self) -> None:
+        """The wait and reads per run of each block that ran in the window closing; the others
+        keep those of the last window they ran in."""
+        table = self._table()
+        runs = table[:, N.S_RUNS]
+        ran = runs > 0
+        runs = np.maximum(runs, 1)
+        table[:, N.S_WAIT_RATE] = np.where(ran, (table[:, N.S_WAIT] << N.RATE_SHIFT) // runs, table[:, N.S_WAIT_RATE])
+        table[:, N.S_READS_RATE] = np.where(ran, (table[:, N.S_READS] << N.RATE_SHIFT) // runs,
+                                            table[:, N.S_READS_RATE])
+
+    def _switch(self, timed: bool) -> None:
+        """Between runs. Only a memory hook change needs translated code flushed (Unicorn decides
+        at translation whether a load or store reaches the hooks); remapping the data pages
+        flushes their TLB entries, which is all a load of them consults."""
+        if self.pages:
+            self.machine.flash_data_pages.map_plain(not timed, self.pages)
+        if self.ports:
+            for port in self.ports:
+                port.ram_hook_off = not timed
+            self.machine._memory_hooks_changed()
+
+    def finish(self, now: int) -> dict[str, int]:
+        """run.json's `sampled_data` (empty while every access was timed)."""
+        untimed = self.untimed_cycles + (0 if self.learning else now - self.off_since)
+        if not untimed:
+            return {}
+        return {"untimed_cycles": untimed, "windows": self.windows,
+                "estimated_wait_cycles": int(self.state[N.ESTIMATED_WAIT]),
+                "estimated_flash_reads": int(self.state[N.ESTIMATED_READS])}

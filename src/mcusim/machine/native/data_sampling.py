@@ -1,0 +1,78 @@
+"""The block hook's side of sampled data timing (machine/data_sampling.py): in a window, each
+block's record (SAMPLED_TABLE) learns the wait and flash reads its runs caused in the sampled
+memory; between windows, each run of a block adds what its runs averaged in the last window it
+ran in.
+
+Why per block: the wait of a TinyML layer's loads of its weights depends on its kernel's access
+pattern, which is the block's code; a rate per core cycle would spread one layer's wait over
+the next (the error both give is measured in docs/timing.md, "Sampled data timing")."""
+from __future__ import annotations
+
+from .jit import njit
+from .layout import (
+    CYCLES, DEADLINE, ESTIMATED_READS, ESTIMATED_WAIT, LEARN_ADDRESS, LEARN_READS_AT, LEARN_RECORD, LEARN_WAIT_AT,
+    LEARNING, P_COEF_FLASH, P_ENERGY_FLASH, P_FLASH_READS, RATE_SHIFT, READS_CARRY, READS_PER_CYCLE, REQUEST_AFTER,
+    S_ADDRESS, S_READS, S_READS_RATE, S_RUNS, S_WAIT, S_WAIT_RATE, SAMPLED_BLOCK, SAMPLED_BLOCKS, SAMPLED_READS,
+    SAMPLED_TABLE, SAMPLED_WAIT, SAMPLING, WAIT_CARRY, WAIT_PER_CYCLE, WINDOW_REQUESTED)
+from .memory_model import add_data_wait
+
+NEVER = 1 << 62
+
+
+@njit
+def sampled_record(address):
+    """Where the block at `address` keeps what the windows measured (direct-mapped)."""
+    return SAMPLED_TABLE + ((address >> 1) & (SAMPLED_BLOCKS - 1)) * SAMPLED_BLOCK
+
+
+@njit
+def learn_block_end(st):
+    """The sampled memory's wait and reads since the block running began are its run's."""
+    record = st[LEARN_RECORD]
+    if record >= 0 and st[record + S_ADDRESS] == st[LEARN_ADDRESS]:
+        st[record + S_WAIT] += st[SAMPLED_WAIT] - st[LEARN_WAIT_AT]
+        st[record + S_READS] += st[SAMPLED_READS] - st[LEARN_READS_AT]
+        st[record + S_RUNS] += 1
+
+
+@njit
+def sample_block(st, address, cycles):
+    """At the start of a block of `cycles` static cycles: in a window, the block before it ends
+    (learn_block_end) and this one begins; between windows, this block's estimate is added."""
+    record = sampled_record(address)
+    if st[SAMPLING] == LEARNING:
+        learn_block_end(st)
+        if st[record + S_ADDRESS] != address:  # (the record held another block: this one's now)
+            st[record + S_ADDRESS] = address
+            st[record + S_WAIT] = 0
+            st[record + S_READS] = 0
+            st[record + S_RUNS] = 0
+            st[record + S_WAIT_RATE] = -1
+            st[record + S_READS_RATE] = -1
+        st[LEARN_RECORD] = record
+        st[LEARN_ADDRESS] = address
+        st[LEARN_WAIT_AT] = st[SAMPLED_WAIT]
+        st[LEARN_READS_AT] = st[SAMPLED_READS]
+        return
+    wait_rate = st[record + S_WAIT_RATE]
+    reads_rate = st[record + S_READS_RATE]
+    if st[record + S_ADDRESS] != address or wait_rate < 0:  # not run in a window: the last window's
+        wait_rate = cycles * st[WAIT_PER_CYCLE]              # average per cycle, and ask for a window
+        reads_rate = cycles * st[READS_PER_CYCLE]
+        if st[CYCLES] >= st[REQUEST_AFTER]:
+            st[WINDOW_REQUESTED] = 1
+            st[REQUEST_AFTER] = NEVER
+            st[DEADLINE] = st[CYCLES]  # (the run stops at the next block)
+    carry = st[WAIT_CARRY] + wait_rate
+    wait = carry >> RATE_SHIFT
+    st[WAIT_CARRY] = carry - (wait << RATE_SHIFT)
+    if wait != 0:
+        st[ESTIMATED_WAIT] += wait
+        add_data_wait(st, wait)
+    carry = st[READS_CARRY] + reads_rate
+    reads = carry >> RATE_SHIFT
+    st[READS_CARRY] = carry - (reads << RATE_SHIFT)
+    if reads != 0:
+        st[ESTIMATED_READS] += reads
+        st[P_FLASH_READS] += reads
+        st[P_ENERGY_FLASH] += reads * st[P_COEF_FLASH]

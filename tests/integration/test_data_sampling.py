@@ -1,0 +1,139 @@
+"""Sampled data timing (machine/data_sampling.py, `--data-timing`): the flash data pages and
+mcu-d's cached RAM are timed access by access only in windows, and between windows each block is
+charged what its runs averaged in the last window it ran in. What users rely on: the firmware
+computes the same thing, the cycles, each layer's cycles and the energy stay close to the exact
+model's, a run shorter than the exact start is exact, the same run gives the same cycles,
+pausing changes nothing, and run.json says what was estimated.
+
+cached-ram sweeps a 16 KB buffer in SRAM1 (four times the L1 data cache) at a steady rate: with
+a schedule shrunk to fit its 3.3M cycles, most of the run is estimated. bench-table walks a table
+in flash; kws_dscnn reads its weights from flash, one marked region per layer."""
+import json
+
+import pytest
+
+import mcusim.machine.data_sampling as sampling
+from mcusim.api import Simulator, run
+
+SHORT_SCHEDULE = (300_000, 600_000, 150_000)  # exact start, period, window
+
+
+@pytest.fixture
+def short_schedule(monkeypatch):
+    exact, period, window = SHORT_SCHEDULE
+    monkeypatch.setattr(sampling, "EXACT_CYCLES", exact)
+    monkeypatch.setattr(sampling, "PERIOD_CYCLES", period)
+    monkeypatch.setattr(sampling, "WINDOW_CYCLES", window)
+
+
+@pytest.fixture(scope="module")
+def exact(firmware_build):
+    result = run(firmware_build / "mcu-d" / "cached-ram.elf", "mcu-d", data_timing="exact")
+    assert result.exit_code == 0 and result.stalls["data_wait"] > 500_000, result.stdout
+    return result
+
+
+def test_sampled_cached_ram_computes_the_same_and_estimates_the_wait(firmware_build, exact, short_schedule):
+    sampled = run(firmware_build / "mcu-d" / "cached-ram.elf", "mcu-d")
+    assert (sampled.stdout, sampled.exit_code, sampled.instructions) == (exact.stdout, 0, exact.instructions)
+    assert sampled.sampled_data["untimed_cycles"] > sampled.cycles / 2
+    assert sampled.sampled_data["estimated_wait_cycles"] > 0
+    assert exact.sampled_data == {}
+    # the hook was off: far fewer look-ups than the exact run's
+    assert sampled.dcache["hits"] + sampled.dcache["misses"] < (exact.dcache["hits"] + exact.dcache["misses"]) / 2
+    assert sampled.cycles == pytest.approx(exact.cycles, rel=0.01)
+    assert sampled.stalls["data_wait"] == pytest.approx(exact.stalls["data_wait"], rel=0.02)
+    assert sampled.dwt["lsucnt"] - exact.dwt["lsucnt"] == sampled.cycles - exact.cycles  # LSUCNT counts it
+
+
+@pytest.mark.parametrize("board, error", [("mcu-s", 0.005), ("mcu-m", 0.005), ("mcu-d", 0.01)])
+def test_sampled_flash_data_pages_estimate_the_wait_and_the_flash_reads(firmware_build, board, error):
+    """bench-table's table lives on flash pages of its own (MMIO): between windows they are plain
+    memory, and the walk's wait and flash reads (for energy) come from its blocks' averages."""
+    elf = firmware_build / board / "bench-table.elf"
+    sampled, exact = run(elf, board), run(elf, board, data_timing="exact")
+    assert (sampled.stdout, sampled.exit_code, sampled.instructions) == (exact.stdout, 0, exact.instructions)
+    assert sampled.sampled_data["untimed_cycles"] > sampled.cycles / 2
+    assert sampled.cycles == pytest.approx(exact.cycles, rel=error)
+    assert sampled.energy["energy_j"] == pytest.approx(exact.energy["energy_j"], rel=error)
+    assert sampled.sampled_data["estimated_wait_cycles"] > exact.stalls["data_wait"] / 2
+    assert sampled.sampled_data["estimated_flash_reads"] > 0
+    assert sampled.stalls["data_wait"] == pytest.approx(exact.stalls["data_wait"], rel=0.02)
+
+
+def test_each_layer_of_a_model_keeps_its_cycles(firmware_build):
+    """A window opens as each layer's region begins, so each kernel is charged what it waits in
+    that layer (a rate carried over from another layer was 10 % off on the small ones)."""
+    elf = firmware_build / "mcu-m" / "kws_dscnn-opt.elf"
+    sampled, exact = run(elf, "mcu-m"), run(elf, "mcu-m", data_timing="exact")
+    assert sampled.stdout == exact.stdout and sampled.sampled_data["untimed_cycles"] > sampled.cycles / 2
+    assert sampled.cycles == pytest.approx(exact.cycles, rel=0.005)
+    layers = {row["name"]: row["cycles_mean"] for row in exact.regions}
+    assert len(layers) > 10
+    for row in sampled.regions:
+        assert row["cycles_mean"] == pytest.approx(layers[row["name"]], rel=0.02), row["name"]
+
+
+def test_the_same_run_gives_the_same_cycles_and_pausing_changes_nothing(firmware_build, short_schedule):
+    elf = firmware_build / "mcu-d" / "cached-ram.elf"
+    plain = run(elf, "mcu-d")
+    again = run(elf, "mcu-d")
+    assert (again.cycles, again.dcache, again.sampled_data) == (plain.cycles, plain.dcache, plain.sampled_data)
+    sim = Simulator(elf, "mcu-d")
+    exact_start, period, window = SHORT_SCHEDULE
+    for switch in (exact_start, exact_start + period - window, exact_start + period):
+        while sim.step(1000).cycles < switch - 3_000:
+            pass
+        while (stop := sim.step(3)).cycles < switch + 3_000:  # pauses inside blocks, across the switch
+            assert stop.reason == "step"
+    sim.add_breakpoint("printf")
+    assert sim.run_until().reason == "breakpoint"
+    result = sim.run()
+    assert (result.cycles, result.dcache, result.stdout) == (plain.cycles, plain.dcache, plain.stdout)
+
+
+def test_a_run_shorter_than_the_exact_start_is_exact(firmware_build):
+    elf = firmware_build / "mcu-d" / "sram-timing.elf"
+    sampled, exact = run(elf, "mcu-d"), run(elf, "mcu-d", data_timing="exact")
+    assert sampled.cycles < sampling.EXACT_CYCLES
+    assert (sampled.cycles, sampled.stdout, sampled.dcache) == (exact.cycles, exact.stdout, exact.dcache)
+    assert sampled.sampled_data == {}
+
+
+def test_a_flash_cache_shared_with_data_is_not_sampled(firmware_build):
+    """mcu-b's flash cache holds instructions and data: its data reads evict instruction lines,
+    which the fetch model would not see between windows, so its flash is timed whole (as are
+    the data pages of mcu-d's ITCM port, behind the ART)."""
+    elf = firmware_build / "mcu-b" / "bench-table.elf"
+    sampled, exact = run(elf, "mcu-b"), run(elf, "mcu-b", data_timing="exact")
+    assert (sampled.cycles, sampled.icache, sampled.sampled_data) == (exact.cycles, exact.icache, {})
+
+
+def test_the_cli_records_and_reports_the_sampling(firmware_build, tmp_path, short_schedule):
+    from click.testing import CliRunner
+
+    from mcusim.cli import main
+    from mcusim.analysis.report import counters
+
+    out = tmp_path / "bundle"
+    done = CliRunner().invoke(main, ["run", str(firmware_build / "mcu-d" / "cached-ram.elf"), "--board", "mcu-d",
+                                     "--out", str(out)])
+    assert done.exit_code == 0, done.output
+    assert "data timing sampled" in done.output
+    record = json.loads((out / "run.json").read_text())
+    assert record["settings"]["data_timing"] == "sampled"
+    assert record["sampled_data"]["untimed_cycles"] > 0 and record["sampled_data"]["estimated_wait_cycles"] > 0
+    rows = {row[0]: row[1] for row in counters(record).rows}
+    assert "estimated data wait" in rows
+    old = CliRunner().invoke(main, ["run", str(firmware_build / "mcu-d" / "cached-ram.elf"), "--board", "mcu-d",
+                                    "--data-cache", "exact", "--out", str(out)])  # (the option's first name)
+    assert old.exit_code == 0 and "data timing sampled" not in old.output
+    assert json.loads((out / "run.json").read_text())["sampled_data"] == {}
+    bad = CliRunner().invoke(main, ["run", str(firmware_build / "mcu-d" / "cached-ram.elf"), "--board", "mcu-d",
+                                    "--data-timing", "sometimes"])
+    assert bad.exit_code == 2 and "sometimes" in bad.output
+
+
+def test_a_bad_mode_is_refused(firmware_build):
+    with pytest.raises(ValueError, match="data_timing"):
+        Simulator(firmware_build / "mcu-d" / "hello.elf", "mcu-d", data_timing="fast")
