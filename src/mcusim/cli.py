@@ -189,9 +189,10 @@ MEMORY_TRAFFIC_OPTION = click.option(
               default="sampled", show_default=True,
               help="How the data reads of flash data pages (weights, tables) and the accesses to RAM behind a data "
                    "cache (mcu-d's SRAM1/SRAM2) are timed. sampled: every access for the first 2M cycles, then 1M of "
-                   "every 16M and 200k where code not timed yet runs; in between, each block is charged the wait "
-                   "and flash reads its runs averaged in those windows (up to 2x faster; run.json sampled_data "
-                   "says how much was estimated; docs/timing.md gives the error). exact: every access.")
+                   "every 16M and 100k where a marked region begins, code not timed yet runs or a flash setting "
+                   "changes; in between, each block is charged the wait and flash reads its runs averaged in the "
+                   "last window it ran in (up to 2x faster; run.json sampled_data says how much was estimated; "
+                   "docs/timing.md gives the error). exact: every access.")
 @click.option("--gdb", "gdb_address", metavar="[HOST:]PORT",
               help="Wait for gdb (target remote HOST:PORT) before the first instruction, then run as it says: "
                    "breakpoints, steps, watchpoints, `monitor cycles|energy|profile|reset`. Loopback unless HOST is "

@@ -13,6 +13,7 @@ import json
 import pytest
 
 import mcusim.machine.data_sampling as sampling
+from mcusim.machine import native as N
 from mcusim.api import Simulator, run
 
 SHORT_SCHEDULE = (300_000, 600_000, 150_000)  # exact start, period, window
@@ -92,6 +93,46 @@ def test_the_same_run_gives_the_same_cycles_and_pausing_changes_nothing(firmware
     assert (result.cycles, result.dcache, result.stdout) == (plain.cycles, plain.dcache, plain.stdout)
 
 
+def test_pausing_where_a_region_asks_for_a_window_changes_nothing(firmware_build):
+    """A region's begin asks for a window from inside the block that marks it; a pause there
+    puts the switch off, and the run after it must still switch at its first block."""
+    elf = firmware_build / "mcu-m" / "kws_dscnn-opt.elf"
+    plain = run(elf, "mcu-m")
+    assert plain.sampled_data["windows"] > 10
+    sim = Simulator(elf, "mcu-m")
+    sim.add_watchpoint(0xE0000000, 0x80, "write")  # (the ITM ports, where the region markers are written)
+    hits = 0
+    while sim.run_until().reason == "watchpoint":
+        hits += 1
+        for _ in range(15):
+            assert sim.step(1).reason in ("step", "watchpoint")
+    result = sim.run()
+    assert hits >= len(plain.regions)
+    assert (result.cycles, result.sampled_data, result.stdout) == (plain.cycles, plain.sampled_data, plain.stdout)
+
+
+def test_a_sleep_past_a_switch_and_a_flash_setting_change(firmware_build):
+    """Switches wake nothing, so a sleep may pass one: the window then opens from when the core
+    woke, and a window the firmware slept through keeps the rates measured before. A change of
+    the flash's wait states asks for a window (what the blocks learned no longer holds)."""
+    machine = Simulator(firmware_build / "mcu-m" / "bench-table.elf", "mcu-m").machine
+    sampler, st = machine.data_sampling, machine.state
+    st[N.SAMPLED_WAIT] += 250_000  # (a window that measured a wait every 8 cycles)
+    sampler.on_time(sampling.EXACT_CYCLES)
+    rate = int(st[N.WAIT_PER_CYCLE])
+    assert not sampler.learning and rate > 0
+    machine.sleep_cycles += 40_000_000  # the core slept past the window at 15M
+    sampler.on_time(42_000_000)
+    assert sampler.learning and sampler.next_switch == 42_000_000 + sampling.WINDOW_CYCLES
+    machine.sleep_cycles += sampling.WINDOW_CYCLES - 100  # ... and through all of the window
+    sampler.on_time(sampler.next_switch)
+    assert not sampler.learning and st[N.WAIT_PER_CYCLE] == rate
+    port = machine.flash_ports[0]
+    assert st[N.WINDOW_REQUESTED] == 0
+    port.configure(data_wait=port.settings["data_wait"] + 1)
+    assert st[N.WINDOW_REQUESTED] == 1 and sampler.due(43_000_000)
+
+
 def test_a_run_shorter_than_the_exact_start_is_exact(firmware_build):
     elf = firmware_build / "mcu-d" / "sram-timing.elf"
     sampled, exact = run(elf, "mcu-d"), run(elf, "mcu-d", data_timing="exact")
@@ -126,7 +167,7 @@ def test_the_cli_records_and_reports_the_sampling(firmware_build, tmp_path, shor
     rows = {row[0]: row[1] for row in counters(record).rows}
     assert "estimated data wait" in rows
     old = CliRunner().invoke(main, ["run", str(firmware_build / "mcu-d" / "cached-ram.elf"), "--board", "mcu-d",
-                                    "--data-cache", "exact", "--out", str(out)])  # (the option's first name)
+                                    "--data-cache", "exact", "--out", str(out)])  # (the option's earlier name)
     assert old.exit_code == 0 and "data timing sampled" not in old.output
     assert json.loads((out / "run.json").read_text())["sampled_data"] == {}
     bad = CliRunner().invoke(main, ["run", str(firmware_build / "mcu-d" / "cached-ram.elf"), "--board", "mcu-d",

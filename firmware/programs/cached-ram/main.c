@@ -1,6 +1,6 @@
 /*
- * cached-ram: a steady load on RAM behind a data cache, for mcusim's sampled data cache timing
- * (--data-cache; tests/integration/test_ram_cache_sampling.py). It sweeps a 16 KB buffer in the
+ * cached-ram: a steady load on RAM behind a data cache, for mcusim's sampled data timing
+ * (--data-timing; tests/integration/test_data_sampling.py). It sweeps a 16 KB buffer in the
  * board's cached RAM (board_cached_ram: SRAM1 on mcu-d, four times its L1 data cache), reading
  * and updating one word per 32-byte line, PASSES times, so every pass misses on every line and
  * writes back what the pass before dirtied. It prints a checksum that does not depend on timing

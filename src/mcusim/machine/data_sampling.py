@@ -15,7 +15,8 @@ WINDOW_CYCLES of every PERIOD_CYCLES; and a window of REQUESTED_CYCLES as a mark
 (a TinyML layer: its kernel's blocks learn that layer's access pattern; the first
 REGION_WINDOWS times a region of that name begins, a window open then is extended) or as a block
 runs that has not run in a window (new code), otherwise at most one per REQUEST_GAP_CYCLES after
-the last window closed. Until it has run in a window, such a block is charged the last window's wait per cycle.
+the last window closed; and one as the firmware changes a flash wait, cache or prefetch setting
+(what the blocks learned no longer holds). Until it has run in a window, such a block is charged the last window's wait per cycle.
 The caches keep the state they had when a window closed. The data pages of a flash port whose
 data cache is also its instruction cache (mcu-b's flash, mcu-d's ITCM port with its ART) are
 not sampled: its data reads evict instruction lines, which
@@ -34,6 +35,7 @@ WINDOW_CYCLES = 1_000_000        # ... of this many cycles, at the period's end
 REQUESTED_CYCLES = 100_000       # a window as a region begins or a block not run in one runs ...
 REQUEST_GAP_CYCLES = 400_000     # ... at least this long after the last window closed, ...
 REGION_WINDOWS = 2               # ... but always the first times a region of a name begins
+MIN_ACTIVE_CYCLES = 1_000        # a window that slept all but this keeps the last per-cycle rates
 
 MODES = ("sampled", "exact")
 
@@ -53,6 +55,8 @@ class DataSampling:
         self.windows = 1
         self.off_since = 0
         self.region_begins: dict[int, int] = {}  # per region name (its address): the times it began
+        for port in machine.flash_ports:
+            port.on_timing_change = self.timing_changed
         table = self._table()
         table[:, N.S_ADDRESS] = -1
         table[:, N.S_WAIT_RATE] = table[:, N.S_READS_RATE] = -1
@@ -70,8 +74,8 @@ class DataSampling:
             if now >= self.next_switch:
                 self._close(now)
             return
-        if now >= self.next_switch:  # a window of the period's end
-            self._open(now, self.next_switch + WINDOW_CYCLES)
+        if now >= self.next_switch:  # a window of the period's end (from now: a sleep may have passed it)
+            self._open(now, now + WINDOW_CYCLES)
         else:  # asked for as a region began or by a block not run in a window
             self._open(now, now + REQUESTED_CYCLES)
         self.untimed_cycles += now - self.off_since
@@ -82,14 +86,24 @@ class DataSampling:
         """A marked region begins (Machine.region_marker, inside the firmware's ITM write): a
         window opens between blocks (or the one open now lasts REQUESTED_CYCLES more), unless one
         closed too recently and regions of this name began REGION_WINDOWS times before."""
-        st = self.state
-        now = int(st[N.CYCLES])
         first = self.region_begins.get(name_address, 0) < REGION_WINDOWS
         self.region_begins[name_address] = self.region_begins.get(name_address, 0) + 1
+        self._ask(first)
+
+    def timing_changed(self) -> None:
+        """A flash port's wait, cache or prefetch setting changed (FlashTiming.on_timing_change,
+        inside the firmware's register write): a window, whenever the last one closed."""
+        self._ask(True)
+
+    def _ask(self, always: bool) -> None:
+        """A window of REQUESTED_CYCLES from the next block (`always`, or unless one closed less
+        than REQUEST_GAP_CYCLES ago); in a window, `always` makes it last that long from now."""
+        st = self.state
+        now = int(st[N.CYCLES])
         if self.learning:
-            if first:
+            if always:
                 self.next_switch = max(self.next_switch, now + REQUESTED_CYCLES)
-        elif first or now >= st[N.REQUEST_AFTER]:
+        elif always or now >= st[N.REQUEST_AFTER]:
             st[N.WINDOW_REQUESTED] = 1
             st[N.REQUEST_AFTER] = N.NEVER
             self.machine.request_stop()
@@ -101,17 +115,19 @@ class DataSampling:
         st[N.LEARN_RECORD] = -1
         table = self._table()
         table[:, N.S_WAIT] = table[:, N.S_READS] = table[:, N.S_RUNS] = 0
-        self.window = (now, int(st[N.SAMPLED_WAIT]), int(st[N.SAMPLED_READS]))
+        self.window = (now, int(st[N.SAMPLED_WAIT]), int(st[N.SAMPLED_READS]), self.machine.sleep_cycles)
         self.next_switch = end
 
     def _close(self, now: int) -> None:
         st = self.state
         N.learn_block_end(st.buffer)  # (the block the window ended in: what it did so far)
-        start, wait_before, reads_before = self.window
+        start, wait_before, reads_before, slept_before = self.window
         wait, reads = int(st[N.SAMPLED_WAIT]) - wait_before, int(st[N.SAMPLED_READS]) - reads_before
-        other = max(now - start - wait, 1)
-        st[N.WAIT_PER_CYCLE] = (wait << N.RATE_SHIFT) // other
-        st[N.READS_PER_CYCLE] = (reads << N.RATE_SHIFT) // other
+        active = now - start - (self.machine.sleep_cycles - slept_before)
+        if active >= MIN_ACTIVE_CYCLES:  # (a window the firmware slept through measured nothing)
+            other = max(active - wait, 1)
+            st[N.WAIT_PER_CYCLE] = (wait << N.RATE_SHIFT) // other
+            st[N.READS_PER_CYCLE] = (reads << N.RATE_SHIFT) // other
         self._average_blocks()
         st[N.SAMPLING] = N.ESTIMATING
         st[N.REQUEST_AFTER] = now + REQUEST_GAP_CYCLES

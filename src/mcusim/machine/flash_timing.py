@@ -31,6 +31,8 @@ from __future__ import annotations
 
 from . import native as N
 
+TIMING_SLOTS = (N.FL_FETCH_WAIT, N.FL_DATA_WAIT, N.FL_PREFETCH, N.FL_IC_ON, N.FL_DC_ON)  # (what a wait depends on)
+
 
 class FlashLatencyError(ValueError):
     """A --flash-latency value that is malformed or that the board cannot take."""
@@ -54,7 +56,8 @@ class FlashTiming:
     Settings count wait states as the controller's register does; when the flash runs on its
     own clock (`flash_clock_hz`), a core clock above it makes each flash cycle several core
     cycles. `on_change` is called when data reads start or stop waiting (the machine adds or
-    removes its memory hooks).
+    removes its memory hooks), `on_timing_change` when a wait, cache or prefetch setting in
+    force changes (sampled data timing then measures again: data_sampling.py).
 
     With the clock pinned (`clock_pinned`) the firmware's clock setup is ignored, so checking
     its latency at each step would be wrong: at reset, before the firmware has had a chance to
@@ -75,6 +78,7 @@ class FlashTiming:
         self.latency = self._checked_latency(parse_flash_latency(latency), board)
         self.in_force = 0  # fetch wait states in force, in the latency field's units
         self.on_change = None
+        self.on_timing_change = None
         self.ram_hook_off = False  # sampled data timing between its windows (data_sampling.py)
         self.clock_hz = board.reset_clock_hz
         storage = board.storage_region(next(r for r in board.memory if r.name == spec.region))
@@ -208,6 +212,7 @@ class FlashTiming:
     def _apply(self, check: bool = True) -> None:
         s = self.settings
         hooks_before = self.hooks_needed
+        timing_before = [self[slot] for slot in TIMING_SLOTS]
         lowered = self.wait_states("fetch_wait") < self.in_force
         self.in_force = self.wait_states("fetch_wait")
         self[N.FL_FETCH_WAIT] = self.core_cycles(self.in_force)
@@ -222,6 +227,8 @@ class FlashTiming:
             self.check_wait_states()
         if self.on_change is not None and hooks_before != self.hooks_needed:
             self.on_change()
+        if self.on_timing_change is not None and timing_before != [self[slot] for slot in TIMING_SLOTS]:
+            self.on_timing_change()
 
     def check_wait_states(self) -> None:
         """Warn when the core runs faster than the wait states in force allow (the part would

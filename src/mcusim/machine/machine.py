@@ -1143,8 +1143,9 @@ class Machine:
                     break
                 event = self._next_event()
                 deadline = self.max_cycles if event is None else min(event, self.max_cycles)
-                if self.data_sampling is not None:
-                    deadline = min(deadline, self.data_sampling.next_switch)
+                if self.data_sampling is not None:  # (a switch put off by a pause: at the first block after it)
+                    now = self.state[N.CYCLES]
+                    deadline = now if self.data_sampling.due(now) else min(deadline, self.data_sampling.next_switch)
                 if self._draining:  # Unicorn keeps a deleted hook listed until its run ends, and while it is
                     deadline = self.state[N.CYCLES]  # listed translates every load and store to the slow path:
                     self._draining, self._drained = False, True  # a run that stops before its first block
