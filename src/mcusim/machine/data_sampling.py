@@ -16,11 +16,11 @@ WINDOW_CYCLES of every PERIOD_CYCLES; and a window of REQUESTED_CYCLES as a mark
 REGION_WINDOWS times a region of that name begins, a window open then is extended) or as a block
 runs that has not run in a window (new code), otherwise at most one per REQUEST_GAP_CYCLES after
 the last window closed; and one as the firmware changes a flash wait, cache or prefetch setting
-(what the blocks learned no longer holds). Until it has run in a window, such a block is charged the last window's wait per cycle.
-The caches keep the state they had when a window closed. The data pages of a flash port whose
-data cache is also its instruction cache (mcu-b's flash, mcu-d's ITCM port with its ART) are
-not sampled: its data reads evict instruction lines, which
-the fetch model would miss between windows. The error all this leaves is measured in
+(what the blocks learned no longer holds). Until it has run in a window, such a block is charged
+the last window's wait per cycle. The caches keep the state they had when a window closed. The
+data pages of a flash port whose data cache is also its instruction cache (mcu-b's flash, mcu-d's
+ITCM port with its ART) are not sampled: their data reads evict instruction lines, which the
+fetch model would miss between windows. The error all this leaves is measured in
 docs/timing.md ("Sampled data timing"); `--data-timing exact` times every access instead.
 """
 from __future__ import annotations
@@ -86,9 +86,9 @@ class DataSampling:
         """A marked region begins (Machine.region_marker, inside the firmware's ITM write): a
         window opens between blocks (or the one open now lasts REQUESTED_CYCLES more), unless one
         closed too recently and regions of this name began REGION_WINDOWS times before."""
-        first = self.region_begins.get(name_address, 0) < REGION_WINDOWS
-        self.region_begins[name_address] = self.region_begins.get(name_address, 0) + 1
-        self._ask(first)
+        began = self.region_begins.get(name_address, 0)
+        self.region_begins[name_address] = began + 1
+        self._ask(began < REGION_WINDOWS)
 
     def timing_changed(self) -> None:
         """A flash port's wait, cache or prefetch setting changed (FlashTiming.on_timing_change,
@@ -133,8 +133,8 @@ class DataSampling:
         st[N.REQUEST_AFTER] = now + REQUEST_GAP_CYCLES
         self.off_since = now
         self._switch(False)
-        periodic = (now + WINDOW_CYCLES) // PERIOD_CYCLES * PERIOD_CYCLES + PERIOD_CYCLES - WINDOW_CYCLES
-        self.next_switch = periodic  # (the next window of a period's end that starts after now)
+        # the next window of a period's end that starts after now
+        self.next_switch = (now + WINDOW_CYCLES) // PERIOD_CYCLES * PERIOD_CYCLES + PERIOD_CYCLES - WINDOW_CYCLES
 
     def _table(self) -> np.ndarray:
         """The blocks' records (SAMPLED_TABLE), one row each: a view on the state's buffer."""

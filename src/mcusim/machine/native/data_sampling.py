@@ -20,6 +20,16 @@ NEVER = 1 << 62
 
 
 @njit
+def _whole(st, carry_slot, amount):
+    """The whole units of `amount` (units of 2**-RATE_SHIFT) with the fraction carried in
+    st[carry_slot] from the blocks before; the fraction left stays there."""
+    carry = st[carry_slot] + amount
+    whole = carry >> RATE_SHIFT
+    st[carry_slot] = carry - (whole << RATE_SHIFT)
+    return whole
+
+
+@njit
 def sampled_record(address):
     """Where the block at `address` keeps what the windows measured (direct-mapped)."""
     return SAMPLED_TABLE + ((address >> 1) & (SAMPLED_BLOCKS - 1)) * SAMPLED_BLOCK
@@ -63,15 +73,11 @@ def sample_block(st, address, cycles):
             st[WINDOW_REQUESTED] = 1
             st[REQUEST_AFTER] = NEVER
             st[DEADLINE] = st[CYCLES]  # (the run stops at the next block)
-    carry = st[WAIT_CARRY] + wait_rate
-    wait = carry >> RATE_SHIFT
-    st[WAIT_CARRY] = carry - (wait << RATE_SHIFT)
+    wait = _whole(st, WAIT_CARRY, wait_rate)
     if wait != 0:
         st[ESTIMATED_WAIT] += wait
         add_data_wait(st, wait)
-    carry = st[READS_CARRY] + reads_rate
-    reads = carry >> RATE_SHIFT
-    st[READS_CARRY] = carry - (reads << RATE_SHIFT)
+    reads = _whole(st, READS_CARRY, reads_rate)
     if reads != 0:
         st[ESTIMATED_READS] += reads
         st[P_FLASH_READS] += reads

@@ -44,8 +44,7 @@ from .branch_trace import _trace
 from .dwt_events import counter_events
 from .power import _count_power
 from .block_cache import _summarize
-from .memory_model import (_fetch, add_data_wait, flash_data_read, ram_access, time_literals,
-                           transfers)
+from .memory_model import _fetch, add_data_wait, flash_data_read, ram_access, time_literals, transfers
 from .state import NativeState
 
 
