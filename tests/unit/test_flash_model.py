@@ -338,3 +338,58 @@ def test_between_windows_a_block_adds_its_average_and_an_unknown_one_asks_for_a_
     N.sample_block(st, 0x300, 8)  # (no record at all)
     assert (st[N.ESTIMATED_WAIT], st[N.WINDOW_REQUESTED], st[N.DEADLINE]) == (7, 1, 1000)  # stops at the next block
     assert st[N.REQUEST_AFTER] > 1 << 60  # asked once
+
+
+@pytest.mark.parametrize("board,settings", [("mcu-m", dict(fetch_wait=4, icache=True, prefetch=True)),
+                                            ("mcu-s", dict(fetch_wait=2, icache=True)),
+                                            ("mcu-d", dict(fetch_wait=7, icache=True, prefetch=True))])
+def test_the_fetch_fast_path_does_what_the_full_model_does(board, settings):
+    """memory_model._fetch: a block whose lines (up to FAST_FETCH_LINES) were all cached when it
+    last ran, and still are, skips the full model (_fetch_block) for a replay of its hits. Random
+    blocks of 1 to FAST_FETCH_LINES + 2 lines, some evicting others' lines, run through both:
+    cycles, hits, misses, LRU order, fetch buffer and prefetch state stay the same throughout."""
+    import random
+
+    from mcusim.machine.native import memory_model as M
+
+    def state():  # the flash model on a state with one window of 1-cycle 16-bit instructions
+        native = N.NativeState(capacity_halfwords=0x2000)
+        spec = load_board(board)
+        flash = FlashTiming(spec.flash_timing, spec, native, warn=lambda key, text: None)
+        flash.configure(**settings)
+        base = native[flash.g + N.FL_RANGE_TABLE + N.RANGE_START]
+        rows = native.rows(native.add_window(base, 0x4000))
+        rows[:, N.F_CYCLES] = range(len(rows))
+        return flash, native.buffer, base
+    (flash, fast, base), (_, full, _) = state(), state()
+    g = flash.g
+    line_bytes = 1 << fast[g + N.FL_LINE_SHIFT]
+    rng = random.Random(7)
+    span = line_bytes * fast[g + N.FL_IC_ON + N.CACHE_SETS] * 3  # three times the cache: lines get evicted
+    blocks = []
+    for _ in range(24):
+        address = base + 2 * rng.randrange(span // 2)
+        blocks.append((address, min(2 * rng.randrange(1, line_bytes * (N.FAST_FETCH_LINES + 2) // 2),
+                                    base + 0x4000 - address)))
+    fast_paths = 0
+    for step in range(3000):
+        address, size = blocks[rng.randrange(len(blocks))] if step % 5 else blocks[step % 3]
+        start = fast[N.CYCLES]
+        entry = N.BLOCK_CACHE + ((address >> 1) & (N.CACHE_ENTRIES - 1)) * N.CACHE_ENTRY
+        known = fast[entry + N.E_FETCH_KNOWN] != 0 and fast[entry + N.E_ADDRESS] == address
+        if not known:
+            fast[entry: entry + N.CACHE_ENTRY] = 0
+            fast[entry + N.E_ADDRESS] = address
+        elif M._still_cached(fast, entry):
+            fast_paths += 1
+        M._fetch(fast, entry, address, size, start, True)
+        full_entry = N.BLOCK_CACHE  # (the full model's copy never remembers: its entry is cleared every time)
+        full[full_entry: full_entry + N.CACHE_ENTRY] = 0
+        M._fetch(full, full_entry, address, size, start, True)
+        port = slice(g, g + N.FL_PORT_SLOTS)
+        assert (fast[N.CYCLES], fast[N.FL_USE_CLOCK]) == (full[N.CYCLES], full[N.FL_USE_CLOCK]), step
+        assert (fast[port] == full[port]).all(), step
+        tags = fast[g + N.FL_IC_TAGS]
+        lines = N.FL_CACHE_LINE * fast[g + N.FL_IC_ON + N.CACHE_SETS] * fast[g + N.FL_IC_ON + N.CACHE_WAYS]
+        assert (fast[tags: tags + lines] == full[tags: tags + lines]).all(), step
+    assert fast_paths > 1000  # (the fast path ran, long blocks included)

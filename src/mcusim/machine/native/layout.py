@@ -86,7 +86,8 @@ WINDOW = _window.size
 
 # Block summary cache entry: what a block costs, ready to add (see block_cache._summarize), then
 # what the flash fetch fast path needs (see memory_model._fetch_hits).
-FAST_FETCH_LINES = 4   # blocks of more lines always take the full model
+FAST_FETCH_LINES = 16  # blocks of more lines always take the full model (an unrolled TinyML inner loop, 13
+#                        to 16 flash lines of 8 bytes, fits; their tag slots are packed two to an int64)
 _entry = _record("block cache entry")
 E_ADDRESS = _entry.slot("E_ADDRESS")
 E_SIZE = _entry.slot("E_SIZE")
@@ -109,7 +110,7 @@ E_FETCH_KNOWN = _entry.slot("E_FETCH_KNOWN")    # 1 when every line of the block
 E_FETCH_FIRST = _entry.slot("E_FETCH_FIRST")    # its first flash line, line count, cycles before its last line
 E_FETCH_LINES = _entry.slot("E_FETCH_LINES")    # starts, and the cache tag slots of its lines
 E_FETCH_BEFORE_LAST = _entry.slot("E_FETCH_BEFORE_LAST")
-E_FETCH_SLOTS = _entry.slot("E_FETCH_SLOTS", FAST_FETCH_LINES)
+E_FETCH_SLOTS = _entry.slot("E_FETCH_SLOTS", FAST_FETCH_LINES // 2)
 E_LAST_INSN = _entry.slot("E_LAST_INSN")        # address of the block's last instruction
 E_FETCH_PORT = _entry.slot("E_FETCH_PORT")      # the flash port block its fast path uses
 E_FUNCTION = _entry.slot("E_FUNCTION")          # its function in the profile's table + 1 (0: not looked up yet)

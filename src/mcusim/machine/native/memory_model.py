@@ -334,6 +334,12 @@ def _fetch_block(st, g, address, size, offset, start):
 
 
 @njit
+def _tag_slot(st, entry, i):
+    """The tag slot _remember_hits noted for the block's line `i` (two 32-bit slots an int64)."""
+    return (st[entry + E_FETCH_SLOTS + (i >> 1)] >> (32 * (i & 1))) & 0xFFFFFFFF
+
+
+@njit
 def _remember_hits(st, g, entry, address, size, offset):
     """Every line of the block was in the instruction cache (or the fetch buffer): note where,
     so while those slots still hold its lines the block's fetch costs only these look-ups."""
@@ -346,7 +352,8 @@ def _remember_hits(st, g, entry, address, size, offset):
         slot = flash_cache_find(st, g, first + i)
         if slot < 0:
             return
-        st[entry + E_FETCH_SLOTS + i] = slot
+        at = entry + E_FETCH_SLOTS + (i >> 1)
+        st[at] = slot if (i & 1) == 0 else st[at] | slot << 32
     last_address = address if lines == 1 else address + ((first + lines - 1) << shift) - offset
     st[entry + E_FETCH_FIRST] = first
     st[entry + E_FETCH_LINES] = lines
@@ -358,20 +365,26 @@ def _remember_hits(st, g, entry, address, size, offset):
 @njit
 def _fetch_hits(st, g, entry, start):
     """What _fetch_block does for a block whose lines are all cached: no waits; the lines become
-    the most recently used, the fetch buffer holds the last one and prefetch moves past it."""
+    the most recently used, the fetch buffer holds the last one and prefetch moves past it. (Only
+    the first line can be the one already in the buffer: each later line follows the one before.)"""
     first = st[entry + E_FETCH_FIRST]
     lines = st[entry + E_FETCH_LINES]
-    for i in range(lines):
-        if first + i != st[g + FL_BUFFER_LINE]:
-            st[FL_USE_CLOCK] += 1
-            st[st[entry + E_FETCH_SLOTS + i] + LINE_LAST_USE] = st[FL_USE_CLOCK]
-            st[g + FL_IC_HITS] += 1
-            st[g + FL_BUFFER_LINE] = first + i
-            if st[g + FL_PREFETCH] != 0:
-                st[g + FL_PREFETCH_LINE] = first + i + 1
-                st[g + FL_PREFETCH_READY] = start + (st[entry + E_FETCH_BEFORE_LAST] if i == lines - 1 and i > 0
-                                                     else 0) + st[g + FL_FETCH_WAIT] + 1
-                st[g + FL_PREFETCH_DELAY] = 0
+    skipped = 1 if first == st[g + FL_BUFFER_LINE] else 0
+    if skipped == lines:
+        return
+    clock = st[FL_USE_CLOCK]
+    for i in range(skipped, lines):
+        clock += 1
+        st[_tag_slot(st, entry, i) + LINE_LAST_USE] = clock
+    st[FL_USE_CLOCK] = clock
+    st[g + FL_IC_HITS] += lines - skipped
+    last = first + lines - 1
+    st[g + FL_BUFFER_LINE] = last
+    if st[g + FL_PREFETCH] != 0:
+        st[g + FL_PREFETCH_LINE] = last + 1
+        st[g + FL_PREFETCH_READY] = start + (st[entry + E_FETCH_BEFORE_LAST] if lines > 1 else 0) \
+            + st[g + FL_FETCH_WAIT] + 1
+        st[g + FL_PREFETCH_DELAY] = 0
 
 
 @njit
@@ -380,7 +393,7 @@ def _still_cached(st, entry):
     replaces one slot, a cache reset or line invalidation clears them)."""
     first = st[entry + E_FETCH_FIRST]
     for i in range(st[entry + E_FETCH_LINES]):
-        if st[st[entry + E_FETCH_SLOTS + i] + LINE_TAG] != first + i + 1:
+        if st[_tag_slot(st, entry, i) + LINE_TAG] != first + i + 1:
             return False
     return True
 
