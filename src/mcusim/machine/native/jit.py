@@ -16,13 +16,19 @@ import numba  # noqa: E402
 from numba.core.types import unliteral  # noqa: E402
 
 
-def njit(function, cache=CACHE):
+def njit(function=None, cache=CACHE, inline="never"):
     """numba.njit with the cache chosen above, compiled once per argument type: numba would
     compile a helper again for every constant argument a call site passes (`_range_sum(st, a,
     b, F_CYCLES)`, a copy per field), which made the first compile of a block hook half again
-    as long (13.7 s against 8.8). LLVM still inlines each call and folds the constant.
-    `cache=False`: compiled in every process (tests that look at what was compiled)."""
-    dispatcher = numba.njit(cache=cache)(function)
+    as long (13.7 s against 8.8). LLVM does not inline one numba function into another (a
+    profile of the block hook showed each helper a call of its own, passing the array's seven
+    fields and its reference count), so the few small helpers every block runs are marked
+    `@njit(inline="always")`: numba puts their code into each caller (in the block hook the
+    constants then fold). Marking every helper so made the first compile take four times as
+    long. `cache=False`: compiled in every process (tests that look at what was compiled)."""
+    if function is None:
+        return lambda function: njit(function, cache, inline)
+    dispatcher = numba.njit(cache=cache, inline=inline)(function)
     resolve = dispatcher.get_call_template
 
     def get_call_template(args, kws):

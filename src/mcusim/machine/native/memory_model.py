@@ -8,7 +8,7 @@ from .encoding import LITERAL_INDEX_SHIFT, LITERAL_OFFSET_BIAS, LITERAL_OFFSET_S
 from .jit import njit
 from .layout import (
     CACHE_SETS, CACHE_TAGS, CACHE_WAYS, CPI_TOTAL, CYCLES, DATA_WAIT_TOTAL, E_FETCH_BEFORE_LAST, E_FETCH_KNOWN,
-    E_FETCH_FIRST, E_FETCH_LINES, E_FETCH_PORT, E_FETCH_SLOTS, FAST_FETCH_LINES, FL_ACTIVE, FL_BLOCK_LINES,
+    E_FETCH_FIRST, E_FETCH_LINES, E_FETCH_PORT, E_FETCH_SLOTS, FAST_FETCH_LINES, FIELDS, FL_ACTIVE, FL_BLOCK_LINES,
     FL_BLOCK_START, FL_BUFFER_LINE, FL_CACHE_LINE, FL_CONTENTION_TOTAL, FL_CURRENT, FL_DATA_WAIT, FL_DC_HITS,
     FL_DC_MISSES, FL_DC_ON, FL_DC_TAGS, FL_DC_WRITEBACKS, FL_FETCH_TOTAL, FL_FETCH_WAIT, FL_IC_HITS, FL_IC_MISSES,
     FL_IC_ON, FL_IC_TAGS, FL_LINE_RECORDS, FL_LINE_SHIFT, FL_NO_LINE_BUFFER, FL_PORTS, FL_PORT_COUNT, FL_PORT_SLOTS,
@@ -17,8 +17,8 @@ from .layout import (
     FL_BLOCK_LITERALS, FL_LITERAL_RANGE_COUNT, FL_LITERAL_RANGES, F_CYCLES, F_LITERAL, LINE_LAST_USE, LINE_TAG,
     LITERAL_RECORD, LITERAL_RECORD_AREA, LIT_INSN, LIT_MISSED, LIT_PORT, LIT_WAIT, LSU_TOTAL, P_COEF_FLASH,
     P_ENERGY_FLASH, P_FLASH_READS, RANGE_END, RANGE_LINE_OFFSET, RANGE_START, REC_ADDRESS, REC_CONTENTION, REC_MISSED,
-    REC_STALL)
-from .tables import _range_sum, _value_at
+    REC_STALL, WINDOW, WINDOW_TABLE, W_BASE, W_SIZE, W_TABLES)
+from .tables import _range_sum, _value_at, _window_of
 
 
 @njit
@@ -261,8 +261,13 @@ def time_literals(st, address, size, first_index):
     waited = 0
     insn = address
     end = address + size
+    w = _window_of(st, address)
+    base = st[WINDOW_TABLE + WINDOW * w + W_BASE] if w >= 0 else 0
+    inside = w >= 0 and end <= base + st[WINDOW_TABLE + WINDOW * w + W_SIZE]
+    row = st[WINDOW_TABLE + WINDOW * w + W_TABLES] + FIELDS * ((address - base) >> 1) + F_LITERAL if inside else 0
     while insn < end:
-        info = _value_at(st, insn, F_LITERAL)
+        info = st[row] if inside else _value_at(st, insn, F_LITERAL)  # (one window holds most blocks)
+        row += FIELDS
         if info & 1:
             pc = insn + 4
             base = pc & ~3 if info & 2 else pc
@@ -333,7 +338,7 @@ def _fetch_block(st, g, address, size, offset, start):
     return count == 0 and st[g + FL_IC_ON] != 0
 
 
-@njit
+@njit(inline="always")
 def _tag_slot(st, entry, i):
     """The tag slot _remember_hits noted for the block's line `i` (two 32-bit slots an int64)."""
     return (st[entry + E_FETCH_SLOTS + (i >> 1)] >> (32 * (i & 1))) & 0xFFFFFFFF
@@ -362,7 +367,7 @@ def _remember_hits(st, g, entry, address, size, offset):
     st[entry + E_FETCH_KNOWN] = 1
 
 
-@njit
+@njit(inline="always")
 def _fetch_hits(st, g, entry, start):
     """What _fetch_block does for a block whose lines are all cached: no waits; the lines become
     the most recently used, the fetch buffer holds the last one and prefetch moves past it. (Only
@@ -387,7 +392,7 @@ def _fetch_hits(st, g, entry, start):
         st[g + FL_PREFETCH_DELAY] = 0
 
 
-@njit
+@njit(inline="always")
 def _still_cached(st, entry):
     """Whether the tag slots _remember_hits noted still hold the block's lines (a miss elsewhere
     replaces one slot, a cache reset or line invalidation clears them)."""
@@ -398,7 +403,7 @@ def _still_cached(st, entry):
     return True
 
 
-@njit
+@njit(inline="always")
 def _fetch(st, entry, address, size, start, out_of_sequence):
     """The flash fetch model for the block starting now, through whichever port holds it."""
     st[FL_CURRENT] = -1
