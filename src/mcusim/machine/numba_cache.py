@@ -161,21 +161,28 @@ def stamp_package(directory: str | Path) -> None:
 
 skip_blas_probe = False  # set by the `mcusim` command (launch.py), which owns its process
 
+# (the module hidden, the numba module whose import probes for it)
+_PROBED = (("scipy.linalg.cython_blas", "numba.np.arraymath"), ("cffi", "numba.core.typing.cffi_utils"))
+
 
 @contextlib.contextmanager
 def blas_probe_skipped():
-    """While numba loads or compiles the first hook: numba's registries then import
-    numba.np.arraymath, which probes for a BLAS by importing scipy.linalg (0.3 s of every start
-    where SciPy is installed). The hooks use no BLAS, so the `mcusim` command hides that module
-    for the moment; numba's linear algebra then stays off in that process (the API leaves it, as
-    a caller's own numba code may need it). scipy.linalg itself imports normally afterwards."""
-    name = "scipy.linalg.cython_blas"
-    if not skip_blas_probe or "numba.np.arraymath" in sys.modules or name in sys.modules:
+    """While numba loads or compiles the first hook, its registries import numba.np.arraymath,
+    which probes for a BLAS by importing scipy.linalg (0.3 s of every start where SciPy is
+    installed), and its typing context imports numba.core.typing.cffi_utils, which imports cffi
+    and so pycparser (0.09 s, building its lexer). The hooks use neither, so the `mcusim`
+    command hides both for the moment; numba's linear algebra and cffi support then stay off in
+    that process (the API leaves them, as a caller's own numba code may need them). scipy.linalg
+    and cffi themselves import normally afterwards."""
+    hidden = [name for name, prober in _PROBED if prober not in sys.modules and name not in sys.modules]
+    if not skip_blas_probe or not hidden:
         yield
         return
-    sys.modules[name] = None  # (an import of it raises ImportError: numba's probe says no BLAS)
+    for name in hidden:
+        sys.modules[name] = None  # (an import of it raises ImportError: numba's probe finds nothing)
     try:
         yield
     finally:
-        if name in sys.modules and sys.modules[name] is None:
-            del sys.modules[name]
+        for name in hidden:
+            if name in sys.modules and sys.modules[name] is None:
+                del sys.modules[name]
