@@ -29,6 +29,6 @@ def main():
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     from .machine import numba_cache
 
-    numba_cache.skip_blas_probe = True
+    numba_cache.command_process = True
     from .cli import main as command_line
     return command_line()

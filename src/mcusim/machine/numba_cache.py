@@ -159,7 +159,7 @@ def stamp_package(directory: str | Path) -> None:
         impl._locator_classes[:0] = _package_locators()
 
 
-skip_blas_probe = False  # set by the `mcusim` command (launch.py), which owns its process
+command_process = False  # set by the `mcusim` command (launch.py), which owns its process: numba's start is trimmed
 
 # (the module hidden, the numba module whose import probes for it)
 _PROBED = (("scipy.linalg.cython_blas", "numba.np.arraymath"), ("cffi", "numba.core.typing.cffi_utils"))
@@ -175,7 +175,7 @@ def blas_probe_skipped():
     that process (the API leaves them, as a caller's own numba code may need them). scipy.linalg
     and cffi themselves import normally afterwards."""
     hidden = [name for name, prober in _PROBED if prober not in sys.modules and name not in sys.modules]
-    if not skip_blas_probe or not hidden:
+    if not command_process or not hidden:
         yield
         return
     for name in hidden:
@@ -186,3 +186,29 @@ def blas_probe_skipped():
         for name in hidden:
             if name in sys.modules and sys.modules[name] is None:
                 del sys.modules[name]
+
+
+def load_cached_without_refresh() -> None:
+    """(For the `mcusim` command, which owns its process.) Before every cache look-up numba
+    refreshes its typing and lowering registries, importing most of its own modules (0.25 s of
+    each start), although loading cached machine code needs only the runtime (NRT) it links
+    against. Look-ups then initialise the NRT and load; a miss takes numba's own path, which
+    refreshes before compiling. Left alone if this numba lacks the internals it relies on."""
+    from numba.core import caching
+    from numba.core.runtime import rtsys
+
+    refreshing = caching.Cache.load_overload
+    if getattr(refreshing, "skips_refresh", False) or not all(
+            hasattr(caching.Cache, name) for name in ("_load_overload", "_guard_against_spurious_io_errors")):
+        return
+
+    def load_overload(self, sig, target_context):
+        rtsys.initialize(target_context)
+        with self._guard_against_spurious_io_errors():
+            found = self._load_overload(sig, target_context)
+            if found is not None:
+                return found
+        return refreshing(self, sig, target_context)
+
+    load_overload.skips_refresh = True
+    caching.Cache.load_overload = load_overload

@@ -15,6 +15,9 @@ if CACHE:
 import numba  # noqa: E402
 from numba.core.types import unliteral  # noqa: E402
 
+if numba_cache.command_process:
+    numba_cache.load_cached_without_refresh()
+
 
 def njit(function=None, cache=CACHE, inline="never"):
     """numba.njit with the cache chosen above, compiled once per argument type: numba would
