@@ -1,0 +1,103 @@
+"""Where the native block hook's time goes, by numba function: `perf record` of one run, each
+sample in numba's code charged to the function it falls in (what perf cannot name: numba's code
+is not in any symbol table).
+
+    PYTHONPATH=src python benchmarks/hook_profile.py firmware/build/mcu-m/coremark-like.elf --board mcu-m
+
+Needs `perf` (Debian: linux-perf). The run compiles the hooks into a fresh numba cache (so the
+functions' names and addresses are known: a hook loaded from the cache is object code without
+them), so the profile also holds the compile; the table counts only samples in numba's
+functions and in the rest of the JIT code (Unicorn's translated guest code). A helper numba
+inlined into its caller is counted there; one it calls is a row of its own. Samples are
+cpu-clock ticks of this process: compare rows of one run, or the same row across two trees
+run one after the other.
+"""
+from __future__ import annotations
+
+import argparse
+import bisect
+import collections
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+CHILD = """
+import ctypes, json, sys
+from mcusim.api import Simulator
+from mcusim.machine import native as N
+simulator = Simulator(sys.argv[1], sys.argv[2])
+hook = N.block_hook_for(simulator.machine.hook_features)
+hook.address  # (compiles it)
+library = hook._compiled._library
+names = {}
+for function in library._final_module.functions:
+    if not function.is_declaration:
+        names[library.get_pointer_to_function(function.name)] = function.name
+json.dump({str(k): v for k, v in names.items() if k}, open(sys.argv[3], "w"))
+result = simulator.run()
+print(result.cycles, result.instructions)
+"""
+
+
+def short(name: str) -> str:
+    """numba's mangled name (_ZN, then <length><identifier>...) as module.function."""
+    if name.startswith("cfunc."):
+        return "(the cfunc wrapper)"
+    if not name.startswith("_ZN"):
+        return name
+    words, rest = [], name[3:]
+    while (m := re.match(r"\d+", rest)):
+        length, rest = int(m.group()), rest[m.end():]
+        words.append(rest[:length])
+        rest = rest[length:]
+    return ".".join(w for w in words if w not in ("mcusim", "machine", "native", "_3clocals_3e")) or name
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("elf")
+    parser.add_argument("--board", required=True)
+    parser.add_argument("--top", type=int, default=20)
+    args = parser.parse_args()
+    if not shutil.which("perf"):
+        sys.exit("hook_profile.py needs perf (Debian: apt-get install linux-perf)")
+    with tempfile.TemporaryDirectory() as folder:
+        folder = Path(folder)
+        env = {**os.environ, "NUMBA_CACHE_DIR": str(folder / "cache")}
+        done = subprocess.run(["perf", "record", "-q", "-o", str(folder / "perf.data"), sys.executable, "-c", CHILD,
+                               args.elf, args.board, str(folder / "names.json")], env=env, capture_output=True,
+                              text=True)
+        if done.returncode != 0:
+            sys.exit(f"the profiled run failed:\n{done.stderr[-2000:]}")
+        cycles, instructions = done.stdout.split()[-2:]
+        script = subprocess.run(["perf", "script", "-i", str(folder / "perf.data"), "-F", "ip,dso"],
+                                capture_output=True, text=True, check=True).stdout
+        names = {int(k): v for k, v in json.loads((folder / "names.json").read_text()).items()}
+    starts = sorted(names)
+    samples: collections.Counter[str] = collections.Counter()
+    total = 0
+    for line in script.splitlines():
+        fields = line.split()
+        if len(fields) < 2:
+            continue
+        total += 1
+        if "perf-" not in fields[1]:  # (JIT code: perf-PID.map)
+            continue
+        ip = int(fields[0], 16)
+        k = bisect.bisect_right(starts, ip) - 1
+        inside = k >= 0 and ip - starts[k] < 1 << 16
+        samples[short(names[starts[k]]) if inside else "(other JIT code: Unicorn's translated guest code)"] += 1
+    print(f"{args.elf} on {args.board}: {int(cycles):,} cycles, {int(instructions):,} instructions; "
+          f"{total:,} samples in the process (the compile included)")
+    print("| function | samples |\n|---|---|")
+    for name, count in samples.most_common(args.top):
+        print(f"| {name} | {count:,} |")
+
+
+if __name__ == "__main__":
+    main()
