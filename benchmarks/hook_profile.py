@@ -26,6 +26,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+GUEST = "(other JIT code: Unicorn's translated guest code)"
 CHILD = """
 import ctypes, json, sys
 from mcusim.api import Simulator
@@ -91,12 +92,13 @@ def main() -> None:
         ip = int(fields[0], 16)
         k = bisect.bisect_right(starts, ip) - 1
         inside = k >= 0 and ip - starts[k] < 1 << 16
-        samples[short(names[starts[k]]) if inside else "(other JIT code: Unicorn's translated guest code)"] += 1
+        samples[short(names[starts[k]]) if inside else GUEST] += 1
     print(f"{args.elf} on {args.board}: {int(cycles):,} cycles, {int(instructions):,} instructions; "
           f"{total:,} samples in the process (the compile included)")
     print("| function | samples |\n|---|---|")
     for name, count in samples.most_common(args.top):
         print(f"| {name} | {count:,} |")
+    print(f"| all numba functions | {sum(samples.values()) - samples[GUEST]:,} |")
 
 
 if __name__ == "__main__":
