@@ -1,13 +1,13 @@
 """Where the native block hook's time goes, by numba function: `perf record` of one run, each
 sample in numba's code charged to the function it falls in (what perf cannot name: numba's code
-is not in any symbol table).
+is not in any symbol table; the compiled object's symbols give each function's address range).
 
     PYTHONPATH=src python benchmarks/hook_profile.py firmware/build/mcu-m/coremark-like.elf --board mcu-m
 
 Needs `perf` (Debian: linux-perf). The run compiles the hooks into a fresh numba cache (so the
 functions' names and addresses are known: a hook loaded from the cache is object code without
 them), so the profile also holds the compile; the table counts only samples in numba's
-functions and in the rest of the JIT code (Unicorn's translated guest code). A helper numba
+functions and in the rest of the JIT code (Unicorn's translated guest code, the other hooks). A helper numba
 inlined into its caller is counted there; one it calls is a row of its own. Samples are
 cpu-clock ticks of this process: compare rows of one run, or the same row across two trees
 run one after the other.
@@ -26,7 +26,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-GUEST = "(other JIT code: Unicorn's translated guest code)"
+GUEST = "(other JIT code: Unicorn's translated guest code, the other hooks)"
 CHILD = """
 import ctypes, json, sys
 from mcusim.api import Simulator
@@ -35,10 +35,14 @@ simulator = Simulator(sys.argv[1], sys.argv[2])
 hook = N.block_hook_for(simulator.machine.hook_features)
 hook.address  # (compiles it)
 library = hook._compiled._library
+import io
+from elftools.elf.elffile import ELFFile
+symbols = ELFFile(io.BytesIO(library.serialize_using_object_code()[2][0])).get_section_by_name(".symtab")
+sizes = {s.name: s["st_size"] for s in symbols.iter_symbols() if s["st_info"]["type"] == "STT_FUNC"}
 names = {}
 for function in library._final_module.functions:
-    if not function.is_declaration:
-        names[library.get_pointer_to_function(function.name)] = function.name
+    if not function.is_declaration and sizes.get(function.name):
+        names[library.get_pointer_to_function(function.name)] = (function.name, sizes[function.name])
 json.dump({str(k): v for k, v in names.items() if k}, open(sys.argv[3], "w"))
 result = simulator.run()
 print(result.cycles, result.instructions)
@@ -78,8 +82,8 @@ def main() -> None:
         cycles, instructions = done.stdout.split()[-2:]
         script = subprocess.run(["perf", "script", "-i", str(folder / "perf.data"), "-F", "ip,dso"],
                                 capture_output=True, text=True, check=True).stdout
-        names = {int(k): v for k, v in json.loads((folder / "names.json").read_text()).items()}
-    starts = sorted(names)
+        functions = {int(k): v for k, v in json.loads((folder / "names.json").read_text()).items()}
+    starts = sorted(functions)
     samples: collections.Counter[str] = collections.Counter()
     total = 0
     for line in script.splitlines():
@@ -91,8 +95,8 @@ def main() -> None:
             continue
         ip = int(fields[0], 16)
         k = bisect.bisect_right(starts, ip) - 1
-        inside = k >= 0 and ip - starts[k] < 1 << 16
-        samples[short(names[starts[k]]) if inside else GUEST] += 1
+        inside = k >= 0 and ip - starts[k] < functions[starts[k]][1]
+        samples[short(functions[starts[k]][0]) if inside else GUEST] += 1
     print(f"{args.elf} on {args.board}: {int(cycles):,} cycles, {int(instructions):,} instructions; "
           f"{total:,} samples in the process (the compile included)")
     print("| function | samples |\n|---|---|")

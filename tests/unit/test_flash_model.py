@@ -346,8 +346,11 @@ def test_between_windows_a_block_adds_its_average_and_an_unknown_one_asks_for_a_
 def test_the_fetch_fast_path_does_what_the_full_model_does(board, settings):
     """memory_model._fetch: a block whose lines (up to FAST_FETCH_LINES) were all cached when it
     last ran, and still are, skips the full model (_fetch_block) for a replay of its hits. Random
-    blocks of 1 to FAST_FETCH_LINES + 2 lines, some evicting others' lines, run through both:
-    cycles, hits, misses, LRU order, fetch buffer and prefetch state stay the same throughout."""
+    blocks of 2 to FAST_FETCH_LINES + 3 lines, some evicting others' lines, and blocks of exactly
+    1, FAST_FETCH_LINES and FAST_FETCH_LINES + 1 lines, entered in or out of sequence (a block
+    run twice in a row finds its line in the fetch buffer), with time passing between blocks,
+    run through both: cycles, hits, misses, LRU order, fetch buffer and prefetch state stay the
+    same throughout."""
     import random
 
     from mcusim.machine.native import memory_model as M
@@ -366,14 +369,19 @@ def test_the_fetch_fast_path_does_what_the_full_model_does(board, settings):
     line_bytes = 1 << fast[g + N.FL_LINE_SHIFT]
     rng = random.Random(7)
     span = line_bytes * fast[g + N.FL_IC_ON + N.CACHE_SETS] * 3  # three times the cache: lines get evicted
+    fixed = [(base + 0x3000, 2), (base + 0x3100, line_bytes * N.FAST_FETCH_LINES),
+             (base + 0x3800, line_bytes * (N.FAST_FETCH_LINES + 1))]  # 1, 16 and 17 lines
     blocks = []
     for _ in range(24):
         address = base + 2 * rng.randrange(span // 2)
         blocks.append((address, min(2 * rng.randrange(1, line_bytes * (N.FAST_FETCH_LINES + 2) // 2),
-                                    base + 0x4000 - address)))
-    fast_paths = 0
-    for step in range(3000):
-        address, size = blocks[rng.randrange(len(blocks))] if step % 5 else blocks[step % 3]
+                                    base + 0x3000 - address)))
+    fast_lines = set()
+    address, size = fixed[0]
+    for step in range(4000):
+        if rng.random() > 0.3:  # (else the block before, again)
+            address, size = fixed[step % 3] if step % 4 == 0 else blocks[rng.randrange(len(blocks))]
+        in_sequence = rng.random() < 0.3
         start = fast[N.CYCLES]
         entry = N.BLOCK_CACHE + ((address >> 1) & (N.CACHE_ENTRIES - 1)) * N.CACHE_ENTRY
         known = fast[entry + N.E_FETCH_KNOWN] != 0 and fast[entry + N.E_ADDRESS] == address
@@ -381,15 +389,21 @@ def test_the_fetch_fast_path_does_what_the_full_model_does(board, settings):
             fast[entry: entry + N.CACHE_ENTRY] = 0
             fast[entry + N.E_ADDRESS] = address
         elif M._still_cached(fast, entry):
-            fast_paths += 1
-        M._fetch(fast, entry, address, size, start, True)
+            buffered = fast[entry + N.E_FETCH_FIRST] == fast[g + N.FL_BUFFER_LINE]
+            fast_lines.add((fast[entry + N.E_FETCH_LINES], bool(buffered and in_sequence)))
+        M._fetch(fast, entry, address, size, start, not in_sequence)
         full_entry = N.BLOCK_CACHE  # (the full model's copy never remembers: its entry is cleared every time)
         full[full_entry: full_entry + N.CACHE_ENTRY] = 0
-        M._fetch(full, full_entry, address, size, start, True)
+        M._fetch(full, full_entry, address, size, start, not in_sequence)
         port = slice(g, g + N.FL_PORT_SLOTS)
         assert (fast[N.CYCLES], fast[N.FL_USE_CLOCK]) == (full[N.CYCLES], full[N.FL_USE_CLOCK]), step
         assert (fast[port] == full[port]).all(), step
         tags = fast[g + N.FL_IC_TAGS]
         lines = N.FL_CACHE_LINE * fast[g + N.FL_IC_ON + N.CACHE_SETS] * fast[g + N.FL_IC_ON + N.CACHE_WAYS]
         assert (fast[tags: tags + lines] == full[tags: tags + lines]).all(), step
-    assert fast_paths > 1000  # (the fast path ran, long blocks included)
+        passed = size // 2 + rng.choice((0, 0, 1, 5, 40))  # (the block's cycles, and time before the next)
+        fast[N.CYCLES] += passed
+        full[N.CYCLES] += passed
+    counts = {lines for lines, _ in fast_lines}
+    assert {1, 2, N.FAST_FETCH_LINES} <= counts and N.FAST_FETCH_LINES + 1 not in counts, sorted(counts)
+    assert (1, True) in fast_lines or fast[g + N.FL_NO_LINE_BUFFER] != 0  # (a 1-line block found in the buffer)

@@ -53,7 +53,15 @@ import numba
 def twice(x):
     return 2 * x
 
-print(twice(21), "numba.np.linalg" in sys.modules)
+
+@numba.cfunc(numba.types.int64(numba.types.int64), cache=True)  # (as the hooks are compiled)
+def thrice(x):
+    return 3 * x
+
+
+import ctypes
+native = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_int64)(thrice.address)
+print(twice(21), native(14), "numba.np.linalg" in sys.modules)
 """
 
 
@@ -66,6 +74,6 @@ def test_the_command_loads_cached_code_without_refreshing_and_compiles_as_numba_
         assert done.returncode == 0, done.stderr
         return done.stdout.split()
 
-    assert run(True) == ["42", "True"]    # nothing cached: compiled, after numba's refresh
-    assert run(True) == ["42", "False"]   # loaded from the cache, no refresh
-    assert run(False) == ["42", "True"]   # the API: numba's own path
+    assert run(True) == ["42", "42", "True"]    # nothing cached: compiled, after numba's refresh
+    assert run(True) == ["42", "42", "False"]   # loaded from the cache, no refresh
+    assert run(False) == ["42", "42", "True"]   # the API: numba's own path

@@ -192,8 +192,10 @@ def load_cached_without_refresh() -> None:
     """(For the `mcusim` command, which owns its process.) Before every cache look-up numba
     refreshes its typing and lowering registries, importing most of its own modules (0.25 s of
     each start), although loading cached machine code needs only the runtime (NRT) it links
-    against. Look-ups then initialise the NRT and load; a miss takes numba's own path, which
-    refreshes before compiling. Left alone if this numba lacks the internals it relies on."""
+    against and the modules its pickled environment names (imported as it is unpickled). A
+    look-up then initialises the NRT and loads; a miss, or a load that fails, takes numba's own
+    path, which refreshes before compiling. Left alone if this numba lacks the internals it
+    relies on."""
     from numba.core import caching
     from numba.core.runtime import rtsys
 
@@ -204,10 +206,13 @@ def load_cached_without_refresh() -> None:
 
     def load_overload(self, sig, target_context):
         rtsys.initialize(target_context)
-        with self._guard_against_spurious_io_errors():
-            found = self._load_overload(sig, target_context)
-            if found is not None:
-                return found
+        try:
+            with self._guard_against_spurious_io_errors():
+                found = self._load_overload(sig, target_context)
+                if found is not None:
+                    return found
+        except Exception:  # (numba's own path loads it again after refreshing, or compiles it)
+            pass
         return refreshing(self, sig, target_context)
 
     load_overload.skips_refresh = True
