@@ -262,9 +262,10 @@ def time_literals(st, address, size, first_index):
     insn = address
     end = address + size
     w = _window_of(st, address)
-    base = st[WINDOW_TABLE + WINDOW * w + W_BASE] if w >= 0 else 0
-    inside = w >= 0 and end <= base + st[WINDOW_TABLE + WINDOW * w + W_SIZE]
-    row = st[WINDOW_TABLE + WINDOW * w + W_TABLES] + FIELDS * ((address - base) >> 1) + F_LITERAL if inside else 0
+    window_base = st[WINDOW_TABLE + WINDOW * w + W_BASE] if w >= 0 else 0
+    inside = w >= 0 and end <= window_base + st[WINDOW_TABLE + WINDOW * w + W_SIZE]
+    row = (st[WINDOW_TABLE + WINDOW * w + W_TABLES] + FIELDS * ((address - window_base) >> 1) + F_LITERAL
+           if inside else 0)
     while insn < end:
         info = st[row] if inside else _value_at(st, insn, F_LITERAL)  # (one window holds most blocks)
         row += FIELDS
