@@ -9,8 +9,8 @@ from mcusim.machine import native as N
 from mcusim.machine.flash_timing import FlashLatencyError, FlashTiming
 
 
-def model(board="mcu-m", latency=None, clock_pinned=False, **settings):
-    state = N.NativeState(capacity_halfwords=64)
+def model(board="mcu-m", latency=None, clock_pinned=False, capacity_halfwords=64, **settings):
+    state = N.NativeState(capacity_halfwords=capacity_halfwords)
     spec = load_board(board)
     warnings = []
     flash = FlashTiming(spec.flash_timing, spec, state, warn=lambda key, text: warnings.append(text),
@@ -356,10 +356,8 @@ def test_the_fetch_fast_path_does_what_the_full_model_does(board, settings):
     from mcusim.machine.native import memory_model as M
 
     def state():  # the flash model on a state with one window of 1-cycle 16-bit instructions
-        native = N.NativeState(capacity_halfwords=0x2000)
-        spec = load_board(board)
-        flash = FlashTiming(spec.flash_timing, spec, native, warn=lambda key, text: None)
-        flash.configure(**settings)
+        flash, _, _ = model(board, capacity_halfwords=0x2000, **settings)
+        native = flash.state
         base = native[flash.g + N.FL_RANGE_TABLE + N.RANGE_START]
         rows = native.rows(native.add_window(base, 0x4000))
         rows[:, N.F_CYCLES] = range(len(rows))
