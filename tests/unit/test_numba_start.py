@@ -12,7 +12,7 @@ PROBE = """
 import sys
 from mcusim.machine import numba_cache
 numba_cache.command_process = {skip}
-with numba_cache.blas_probe_skipped():
+with numba_cache.numba_probes_skipped():
     import numba.np.arraymath as arraymath
     from numba.core.typing import cffi_utils
 linalg_during = "scipy.linalg" in sys.modules

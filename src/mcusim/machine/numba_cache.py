@@ -166,7 +166,7 @@ _PROBED = (("scipy.linalg.cython_blas", "numba.np.arraymath"), ("cffi", "numba.c
 
 
 @contextlib.contextmanager
-def blas_probe_skipped():
+def numba_probes_skipped():
     """While numba loads or compiles the first hook, its registries import numba.np.arraymath,
     which probes for a BLAS by importing scipy.linalg (0.3 s of every start where SciPy is
     installed), and its typing context imports numba.core.typing.cffi_utils, which imports cffi

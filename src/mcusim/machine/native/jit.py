@@ -51,7 +51,7 @@ class _Cfunc:
     @property
     def address(self) -> int:
         if self._compiled is None:
-            with numba_cache.blas_probe_skipped():
+            with numba_cache.numba_probes_skipped():
                 self._compiled = numba.cfunc(self.signature, cache=CACHE)(self.function)
         return self._compiled.address
 
