@@ -1,6 +1,6 @@
 """A native helper called with different constant arguments is compiled once (numba would
 specialise it on each literal: nine compiles of _range_sum made the first run's compile of a
-block hook half again as long)."""
+block hook half again as long), and LLVM inlines the helpers into the hooks."""
 import functools
 
 import numpy as np
@@ -24,3 +24,19 @@ def test_a_helper_called_with_three_constants_is_compiled_once():
     assert _caller(np.int64(2)) == 30
     assert len(_scaled.signatures) == 1
     assert "Literal" not in str(_scaled.signatures[0])
+
+
+
+def test_the_helpers_are_inlined_into_the_hook_that_calls_them():
+    """LLVM inlines the native helpers into the hooks (the njit wrapper's forceinline): without it
+    the MMIO read of a flash data page called three helpers on every read, each call passing the
+    array's fields and its reference counts."""
+    import numba
+
+    from mcusim.machine.native import hooks
+
+    compiled = numba.cfunc(hooks.MMIO_READ_SIGNATURE, cache=False)(hooks.flash_data_page_read.function)
+    code = compiled._library.get_llvm_str()
+    assert "data_cache_access" in code  # (the helpers' code is in the hook's module)
+    calls = [line for line in code.splitlines() if " call " in line and "memory_model" in line]
+    assert calls == []

@@ -67,7 +67,7 @@ def _predict(st, branch_at, taken, target, branch):
     st[REFILL_TOTAL] += cost
 
 
-@njit(inline="always")
+@njit
 def _refill_after_branch(st, address, wide_target):
     """The previous block ended with a branch that was taken: an unconditional one (2), or a
     conditional one (1) whose next block is not its fall-through."""
@@ -88,7 +88,7 @@ def _refill_after_branch(st, address, wide_target):
     st[REFILL_TOTAL] += refill
 
 
-@njit(inline="always")
+@njit
 def add_static(st, cycles, instructions, counts, stalls, sign):
     """Add (sign 1) or take back (-1) the static cost of instructions: cycles, instructions and
     the packed DWT counts and stalls of the decode tables (F_COUNTS, F_STALLS). The block hook

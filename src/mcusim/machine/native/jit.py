@@ -19,19 +19,20 @@ if numba_cache.command_process:
     numba_cache.load_cached_without_refresh()
 
 
-def njit(function=None, cache=CACHE, inline="never"):
+def njit(function=None, cache=CACHE):
     """numba.njit with the cache chosen above, compiled once per argument type: numba would
     compile a helper again for every constant argument a call site passes (`_range_sum(st, a,
     b, F_CYCLES)`, a copy per field), which made the first compile of a block hook half again
-    as long (13.7 s against 8.8). LLVM does not inline one numba function into another (a
-    profile of the block hook showed each helper a call of its own, passing the array's seven
-    fields and its reference count), so the few small helpers every block runs are marked
-    `@njit(inline="always")`: numba puts their code into each caller (in the block hook the
-    constants then fold). Marking every helper so made the first compile take four times as
-    long. `cache=False`: compiled in every process (tests that look at what was compiled)."""
+    as long (13.7 s against 8.8). Every helper is `forceinline`: LLVM's `alwaysinline`, so each
+    is inlined into the hook that calls it as the hook's module is optimised. Without it LLVM
+    inlined none of them (a profile of the block hook showed each helper a call of its own,
+    passing the array's seven fields and its reference count); numba's own `inline="always"`,
+    which inlines numba's IR before typing, made the first compile take four times as long,
+    while LLVM's made it shorter (docs/performance.md, "Eighth pass"). `cache=False`: compiled
+    in every process (tests that look at what was compiled)."""
     if function is None:
-        return lambda function: njit(function, cache, inline)
-    dispatcher = numba.njit(cache=cache, inline=inline)(function)
+        return lambda function: njit(function, cache)
+    dispatcher = numba.njit(cache=cache, forceinline=True)(function)
     resolve = dispatcher.get_call_template
 
     def get_call_template(args, kws):

@@ -339,7 +339,7 @@ def _fetch_block(st, g, address, size, offset, start):
     return count == 0 and st[g + FL_IC_ON] != 0
 
 
-@njit(inline="always")
+@njit
 def _tag_slot(st, entry, i):
     """The tag slot _remember_hits noted for the block's line `i` (two 32-bit slots an int64)."""
     return (st[entry + E_FETCH_SLOTS + (i >> 1)] >> (32 * (i & 1))) & 0xFFFFFFFF
@@ -368,7 +368,7 @@ def _remember_hits(st, g, entry, address, size, offset):
     st[entry + E_FETCH_KNOWN] = 1
 
 
-@njit(inline="always")
+@njit
 def _fetch_hits(st, g, entry, start):
     """What _fetch_block does for a block whose lines are all cached: no waits; the lines become
     the most recently used, the fetch buffer holds the last one and prefetch moves past it. (Only
@@ -393,7 +393,7 @@ def _fetch_hits(st, g, entry, start):
         st[g + FL_PREFETCH_DELAY] = 0
 
 
-@njit(inline="always")
+@njit
 def _still_cached(st, entry):
     """Whether the tag slots _remember_hits noted still hold the block's lines (a miss elsewhere
     replaces one slot, a cache reset or line invalidation clears them)."""
@@ -404,7 +404,7 @@ def _still_cached(st, entry):
     return True
 
 
-@njit(inline="always")
+@njit
 def _fetch(st, entry, address, size, start, out_of_sequence):
     """The flash fetch model for the block starting now, through whichever port holds it."""
     st[FL_CURRENT] = -1

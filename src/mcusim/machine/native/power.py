@@ -39,7 +39,7 @@ def power_unpack(st):
     st[P_PACKED_BLOCKS] = 0
 
 
-@njit(inline="always")
+@njit
 def _count_power(st, entry):
     """This block's events and energy; a due snapshot first keeps the energies before it, at
     the cycle it starts."""
