@@ -13,7 +13,7 @@ STATIC = 2     # a static redirect, as cores/cortex-m7.toml branch_static_taken
 
 def predictor():
     st = N.NativeState(capacity_halfwords=64).buffer
-    st[N.PREDICTOR_ENTRIES] = ENTRIES
+    st[N.PREDICTOR_SETS] = ENTRIES // WAYS
     st[N.PREDICTOR_WAYS] = WAYS
     st[N.MISPREDICT_PENALTY] = PENALTY
     return st

@@ -353,7 +353,7 @@ class Machine:
             ways = table.get("branch_predictor_ways", 1)
             if not 0 < ways <= entries or entries % ways:
                 raise ValueError(f"core {core.name}: branch_predictor_ways must divide branch_predictor_entries")
-            self.state[N.PREDICTOR_ENTRIES] = entries
+            self.state[N.PREDICTOR_SETS] = entries // ways
             self.state[N.PREDICTOR_WAYS] = ways
             self.state[N.MISPREDICT_PENALTY] = table["branch_mispredict"]
             return CortexM7Timing(table)

@@ -7,9 +7,10 @@ from .layout import (
     BTAC_AREA, BTAC_ENTRY, BT_BRANCH, BT_COUNTER, BT_LAST_USE, BT_TARGET, CPI_TOTAL, CYCLES, DIVIDE_TOTAL,
     ENDS_IN_BRANCH, FOLD_TOTAL, F_FP, INSTRUCTIONS, INTERLOCK_TOTAL, LAZY_FP_AT, LAZY_FP_CYCLES,
     LAZY_FP_PENDING, LAZY_FP_TOTAL, LSU_TOTAL, MISPREDICTS, MISPREDICT_PENALTY, PREDICTED,
-    PREDICTOR_ENTRIES, PREDICTOR_WAYS, PREVIOUS_BRANCH_AT, PREVIOUS_END, REFILL_BRANCH, REFILL_TOTAL,
+    PREDICTOR_SETS, PREDICTOR_WAYS, PREVIOUS_BRANCH_AT, PREVIOUS_END, REFILL_BRANCH, REFILL_TOTAL,
     REFILL_WIDE_ODD)
 from .encoding import LANE, LANE_MASK, REFILL_CYCLES_MASK, STATIC_CYCLES_MASK, STATIC_SHIFT, STATIC_TAKEN
+from .memory_model import set_index
 from .tables import _range_sum
 
 
@@ -24,7 +25,7 @@ def _predict(st, branch_at, taken, target, branch):
     branch's refill cycles (else MISPREDICT_PENALTY); both count as CPICNT and the branch_refill
     stall."""
     ways = st[PREDICTOR_WAYS]
-    base = BTAC_AREA + BTAC_ENTRY * ways * ((branch_at >> 1) % (st[PREDICTOR_ENTRIES] // ways))
+    base = BTAC_AREA + BTAC_ENTRY * ways * set_index(branch_at >> 1, st[PREDICTOR_SETS])
     slot = base
     hit = False
     for way in range(ways):
@@ -73,7 +74,7 @@ def _refill_after_branch(st, address, wide_target):
     conditional one (1) whose next block is not its fall-through."""
     branch = st[ENDS_IN_BRANCH]
     kind = branch & 3
-    if kind != 0 and st[PREDICTOR_ENTRIES] > 0:
+    if kind != 0 and st[PREDICTOR_SETS] > 0:
         _predict(st, st[PREVIOUS_BRANCH_AT], kind == 2 or address != st[PREVIOUS_END], address, branch)
         return
     if kind == 0 or kind == 1 and address == st[PREVIOUS_END]:
