@@ -3,12 +3,14 @@ sample in numba's code charged to the function it falls in (what perf cannot nam
 is not in any symbol table; the compiled object's symbols give each function's address range).
 
     PYTHONPATH=src python benchmarks/hook_profile.py firmware/build/mcu-m/coremark-like.elf --board mcu-m
+    PYTHONPATH=src python benchmarks/hook_profile.py ELF --board mcu-s --instructions 20   # and its busiest instructions
 
 Needs `perf` (Debian: linux-perf). The run compiles the hooks into a fresh numba cache (so the
 functions' names and addresses are known: a hook loaded from the cache is object code without
 them), so the profile also holds the compile; the table counts only samples in numba's
-functions and in the rest of the JIT code (Unicorn's translated guest code, the other hooks). A helper numba
-inlined into its caller is counted there; one it calls is a row of its own. Samples are
+functions and in the rest of the JIT code (Unicorn's translated guest code, the other hooks). A helper LLVM
+inlined into its caller (all of them, since native/jit.py asks for it) is counted there; one it calls is a row of
+its own, so --instructions lists the busiest machine instructions of the busiest function. Samples are
 cpu-clock ticks of this process: compare rows of one run, or the same row across two trees
 run one after the other.
 """
@@ -37,12 +39,15 @@ hook.address  # (compiles it)
 library = hook._compiled._library
 import io
 from elftools.elf.elffile import ELFFile
-symbols = ELFFile(io.BytesIO(library.serialize_using_object_code()[2][0])).get_section_by_name(".symtab")
-sizes = {s.name: s["st_size"] for s in symbols.iter_symbols() if s["st_info"]["type"] == "STT_FUNC"}
+elf = ELFFile(io.BytesIO(library.serialize_using_object_code()[2][0]))
+symbols = {s.name: s for s in elf.get_section_by_name(".symtab").iter_symbols() if s["st_info"]["type"] == "STT_FUNC"}
 names = {}
 for function in library._final_module.functions:
-    if not function.is_declaration and sizes.get(function.name):
-        names[library.get_pointer_to_function(function.name)] = (function.name, sizes[function.name])
+    symbol = symbols.get(function.name)
+    if not function.is_declaration and symbol is not None and symbol["st_size"]:
+        text = elf.get_section(symbol["st_shndx"]).data()
+        code = text[symbol["st_value"]:symbol["st_value"] + symbol["st_size"]]
+        names[library.get_pointer_to_function(function.name)] = (function.name, symbol["st_size"], code.hex())
 json.dump({str(k): v for k, v in names.items() if k}, open(sys.argv[3], "w"))
 result = simulator.run()
 print(result.cycles, result.instructions)
@@ -68,6 +73,9 @@ def main() -> None:
     parser.add_argument("elf")
     parser.add_argument("--board", required=True)
     parser.add_argument("--top", type=int, default=20)
+    parser.add_argument("--instructions", type=int, default=0, metavar="N",
+                        help="also list the N instructions of the busiest function with the most samples "
+                             "(x86-64, from the compiled object), to see which of its loads and branches cost")
     args = parser.parse_args()
     if not shutil.which("perf"):
         sys.exit("hook_profile.py needs perf (Debian: apt-get install linux-perf)")
@@ -85,6 +93,7 @@ def main() -> None:
         functions = {int(k): v for k, v in json.loads((folder / "names.json").read_text()).items()}
     starts = sorted(functions)
     samples: collections.Counter[str] = collections.Counter()
+    offsets: dict[str, collections.Counter[int]] = collections.defaultdict(collections.Counter)
     total = 0
     for line in script.splitlines():
         fields = line.split()
@@ -97,12 +106,36 @@ def main() -> None:
         k = bisect.bisect_right(starts, ip) - 1
         inside = k >= 0 and ip - starts[k] < functions[starts[k]][1]
         samples[short(functions[starts[k]][0]) if inside else GUEST] += 1
+        if inside:
+            offsets[functions[starts[k]][0]][ip - starts[k]] += 1
     print(f"{args.elf} on {args.board}: {int(cycles):,} cycles, {int(instructions):,} instructions; "
           f"{total:,} samples in the process (the compile included)")
     print("| function | samples |\n|---|---|")
     for name, count in samples.most_common(args.top):
         print(f"| {name} | {count:,} |")
     print(f"| all numba functions | {sum(samples.values()) - samples[GUEST]:,} |")
+    if args.instructions and offsets:
+        hot_instructions(functions, offsets, args.instructions)
+
+
+def hot_instructions(functions: dict, offsets: dict, count: int) -> None:
+    """The busiest function's `count` instructions with the most samples, each with the two
+    before it (a sample usually lands just after the instruction that stalled)."""
+    from capstone import CS_ARCH_X86, CS_MODE_64, Cs
+
+    name = max(offsets, key=lambda n: sum(offsets[n].values()))
+    code = next(bytes.fromhex(v[2]) for v in functions.values() if v[0] == name)
+    listing = list(Cs(CS_ARCH_X86, CS_MODE_64).disasm(code, 0))
+    where = {insn.address: i for i, insn in enumerate(listing)}
+    total = sum(offsets[name].values())
+    print(f"\n{short(name)}: {len(code):,} bytes, {total:,} samples; the instructions with the most")
+    for offset, hits in offsets[name].most_common(count):
+        i = where.get(offset)
+        if i is None:
+            continue
+        print(f"  {hits:6,} ({100 * hits / total:4.1f} %)")
+        for insn in listing[max(0, i - 2):i + 1]:
+            print(f"      {insn.address:6x}  {insn.mnemonic} {insn.op_str}")
 
 
 if __name__ == "__main__":

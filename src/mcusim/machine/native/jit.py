@@ -28,7 +28,7 @@ def njit(function=None, cache=CACHE):
     inlined none of them (a profile of the block hook showed each helper a call of its own,
     passing the array's seven fields and its reference count); numba's own `inline="always"`,
     which inlines numba's IR before typing, made the first compile take four times as long,
-    while LLVM's made it shorter (docs/performance.md, "Eighth pass"). `cache=False`: compiled
+    while LLVM's did not make it longer (docs/performance.md, "Eighth pass"). `cache=False`: compiled
     in every process (tests that look at what was compiled)."""
     if function is None:
         return lambda function: njit(function, cache)
