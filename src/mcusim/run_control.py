@@ -49,8 +49,8 @@ class Stop:
     """Where run_until or step left the run: `reason` is "breakpoint", "step", "watchpoint"
     (`watch` says which access), "fault" (catch_faults: before the first instruction of the
     fault handler `exception`), "interrupt" (pause_soon), "event" (a callback of on() returned
-    True) or "exit" (the firmware ended:
-    `exit_code`; run() then gives its result)."""
+    True) or "exit" (the firmware ended: `exit_code`; run() then gives its result; `watch` is
+    the watched access the firmware made before it ended in the same block, if it did)."""
 
     reason: str
     pc: int
@@ -188,17 +188,18 @@ class RunControl:
         ipsr = m.uc.reg_read(A.UC_ARM_REG_XPSR) & 0x1FF
         return Stop(reason, pc, self.image.symbolize(pc), int(cycles), int(instructions),
                     m.exit.code if m.exit is not None else None,
-                    m.watchpoints.hit if reason == "watchpoint" else None,
+                    m.watchpoints.hit if reason in ("watchpoint", "exit") else None,
                     ipsr if reason == "fault" else None)
 
     def describe(self, stop: Stop) -> str:
         """One line saying where and why the run stopped."""
+        access = stop.watch and (f"{'wrote' if stop.watch.is_write else 'read'} 0x{stop.watch.address:08x} "
+                                 f"(watching 0x{stop.watch.watched:08x})")
         if stop.reason == "exit":
-            return f"the firmware ended ({self.machine.exit.detail}), exit code {stop.exit_code}"
+            first = f"; it {access} first, in the block that ended it" if access else ""
+            return f"the firmware ended ({self.machine.exit.detail}), exit code {stop.exit_code}{first}"
         why = {"fault": f"entered {exception_name(stop.exception or 0)} handler",
-               "watchpoint": stop.watch and (f"{'wrote' if stop.watch.is_write else 'read'} "
-                                             f"0x{stop.watch.address:08x} (watching 0x{stop.watch.watched:08x}), "
-                                             f"then stopped at the end of that block")}
+               "watchpoint": access and f"{access}, then stopped at the end of that block"}
         return (f"{why.get(stop.reason) or stop.reason}: at 0x{stop.pc:08x} {stop.symbol}, cycle {stop.cycles:,}, "
                 f"instruction {stop.instructions:,}")
 

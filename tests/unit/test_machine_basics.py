@@ -125,6 +125,18 @@ def test_unmodelled_register_is_storage_and_reported_once(tmp_path):
     assert len(reported) == 1 and reported[0]["writes"] == 1 and reported[0]["reads"] == 1
 
 
+def test_a_watched_write_in_the_block_that_exits_is_reported_with_the_exit(tmp_path):
+    """The storage program writes the watched register and exits in the same block, so the run
+    ends before the block boundary where the watchpoint would stop it: run_until says "exit" (the
+    run is over) and still names the access, which was lost before."""
+    sim = mcusim.Simulator(str(write(tmp_path, "store.elf", program("storage"))), "mps2-an386")
+    sim.add_watchpoint(0x40013800, 4, "write")
+    stop = sim.run_until()
+    assert (stop.reason, stop.exit_code) == ("exit", 0x5A)
+    assert stop.watch is not None and stop.watch.address == 0x40013800 and stop.watch.is_write
+    assert "wrote 0x40013800 (watching 0x40013800) first" in sim.describe(stop)
+
+
 def test_divide_by_zero_traps_only_when_ccr_asks(tmp_path):
     trapped = mcusim.run(write(tmp_path, "div.elf", program("div_trap")), "mps2-an386")
     assert trapped.exit_code == 125
