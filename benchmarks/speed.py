@@ -147,12 +147,12 @@ class PlainSemihosting:
         return None
 
 
-def plain_unicorn(elf: Path, board_name: str, uart: bool = False) -> tuple[float, str] | None:
+def plain_unicorn(elf: Path, board_name: str, uart: bool = False, prepare=None) -> tuple[float, str] | None:
     """(seconds, output) of Unicorn alone running the image from reset to its semihosting exit
     with status 0, or None when it cannot (a fault, an operation PlainSemihosting lacks). `uart`:
     keep what the console UART prints, through a write hook on its data register; only for
     images that print there, since any memory hook slows Unicorn's stores (30 % on
-    dhrystone-like, measured)."""
+    dhrystone-like, measured). `prepare(uc)`: called before the timed run (to add hooks)."""
     board = load_board(board_name)
     image = ElfImage.load(elf)
     uc = Uc(UC_ARCH_ARM, UC_MODE_THUMB | UC_MODE_MCLASS)
@@ -175,6 +175,8 @@ def plain_unicorn(elf: Path, board_name: str, uart: bool = False) -> tuple[float
     pc = int.from_bytes(uc.mem_read(vectors + 4, 4), "little")
     stops = []
     uc.hook_add(UC_HOOK_INTR, lambda u, intno, _: (stops.append(intno), u.emu_stop()))
+    if prepare is not None:
+        prepare(uc)
     started = time.perf_counter()
     while True:
         try:

@@ -30,3 +30,25 @@ def test_plain_unicorn_keeps_the_console_uart_only_when_asked():
     seconds, output = speed.plain_unicorn(elf, "mps2-an386", uart=True)
     assert output == mcusim.run(elf, "mps2-an386").stdout and "(UART)" in output
     assert speed.plain_unicorn(elf, "mps2-an386") is None  # without the hook the UART is not mapped: a fault
+
+
+
+def test_block_hook_floor_counts_every_block():
+    """benchmarks/block_hook_floor.py: its counting hook, added to plain Unicorn through speed.py's
+    `prepare`, sees every block the run executes (as many as a Python block hook counts), and the
+    image still runs to its end."""
+    import numpy as np
+    from unicorn import UC_HOOK_BLOCK
+
+    import block_hook_floor
+
+    counter, seen = np.zeros(1, np.int64), []
+    count_natively = block_hook_floor.with_hook(block_hook_floor.counting_hook, counter)
+
+    def prepare(uc):
+        count_natively(uc)
+        uc.hook_add(UC_HOOK_BLOCK, lambda *_: seen.append(1))
+
+    seconds, output = speed.plain_unicorn(examples.path("hello", "mps2-an386"), "mps2-an386", prepare=prepare)
+    assert output == "Hello from mcusim on mps2-an386\n"
+    assert counter[0] > 100 and counter[0] == len(seen)
