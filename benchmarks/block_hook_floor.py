@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 from numba import carray, cfunc, types
-from unicorn import UC_HOOK_BLOCK
+from unicorn import UC_HOOK_BLOCK, UcError
 from unicorn.unicorn_py3.unicorn import uclib
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -50,7 +50,8 @@ def with_hook(function, buffer: np.ndarray):
         handle = ctypes.c_size_t()
         status = uclib.uc_hook_add(uc._uch, ctypes.byref(handle), UC_HOOK_BLOCK, ctypes.c_void_p(function.address),
                                    ctypes.c_void_p(buffer.ctypes.data), ctypes.c_uint64(1), ctypes.c_uint64(0))
-        assert status == 0, status
+        if status != 0:
+            raise UcError(status)
     return prepare
 
 

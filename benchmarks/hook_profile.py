@@ -3,14 +3,15 @@ sample in numba's code charged to the function it falls in (what perf cannot nam
 is not in any symbol table; the compiled object's symbols give each function's address range).
 
     PYTHONPATH=src python benchmarks/hook_profile.py firmware/build/mcu-m/coremark-like.elf --board mcu-m
-    PYTHONPATH=src python benchmarks/hook_profile.py ELF --board mcu-s --instructions 20   # and its busiest instructions
+    PYTHONPATH=src python benchmarks/hook_profile.py ELF --board mcu-s --instructions 20  # busiest instructions too
 
 Needs `perf` (Debian: linux-perf). The run compiles the hooks into a fresh numba cache (so the
 functions' names and addresses are known: a hook loaded from the cache is object code without
 them), so the profile also holds the compile; the table counts only samples in numba's
 functions and in the rest of the JIT code (Unicorn's translated guest code, the other hooks). A helper LLVM
-inlined into its caller (all of them, since native/jit.py asks for it) is counted there; one it calls is a row of
-its own, so --instructions lists the busiest machine instructions of the busiest function. Samples are
+inlined into its caller is counted there (native/jit.py has every helper inlined, so the block hook is one row,
+with the cfunc wrapper and numba's runtime, NRT, the only others); --instructions then lists the busiest
+machine instructions of the busiest function. Samples are
 cpu-clock ticks of this process: compare rows of one run, or the same row across two trees
 run one after the other.
 """

@@ -49,8 +49,8 @@ class Stop:
     """Where run_until or step left the run: `reason` is "breakpoint", "step", "watchpoint"
     (`watch` says which access), "fault" (catch_faults: before the first instruction of the
     fault handler `exception`), "interrupt" (pause_soon), "event" (a callback of on() returned
-    True) or "exit" (the firmware ended: `exit_code`; run() then gives its result; `watch` is
-    the watched access the firmware made before it ended in the same block, if it did)."""
+    True) or "exit" (the run ended: `exit_code`; run() then gives its result; `watch` is a watched
+    access made in the last block, before the stop it asked for could come, if there was one)."""
 
     reason: str
     pc: int
@@ -196,7 +196,7 @@ class RunControl:
         access = stop.watch and (f"{'wrote' if stop.watch.is_write else 'read'} 0x{stop.watch.address:08x} "
                                  f"(watching 0x{stop.watch.watched:08x})")
         if stop.reason == "exit":
-            first = f"; it {access} first, in the block that ended it" if access else ""
+            first = f"; a watchpoint was hit just before: {access}" if access else ""
             return f"the firmware ended ({self.machine.exit.detail}), exit code {stop.exit_code}{first}"
         why = {"fault": f"entered {exception_name(stop.exception or 0)} handler",
                "watchpoint": access and f"{access}, then stopped at the end of that block"}

@@ -411,5 +411,5 @@ def test_the_fetch_fast_path_does_what_the_full_model_does(board, settings):
 def test_a_set_index_is_the_remainder_for_any_number_of_sets(sets):
     """Caches and the branch predictor find a line's set with a mask when the number of sets is
     a power of two (every board's), and with the remainder otherwise (a board file may give any)."""
-    for value in (0, 1, 5, sets - 1, sets, sets + 7, 0x0800_1234 >> 3, 0x2000_0000 >> 1, (1 << 40) + 3):
+    for value in (0, 1, 5, sets - 1, sets, sets + 7, 0x0800_1234 >> 3, 0x2000_0000 >> 1, (1 << 40) + 3, -1, -sets - 5):
         assert N.set_index(value, sets) == value % sets

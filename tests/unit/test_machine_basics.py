@@ -134,7 +134,9 @@ def test_a_watched_write_in_the_block_that_exits_is_reported_with_the_exit(tmp_p
     stop = sim.run_until()
     assert (stop.reason, stop.exit_code) == ("exit", 0x5A)
     assert stop.watch is not None and stop.watch.address == 0x40013800 and stop.watch.is_write
-    assert "wrote 0x40013800 (watching 0x40013800) first" in sim.describe(stop)
+    assert "a watchpoint was hit just before: wrote 0x40013800 (watching 0x40013800)" in sim.describe(stop)
+    unwatched = mcusim.Simulator(str(write(tmp_path, "store.elf", program("storage"))), "mps2-an386").run_until()
+    assert (unwatched.reason, unwatched.watch) == ("exit", None)
 
 
 def test_divide_by_zero_traps_only_when_ccr_asks(tmp_path):

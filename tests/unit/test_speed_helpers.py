@@ -1,5 +1,6 @@
 """benchmarks/speed.py's helpers: goal verdicts, and plain Unicorn running an image that prints
-through semihosting (its minimal handler) with the same output as mcusim."""
+through semihosting (its minimal handler) with the same output as mcusim; block_hook_floor.py's
+counting hook on plain Unicorn."""
 import sys
 from pathlib import Path
 
@@ -30,7 +31,6 @@ def test_plain_unicorn_keeps_the_console_uart_only_when_asked():
     seconds, output = speed.plain_unicorn(elf, "mps2-an386", uart=True)
     assert output == mcusim.run(elf, "mps2-an386").stdout and "(UART)" in output
     assert speed.plain_unicorn(elf, "mps2-an386") is None  # without the hook the UART is not mapped: a fault
-
 
 
 def test_block_hook_floor_counts_every_block():

@@ -43,8 +43,9 @@ def flash_port(st, address):
 
 @njit
 def set_index(value, sets):
-    """`value` modulo `sets`, with a mask when `sets` is a power of two (every cache and branch
-    predictor of the boards): a division costs tens of cycles on every data read and branch."""
+    """`value` modulo `sets` (`sets` >= 1; Python's floor modulo, as `%`), with a mask when
+    `sets` is a power of two (every cache and branch predictor of the boards): a division costs
+    tens of cycles on every data read and branch."""
     if sets & (sets - 1) == 0:
         return value & (sets - 1)
     return value % sets
