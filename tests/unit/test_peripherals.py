@@ -201,3 +201,25 @@ def test_stm32f7_flash_acr_sets_both_ports_and_the_itcm_accelerators():
     assert axim.settings["fetch_wait"] == itcm.settings["fetch_wait"] == 7
     assert itcm.settings["prefetch"] and itcm.settings["icache"] and itcm.settings["dcache"]
     assert not axim.settings["icache"]  # the L1 caches follow SCB CCR, not FLASH_ACR
+
+
+@pytest.mark.parametrize("board,name,control", [("mps2-an386", "UART0", "CTRL"), ("mcu-b", "UART0", "CR"),
+                                                ("mcu-m", "USART2", "CR1"), ("mcu-d", "USART3", "CR1")])
+def test_a_uarts_fast_registers_say_what_its_model_does(board, name, control):
+    """machine/console_uart.py serves the status read and the data write natively from
+    fast_registers(): for every setting of the enable bits, the status value is what the model
+    reads and a data write transmits exactly when the model would."""
+    m = FakeMachine(board)
+    uart = device(m, name)
+    seen = set()
+    for bits in range(1 << 5):
+        value = sum(1 << bit for k, bit in enumerate((0, 2, 3, 8, 9)) if bits >> k & 1)
+        write(uart, control, value)
+        status, status_value, data, transmits = uart.fast_registers()
+        assert uart.read(status, 4) == status_value
+        assert all(uart.read(status + k, 1) == status_value >> 8 * k & 0xFF for k in range(4))
+        sent = len(m.sent)
+        uart.write(data, 4, 0x41)
+        assert (len(m.sent) > sent) == transmits, f"{control}=0x{value:x}"
+        seen.add(transmits)
+    assert seen == {False, True}

@@ -42,6 +42,7 @@ from . import results
 from .access_locator import AccessLocator
 from .build import build_captures, build_devices
 from .chip import MachineChip
+from .console_uart import PAGE_BYTES, ConsoleUartPage
 from .exceptions import (BUSFAULT, DIVBYZERO, HARDFAULT, IBUSERR, INVSTATE, NOCP, PRECISERR, SVCALL, UNDEFINSTR,
                          MEMMANAGE, USAGEFAULT, ExceptionUnit, Lockup, exception_name)
 from .flash_data_pages import FlashDataPages, data_page_runs, split_code_pages
@@ -312,8 +313,13 @@ class Machine:
         self.buses, self.ppb, self.peripherals = devices.buses, devices.buses[0], devices.peripherals
         self.itm, self.dwt, self.systick = devices.itm, devices.dwt, devices.systick
         self.nvic, self.scb, self.core_debug = devices.nvic, devices.scb, devices.core_debug
+        console = self.peripherals.get(self.board.console_uart)
+        self.console_page = None  # the console UART's page served natively (console_uart.py), if it can be
         for bus in self.buses:
-            bus.map(self.uc)
+            page = ConsoleUartPage.page_of(console, bus) if console in bus.devices else None
+            bus.map(self.uc, None if page is None else (page, PAGE_BYTES))
+            if page is not None:
+                self.console_page = ConsoleUartPage(self.uc, self.state, bus, console, self.chip)
         self.timed = [self.systick]
 
     def voltage_scaling_changed(self, register_value: int) -> None:
@@ -477,6 +483,8 @@ class Machine:
         N.unregister_hook(self.uc, self._hook_handle)
         self._hook_handle = N.register_block_hook(self.uc, self.state, self.hook_features)
         self.flash_data_pages.moved()
+        if self.console_page is not None:
+            self.console_page.moved()
         self._register_memory_hooks()
         for block, handle in self._exact_pc_blocks.items():
             if handle is not None:
@@ -776,6 +784,7 @@ class Machine:
         return bytes(data)
 
     def console_write(self, data: bytes, source: str, stderr: bool = False) -> None:
+        self.drain_console_uart()  # (what the console UART sent before comes first)
         self._keep(self.outputs.stdout, data, "stdout")
         self.on_output(data, "stderr" if stderr else "stdout")
 
@@ -786,7 +795,13 @@ class Machine:
                                               f"its first {OUTPUT_HEAD >> 20} MiB and last {OUTPUT_TAIL >> 10} KiB "
                                               f"(the bytes left out are counted in output_dropped_bytes)")
 
+    def drain_console_uart(self) -> None:
+        """Take the bytes the console UART transmitted natively (console_uart.py) as its output."""
+        if self.console_page is not None:
+            self.console_page.drain()
+
     def uart_write(self, name: str, data: bytes) -> None:
+        self.drain_console_uart()
         kept = self.outputs.uart.get(name)
         if kept is None:
             kept = self.outputs.uart[name] = Kept()
@@ -867,6 +882,7 @@ class Machine:
         self.pin_events.append((cycle, seconds, pin, level))
 
     def itm_write(self, port: int, data: bytes) -> None:
+        self.drain_console_uart()
         self._keep(self.outputs.itm.setdefault(port, Kept()), data, f"ITM port {port}")
         if self.listeners and port not in (REGION_BEGIN_PORT, REGION_END_PORT):  # (markers: region events)
             self.emit("itm", number=port, data=bytes(data))
@@ -1178,11 +1194,14 @@ class Machine:
                 self._counted = counting
                 ran_before = self.instructions_now() if counting else 0
                 self._hit = None
+                if self.console_page is not None:
+                    self.console_page.refresh()  # (a debugger or a reset may have changed its registers)
                 try:
                     self.uc.emu_start(self.uc.reg_read(A.UC_ARM_REG_PC) | 1, until,
                                       count=self.steps_left if counting else 0)
                 except UcError as exc:
                     error = exc
+                self.drain_console_uart()
                 if self._nocp_at is not None:
                     self.state[N.FPU_ENABLED] = int(self.scb.fpu_enabled)
                 if self._internal_error is not None:
@@ -1217,6 +1236,7 @@ class Machine:
             self._fault_exit(str(lock))
         finally:
             ticking.set()
+            self.drain_console_uart()
             self.host_seconds += time.perf_counter() - started  # (over every run() of a paused run)
             self._running = False
             if self.paused is None:  # (paused: the firmware's files stay open for the rest of the run)

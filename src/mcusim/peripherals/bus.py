@@ -75,5 +75,24 @@ class Bus:
         finally:
             access.address = None
 
-    def map(self, uc) -> None:
-        uc.mmio_map(self.base, self.size_bytes, self.read, None, self.write, None)
+    def map(self, uc, skip: tuple[int, int] | None = None) -> None:
+        """Map the range with Python callbacks; `skip`: (address, bytes) of a page another
+        mapping serves (machine/console_uart.py), which then calls read and write for the
+        words it does not serve itself."""
+        pieces = [(self.base, self.base + self.size_bytes)]
+        if skip is not None:
+            pieces = [(self.base, skip[0]), (skip[0] + skip[1], self.base + self.size_bytes)]
+        for start, end in pieces:
+            if end > start:
+                uc.mmio_map(start, end - start, self._reader(start), None, self._writer(start), None)
+
+    def _reader(self, start: int):
+        if start == self.base:
+            return self.read
+        return lambda uc, offset, size, user_data: self.read(uc, start - self.base + offset, size, user_data)
+
+    def _writer(self, start: int):
+        if start == self.base:
+            return self.write
+        return lambda uc, offset, size, value, user_data: self.write(uc, start - self.base + offset, size, value,
+                                                                     user_data)

@@ -20,6 +20,11 @@ class Pl011(RegisterFile):
             return 0
         return super().on_read(offset)
 
+    def fast_registers(self):
+        """(status offset, its value, data offset, whether a write transmits): machine/console_uart.py."""
+        cr = self.get(self.registers["CR"])
+        return self.registers["FR"], self.TXFE, self.registers["DR"], bool(cr & self.UARTEN and cr & self.TXE)
+
     def on_write(self, offset, value, raw_offset, size, raw_value):
         if offset == self.registers["DR"]:
             cr = self.get(self.registers["CR"])
@@ -40,6 +45,11 @@ class CmsdkUart(RegisterFile):
         if offset == self.registers["DATA"]:
             return 0
         return super().on_read(offset)
+
+    def fast_registers(self):
+        """(status offset, its value, data offset, whether a write transmits): machine/console_uart.py."""
+        return (self.registers["STATE"], 0, self.registers["DATA"],
+                bool(self.get(self.registers["CTRL"]) & self.TX_EN))
 
     def on_write(self, offset, value, raw_offset, size, raw_value):
         if offset == self.registers["DATA"]:

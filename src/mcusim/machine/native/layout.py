@@ -324,6 +324,24 @@ RUN_TIMED = _data_run.slot("RUN_TIMED")  # 1 while its port times data reads (wh
 RUN_SAMPLED = _data_run.slot("RUN_SAMPLED")  # 1: a data page run, whose reads sampled data timing counts
 DATA_RUN = _data_run.size
 
+# The console UART's page served natively (machine/console_uart.py): the read and write callbacks'
+# own small int64 array (their user_data, not a part of the buffer). The two registers a polled
+# printf touches, the status read and the transmit write, are answered here; any other access is
+# passed to the Python models through a callback pointer.
+_console = _record("console UART page")
+U_STATE = _console.slot("U_STATE")          # the buffer's address (updated when it moves): its DEADLINE
+U_STATUS = _console.slot("U_STATUS")        # offset in the page of the status word the firmware polls
+U_STATUS_VALUE = _console.slot("U_STATUS_VALUE")  # what it reads (the model's value, refreshed by Python)
+U_DATA = _console.slot("U_DATA")            # offset in the page of the transmit data word
+U_TX_ON = _console.slot("U_TX_ON")          # 1: a write to it transmits (the model's enable bits)
+U_READ_FALLBACK = _console.slot("U_READ_FALLBACK")    # address of the Python read callback (other words)
+U_WRITE_FALLBACK = _console.slot("U_WRITE_FALLBACK")  # address of the Python write callback
+U_BYTES = _console.slot("U_BYTES")          # host address of the transmitted bytes' buffer
+U_LENGTH = _console.slot("U_LENGTH")        # bytes in it that Python has not taken yet
+U_CAPACITY = _console.slot("U_CAPACITY")    # its size
+U_STOP_AT = _console.slot("U_STOP_AT")      # at this length, stop at the next block so Python takes them
+CONSOLE_PAGE = _console.size
+
 # The table the TLB fill hook reads (hooks.code_page_tlb_fill; its user_data, not a part of the
 # buffer): the flash code pages whose data reads go to an MMIO alias, a flash data run of their
 # own mapped at CODE_ALIAS_OFFSET + their address (machine/flash_data_pages.py).

@@ -25,6 +25,12 @@ class Usart(Peripheral):
             return self.get(offset)
         return None
 
+    def fast_registers(self):
+        """(status offset, its value, data offset, whether a write transmits): machine/console_uart.py."""
+        isr = self.offset_of("ISR")
+        cr1 = self.get(self.offset_of("CR1"))
+        return isr, self.on_read(isr), self.offset_of("TDR"), bool(cr1 & CR1_UE and cr1 & CR1_TE)
+
     def on_write(self, offset, value, raw_offset, size, raw_value):
         if offset == self.offset_of("TDR"):
             cr1 = self.get(self.offset_of("CR1"))

@@ -1,0 +1,99 @@
+"""The console UART's page served natively (native/console_uart.py): what a polled printf costs
+per character is then two native callbacks, not two Python ones.
+
+The Python model stays the authority. A UART model that allows this has
+`fast_registers()`: the offsets of the status word the firmware polls and of the data word it
+writes, the status value and whether a write transmits, all functions of its other registers.
+Those are copied into the page's slots before every run and after every access Python serves
+(the only way the other registers change), and the bytes transmitted natively are handed to
+the model's chip (`uart_write`) whenever emulation returns to Python and before any other
+output, so the console, run.json and the listeners get the same bytes in the same order.
+"""
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+
+from .native.console_uart import READ_FALLBACK, WRITE_FALLBACK, map_console_page
+from .native.layout import (
+    CONSOLE_PAGE, U_BYTES, U_CAPACITY, U_DATA, U_LENGTH, U_READ_FALLBACK, U_STATE, U_STATUS, U_STATUS_VALUE,
+    U_STOP_AT, U_TX_ON, U_WRITE_FALLBACK)
+
+PAGE_BYTES = 0x400  # Unicorn's page on the Arm targets (uc.ctl_get_page_size()): the smallest MMIO mapping
+CAPACITY = 64 << 10  # transmitted bytes held natively ...
+STOP_AT = 16 << 10   # ... and the count at which emulation stops at the next block to hand them over
+
+
+class ConsoleUartPage:
+    """The page of `device` (on `bus`) mapped with native callbacks; `chip.uart_write` gets its
+    output. Use `page_of(device)` first: None when the model does not allow it."""
+
+    def __init__(self, uc, state, bus, device, chip):
+        self.bus, self.device, self.chip, self.state = bus, device, chip, state
+        self.base = device.base & ~(PAGE_BYTES - 1)
+        self.out = np.zeros(CAPACITY, dtype=np.uint8)
+        self.page = np.zeros(CONSOLE_PAGE, dtype=np.int64)
+        self._read = READ_FALLBACK(self._python_read)  # (kept: the native callbacks call them)
+        self._write = WRITE_FALLBACK(self._python_write)
+        page = self.page
+        page[U_READ_FALLBACK] = _address(self._read)
+        page[U_WRITE_FALLBACK] = _address(self._write)
+        page[U_BYTES] = self.out.ctypes.data
+        page[U_CAPACITY] = CAPACITY
+        page[U_STOP_AT] = STOP_AT
+        self.moved()
+        self.refresh()
+        map_console_page(uc, self.base, PAGE_BYTES, page)
+
+    @staticmethod
+    def page_of(device, bus) -> int | None:
+        """The page `device`'s polled registers lie in, when the model has fast registers and
+        both lie in one page of `bus`; else None (it stays with the Python bus)."""
+        fast = getattr(device, "fast_registers", None)
+        if fast is None:
+            return None
+        status, _, data, _ = fast()
+        base = device.base & ~(PAGE_BYTES - 1)
+        if any((device.base + offset) & ~(PAGE_BYTES - 1) != base for offset in (status, data)):
+            return None
+        return base if bus.base <= base and base + PAGE_BYTES <= bus.base + bus.size_bytes else None
+
+    def moved(self) -> None:
+        """The shared buffer moved: the write callback finds its DEADLINE at the new address."""
+        self.page[U_STATE] = self.state.address
+
+    def refresh(self) -> None:
+        """Copy the model's status value and transmit enable (and the registers' offsets)."""
+        status, value, data, transmits = self.device.fast_registers()
+        page, shift = self.page, self.device.base - self.base
+        page[U_STATUS], page[U_STATUS_VALUE] = shift + status, value & 0xFFFFFFFF
+        page[U_DATA], page[U_TX_ON] = shift + data, int(bool(transmits))
+
+    def drain(self) -> None:
+        """Hand the bytes transmitted natively to the chip (the first thing any output does)."""
+        length = int(self.page[U_LENGTH])
+        if length:
+            data = self.out[:length].tobytes()
+            self.page[U_LENGTH] = 0  # (before: uart_write drains again)
+            self.chip.uart_write(self.device.name, data)
+
+    def _python_read(self, _uc, offset, size, _user_data) -> int:
+        try:  # (an exception must not unwind through Unicorn: the bus reports a model's own)
+            self.drain()  # (a model's read may print: a warning, a report)
+            return self.bus.read(None, self.base - self.bus.base + offset, size, None)
+        except Exception as exc:
+            self.chip.internal_error(exc)
+            return 0
+
+    def _python_write(self, _uc, offset, size, value, _user_data) -> None:
+        try:
+            self.drain()
+            self.bus.write(None, self.base - self.bus.base + offset, size, value, None)
+            self.refresh()
+        except Exception as exc:
+            self.chip.internal_error(exc)
+
+
+def _address(callback) -> int:
+    return ctypes.cast(callback, ctypes.c_void_p).value
