@@ -1,6 +1,6 @@
 """The console UART's page served natively (machine/console_uart.py): the firmware reads and
 transmits what the Python models would, and its output reaches the console, run.json and the
-listeners whole and in order with the rest (ITM port 0 and semihosting here)."""
+`on_output` whole and in order with the rest (ITM port 0, semihosting and a warning here)."""
 import pytest
 
 import mcusim
@@ -46,6 +46,12 @@ reset:
     ldr r4, ={ram}
     str r2, [r4]
     str r3, [r4, #4]
+    ldr r2, =0x40100000      @ a register nothing models: a warning, after the A
+    str r1, [r2]
+    ldr r2, [r5, #{control}] @ a word the Python model serves, read through the fallback
+    str r2, [r4, #8]
+    ldrb r3, [r5, #{status_byte2}]
+    str r3, [r4, #12]
     ldr r2, =0xE0000000      @ ITM port 0 'B', a Python callback while emulation runs
     movs r1, #'B'
     strb r1, [r2]
@@ -54,6 +60,8 @@ reset:
     bkpt 0xab
     movs r1, #'D'
     strb r1, [r5, #{data}]
+    movs r1, #'E'
+    strb r1, [r5, #{data_byte1}]  @ a byte of the data word other than its first: sent as the models send it
     movs r1, #0
     str r1, [r5, #{control}] @ transmitter off: this byte is not sent
     movs r1, #'x'
@@ -82,30 +90,40 @@ cee:
 """
 
 
+def source(program, pattern):
+    return SOURCE.format(stack=program["ram"] + 0x1000, pattern=pattern, status_byte2=program["status"] + 2,
+                         data_byte1=program["data"] + 1, **program)
+
+
 @pytest.mark.parametrize("board", sorted(BOARDS))
 def test_the_console_uart_page_transmits_what_the_model_would_in_order(tmp_path, monkeypatch, board):
     monkeypatch.setattr(console_uart, "STOP_AT", 256)  # hand over often (the default is 16 KiB)
     program = BOARDS[board]
-    elf = build_elf(tmp_path, board, SOURCE.format(stack=program["ram"] + 0x1000, pattern=PATTERN, **program),
-                    program["flash"])
-    chunks = []
-    sim = mcusim.Simulator(elf, board, on_output=lambda data, stream: chunks.append((stream, bytes(data))))
+    elf = build_elf(tmp_path, board, source(program, PATTERN), program["flash"])
+    chunks, order = [], []
+    sim = mcusim.Simulator(elf, board, on_output=lambda data, stream: (chunks.append((stream, bytes(data))),
+                                                                        order.append(bytes(data))),
+                           on_warning=lambda message: order.append(message))
     assert sim.machine.console_page is not None  # (served natively, not by the Python bus)
     result = sim.run()
     assert result.exit_code == 0, result.exit_detail
 
     pattern = bytes(ord("a") + (i & 15) for i in range(PATTERN))
-    assert b"".join(data for _, data in chunks) == b"ABCD" + pattern + b"\n"
+    assert b"".join(data for _, data in chunks) == b"ABCDE" + pattern + b"\n"
+    warning = next(i for i, item in enumerate(order) if isinstance(item, str) and "0x40100000" in item)
+    assert b"".join(order[:warning]) == b"A"  # (the byte sent before the warning was raised)
     assert {stream for stream, _ in chunks} == {"stdout"}
     assert len(chunks) > PATTERN // 256  # handed over as the buffer reached the stop, not all at the end
-    assert result.stdout == "ABCD" + pattern.decode() + "\n"
-    assert result.uart[sim.machine.board.console_uart] == "AD" + pattern.decode() + "\n"
-    word, byte = (int.from_bytes(sim.machine.read_memory(program["ram"] + k, 4), "little") for k in (0, 4))
-    assert (word, byte) == (program["status_value"], program["status_value"] & 0xFF)
+    assert result.stdout == "ABCDE" + pattern.decode() + "\n"
+    assert result.uart[sim.machine.board.console_uart] == "ADE" + pattern.decode() + "\n"
+    word, byte, control, byte2 = (int.from_bytes(sim.machine.read_memory(program["ram"] + k, 4), "little")
+                                  for k in (0, 4, 8, 12))
+    status = program["status_value"]
+    assert (word, byte, byte2) == (status, status & 0xFF, status >> 16 & 0xFF)
+    assert control == program["on"]
 
 
 def test_a_board_whose_console_uart_has_no_fast_registers_keeps_the_python_bus(tmp_path):
     """nRF52's UARTE sends by DMA (a few accesses a line): its page stays with the bus."""
-    sim = mcusim.Simulator(build_elf(tmp_path, "s", SOURCE.format(stack=0x20001000, pattern=1, **BOARDS["mcu-b"]), 0),
-                           "mcu-s")
+    sim = mcusim.Simulator(build_elf(tmp_path, "s", source(dict(BOARDS["mcu-b"], ram=0x20000000), 1), 0), "mcu-s")
     assert sim.machine.console_page is None

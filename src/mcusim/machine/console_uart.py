@@ -4,10 +4,11 @@ per character is then two native callbacks, not two Python ones.
 The Python model stays the authority. A UART model that allows this has
 `fast_registers()`: the offsets of the status word the firmware polls and of the data word it
 writes, the status value and whether a write transmits, all functions of its other registers.
-Those are copied into the page's slots before every run and after every access Python serves
-(the only way the other registers change), and the bytes transmitted natively are handed to
-the model's chip (`uart_write`) whenever emulation returns to Python and before any other
-output, so the console, run.json and the listeners get the same bytes in the same order.
+Those are copied into the page's slots before every run and after every write Python serves
+(the only way the registers they depend on change, since every register the board names for
+the UART lies in the page), and the bytes transmitted natively are handed to the model's chip
+(`uart_write`) whenever emulation returns to Python and before any other output or warning,
+so the console, run.json and `on_output` get the same bytes in the same order.
 """
 from __future__ import annotations
 
@@ -47,15 +48,14 @@ class ConsoleUartPage:
         map_console_page(uc, self.base, PAGE_BYTES, page)
 
     @staticmethod
-    def page_of(device, bus) -> int | None:
-        """The page `device`'s polled registers lie in, when the model has fast registers and
-        both lie in one page of `bus`; else None (it stays with the Python bus)."""
-        fast = getattr(device, "fast_registers", None)
-        if fast is None:
+    def page_of(device, bus, page_bytes: int) -> int | None:
+        """The page of `bus` holding every register the board names for `device`, when the model
+        has fast registers and Unicorn maps pages of PAGE_BYTES (`page_bytes`); else None (it
+        stays with the Python bus)."""
+        if getattr(device, "fast_registers", None) is None or page_bytes != PAGE_BYTES:
             return None
-        status, _, data, _ = fast()
         base = device.base & ~(PAGE_BYTES - 1)
-        if any((device.base + offset) & ~(PAGE_BYTES - 1) != base for offset in (status, data)):
+        if any((device.base + offset) & ~(PAGE_BYTES - 1) != base for offset in device.registers.values()):
             return None
         return base if bus.base <= base and base + PAGE_BYTES <= bus.base + bus.size_bytes else None
 
@@ -79,10 +79,10 @@ class ConsoleUartPage:
             self.chip.uart_write(self.device.name, data)
 
     def _python_read(self, _uc, offset, size, _user_data) -> int:
-        try:  # (an exception must not unwind through Unicorn: the bus reports a model's own)
+        try:  # (nothing may unwind through Unicorn: run() raises it when emulation stops)
             self.drain()  # (a model's read may print: a warning, a report)
             return self.bus.read(None, self.base - self.bus.base + offset, size, None)
-        except Exception as exc:
+        except BaseException as exc:
             self.chip.internal_error(exc)
             return 0
 
@@ -91,7 +91,7 @@ class ConsoleUartPage:
             self.drain()
             self.bus.write(None, self.base - self.bus.base + offset, size, value, None)
             self.refresh()
-        except Exception as exc:
+        except BaseException as exc:
             self.chip.internal_error(exc)
 
 

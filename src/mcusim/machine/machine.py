@@ -11,6 +11,7 @@ import dataclasses
 import os
 import select
 import signal
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -316,7 +317,8 @@ class Machine:
         console = self.peripherals.get(self.board.console_uart)
         self.console_page = None  # the console UART's page served natively (console_uart.py), if it can be
         for bus in self.buses:
-            page = ConsoleUartPage.page_of(console, bus) if console in bus.devices else None
+            page = ConsoleUartPage.page_of(console, bus, self.uc.ctl_get_page_size()) if console in bus.devices \
+                else None
             bus.map(self.uc, None if page is None else (page, PAGE_BYTES))
             if page is not None:
                 self.console_page = ConsoleUartPage(self.uc, self.state, bus, console, self.chip)
@@ -625,6 +627,7 @@ class Machine:
         """Give an Event of `kind` (at `cycle`, else now; `fields`: name, number, data) to each
         listener; one returning True pauses the run (reason "event") at the next block boundary.
         A listener's exception ends the run and is raised from run()."""
+        self.drain_console_uart()
         cycle = self.cycles_now() if cycle is None else cycle
         event = Event(kind, cycle, self.simulated_seconds_at(cycle), **fields)
         for listener in list(self.listeners):
@@ -940,6 +943,7 @@ class Machine:
         self._pause_request = None
 
     def warn(self, message: str) -> None:
+        self.drain_console_uart()  # (what the console UART sent before comes first)
         self.warnings.append(message)
         self.on_warning(message)
 
@@ -1195,7 +1199,7 @@ class Machine:
                 ran_before = self.instructions_now() if counting else 0
                 self._hit = None
                 if self.console_page is not None:
-                    self.console_page.refresh()  # (a debugger or a reset may have changed its registers)
+                    self.console_page.refresh()  # (a core reset may have changed its registers)
                 try:
                     self.uc.emu_start(self.uc.reg_read(A.UC_ARM_REG_PC) | 1, until,
                                       count=self.steps_left if counting else 0)
@@ -1236,7 +1240,12 @@ class Machine:
             self._fault_exit(str(lock))
         finally:
             ticking.set()
-            self.drain_console_uart()
+            unwinding = sys.exc_info()[0] is not None
+            try:
+                self.drain_console_uart()
+            except Exception:
+                if not unwinding:  # (an output error must not hide what ended the run)
+                    raise
             self.host_seconds += time.perf_counter() - started  # (over every run() of a paused run)
             self._running = False
             if self.paused is None:  # (paused: the firmware's files stay open for the rest of the run)
