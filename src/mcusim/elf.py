@@ -296,13 +296,12 @@ def _symbol_table(elf: ELFFile, raw: bytes) -> tuple[list, list, list]:
 
     symbols, mapping, functions = [], [], []
     kind = table["info"] & 0xF
-    named = first != 0
-    for i in np.flatnonzero(named & ((first == ord("$")) | (np.isin(kind, (STT_FUNC, STT_OBJECT))
-                                                             & (table["shndx"] != 0)))):
+    defined = np.isin(kind, (STT_FUNC, STT_OBJECT)) & (table["shndx"] != 0)  # (not SHN_UNDEF)
+    for i in np.flatnonzero((first != 0) & ((first == ord("$")) | defined)):
         name, value = name_of(int(table["name"][i])), int(table["value"][i])
         if name.startswith(MAPPING_PREFIXES):
             mapping.append((value, name[:2]))
-        elif kind[i] in (STT_FUNC, STT_OBJECT) and table["shndx"][i] != 0:
+        elif defined[i]:
             entry = (value & ~1 if kind[i] == STT_FUNC else value, int(table["size"][i]), name)
             symbols.append(entry)
             if kind[i] == STT_FUNC:

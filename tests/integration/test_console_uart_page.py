@@ -6,7 +6,7 @@ import pytest
 import mcusim
 from mcusim.machine import console_uart
 
-from asmbuild import build_elf
+from asmbuild import RESET, build_elf
 
 BOARDS = {
     # CMSDK APB UART0 (the board's soc file): DATA 0x00, STATE 0x04, CTRL 0x08; TX_EN = CTRL bit 0
@@ -22,20 +22,7 @@ BOARDS = {
 }
 PATTERN = 3072  # bytes written in a loop (an immediate cmp can take): several hand-overs with the stop below
 
-SOURCE = """
-    .syntax unified
-    .cpu cortex-m4
-    .thumb
-    .text
-    .word {stack}
-    .word reset
-    .global reset
-    .thumb_func
-    .type reset, %function
-reset:
-    ldr r2, =0xE000EDFC      @ DEMCR.TRCENA: the ITM on
-    mov r1, #0x01000000
-    str r1, [r2]
+SOURCE = RESET + """
     ldr r5, ={uart}
     ldr r1, ={on}
     str r1, [r5, #{control}]

@@ -5,7 +5,7 @@ import json
 import pytest
 
 import mcusim
-from asmbuild import build_elf
+from asmbuild import RESET, build_elf
 from mcusim.analysis.regions import matched
 from mcusim.analysis.vcd import ticks
 from mcusim.machine import results
@@ -47,20 +47,7 @@ PROGRAMS = {
     str r1, [r0, #0x54]"""),
 }
 
-SOURCE = """
-    .syntax unified
-    .cpu cortex-m4
-    .thumb
-    .text
-    .word {stack}
-    .word reset
-    .global reset
-    .thumb_func
-    .type reset, %function
-reset:
-    ldr r2, =0xE000EDFC      @ DEMCR.TRCENA
-    mov r1, #0x01000000
-    str r1, [r2]
+SOURCE = RESET + """
     ldr r2, =0xE0001000      @ DWT_CTRL.CYCCNTENA
     movs r1, #1
     str r1, [r2]

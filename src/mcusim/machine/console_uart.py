@@ -16,23 +16,24 @@ import ctypes
 
 import numpy as np
 
-from .native.console_uart import READ_FALLBACK, WRITE_FALLBACK, map_console_page
+from .native.console_uart import READ_FALLBACK, WRITE_FALLBACK, console_page_read, console_page_write
+from .native.hooks import map_native_mmio
 from .native.layout import (
     CONSOLE_PAGE, U_BYTES, U_CAPACITY, U_DATA, U_LENGTH, U_READ_FALLBACK, U_STATE, U_STATUS, U_STATUS_VALUE,
     U_STOP_AT, U_TX_ON, U_WRITE_FALLBACK)
 
-PAGE_BYTES = 0x400  # Unicorn's page on the Arm targets (uc.ctl_get_page_size()): the smallest MMIO mapping
 CAPACITY = 64 << 10  # transmitted bytes held natively ...
 STOP_AT = 16 << 10   # ... and the count at which emulation stops at the next block to hand them over
 
 
 class ConsoleUartPage:
-    """The page of `device` (on `bus`) mapped with native callbacks; `chip.uart_write` gets its
-    output. Use `page_of(device)` first: None when the model does not allow it."""
+    """The page of `device` (on `bus`; `page_bytes`: Unicorn's page, the smallest MMIO mapping)
+    mapped with native callbacks; `chip.uart_write` gets its output. Use `page_of` first: None
+    when the model does not allow it."""
 
-    def __init__(self, uc, state, bus, device, chip):
+    def __init__(self, uc, state, bus, device, chip, page_bytes: int):
         self.bus, self.device, self.chip, self.state = bus, device, chip, state
-        self.base = device.base & ~(PAGE_BYTES - 1)
+        self.base = device.base & ~(page_bytes - 1)
         self.out = np.zeros(CAPACITY, dtype=np.uint8)
         self.page = np.zeros(CONSOLE_PAGE, dtype=np.int64)
         self._read = READ_FALLBACK(self._python_read)  # (kept: the native callbacks call them)
@@ -45,19 +46,18 @@ class ConsoleUartPage:
         page[U_STOP_AT] = STOP_AT
         self.moved()
         self.refresh()
-        map_console_page(uc, self.base, PAGE_BYTES, page)
+        map_native_mmio(uc, self.base, page_bytes, console_page_read, console_page_write, page)
 
     @staticmethod
     def page_of(device, bus, page_bytes: int) -> int | None:
         """The page of `bus` holding every register the board names for `device`, when the model
-        has fast registers and Unicorn maps pages of PAGE_BYTES (`page_bytes`); else None (it
-        stays with the Python bus)."""
-        if getattr(device, "fast_registers", None) is None or page_bytes != PAGE_BYTES:
+        has fast registers; else None (it stays with the Python bus)."""
+        if getattr(device, "fast_registers", None) is None:
             return None
-        base = device.base & ~(PAGE_BYTES - 1)
-        if any((device.base + offset) & ~(PAGE_BYTES - 1) != base for offset in device.registers.values()):
+        base = device.base & ~(page_bytes - 1)
+        if any((device.base + offset) & ~(page_bytes - 1) != base for offset in device.registers.values()):
             return None
-        return base if bus.base <= base and base + PAGE_BYTES <= bus.base + bus.size_bytes else None
+        return base if bus.base <= base and base + page_bytes <= bus.base + bus.size_bytes else None
 
     def moved(self) -> None:
         """The shared buffer moved: the write callback finds its DEADLINE at the new address."""
@@ -75,21 +75,19 @@ class ConsoleUartPage:
         length = int(self.page[U_LENGTH])
         if length:
             data = self.out[:length].tobytes()
-            self.page[U_LENGTH] = 0  # (before: uart_write drains again)
+            self.page[U_LENGTH] = 0  # (first: the console output they become drains again)
             self.chip.uart_write(self.device.name, data)
 
     def _python_read(self, _uc, offset, size, _user_data) -> int:
         try:  # (nothing may unwind through Unicorn: run() raises it when emulation stops)
-            self.drain()  # (a model's read may print: a warning, a report)
-            return self.bus.read(None, self.base - self.bus.base + offset, size, None)
+            return self.bus.read(None, offset, size, self.base)
         except BaseException as exc:
             self.chip.internal_error(exc)
             return 0
 
     def _python_write(self, _uc, offset, size, value, _user_data) -> None:
         try:
-            self.drain()
-            self.bus.write(None, self.base - self.bus.base + offset, size, value, None)
+            self.bus.write(None, offset, size, value, self.base)
             self.refresh()
         except BaseException as exc:
             self.chip.internal_error(exc)

@@ -43,7 +43,7 @@ from . import results
 from .access_locator import AccessLocator
 from .build import build_captures, build_devices
 from .chip import MachineChip
-from .console_uart import PAGE_BYTES, ConsoleUartPage
+from .console_uart import ConsoleUartPage
 from .exceptions import (BUSFAULT, DIVBYZERO, HARDFAULT, IBUSERR, INVSTATE, NOCP, PRECISERR, SVCALL, UNDEFINSTR,
                          MEMMANAGE, USAGEFAULT, ExceptionUnit, Lockup, exception_name)
 from .flash_data_pages import FlashDataPages, data_page_runs, split_code_pages
@@ -317,11 +317,10 @@ class Machine:
         console = self.peripherals.get(self.board.console_uart)
         self.console_page = None  # the console UART's page served natively (console_uart.py), if it can be
         for bus in self.buses:
-            page = ConsoleUartPage.page_of(console, bus, self.uc.ctl_get_page_size()) if console in bus.devices \
-                else None
-            bus.map(self.uc, None if page is None else (page, PAGE_BYTES))
+            page = ConsoleUartPage.page_of(console, bus, self.page_bytes) if console in bus.devices else None
+            bus.map(self.uc, None if page is None else (page, self.page_bytes))
             if page is not None:
-                self.console_page = ConsoleUartPage(self.uc, self.state, bus, console, self.chip)
+                self.console_page = ConsoleUartPage(self.uc, self.state, bus, console, self.chip, self.page_bytes)
         self.timed = [self.systick]
 
     def voltage_scaling_changed(self, register_value: int) -> None:
@@ -804,7 +803,6 @@ class Machine:
             self.console_page.drain()
 
     def uart_write(self, name: str, data: bytes) -> None:
-        self.drain_console_uart()
         kept = self.outputs.uart.get(name)
         if kept is None:
             kept = self.outputs.uart[name] = Kept()
@@ -885,7 +883,6 @@ class Machine:
         self.pin_events.append((cycle, seconds, pin, level))
 
     def itm_write(self, port: int, data: bytes) -> None:
-        self.drain_console_uart()
         self._keep(self.outputs.itm.setdefault(port, Kept()), data, f"ITM port {port}")
         if self.listeners and port not in (REGION_BEGIN_PORT, REGION_END_PORT):  # (markers: region events)
             self.emit("itm", number=port, data=bytes(data))

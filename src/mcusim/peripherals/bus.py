@@ -46,8 +46,10 @@ class Bus:
             device = self._anonymous.get(address & ~0x3FF)
         return 0 if device is None else device.peek((address - device.base) & ~3)
 
-    def read(self, uc, offset: int, size: int, _user_data) -> int:
-        address = self.base + offset
+    def read(self, uc, offset: int, size: int, start: int | None) -> int:
+        """The access at `offset` from `start`, the first address of the mapping Unicorn calls for
+        (None: the bus's base)."""
+        address = (self.base if start is None else start) + offset
         device = self.device_at(address)
         access = self.access
         access.address = address
@@ -61,8 +63,8 @@ class Bus:
         finally:
             access.address = None
 
-    def write(self, uc, offset: int, size: int, value: int, _user_data) -> None:
-        address = self.base + offset
+    def write(self, uc, offset: int, size: int, value: int, start: int | None) -> None:
+        address = (self.base if start is None else start) + offset
         device = self.device_at(address)
         access = self.access
         access.address = address
@@ -84,15 +86,4 @@ class Bus:
             pieces = [(self.base, skip[0]), (skip[0] + skip[1], self.base + self.size_bytes)]
         for start, end in pieces:
             if end > start:
-                uc.mmio_map(start, end - start, self._reader(start), None, self._writer(start), None)
-
-    def _reader(self, start: int):
-        if start == self.base:
-            return self.read
-        return lambda uc, offset, size, user_data: self.read(uc, start - self.base + offset, size, user_data)
-
-    def _writer(self, start: int):
-        if start == self.base:
-            return self.write
-        return lambda uc, offset, size, value, user_data: self.write(uc, start - self.base + offset, size, value,
-                                                                     user_data)
+                uc.mmio_map(start, end - start, self.read, start, self.write, start)

@@ -15,7 +15,6 @@ import numpy as np
 from llvmlite import ir
 from numba import carray, types
 from numba.extending import intrinsic
-from unicorn.unicorn_py3.unicorn import uclib
 
 from .hooks import MMIO_READ_SIGNATURE, _pointer
 from .jit import cfunc
@@ -83,14 +82,3 @@ def console_page_write(uc, offset_u64, size_u32, value_u64, user_data):
         header = carray(_pointer(page[U_STATE]), (DATA_START,), np.int64)
         header[DEADLINE] = 0
 
-
-def map_console_page(uc, address: int, size: int, page: np.ndarray) -> None:
-    """Map `size` bytes at `address` as MMIO served by the two callbacks above with `page`
-    (CONSOLE_PAGE slots) as their user data; `page` and the fallbacks must outlive the mapping."""
-    from unicorn import UcError
-
-    status = uclib.uc_mmio_map(uc._uch, ctypes.c_uint64(address), ctypes.c_uint64(size),
-                               ctypes.c_void_p(console_page_read.address), ctypes.c_void_p(page.ctypes.data),
-                               ctypes.c_void_p(console_page_write.address), ctypes.c_void_p(page.ctypes.data))
-    if status != 0:
-        raise UcError(status)

@@ -325,12 +325,18 @@ def flash_data_page_read(uc, offset_u64, size_u32, user_data):
 def map_flash_data_run(uc, run: np.ndarray, size: int, at: int | None = None) -> None:
     """Map `size` bytes at `at` (default run[RUN_BASE]) as MMIO read by flash_data_page_read
     (read-only: a store faults as one to flash does); `run` must outlive the mapping."""
+    map_native_mmio(uc, int(run[RUN_BASE]) if at is None else at, size, flash_data_page_read, None, run)
+
+
+def map_native_mmio(uc, address: int, size: int, read, write, user_data: np.ndarray) -> None:
+    """Map `size` bytes at `address` as MMIO served by the @cfunc `read` and `write` (None: no
+    callback), both given `user_data`'s address; `user_data` must outlive the mapping."""
     from unicorn import UcError
 
-    address = int(run[RUN_BASE]) if at is None else at
+    data = ctypes.c_void_p(user_data.ctypes.data)
     status = uclib.uc_mmio_map(uc._uch, ctypes.c_uint64(address), ctypes.c_uint64(size),
-                               ctypes.c_void_p(flash_data_page_read.address), ctypes.c_void_p(run.ctypes.data),
-                               None, None)
+                               ctypes.c_void_p(read.address), data,
+                               None if write is None else ctypes.c_void_p(write.address), None if write is None else data)
     if status != 0:
         raise UcError(status)
 
