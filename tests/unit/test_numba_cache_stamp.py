@@ -31,8 +31,9 @@ def test_the_stamp_changes_when_any_file_of_the_package_changes(tmp_path):
 
 
 def test_the_native_package_is_stamped():
+    native.jit.load_numba()  # (numba is set up when something is first compiled)
     assert str(PACKAGE.resolve()) in {str(Path(p).resolve()) for p in numba_cache._STAMPED}
-    locator = native.tables._range_sum._cache._impl.locator
+    locator = native.tables._range_sum.dispatcher._cache._impl.locator
     assert isinstance(locator, numba_cache._PackageStamped)
     assert locator.get_source_stamp() == numba_cache.package_stamp(PACKAGE)
 

@@ -46,7 +46,8 @@ CACHED = """
 import sys
 from mcusim.machine import numba_cache
 numba_cache.command_process = {command}
-import mcusim.machine.native  # (jit.py: installs the loader in the command's process)
+import mcusim.machine.native
+mcusim.machine.native.jit.load_numba()  # (installs the loader in the command's process)
 import numba
 
 @numba.njit(cache=True)

@@ -12,40 +12,20 @@ from __future__ import annotations
 import ctypes
 
 import numpy as np
-from llvmlite import ir
-from numba import carray, types
-from numba.extending import intrinsic
 
-from .hooks import MMIO_READ_SIGNATURE, _pointer
-from .jit import cfunc
+from .hooks import MMIO_READ_SIGNATURE
+from .jit import NUMBA_NAME, cfunc
 from .layout import (
     CONSOLE_PAGE, DATA_START, DEADLINE, U_BYTES, U_CAPACITY, U_DATA, U_LENGTH, U_READ_FALLBACK, U_STATE, U_STATUS,
     U_STATUS_VALUE, U_STOP_AT, U_TX_ON, U_WRITE_FALLBACK)
 
-MMIO_WRITE_SIGNATURE = types.void(types.voidptr, types.uint64, types.uint32, types.uint64, types.voidptr)
+MMIO_WRITE_SIGNATURE = "void(voidptr, uint64, uint32, uint64, voidptr)"
 READ_FALLBACK = ctypes.CFUNCTYPE(ctypes.c_uint64, ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint32, ctypes.c_void_p)
 WRITE_FALLBACK = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint32, ctypes.c_uint64,
                                   ctypes.c_void_p)
-_BYTE = ir.IntType(8).as_pointer()
-
-
-@intrinsic
-def _call_read(typingctx, function, uc, offset, size, user_data):
-    """Call the read callback at address `function` (an int64 slot) as Unicorn would."""
-    def codegen(context, builder, signature, args):
-        kind = ir.FunctionType(ir.IntType(64), [_BYTE, ir.IntType(64), ir.IntType(32), _BYTE])
-        return builder.call(builder.inttoptr(args[0], kind.as_pointer()), args[1:])
-    return types.uint64(types.int64, types.voidptr, types.uint64, types.uint32, types.voidptr), codegen
-
-
-@intrinsic
-def _call_write(typingctx, function, uc, offset, size, value, user_data):
-    """Call the write callback at address `function` (an int64 slot) as Unicorn would."""
-    def codegen(context, builder, signature, args):
-        kind = ir.FunctionType(ir.VoidType(), [_BYTE, ir.IntType(64), ir.IntType(32), ir.IntType(64), _BYTE])
-        builder.call(builder.inttoptr(args[0], kind.as_pointer()), args[1:])
-        return context.get_dummy_value()
-    return types.void(types.int64, types.voidptr, types.uint64, types.uint32, types.uint64, types.voidptr), codegen
+# numba's carray and the intrinsics that call a callback and make a pointer (numba_names.py's,
+# put here by jit.load_numba())
+carray = _call_read = _call_write = _pointer = NUMBA_NAME
 
 
 @cfunc(MMIO_READ_SIGNATURE)

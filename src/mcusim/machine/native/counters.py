@@ -82,17 +82,19 @@ BY_DWT = {counter.dwt: counter for counter in COUNTERS if counter.dwt}
 
 
 @njit
-def header_at(st, pc, prefix_cycles, prefix_interlock, prefix_lost, has_prefix):
-    """A copy of the header with the counters as they were at the instruction `pc` of the
-    executing block (unchanged when `pc` is outside it). On a dual-issue core, a block entered
+def header_at(st, pc, prefix_cycles, prefix_interlock, prefix_lost, has_prefix, t):
+    """Fills `t` (HEADER_LENGTH slots) with the header, the counters as they were at the
+    instruction `pc` of the executing block (unchanged when `pc` is outside it); an out array,
+    not a returned one, as returning an array from native code makes numba's wrapper unpickle
+    its type (which imports numba). On a dual-issue core, a block entered
     out of sequence and `pc` past its first instruction: (prefix_cycles, prefix_interlock,
     prefix_lost) is the part of the block-start correction that belongs to the instructions
     before `pc` (the decoder's start_prefix; has_prefix 0: none given)."""
-    t = st[:HEADER_LENGTH].copy()
+    t[:] = st[:HEADER_LENGTH]
     block = st[BLOCK_ADDRESS]
     end = block + st[BLOCK_SIZE]
     if not block <= pc < end:
-        return t
+        return
     if pc <= st[LAZY_FP_AT]:  # the FP instruction that stores the lazy FP context has not run
         add_lazy_fp(t, -1)
     records = st[FL_LINE_RECORDS]
@@ -113,7 +115,6 @@ def header_at(st, pc, prefix_cycles, prefix_interlock, prefix_lost, has_prefix):
         if (flags >> 6) & 1:  # keep only the correction of the instructions before pc
             dual_issue_adjust(t, _value_at(st, block, F_START_ADJUST) - prefix_cycles,
                               ((flags >> 7) & 15) - 8 - prefix_lost, (flags & 15) - prefix_interlock, -1)
-    return t
 
 
 def totals(header: np.ndarray) -> dict[str, int]:

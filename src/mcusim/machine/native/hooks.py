@@ -10,13 +10,10 @@ from typing import NamedTuple
 
 import llvmlite.binding
 import numpy as np
-from numba import carray, types
-from numba.core import cgutils
-from numba.extending import intrinsic
 from unicorn.arm_const import UC_ARM_REG_CONTROL, UC_ARM_REG_EPSR, UC_ARM_REG_LR, UC_ARM_REG_R0, UC_ARM_REG_SP
 from unicorn.unicorn_py3.unicorn import uclib
 
-from .jit import cfunc, njit
+from .jit import NUMBA_NAME, cfunc, njit
 from .layout import (
     ALIAS_TABLE, AL_BEGIN, AL_END, AT_COUNT, AT_ENTRIES, AT_FILLS, AT_SCRATCH, CODE_ALIAS, CODE_ALIAS_OFFSET,
     BLOCK_ADDRESS, BLOCK_ADJUSTED, BLOCK_CACHE, BLOCK_SIZE, CACHE_ENTRIES, CACHE_ENTRY, CODE_PC, COUNTER_EVENTS,
@@ -48,15 +45,15 @@ from .memory_model import _fetch, add_data_wait, flash_data_read, ram_access, ti
 from .state import NativeState
 
 
-# Call uc_emu_stop by symbol name (not through a ctypes pointer) so numba can cache the hook.
-llvmlite.binding.load_library_permanently(uclib._name)
-_uc_emu_stop = types.ExternalFunction("uc_emu_stop", types.int32(types.voidptr))
-_uc_reg_read = types.ExternalFunction("uc_reg_read", types.int32(types.voidptr, types.int32, types.intp))
-_uc_reg_write = types.ExternalFunction("uc_reg_write", types.int32(types.voidptr, types.int32, types.intp))
+# numba's carray, the _pointer intrinsic and Unicorn's C functions (called by symbol name, not
+# through a ctypes pointer, so the hooks' code can be cached): numba_names.py's, put here by
+# jit.load_numba() before numba compiles anything (a run loading the store never imports numba).
+carray = _pointer = _uc_emu_stop = _uc_reg_read = _uc_reg_write = NUMBA_NAME
+llvmlite.binding.load_library_permanently(uclib._name)  # (the symbols the compiled hooks call)
 
 SP_REGISTER = np.int32(UC_ARM_REG_SP)
 CONTROL_REGISTER = np.int32(UC_ARM_REG_CONTROL)
-BLOCK_HOOK_SIGNATURE = types.void(types.voidptr, types.uint64, types.uint32, types.voidptr)
+BLOCK_HOOK_SIGNATURE = "void(voidptr, uint64, uint32, voidptr)"
 
 
 class Features(NamedTuple):
@@ -76,7 +73,8 @@ _variants: dict[Features, object] = {}
 def block_hook_for(features: Features):
     """The block hook compiled with `features` (numba caches each variant on its own)."""
     if features not in _variants:
-        _variants[features] = cfunc(BLOCK_HOOK_SIGNATURE)(_block_hook_variant(*features))
+        key = "block_hook" + "".join(f" {name}={on}" for name, on in features._asdict().items())
+        _variants[features] = cfunc(BLOCK_HOOK_SIGNATURE, key)(_block_hook_variant(*features))
     return _variants[features]
 
 
@@ -254,8 +252,7 @@ def divide_hook(uc, address, size, user_data):
 
 
 UC_MEM_WRITE = 17  # unicorn.UC_MEM_WRITE: the `access` argument of a memory hook for a write
-MEMORY_HOOK_SIGNATURE = types.void(types.voidptr, types.int32, types.uint64, types.int32, types.int64,
-                                   types.voidptr)
+MEMORY_HOOK_SIGNATURE = "void(voidptr, int32, uint64, int32, int64, voidptr)"
 
 
 EPSR_THUMB_ONLY = 1 << 24
@@ -286,15 +283,7 @@ def flash_read_hook(uc, access, address_u64, size, value, user_data):
     add_data_wait(st, wait)
 
 
-@intrinsic
-def _pointer(typingctx, address):
-    """The host address `address` (an int64 slot) as a pointer, for carray."""
-    def codegen(context, builder, signature, args):
-        return builder.inttoptr(args[0], cgutils.voidptr_t)
-    return types.voidptr(types.int64), codegen
-
-
-MMIO_READ_SIGNATURE = types.uint64(types.voidptr, types.uint64, types.uint32, types.voidptr)
+MMIO_READ_SIGNATURE = "uint64(voidptr, uint64, uint32, voidptr)"
 
 
 @cfunc(MMIO_READ_SIGNATURE)
@@ -343,7 +332,7 @@ def map_native_mmio(uc, address: int, size: int, read, write, user_data: np.ndar
 
 UC_MEM_READ, UC_MEM_FETCH = 16, 18  # unicorn.UC_MEM_READ / UC_MEM_FETCH: the access a TLB fill is for
 UC_PROT_READ, UC_PROT_WRITE, UC_PROT_EXEC, UC_PROT_ALL = 1, 2, 4, 7
-TLB_FILL_SIGNATURE = types.boolean(types.voidptr, types.uint64, types.int32, types.voidptr, types.voidptr)
+TLB_FILL_SIGNATURE = "boolean(voidptr, uint64, int32, voidptr, voidptr)"
 
 
 @cfunc(TLB_FILL_SIGNATURE)

@@ -1,61 +1,223 @@
-"""How the native code is compiled: numba's cache is chosen (numba_cache) before anything is
-compiled and stamped with the whole package's source (a change to layout.py must rebuild the
-hooks that froze its slots, not only layout.py's own functions), every module decorates with
-the same `njit`, and hooks are `cfunc`s compiled when first registered, not at import."""
+"""How the native code is compiled and loaded. Every module decorates with this `njit` and
+`cfunc`, which do not import numba: a function or hook is taken from the object store
+(object_store.py: the machine code of an earlier run, loaded without numba) when it is first
+needed, and compiled (or loaded from numba's own cache) by numba only when the store lacks it.
+numba is then imported once, set up by load_numba(): its cache stamped with the whole package's
+source (a change to layout.py must rebuild the hooks that froze its slots, not only layout.py's
+own functions), the numba objects the hooks' source names put in place, and the object code of
+what it compiles or loads kept for the store."""
 from __future__ import annotations
 
+import functools
 import os
+import sys
+
+import numpy as np
 
 from .. import numba_cache
+from .object_store import STORE
 
 CACHE = numba_cache.choose(__file__)  # (before numba compiles or caches anything)
-if CACHE:
-    numba_cache.stamp_package(os.path.dirname(os.path.abspath(__file__)))
+PACKAGE = os.path.dirname(os.path.abspath(__file__))
 
-import numba  # noqa: E402
-from numba.core.types import unliteral  # noqa: E402
 
-if numba_cache.command_process:
-    numba_cache.load_cached_without_refresh()
+class _NumbaName:
+    """Stands for a numba object (carray, an intrinsic, an external C function) in a module's
+    globals until load_numba() puts the object from numba_names.py in its place."""
+
+    def __repr__(self):
+        return "<numba object, set by jit.load_numba()>"
+
+
+NUMBA_NAME = _NumbaName()
+_numba = None
+
+
+def load_numba():
+    """numba, imported and set up for this package the first time something must be compiled
+    (or found in numba's cache), with the native modules' NUMBA_NAMEs replaced."""
+    global _numba
+    if _numba is None:
+        if CACHE:
+            numba_cache.stamp_package(PACKAGE)
+        import numba
+        from numba.core import codegen
+        from numba.extending import typeof_impl
+
+        if numba_cache.command_process:
+            numba_cache.load_cached_without_refresh()
+        _keep_object_code(codegen.CPUCodeLibrary)
+        typeof_impl.register(NativeFunction)(lambda value, context: typeof_impl(value.dispatcher, context))
+        _numba = numba
+    from . import numba_names
+
+    for name, module in list(sys.modules.items()):
+        if name.startswith(__package__ + ".") and module is not None:
+            for attribute, value in list(vars(module).items()):
+                if value is NUMBA_NAME and attribute != "NUMBA_NAME":
+                    setattr(module, attribute, getattr(numba_names, attribute))
+    return _numba
+
+
+def _keep_object_code(library_class) -> None:
+    """numba hands a library's object code, loaded from its cache, to LLVM and forgets it: keep
+    a copy for the store (a library numba compiles keeps its own until it is saved)."""
+    original = library_class._set_compiled_object
+    if getattr(original, "keeps", False):
+        return
+
+    def keeping(self, value):
+        original(self, value)
+        self.kept_object_code = value
+
+    keeping.keeps = True
+    library_class._set_compiled_object = keeping
+
+
+def _object_code(library) -> bytes | None:
+    return getattr(library, "kept_object_code", None) or getattr(library, "_compiled_object", None)
+
+
+def _kind(value):
+    """What numba's compiled wrapper assumes of an argument: an array's dtype, dimensions and
+    layout flags, else the scalar's type."""
+    if type(value) is np.ndarray:
+        flags = value.flags
+        return value.dtype.str, value.ndim, flags.c_contiguous, flags.writeable, flags.aligned
+    return type(value).__name__
+
+
+class NativeFunction:
+    """An @njit function. Called from Python it runs numba's compiled code for the kinds of its
+    arguments, from the store when it has it, else through numba's dispatcher (whose code then
+    goes to the store); called from other native code numba compiles it in (as
+    numba.njit(forceinline=True), see `dispatcher`)."""
+
+    def __init__(self, function, cache):
+        functools.update_wrapper(self, function)
+        self.function, self.cache = function, cache
+        self.stored = cache and function.__module__.startswith(__package__ + ".")  # (the store is the package's)
+        self._dispatcher = None
+        self._by_kinds = {}
+
+    def __call__(self, *args):
+        kinds = tuple(map(_kind, args))
+        run = self._by_kinds.get(kinds)
+        if run is None:
+            run = self._stored(kinds)
+            if run is None:
+                result = self.dispatcher(*args)
+                self._store(kinds, args)
+                self._by_kinds[kinds] = self.dispatcher
+                return result
+            self._by_kinds[kinds] = run
+        return run(*args)
+
+    def _key(self, kinds) -> str:
+        return f"{self.function.__module__}.{self.function.__qualname__}{kinds}"
+
+    def _stored(self, kinds):
+        if not self.stored:
+            return None
+        try:
+            return STORE.python_function(self._key(kinds), sys.modules[self.function.__module__])
+        except Exception:  # (anything amiss: numba's way)
+            return None
+
+    def _store(self, kinds, args) -> None:
+        """Keep the compiled overload `args` ran (its wrapper and environment names), unless its
+        environment holds constants (the store gives it an empty one) or it returns an array
+        (numba's wrapper unpickles the array's type, importing numba)."""
+        if not self.stored:
+            return
+        numba = load_numba()
+        compiled = self.dispatcher.overloads.get(tuple(numba.typeof(a) for a in args))
+        if compiled is None or compiled.environment.consts:
+            return
+        returned = compiled.signature.return_type
+        if any(isinstance(t, numba.types.Array) for t in (returned, *getattr(returned, "types", ()))):
+            return
+        code = _object_code(compiled.library)
+        if code:
+            STORE.save(self._key(kinds), dict(symbol=compiled.fndesc.llvm_cpython_wrapper_name,
+                                              environment=compiled.fndesc.env_name,
+                                              name=self.function.__name__), code)
+
+    @property
+    def dispatcher(self):
+        """numba.njit with this module's cache, compiled once per argument type: numba would
+        compile a helper again for every constant argument a call site passes (`_range_sum(st,
+        a, b, F_CYCLES)`, a copy per field), which made the first compile of a block hook half
+        again as long (13.7 s against 8.8). Every helper is `forceinline`: LLVM's
+        `alwaysinline`, so each is inlined into the hook that calls it as the hook's module is
+        optimised. Without it LLVM inlined none of them (a profile of the block hook showed each
+        helper a call of its own, passing the array's seven fields and its reference count);
+        numba's own `inline="always"`, which inlines numba's IR before typing, made the first
+        compile take four times as long, while LLVM's did not make it longer
+        (docs/performance.md, "Eighth pass")."""
+        if self._dispatcher is None:
+            numba = load_numba()
+            from numba.core.types import unliteral
+
+            dispatcher = numba.njit(cache=self.cache, forceinline=True)(self.function)
+            resolve = dispatcher.get_call_template
+
+            def get_call_template(args, kws):
+                return resolve(tuple(unliteral(a) for a in args), {k: unliteral(v) for k, v in kws.items()})
+
+            dispatcher.get_call_template = get_call_template
+            self._dispatcher = dispatcher
+        return self._dispatcher
+
+    def __getattr__(self, name):  # (the dispatcher's public attributes: signatures, overloads, ...)
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self.dispatcher, name)
 
 
 def njit(function=None, cache=CACHE):
-    """numba.njit with the cache chosen above, compiled once per argument type: numba would
-    compile a helper again for every constant argument a call site passes (`_range_sum(st, a,
-    b, F_CYCLES)`, a copy per field), which made the first compile of a block hook half again
-    as long (13.7 s against 8.8). Every helper is `forceinline`: LLVM's `alwaysinline`, so each
-    is inlined into the hook that calls it as the hook's module is optimised. Without it LLVM
-    inlined none of them (a profile of the block hook showed each helper a call of its own,
-    passing the array's seven fields and its reference count); numba's own `inline="always"`,
-    which inlines numba's IR before typing, made the first compile take four times as long,
-    while LLVM's did not make it longer (docs/performance.md, "Eighth pass"). `cache=False`: compiled
-    in every process (tests that look at what was compiled)."""
+    """An @njit function (NativeFunction). `cache=False`: compiled in every process by numba,
+    never stored (tests that look at what was compiled)."""
     if function is None:
         return lambda function: njit(function, cache)
-    dispatcher = numba.njit(cache=cache, forceinline=True)(function)
-    resolve = dispatcher.get_call_template
-
-    def get_call_template(args, kws):
-        return resolve(tuple(unliteral(a) for a in args), {k: unliteral(v) for k, v in kws.items()})
-
-    dispatcher.get_call_template = get_call_template
-    return dispatcher
+    return NativeFunction(function, cache)
 
 
 class _Cfunc:
-    """A hook compiled (or loaded from numba's cache) when first registered, not at import:
-    commands that run no firmware (`mcusim --help`, `mcusim report`) compile nothing."""
+    """A hook: its address from the store, or compiled (or loaded from numba's cache) by numba
+    when first registered, not at import: commands that run no firmware (`mcusim --help`,
+    `mcusim report`) load nothing. `key` names it in the store (a closure's variant)."""
 
-    def __init__(self, signature, function):
-        self.signature, self.function, self._compiled = signature, function, None
+    def __init__(self, signature: str, function, key: str | None = None):
+        self.signature, self.function = signature, function
+        self.key = f"{key or function.__module__ + '.' + function.__qualname__} {signature}"
+        self.stored = CACHE and function.__module__.startswith(__package__ + ".")
+        self._address = None
 
     @property
     def address(self) -> int:
-        if self._compiled is None:
-            with numba_cache.numba_probes_skipped():
-                self._compiled = numba.cfunc(self.signature, cache=CACHE)(self.function)
-        return self._compiled.address
+        if self._address is None:
+            self._address = self._stored() or self._compile()
+        return self._address
+
+    def _stored(self) -> int | None:
+        if not self.stored:
+            return None
+        try:
+            return STORE.function_address(self.key)
+        except Exception:  # (anything amiss: numba's way)
+            return None
+
+    def _compile(self) -> int:
+        numba = load_numba()
+        with numba_cache.numba_probes_skipped():
+            compiled = numba.cfunc(self.signature, cache=CACHE)(self.function)
+        code = _object_code(compiled._library)
+        if self.stored and code:
+            STORE.save(self.key, dict(symbol=compiled._wrapper_name), code)
+        return compiled.address
 
 
-def cfunc(signature):
-    return lambda function: _Cfunc(signature, function)
+def cfunc(signature: str, key: str | None = None):
+    """A hook with numba signature `signature` (a string, so defining it needs no numba)."""
+    return lambda function: _Cfunc(signature, function, key)

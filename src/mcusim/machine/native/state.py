@@ -7,7 +7,7 @@ import numpy as np
 from .layout import (
     BLOCK_ADDRESS, BLOCK_ADJUSTED, BLOCK_CACHE, BLOCK_SIZE, CACHE_ENTRIES, CACHE_ENTRY, CODE_PC, CYCLE_LIMIT,
     DATA_START, DEADLINE, ENDS_IN_BRANCH, FIELDS, FL_BLOCK_LINES, FL_BLOCK_LITERALS, FL_BUFFER_LINE, FL_CURRENT,
-    FL_DC_HITS, FL_DC_MISSES, FL_DC_ON, FL_IC_HITS, FL_IC_MISSES, FL_IC_ON, FL_LINE_RECORDS, FL_LINE_SHIFT,
+    FL_DC_HITS, FL_DC_MISSES, FL_DC_ON, FL_IC_HITS, HEADER_LENGTH, FL_IC_MISSES, FL_IC_ON, FL_LINE_RECORDS, FL_LINE_SHIFT,
     FL_PREFETCH_LINE, FL_RECORD, F_CYCLES, F_START_FLAGS, KIND, LAZY_FP_AT, LAZY_FP_PENDING, LINE_RECORD_AREA,
     LITERAL_RECORD, LITERAL_RECORD_AREA, LIT_INSN, LIT_MISSED, LIT_PORT, MAX_WINDOWS, PREVIOUS_END, PROFILE_EXTRA,
     PROFILE_TABLE, STEP_LIMIT, TOTAL_LENGTH, WINDOW, WINDOW_COUNT, WINDOW_TABLE, W_BASE, W_SIZE, W_TABLES)
@@ -152,8 +152,10 @@ class NativeState:
         if (block < pc < block + size and b[BLOCK_ADJUSTED] and self.start_prefix is not None
                 and (self.value_at(block, F_START_FLAGS) >> 6) & 1):
             prefix, has_prefix = self.start_prefix(block, pc), 1
-        return header_at(b, np.int64(pc), np.int64(prefix[0]), np.int64(prefix[1]), np.int64(prefix[2]),
-                         np.int64(has_prefix))
+        header = np.empty(HEADER_LENGTH, np.int64)
+        header_at(b, np.int64(pc), np.int64(prefix[0]), np.int64(prefix[1]), np.int64(prefix[2]),
+                  np.int64(has_prefix), header)
+        return header
 
     def counters_at(self, pc: int) -> dict[str, int]:
         """Counter totals (counters.COUNTERS, the per-instruction ones) at the instruction `pc`

@@ -1,0 +1,94 @@
+"""The object store (native/object_store.py): a run whose native code numba compiled or loaded
+before takes it from the store without importing numba, and computes exactly what numba's code
+computes; an entry that is torn, corrupt or for another key is not used."""
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from mcusim.machine.native import jit
+from mcusim.machine.native.object_store import Store
+
+PROGRAM = """
+import json, sys
+import mcusim
+result = mcusim.run({elf!r}, {board!r}, **{options!r})
+print(json.dumps(dict(
+    figures=[result.exit_code, result.cycles, result.instructions, result.stdout, result.uart, result.dwt,
+             result.stalls, result.energy, result.functions],
+    numba="numba" in sys.modules)))
+"""
+
+
+def _run(elf, board, options, **environment):
+    done = subprocess.run([sys.executable, "-c", PROGRAM.format(elf=str(elf), board=board, options=options)],
+                          capture_output=True, text=True, timeout=600, env={**os.environ, **environment})
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+@pytest.mark.parametrize("board, program, options", [
+    ("mcu-d", "bench", {"profile": True}),             # captures, power and fetch; the data cache's hook
+    ("mcu-m", "printf-uart", {}),                      # the console page's native callbacks
+    ("mps2-an386", "coremark-like", {"power": False}),  # the smallest hook variant
+])
+def test_a_second_run_loads_the_store_without_numba_and_computes_the_same(firmware_build, board, program, options):
+    elf = firmware_build / board / f"{program}.elf"
+    by_numba = _run(elf, board, options, MCUSIM_NATIVE_STORE="off")
+    assert by_numba["numba"]
+    _run(elf, board, options)  # (keeps whatever the store still lacked)
+    from_store = _run(elf, board, options)
+    assert not from_store["numba"]
+    assert from_store["figures"] == by_numba["figures"]
+
+
+def test_an_entry_is_used_only_whole_and_for_its_own_key(tmp_path):
+    store = Store()
+    store._folder = tmp_path
+    store.save("f(int64)", {"symbol": "f"}, b"object code")
+    entry, code = store.find("f(int64)")
+    assert code == b"object code" and entry["symbol"] == "f"
+    assert store.find("f(int32)") is None
+    (object_file,) = tmp_path.glob("*.o")
+    object_file.write_bytes(b"object codf")  # (corrupt, or written by another version half-way)
+    assert store.find("f(int64)") is None
+    object_file.write_bytes(b"object code")
+    (description,) = tmp_path.glob("*.json")
+    description.write_text(json.dumps(dict(json.loads(description.read_text()), key="f(int32)")))
+    assert store.find("f(int64)") is None
+
+
+def test_an_unwritable_store_is_left_alone(tmp_path):
+    store = Store()
+    store._folder = tmp_path / "file"
+    (tmp_path / "file").write_text("")  # (a file where the folder should be)
+    store.save("f(int64)", {"symbol": "f"}, b"object code")
+    assert store.find("f(int64)") is None
+
+
+def test_the_stored_code_is_chosen_by_what_numba_would_compile_for():
+    """numba's wrapper assumes the types it was compiled for: an argument of another dtype,
+    dimension, layout or writability, or another scalar type, must not reach it."""
+    kinds = {jit._kind(value) for value in (
+        np.zeros(4, np.int64), np.zeros(4, np.int32), np.zeros((2, 2), np.int64), np.zeros(8, np.int64)[::2],
+        np.zeros(4, np.int64).view(), 1, np.int64(1), np.int32(1), 1.0, True)}
+    readonly = np.zeros(4, np.int64)
+    readonly.flags.writeable = False
+    kinds.add(jit._kind(readonly))
+    assert len(kinds) == 10  # (the view is the array's own kind)
+
+
+def test_only_the_native_package_is_stored():
+    """The store's folder is named after the native package's source: a function elsewhere
+    (whose source that name does not cover) is left to numba."""
+    def double(x):
+        return 2 * x
+
+    elsewhere = jit.njit(double)
+    assert not elsewhere.stored and elsewhere(np.int64(21)) == 42
+    from mcusim.machine.native import tables
+
+    assert tables.resum_window.stored
