@@ -34,9 +34,11 @@ shared and noisy, so read the ratios of one run, not seconds across runs):
   cold/warm start a fresh process running the `mcusim` command (`mcusim run ELF --board B
                   --max-cycles 1`, through its console-script entry): it imports mcusim, builds the
                   simulator and runs to its first block: wall time from spawning the process to its
-                  exit (124, the cycle limit), Python's own start included. Cold: NUMBA_CACHE_DIR set to a
-                  new empty folder (numba compiles everything, as on the first run after install;
-                  src/mcusim/machine/numba_cache.py honours it); warm: the same folder again.
+                  exit (124, the cycle limit), Python's own start included. Cold, nothing prepared:
+                  NUMBA_CACHE_DIR and MCUSIM_NATIVE_STORE (the object store) set to new empty folders
+                  (numba compiles everything); cold after `mcusim prepare`: a new empty numba cache and
+                  a store `mcusim prepare` filled (as on the first run after scripts/setup.sh, which
+                  runs it; its own time is printed); warm: the caches of the cold run again.
 
 Goals (issue 15): mcusim / plain Unicorn <= 2x on the MPS2 boards; each vendor board's MIPS at
 least 0.5x its MPS2 counterpart's on the same program (Cortex-M4 boards against mps2-an386, mcu-d
@@ -225,20 +227,35 @@ FIRST_BLOCK = "import sys; from mcusim.launch import main; sys.argv[0] = 'mcusim
 CYCLE_LIMIT_EXIT = 124  # what `mcusim run` exits with when --max-cycles ends the run (docs/reliability.md)
 
 
-def start_seconds(elf: Path, board: str, cache_dir: str) -> float:
-    """Wall time of a fresh `mcusim run` process that runs `elf` to its first block, with numba's
-    cache in `cache_dir`."""
-    env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir,
+def _environment(cache_dir: str, store_dir: str) -> dict:
+    """numba's cache in `cache_dir`, the object store in `store_dir`, mcusim importable."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir, MCUSIM_NATIVE_STORE=store_dir,
                PYTHONPATH=os.pathsep.join([str(Path(mcusim.__file__).parents[1])] +
                                           [p for p in [os.environ.get("PYTHONPATH")] if p]))
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # an installed package has its .pyc files; without them
     # every start compiles mcusim's Python source again (about 1 s here)
+    return env
+
+
+def start_seconds(elf: Path, board: str, cache_dir: str, store_dir: str) -> float:
+    """Wall time of a fresh `mcusim run` process that runs `elf` to its first block, with numba's
+    cache in `cache_dir` and the object store in `store_dir`."""
     started = time.perf_counter()
     done = subprocess.run([sys.executable, "-c", FIRST_BLOCK, "run", str(elf), "--board", board, "--max-cycles", "1"],
-                          env=env, capture_output=True, timeout=600)
+                          env=_environment(cache_dir, store_dir), capture_output=True, timeout=600)
     seconds = time.perf_counter() - started
     assert done.returncode == CYCLE_LIMIT_EXIT, done.stderr.decode(errors="replace")[-2000:]
     return seconds
+
+
+def prepare_seconds(cache_dir: str, store_dir: str) -> float:
+    """Wall time of `mcusim prepare` (the ahead-of-time compile scripts/setup.sh runs) into
+    `store_dir`, with numba's cache in `cache_dir`."""
+    started = time.perf_counter()
+    done = subprocess.run([sys.executable, "-c", FIRST_BLOCK, "prepare"], env=_environment(cache_dir, store_dir),
+                          capture_output=True, timeout=3600)
+    assert done.returncode == 0, done.stderr.decode(errors="replace")[-2000:]
+    return time.perf_counter() - started
 
 
 def build(programs: list[str], boards: list[str]) -> None:
@@ -342,15 +359,24 @@ def decode_table(rows: dict) -> list[str]:
 
 
 def start_table(boards: list[str], program: str, repeat: int) -> list[str]:
-    lines = [f"| board | cold start s (goal <= {COLD_GOAL_S:g}) | | warm start s (goal <= {WARM_GOAL_S:g}) | |",
-             "|---|---|---|---|---|"]
-    for board in boards:
-        elf = ROOT / "firmware" / "build" / board / f"{program}.elf"
+    """Per board: the first run with nothing compiled (empty numba cache and object store), the
+    first run after `mcusim prepare` (empty numba cache, prepared store) and warm runs."""
+    lines = [f"| board | cold s, nothing prepared | cold s after `mcusim prepare` (goal <= {COLD_GOAL_S:g}) | | "
+             f"warm s (goal <= {WARM_GOAL_S:g}) | |", "|---|---|---|---|---|---|"]
+    with tempfile.TemporaryDirectory(prefix="speed-prepared-") as prepared:
         with tempfile.TemporaryDirectory(prefix="speed-numba-") as cache:
-            cold = start_seconds(elf, board, cache)
-            warm = median([start_seconds(elf, board, cache) for _ in range(max(repeat, 1))])
-        lines.append(f"| {board} | {cold:.2f} | {verdict(cold, COLD_GOAL_S)} | {warm:.2f} | "
-                     f"{verdict(warm, WARM_GOAL_S)} |")
+            prepare_s = prepare_seconds(cache, prepared)
+        for board in boards:
+            elf = ROOT / "firmware" / "build" / board / f"{program}.elf"
+            with tempfile.TemporaryDirectory(prefix="speed-numba-") as cache, \
+                    tempfile.TemporaryDirectory(prefix="speed-store-") as store:
+                cold = start_seconds(elf, board, cache, store)
+                warm = median([start_seconds(elf, board, cache, store) for _ in range(max(repeat, 1))])
+            with tempfile.TemporaryDirectory(prefix="speed-numba-") as cache:
+                after_prepare = start_seconds(elf, board, cache, prepared)
+            lines.append(f"| {board} | {cold:.2f} | {after_prepare:.2f} | {verdict(after_prepare, COLD_GOAL_S)} | "
+                         f"{warm:.2f} | {verdict(warm, WARM_GOAL_S)} |")
+    lines.append(f"\n`mcusim prepare` (once, at install: scripts/setup.sh) took {prepare_s:.1f} s.")
     return lines
 
 
@@ -370,7 +396,7 @@ def main() -> None:
         program = args.program[0] if args.program else STRETCH_PROGRAM
         build([program], boards)
         print(f"Start to the first instruction ({program}; cold = empty numba cache; warm = median of "
-              f"{max(repeat, 1)}):\n")
+              f"{max(repeat, 1)} with the caches the cold run filled):\n")
         print("\n".join(start_table(boards, program, repeat)))
         return
     build(programs, boards)

@@ -30,6 +30,8 @@ python=${PYTHON:-python3}
 .venv/bin/python -m pip install -q -e ".[test]"
 
 make -C firmware -j"$(nproc)" -s PYTHON="$PWD/.venv/bin/python"
+echo "setup: mcusim prepare (compiles the simulator's native code once, about a minute)"
+.venv/bin/mcusim prepare
 echo "setup: mcusim run --example hello --board mcu-d"
 .venv/bin/mcusim run --example hello --board mcu-d
 echo "setup: mcusim run firmware/build/mcu-d/exceptions.elf --board mcu-d"

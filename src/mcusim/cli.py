@@ -586,6 +586,28 @@ def _bundle_errors(*directories: str):
         raise click.UsageError(f"{names} is not a run.json bundle: {type(exc).__name__}: {exc}") from exc
 
 
+@main.command("prepare")
+def prepare_command():
+    """Compile mcusim's native code for this machine ahead of the first run.
+
+    numba compiles the simulator's hooks the first time a run needs them, 10 to 25 s before
+    that run's first instruction. This compiles them all once (a few minutes; scripts/setup.sh
+    does it), and runs the bundled hello and bench examples on every board with and without the captures,
+    so that later runs load the machine code without importing numba. It is kept in the
+    object store: MCUSIM_NATIVE_STORE if that names a folder, else beside NUMBA_CACHE_DIR,
+    else in the package's __pycache__ or ~/.cache/mcusim (docs/performance.md)."""
+    import time
+
+    from .machine.native.object_store import STORE
+    from .prepare import prepare
+
+    started = time.perf_counter()
+    steps = prepare(say=lambda line: say(f"mcusim: prepare: {line}"))
+    where = STORE.saved_in or (STORE.folders[0] if STORE.folders else None)
+    say(f"mcusim: prepare: {steps} steps in {time.perf_counter() - started:.0f} s; native code in "
+        f"{where if where else 'no store (MCUSIM_NATIVE_STORE=off)'}")
+
+
 @main.command("report")
 @click.argument("bundle", type=click.Path(file_okay=False, exists=True))
 @click.option("--html", "html_file", is_flag=False, flag_value="", default=None, metavar="[FILE]",

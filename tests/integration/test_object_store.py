@@ -1,6 +1,7 @@
 """The object store (native/object_store.py): a run whose native code numba compiled or loaded
 before takes it from the store without importing numba, and computes exactly what numba's code
 computes; an entry that is torn, corrupt or for another key is not used."""
+import ctypes
 import json
 import os
 import subprocess
@@ -45,28 +46,66 @@ def test_a_second_run_loads_the_store_without_numba_and_computes_the_same(firmwa
     assert from_store["figures"] == by_numba["figures"]
 
 
-def test_an_entry_is_used_only_whole_and_for_its_own_key(tmp_path):
+def _object(ir: str) -> bytes:
+    import llvmlite.binding as ll
+
+    ll.initialize_native_target()
+    ll.initialize_native_asmprinter()
+    return ll.Target.from_default_triple().create_target_machine().emit_object(ll.parse_assembly(ir))
+
+
+TWICE = "define i64 @mcusim_twice(i64 %x) {\n  %y = mul i64 %x, 2\n  ret i64 %y\n}\n"
+CALLS_MISSING = ("declare i64 @mcusim_no_such_function(i64)\n"
+                 "define i64 @mcusim_calls(i64 %x) {\n  %y = call i64 @mcusim_no_such_function(i64 %x)\n"
+                 "  ret i64 %y\n}\n")
+
+
+def _store(folders):
     store = Store()
-    store._folder = tmp_path
-    store.save("f(int64)", {"symbol": "f"}, b"object code")
-    entry, code = store.find("f(int64)")
-    assert code == b"object code" and entry["symbol"] == "f"
+    store._folders = folders
+    return store
+
+
+def test_stored_code_is_loaded_and_called(tmp_path):
+    _store([tmp_path]).save("twice", {"symbol": "mcusim_twice"}, _object(TWICE))
+    loading = _store([tmp_path])  # (another process: a new store; its engine holds the code)
+    assert ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_int64)(loading.function_address("twice"))(21) == 42
+
+
+def test_code_calling_what_this_process_lacks_is_not_loaded(tmp_path):
+    """(LLVM would abort the whole process at a call it cannot resolve.)"""
+    _store([tmp_path]).save("calls", {"symbol": "mcusim_calls"}, _object(CALLS_MISSING))
+    entry, _ = _store([tmp_path]).find("calls")
+    assert entry["undefined"] == ["mcusim_no_such_function"]
+    assert _store([tmp_path]).function_address("calls") is None
+
+
+def test_an_entry_is_used_only_whole_and_for_its_own_key(tmp_path):
+    store = _store([tmp_path])
+    code = _object(TWICE)
+    store.save("f(int64)", {"symbol": "mcusim_twice"}, code)
+    entry, found = store.find("f(int64)")
+    assert found == code and entry["symbol"] == "mcusim_twice"
     assert store.find("f(int32)") is None
     (object_file,) = tmp_path.glob("*.o")
-    object_file.write_bytes(b"object codf")  # (corrupt, or written by another version half-way)
+    object_file.write_bytes(code[:-1] + bytes([code[-1] ^ 1]))  # (corrupt, or written by another version half-way)
     assert store.find("f(int64)") is None
-    object_file.write_bytes(b"object code")
+    object_file.write_bytes(code)
     (description,) = tmp_path.glob("*.json")
     description.write_text(json.dumps(dict(json.loads(description.read_text()), key="f(int32)")))
     assert store.find("f(int64)") is None
 
 
-def test_an_unwritable_store_is_left_alone(tmp_path):
-    store = Store()
-    store._folder = tmp_path / "file"
+def test_what_is_not_an_elf_object_is_not_stored(tmp_path):
+    _store([tmp_path]).save("f(int64)", {"symbol": "f"}, b"not an object file")
+    assert not list(tmp_path.iterdir())
+
+
+def test_a_folder_that_cannot_be_written_is_passed_over(tmp_path):
+    store = _store([tmp_path / "file", tmp_path / "folder"])
     (tmp_path / "file").write_text("")  # (a file where the folder should be)
-    store.save("f(int64)", {"symbol": "f"}, b"object code")
-    assert store.find("f(int64)") is None
+    store.save("twice", {"symbol": "mcusim_twice"}, _object(TWICE))
+    assert store.find("twice") is not None and list((tmp_path / "folder").glob("*.o"))
 
 
 def test_the_stored_code_is_chosen_by_what_numba_would_compile_for():

@@ -12,7 +12,7 @@ functions are stored (their source is what names the store's folder).
 An entry is only used by the process whose code it was compiled from: the store's folder is
 named after a hash of the native package's source (numba_cache.package_stamp) and of
 everything that makes numba's output differ (numba's and llvmlite's installation, Python, the
-host CPU, every NUMBA_* setting). Each entry is a JSON description with the SHA-256 of its
+host CPU, every NUMBA_* setting but where numba caches). Each entry is a JSON description with the SHA-256 of its
 object file, written last: a torn or corrupt entry is not used. Anything that fails here leaves
 the function to numba.
 """
@@ -33,22 +33,24 @@ from .. import numba_cache
 FORMAT = 1  # (bumped when what an entry holds changes)
 
 
-def _folder() -> Path | None:
-    """Where the store lives: beside numba's cache (NUMBA_CACHE_DIR, else the native package's
-    __pycache__, else the user's cache folder), None when none can be written or
-    MCUSIM_NATIVE_STORE=off (numba compiles or loads everything, as before the store)."""
-    if os.environ.get("MCUSIM_NATIVE_STORE", "").lower() in ("0", "off", "no", "false"):
-        return None
-    given = os.environ.get("NUMBA_CACHE_DIR")
-    here = Path(__file__).resolve().parent
-    choices = [Path(given)] if given else []
-    choices.append(here / "__pycache__")
-    home = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    choices.append(Path(home) / "mcusim")
-    for choice in choices:
-        if numba_cache._writable(choice):
-            return choice / "mcusim-native" / _identity()
-    return None
+def _folders() -> list[Path]:
+    """Where the store may be, in the order looked in: MCUSIM_NATIVE_STORE when it names a
+    folder (the only one then; "off": none, numba compiles or loads everything), else beside
+    numba's cache (NUMBA_CACHE_DIR), the native package's __pycache__ (where `mcusim prepare`
+    puts what it compiles) and the user's cache folder. Code is saved in the first that can be
+    written."""
+    chosen = os.environ.get("MCUSIM_NATIVE_STORE", "")
+    if chosen.lower() in ("0", "off", "no", "false"):
+        return []
+    if chosen:
+        places = [Path(chosen)]
+    else:
+        given = os.environ.get("NUMBA_CACHE_DIR")
+        home = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        places = ([Path(given)] if given else []) + [Path(__file__).resolve().parent / "__pycache__",
+                                                     Path(home) / "mcusim"]
+    identity = _identity()
+    return [place / "mcusim-native" / identity for place in places]
 
 
 def _installed(package: str, *patterns: str) -> str:
@@ -69,7 +71,8 @@ def _identity() -> str:
     parts = [str(FORMAT), numba_cache.package_stamp(Path(__file__).resolve().parent), sys.version,
              _installed("numba", "core/runtime/*.so"), _installed("llvmlite", "binding/*.so"), ll.get_process_triple(), ll.get_host_cpu_name(),
              ll.get_host_cpu_features().flatten()]
-    parts += sorted(f"{k}={v}" for k, v in os.environ.items() if k.startswith("NUMBA_"))
+    parts += sorted(f"{k}={v}" for k, v in os.environ.items()
+                    if k.startswith("NUMBA_") and k not in ("NUMBA_CACHE_DIR", "NUMBA_DEBUG_CACHE"))
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:32]
 
 
@@ -81,46 +84,51 @@ class Store:
     """Object code by key, and one MCJIT engine that loads it into this process."""
 
     def __init__(self):
-        self._folder: Path | None | bool = False  # (False: not looked for yet)
+        self._folders: list[Path] | None = None  # (None: not looked for yet)
         self._engine = None
-        self._keep = []  # environments and engines the loaded code refers to
+        self._keep = []  # environments the loaded code refers to
+        self.saved_in: Path | None = None  # where code was last saved
 
     @property
-    def folder(self) -> Path | None:
-        if self._folder is False:
+    def folders(self) -> list[Path]:
+        if self._folders is None:
             try:
-                self._folder = _folder()
-            except Exception:  # (a package without the files looked for: no store)
-                self._folder = None
-        return self._folder
+                self._folders = _folders()
+            except Exception:  # (a numba or llvmlite without the files looked for: no store)
+                self._folders = []
+        return self._folders
 
     def save(self, key: str, description: dict, object_code: bytes) -> None:
-        """Keep `object_code` under `key` with `description` (its symbol names, argument kinds)."""
-        folder = self.folder
-        if folder is None:
+        """Keep `object_code` under `key` with `description` (its symbol names) and the symbols
+        it calls, in the first folder that can be written."""
+        undefined = _undefined_symbols(object_code)
+        if undefined is None:
             return
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-            name = _entry_name(key)
-            _write(folder / f"{name}.o", object_code)
-            entry = dict(description, key=key, sha256=hashlib.sha256(object_code).hexdigest())
-            _write(folder / f"{name}.json", json.dumps(entry).encode())
-        except OSError:
-            pass  # (the store is only a shortcut: numba stays the way)
+        name = _entry_name(key)
+        entry = dict(description, key=key, undefined=undefined, sha256=hashlib.sha256(object_code).hexdigest())
+        for folder in self.folders:
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+                _write(folder / f"{name}.o", object_code)
+                _write(folder / f"{name}.json", json.dumps(entry).encode())  # (last: the entry is whole)
+                self.saved_in = folder
+                return
+            except OSError:
+                continue  # (the store is only a shortcut: numba stays the way)
 
     def find(self, key: str) -> tuple[dict, bytes] | None:
-        folder = self.folder
-        if folder is None:
-            return None
+        """The description and object code kept under `key`, from the first folder holding a
+        whole entry for it."""
         name = _entry_name(key)
-        try:
-            entry = json.loads((folder / f"{name}.json").read_bytes())
-            object_code = (folder / f"{name}.o").read_bytes()
-        except (OSError, ValueError):
-            return None
-        if entry.get("key") != key or entry.get("sha256") != hashlib.sha256(object_code).hexdigest():
-            return None
-        return entry, object_code
+        for folder in self.folders:
+            try:
+                entry = json.loads((folder / f"{name}.json").read_bytes())
+                object_code = (folder / f"{name}.o").read_bytes()
+            except (OSError, ValueError):
+                continue
+            if entry.get("key") == key and entry.get("sha256") == hashlib.sha256(object_code).hexdigest():
+                return entry, object_code
+        return None
 
     def load(self, key: str):
         """(entry, engine) with the entry's object code loaded, or None when the store lacks it."""
@@ -131,6 +139,8 @@ class Store:
         import llvmlite.binding as ll
 
         engine = self._jit()
+        if any(ll.address_of_symbol(symbol) is None for symbol in entry["undefined"]):
+            return None  # (LLVM would abort the process on a call it cannot resolve)
         engine.add_object_file(ll.ObjectFileRef.from_data(object_code))
         engine.finalize_object()
         return entry, engine
@@ -173,6 +183,24 @@ class Store:
             machine = ll.Target.from_default_triple().create_target_machine()
             self._engine = ll.create_mcjit_compiler(ll.parse_assembly(""), machine)
         return self._engine
+
+
+def _undefined_symbols(object_code: bytes) -> list[str] | None:
+    """The names an ELF object file calls or reads but does not define (None: not ELF, not
+    stored: nothing else could be checked before loading)."""
+    import io
+
+    from elftools.common.exceptions import ELFError
+    from elftools.elf.elffile import ELFFile
+
+    try:
+        table = ELFFile(io.BytesIO(object_code)).get_section_by_name(".symtab")
+    except ELFError:
+        return None
+    if table is None:
+        return None
+    return sorted({symbol.name for symbol in table.iter_symbols()
+                   if symbol.name and symbol["st_shndx"] == "SHN_UNDEF"})
 
 
 def _numba_extension(name: str):

@@ -1,0 +1,59 @@
+"""`mcusim prepare`: the native code compiled ahead of the first run.
+
+numba compiles the hooks the first time a run needs them: 10 to 25 s before the first
+instruction of the first run after an install (docs/performance.md). This does it once, ahead
+of time (scripts/setup.sh runs it): every block hook variant and every other hook, then two
+bundled examples on every board with and without the captures, so the functions Python calls
+are compiled for the arguments runs give them. Their machine code goes to the object store
+(machine/native/object_store.py), from which later runs load it without numba; a function
+nothing here used is compiled when a run first needs it, as before.
+"""
+from __future__ import annotations
+
+import itertools
+import time
+
+CAPTURES = dict(profile=True, pc_sample_cycles=997, branch_trace=True, swo=True, timeline=True,
+                memory_traffic=True, power_trace=True)
+EXAMPLES = ("hello", "bench")  # (bench: long enough for the profile's lines and the sampled data windows)
+
+
+def hooks() -> list[tuple[str, object]]:
+    """Every hook (named), each a jit._Cfunc: the block hook's variants and the module-level ones."""
+    from .machine.native import console_uart, hooks as native_hooks
+    from .machine.native.jit import _Cfunc
+
+    every = [native_hooks.Features(*on) for on in itertools.product((False, True), repeat=len(native_hooks.Features._fields))]
+    found = [(f"block hook ({', '.join(name for name, on in features._asdict().items() if on) or 'core timing'})",
+              native_hooks.block_hook_for(features)) for features in every]
+    for module in (native_hooks, console_uart):
+        found += [(name, value) for name, value in vars(module).items() if isinstance(value, _Cfunc)]
+    return found
+
+
+def prepare(say=print) -> int:
+    """Compile (or load) everything above into the store; `say` gets a line per step. Returns
+    the number of steps."""
+    from . import examples
+    from .api import Simulator
+    from .config import board_names
+
+    steps = 0
+    for name, hook in hooks():
+        started = time.perf_counter()
+        hook.address  # noqa: B018  (compiles, or loads, and keeps it in the store)
+        say(f"{name}: {time.perf_counter() - started:.1f} s")
+        steps += 1
+    for board, example in itertools.product(board_names(), EXAMPLES):
+        try:
+            elf = examples.path(example, board)
+        except LookupError as missing:
+            say(f"{board}: skipped ({missing})")
+            continue
+        for options in ({}, CAPTURES, dict(power=False)):
+            started = time.perf_counter()
+            result = Simulator(elf, board, **options).run()
+            kind = "captures" if options is CAPTURES else ", ".join(f"{k}={v}" for k, v in options.items()) or "default"
+            say(f"{example} on {board} ({kind}): exit {result.exit_code}, {time.perf_counter() - started:.1f} s")
+            steps += 1
+    return steps
