@@ -13,8 +13,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from vcd import VCDWriter
-
 TIMESCALE = "1 ns"
 TICKS_PER_SECOND = 1_000_000_000
 NO_REGION = "-"  # the `current` string outside every region
@@ -59,6 +57,8 @@ def write(path: str | Path, pins, regions, end_seconds: float | None = None, com
     events = sorted([(seconds, False, name, level) for seconds, name, level in pins]
                     + [(seconds, True, name, begin) for seconds, name, begin in regions]
                     + [(seconds, None, rail, watts) for seconds, rail, watts in power], key=lambda e: e[0])
+    from vcd import VCDWriter  # (here: pyvcd is 8 ms of every start, and only --vcd writes)
+
     with open(path, "w") as stream, VCDWriter(stream, timescale=TIMESCALE, comment=comment) as writer:
         taken: set[str] = set()
         pin_vars = {name: writer.register_var("mcusim.gpio", _identifier(name, taken), "wire", size=1, init="z")
