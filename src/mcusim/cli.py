@@ -33,8 +33,6 @@ from .power.model import MAX_CLOCK_HZ
 from .config import ConfigError, board_names, load_board
 from .elf import ElfError, ElfImage
 from .extras import MissingExtra, require
-from .gdb import server as gdb_server
-from .gdb.packets import Connection as GdbConnection
 from .machine.exceptions import exception_name
 from .machine.flash_timing import FlashLatencyError, parse_flash_latency
 from .machine.machine import DEFAULT_MAX_CYCLES
@@ -344,6 +342,8 @@ def run_command(firmware_and_args, board, example, max_cycles, max_seconds, cloc
 
 def _gdb_listener(address: str):
     """The socket gdb connects to (usage errors, exit 2: a bad address, a port in use)."""
+    from .gdb import server as gdb_server  # (here: the gdb server and its sockets are only for --gdb)
+
     try:
         host, port = gdb_server.parse_address(address)
         return gdb_server.listen(host, port)
@@ -357,6 +357,9 @@ def _debug(sim, listener, quiet) -> None:
     """Serve one gdb session; afterwards the run goes on to its end (detach, disconnect) or ends
     where it stands (kill), and its results are reported as any run's. Interrupted while
     waiting for gdb, before anything ran: exit 128 + the signal, nothing written."""
+    from .gdb import server as gdb_server
+    from .gdb.packets import Connection as GdbConnection
+
     host, port = listener.getsockname()[:2]
     say(f"mcusim: waiting for gdb on {host}:{port} (target remote {host}:{port})")
     interrupted = lambda: sim.machine.interrupted()  # noqa: E731  (the machine of the moment: gdb may reset it)
