@@ -90,7 +90,8 @@ def header_at(st, pc, prefix_cycles, prefix_interlock, prefix_lost, has_prefix, 
     out of sequence and `pc` past its first instruction: (prefix_cycles, prefix_interlock,
     prefix_lost) is the part of the block-start correction that belongs to the instructions
     before `pc` (the decoder's start_prefix; has_prefix 0: none given)."""
-    t[:] = st[:HEADER_LENGTH]
+    for i in range(HEADER_LENGTH):  # (a loop: a slice assignment compiles numba's shape-error formatting, 3 s)
+        t[i] = st[i]
     block = st[BLOCK_ADDRESS]
     end = block + st[BLOCK_SIZE]
     if not block <= pc < end:
