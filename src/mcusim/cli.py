@@ -594,7 +594,7 @@ def prepare_command():
     """Compile mcusim's native code for this machine ahead of the first run.
 
     numba compiles the simulator's hooks the first time a run needs them, 10 to 25 s before
-    that run's first instruction. This compiles them all once (a few minutes; scripts/setup.sh
+    that run's first instruction. This compiles them all once (about a minute; scripts/setup.sh
     does it), and runs the bundled hello and bench examples on every board with and without the captures,
     so that later runs load the machine code without importing numba. It is kept in the
     object store: MCUSIM_NATIVE_STORE if that names a folder, else beside NUMBA_CACHE_DIR,
@@ -606,9 +606,13 @@ def prepare_command():
 
     started = time.perf_counter()
     steps = prepare(say=lambda line: say(f"mcusim: prepare: {line}"))
-    where = STORE.saved_in or (STORE.folders[0] if STORE.folders else None)
-    say(f"mcusim: prepare: {steps} steps in {time.perf_counter() - started:.0f} s; native code in "
-        f"{where if where else 'no store (MCUSIM_NATIVE_STORE=off)'}")
+    if STORE.saved_in:
+        where = f"native code saved in {STORE.saved_in}"
+    elif STORE.folders:
+        where = f"nothing new to save (the store: {', '.join(map(str, STORE.folders))})"
+    else:
+        where = "no store (MCUSIM_NATIVE_STORE=off): numba's cache only"
+    say(f"mcusim: prepare: {steps} steps in {time.perf_counter() - started:.0f} s; {where}")
 
 
 @main.command("report")

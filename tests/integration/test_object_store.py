@@ -120,6 +120,17 @@ def test_the_stored_code_is_chosen_by_what_numba_would_compile_for():
     assert len(kinds) == 10  # (the view is the array's own kind)
 
 
+def test_what_the_kinds_cannot_tell_apart_never_runs_stored_code():
+    """An int beyond int64 (numba: uint64), a tuple (its items' types), an array subclass: the
+    type alone does not say what numba compiles for, so such calls always go to numba."""
+    class Subclass(np.ndarray):
+        pass
+
+    for value in (2**63, -2**63 - 1, (1, 2), (1.0, 2.0, 3.0), np.zeros(4, np.int32).view(Subclass), "text"):
+        assert jit._kind(value) is None
+    assert jit._kind(2**63 - 1) is int and jit._kind(np.int32(1)) is np.int32
+
+
 def test_only_the_native_package_is_stored():
     """The store's folder is named after the native package's source: a function elsewhere
     (whose source that name does not cover) is left to numba."""

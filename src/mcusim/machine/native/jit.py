@@ -19,6 +19,7 @@ from .object_store import STORE
 
 CACHE = numba_cache.choose(__file__)  # (before numba compiles or caches anything)
 PACKAGE = os.path.dirname(os.path.abspath(__file__))
+STORE.folders  # noqa: B018  (named now, after the source as imported: code compiled from it is saved there)
 
 
 class _NumbaName:
@@ -74,6 +75,12 @@ def _keep_object_code(library_class) -> None:
     library_class._set_compiled_object = keeping
 
 
+def _storable(compiled) -> bool:
+    """numba's own test for caching (no addresses of this process baked in: ctypes pointers,
+    large global arrays) and no constants in its environment (the store gives it an empty one)."""
+    return not compiled.library.has_dynamic_globals and not compiled.environment.consts
+
+
 def _object_code(library) -> bytes | None:
     return getattr(library, "kept_object_code", None) or getattr(library, "_compiled_object", None)
 
@@ -82,12 +89,20 @@ _ARRAY = np.ndarray
 _LAYOUT_FLAGS = 0x503  # NPY_ARRAY_C_CONTIGUOUS | F_CONTIGUOUS | ALIGNED | WRITEABLE (numpy's ndarraytypes.h)
 
 
+_SCALARS = (np.integer, np.floating, np.bool_, bool, float)
+
+
 def _kind(value):
-    """What numba's compiled wrapper assumes of an argument: an array's dtype, dimensions and
-    layout flags, else the scalar's type (0.25 us an array: it is computed at every call)."""
-    if type(value) is _ARRAY:
+    """What numba's compiled wrapper assumes of an argument: a plain array's dtype, dimensions
+    and layout flags, else the scalar's type (0.25 us an array: it is computed at every call);
+    None for anything else (a tuple, an array subclass, an int beyond int64, which numba types
+    as uint64): never run from the store."""
+    kind = type(value)
+    if kind is _ARRAY:
         return value.dtype, value.ndim, value.flags.num & _LAYOUT_FLAGS
-    return type(value)
+    if kind is int:
+        return kind if -2**63 <= value < 2**63 else None
+    return kind if issubclass(kind, _SCALARS) else None
 
 
 class NativeFunction:
@@ -106,11 +121,16 @@ class NativeFunction:
     def __call__(self, *args):
         kinds = tuple(map(_kind, args))
         run = self._by_kinds.get(kinds)
+        if run is None and None in kinds:
+            return self.dispatcher(*args)
         if run is None:
             run = self._stored(kinds)
             if run is None:
                 result = self.dispatcher(*args)
-                self._store(kinds, args)
+                try:
+                    self._store(kinds, args)
+                except Exception:  # (numba's internals changed: nothing stored, the run goes on)
+                    pass
                 self._by_kinds[kinds] = self.dispatcher
                 return result
             self._by_kinds[kinds] = run
@@ -135,7 +155,7 @@ class NativeFunction:
             return
         numba = load_numba()
         compiled = self.dispatcher.overloads.get(tuple(numba.typeof(a) for a in args))
-        if compiled is None or compiled.environment.consts:
+        if compiled is None or not _storable(compiled):
             return
         returned = compiled.signature.return_type
         if any(isinstance(t, numba.types.Array) for t in (returned, *getattr(returned, "types", ()))):
@@ -215,9 +235,12 @@ class _Cfunc:
         numba = load_numba()
         with numba_cache.numba_probes_skipped():
             compiled = numba.cfunc(self.signature, cache=CACHE)(self.function)
-        code = _object_code(compiled._library)
-        if self.stored and code:
-            STORE.save(self.key, dict(symbol=compiled._wrapper_name), code)
+        try:
+            code = None if compiled._library.has_dynamic_globals else _object_code(compiled._library)
+            if self.stored and code:
+                STORE.save(self.key, dict(symbol=compiled._wrapper_name), code)
+        except Exception:  # (numba's internals changed: nothing stored, the hook is numba's)
+            pass
         return compiled.address
 
 

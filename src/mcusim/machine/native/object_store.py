@@ -226,6 +226,7 @@ def _write(path: Path, data: bytes) -> None:
     try:
         with os.fdopen(handle, "wb") as out:
             out.write(data)
+        os.chmod(temporary, 0o644)  # (mkstemp's 0600 would hide a store `mcusim prepare` made from other users)
         os.replace(temporary, path)
     except BaseException:
         if os.path.exists(temporary):
