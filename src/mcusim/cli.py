@@ -593,7 +593,7 @@ def _bundle_errors(*directories: str):
 def prepare_command():
     """Compile mcusim's native code for this machine ahead of the first run.
 
-    numba compiles the simulator's hooks the first time a run needs them, 10 to 25 s before
+    numba compiles the simulator's hooks the first time a run needs them, 8 to 18 s before
     that run's first instruction. This compiles them all once (about a minute; scripts/setup.sh
     does it), and runs the bundled hello and bench examples on every board with and without the captures,
     so that later runs load the machine code without importing numba. It is kept in the

@@ -1,6 +1,7 @@
 """Host files: opening an input (firmware, a bundle's files, a power model) only when it is a
 regular file (a FIFO would block the reader until a writer came, /dev/zero would never end),
-and the descriptor behind a stream, which waits on the host select on."""
+the descriptor behind a stream, which waits on the host select on, and mcusim's folder in the
+user's cache."""
 from __future__ import annotations
 
 import os
@@ -35,3 +36,10 @@ def descriptor(stream) -> int | None:
         return stream.fileno()
     except (AttributeError, OSError, ValueError):
         return None
+
+
+def user_cache_dir() -> Path | None:
+    """mcusim's folder in the user's cache: $XDG_CACHE_HOME/mcusim or ~/.cache/mcusim; None
+    without a home (never a folder relative to the working directory)."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "mcusim" if os.path.isabs(base) else None

@@ -1,6 +1,6 @@
 """`mcusim prepare`: the native code compiled ahead of the first run.
 
-numba compiles the hooks the first time a run needs them: 10 to 25 s before the first
+numba compiles the hooks the first time a run needs them: 8 to 18 s before the first
 instruction of the first run after an install (docs/performance.md). This does it once, ahead
 of time (scripts/setup.sh runs it): every block hook variant and every other hook, then two
 bundled examples on every board with and without the captures, so the functions Python calls

@@ -158,3 +158,14 @@ def test_after_mcusim_prepare_a_first_run_imports_no_numba(tmp_path):
         run = _run(examples.path("dwt", board), board, {"profile": True, "pc_sample_cycles": 500},
                    MCUSIM_NATIVE_STORE=str(tmp_path / "store"), NUMBA_CACHE_DIR=str(tmp_path / "numba"))
         assert run["figures"][0] == 0 and not run["numba"], board
+
+
+def test_no_home_means_no_store_in_the_working_folder(monkeypatch):
+    from mcusim.machine.native import object_store
+
+    for name in ("MCUSIM_NATIVE_STORE", "NUMBA_CACHE_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/cache")
+    assert all(folder.is_absolute() for folder in object_store._folders())
+    monkeypatch.setenv("XDG_CACHE_HOME", "/somewhere/cache")
+    assert object_store._folders()[-1].parents[1] == object_store.Path("/somewhere/cache/mcusim")

@@ -33,6 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from ..machine.native import FIELDS, KIND
+from ..files import user_cache_dir
 from ..machine.numba_cache import package_stamp
 from .decoder import can_store
 
@@ -50,8 +51,7 @@ def store_root() -> Path | None:
         return None
     if given:
         return Path(given)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "mcusim" if os.path.isabs(base) else None  # (no home: no store, not one in the cwd)
+    return user_cache_dir()
 
 
 def store_for(segments, timing, instruction_cycles: int) -> "DecodeStore | None":

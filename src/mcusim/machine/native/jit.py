@@ -85,6 +85,11 @@ def _object_code(library) -> bytes | None:
     return getattr(library, "kept_object_code", None) or getattr(library, "_compiled_object", None)
 
 
+def _in_package(function) -> bool:
+    """Whether `function` is the native package's own: the store is named after its source only."""
+    return function.__module__.startswith(__package__ + ".")
+
+
 _ARRAY = np.ndarray
 _LAYOUT_FLAGS = 0x503  # NPY_ARRAY_C_CONTIGUOUS | F_CONTIGUOUS | ALIGNED | WRITEABLE (numpy's ndarraytypes.h)
 
@@ -114,7 +119,7 @@ class NativeFunction:
     def __init__(self, function, cache):
         functools.update_wrapper(self, function)
         self.function, self.cache = function, cache
-        self.stored = cache and function.__module__.startswith(__package__ + ".")  # (the store is the package's)
+        self.stored = cache and _in_package(function)
         self._dispatcher = None
         self._by_kinds = {}
 
@@ -214,7 +219,7 @@ class _Cfunc:
     def __init__(self, signature: str, function, key: str | None = None):
         self.signature, self.function = signature, function
         self.key = f"{key or function.__module__ + '.' + function.__qualname__} {signature}"
-        self.stored = CACHE and function.__module__.startswith(__package__ + ".")
+        self.stored = CACHE and _in_package(function)
         self._address = None
 
     @property

@@ -28,6 +28,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from ...files import user_cache_dir
 from .. import numba_cache
 
 FORMAT = 1  # (bumped when what an entry holds changes)
@@ -46,9 +47,8 @@ def _folders() -> list[Path]:
         places = [Path(chosen)]
     else:
         given = os.environ.get("NUMBA_CACHE_DIR")
-        home = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-        places = ([Path(given)] if given else []) + [Path(__file__).resolve().parent / "__pycache__",
-                                                     Path(home) / "mcusim"]
+        places = ([Path(given)] if given else []) + [Path(__file__).resolve().parent / "__pycache__"]
+        places += [folder for folder in [user_cache_dir()] if folder]
     identity = _identity()
     return [place / "mcusim-native" / identity for place in places]
 
