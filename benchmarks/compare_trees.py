@@ -4,16 +4,23 @@ alternating so both see the same machine load, and whether they simulated the sa
     git worktree add /tmp/base <commit>
     python benchmarks/compare_trees.py --base /tmp/base [--new .] [--repeat 3] [--workloads B:ELF,...]
     python benchmarks/compare_trees.py --base /tmp/base --cycles [--workloads B:ELF,...]
+    python benchmarks/compare_trees.py --base /tmp/base --decode [--repeat 5] [--workloads B:ELF,...]
 
 Each run is a fresh process (`Simulator(elf, board).run()`, the numba cache warmed by a first,
 untimed run of each tree); the table gives the fastest of `--repeat` runs per tree and the
 ratio new / base. The default workloads are the kit's speed programs (firmware/build, `make`).
 With --cycles each tree runs each workload once and the table compares what they simulated
-(cycles, data wait cycles), to measure what a change of the timing model changes.
+(cycles, data wait cycles), to measure what a change of the timing model changes. With --decode
+each run decodes its code the first time (the decode store off, `MCUSIM_DECODE_CACHE=off`), and
+the table gives host microseconds per instruction decoded (time in Decoder.decode_block over the
+instructions it decoded), the median and range of `--repeat` fresh processes per tree: decoding
+new code is first-run work, so it is measured in first runs.
 """
 from __future__ import annotations
 
 import argparse
+import os
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -24,6 +31,12 @@ DEFAULT = ["mps2-an386:coremark-like", "mcu-m:coremark-like", "mcu-d:dhrystone-l
 RUN = ("import sys, time; sys.path.insert(0, sys.argv[1] + '/src'); from mcusim.api import Simulator; "
        "s = Simulator(sys.argv[2], sys.argv[3]); t = time.perf_counter(); r = s.run(); "
        "print(time.perf_counter() - t, r.cycles, r.stalls['data_wait'], r.exit_code)")
+DECODE = ("import sys, time; sys.path.insert(0, sys.argv[1] + '/src'); from mcusim.api import Simulator; "
+          "from mcusim.timing.decoder import Decoder; spent = [0.0]; decode = Decoder.decode_block\n"
+          "def timed(*args):\n t = time.perf_counter()\n try: return decode(*args)\n"
+          " finally: spent[0] += time.perf_counter() - t\n"
+          "Decoder.decode_block = timed; s = Simulator(sys.argv[2], sys.argv[3]); r = s.run(); "
+          "print(spent[0] / s.machine.decoder.instructions_decoded * 1e6, r.cycles)")
 
 
 def run(tree: Path, elf: Path, board: str) -> tuple[float, int, int]:
@@ -33,6 +46,36 @@ def run(tree: Path, elf: Path, board: str) -> tuple[float, int, int]:
         sys.exit(f"{tree}: {board} {elf.name} failed:\n{done.stderr[-2000:]}")
     seconds, cycles, data_wait, _ = done.stdout.split()
     return float(seconds), int(cycles), int(data_wait)
+
+
+def decode_us(tree: Path, elf: Path, board: str) -> tuple[float, int]:
+    """(host us per instruction decoded, cycles) of a first run (no decode store) in a fresh process."""
+    done = subprocess.run([sys.executable, "-c", DECODE, str(tree), str(elf), board], capture_output=True, text=True,
+                          env={**os.environ, "MCUSIM_DECODE_CACHE": "off"})
+    if done.returncode != 0:
+        sys.exit(f"{tree}: {board} {elf.name} failed:\n{done.stderr[-2000:]}")
+    us, cycles = done.stdout.split()
+    return float(us), int(cycles)
+
+
+def compare_decode(trees: dict[str, Path], workloads: list[str], repeat: int) -> None:
+    print("| board | program | base us/instruction, median (range) | new | new / base | same cycles |")
+    print("|---|---|---|---|---|---|")
+    for workload in workloads:
+        board, program = workload.split(":")
+        elf = ROOT / "firmware" / "build" / board / f"{program}.elf"
+        for tree in trees.values():
+            decode_us(tree, elf, board)  # warm the numba cache
+        found = {name: [] for name in trees}
+        cycles = {}
+        for _ in range(repeat):
+            for name, tree in trees.items():
+                us, cycles[name] = decode_us(tree, elf, board)
+                found[name].append(us)
+        base, new = (statistics.median(found[name]) for name in trees)
+        base_range, new_range = (f"({min(found[name]):.1f}-{max(found[name]):.1f})" for name in trees)
+        print(f"| {board} | {program} | {base:.1f} {base_range} | {new:.1f} {new_range} | {new / base:.2f} | "
+              f"{'yes' if cycles['base'] == cycles['new'] else 'NO'} |", flush=True)
 
 
 def compare_cycles(trees: dict[str, Path], workloads: list[str]) -> None:
@@ -54,8 +97,13 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--workloads", default=",".join(DEFAULT), help="BOARD:PROGRAM,... from firmware/build")
     parser.add_argument("--cycles", action="store_true", help="compare the cycles simulated, not host time")
+    parser.add_argument("--decode", action="store_true",
+                        help="compare host us per instruction decoded in first runs (the decode store off)")
     args = parser.parse_args()
     trees = {"base": args.base.resolve(), "new": args.new.resolve()}
+    if args.decode:
+        compare_decode(trees, args.workloads.split(","), args.repeat)
+        return
     if args.cycles:
         compare_cycles(trees, args.workloads.split(","))
         return

@@ -116,3 +116,16 @@ def test_conditional_return_pays_the_reload_only_when_it_runs(timing):
 def test_fold_is_taken_back_at_a_block_start(timing):
     it = more_costs(timing, "r4")[1]
     assert (it.folded, it.start_fold, it.cycles + it.start_adjust) == (1, 1, 1)
+
+
+def test_a_memoised_cost_tells_an_fp_result_from_a_move_to_the_same_register(timing):
+    """cost() memoises by what it reads of the neighbour: VADD reading s0 waits after a VMUL
+    that wrote it (TRM 7.2.3) and not after a VMOV that moved a core register into it."""
+    from mcusim.timing.instruction import disassemble
+    code = bytes.fromhex("00ee101a20ee810a70ee021a")  # vmov s0, r1; vmul.f32 s0, s1, s2; vadd.f32 s3, s0, s4
+    found = disassemble(code, 0x100, 0x100 + len(code))
+    move, multiply, add = found[0x100], found[0x104], found[0x108]
+    model = CortexM4Timing(core_timing_table(load_core("cortex-m4")))
+    after_move, after_multiply = model.cost(add, move), model.cost(add, multiply)
+    assert after_multiply.cycles == after_move.cycles + model.t["fp_result_dependency"]
+    assert after_multiply.stall_interlock == model.t["fp_result_dependency"] and after_move.stall_interlock == 0

@@ -46,3 +46,18 @@ def test_undecodable_encodings_are_skipped_and_the_rest_decoded():
     assert sorted(found) == [0x2000, 0x2004]
     assert [insn.address for insn in disassemble_run(code, 0x2000)] == [0x2000]  # as capstone: up to it
     assert disassemble_one(undefined, 0x2002) is None
+
+
+def test_an_encoding_of_a_known_shape_is_made_without_capstone_detail(monkeypatch):
+    """Two calls to different targets share a shape: the second is copied from the first, with
+    its own address, bytes and operand text."""
+    from mcusim.timing import instruction
+    first_call, second_call = bytes.fromhex("00f0fef8"), bytes.fromhex("00f0f0f8")  # bl to two targets
+    first = disassemble(first_call, 0x4000, 0x4004)[0x4000]
+    monkeypatch.setattr(instruction, "_detail_disasm", lambda *args: [])  # no detail from here on
+    second = disassemble(second_call, 0x5000, 0x5004)[0x5000]
+    theirs = capstone(second_call, 0x5000)[0]
+    assert second.shape == first.shape and second.key != first.key
+    assert (second.address, second.bytes, second.mnemonic, second.op_str) == (0x5000, second_call, theirs.mnemonic,
+                                                                            theirs.op_str)
+    assert second.regs_access() == tuple(theirs.regs_access())

@@ -63,10 +63,10 @@ class CortexM4Timing:
         self.t = table
         self._recent: dict[int, tuple] = {}  # address -> (name, reads, writes): the last few instructions
         self._described: dict[int, tuple] = {}  # Instruction.shape -> (name, reads, writes)
-        # what cost() reads of the previous instruction, numbered: (name, writes, size) -> number
-        self._neighbours: dict[tuple, int] = {}
-        self._neighbour_of: dict[int, int] = {}  # Instruction.shape -> its number there
-        self._costs: dict[tuple, Cost] = {}  # (Instruction.shape, the previous one's number or None) -> Cost
+        self._neighbour_of: dict[int, tuple] = {}  # Instruction.shape -> what _neighbour reads of it as a neighbour
+        self._needs: dict[int, tuple] = {}  # Instruction.shape -> what _neighbour reads of its neighbour
+        self._costs: dict[tuple, Cost] = {}  # (Instruction.shape, _neighbour or None) -> Cost
+        self._pairs: dict[tuple, Cost] = {}  # (Instruction.shape, the previous one's or None) -> Cost
 
     def _describe(self, insn) -> tuple[str, set[str], set[str]]:
         """(operation, registers read, registers written), remembered for the next instruction
@@ -119,29 +119,52 @@ class CortexM4Timing:
 
     def cost(self, insn, previous) -> Cost:
         """Cost of capstone instruction `insn` (detail mode) after `previous`: the instruction that
-        ran just before it (the decoder passes the one before a folded IT), or None. It depends on
-        the instruction's encoding and the previous one's operation, registers written and size:
-        for instructions from timing/instruction.py each combination is costed once."""
+        ran just before it (the decoder passes the one before a folded IT), or None. For
+        instructions from timing/instruction.py each encoding class is costed once per kind of
+        neighbour, the neighbour reduced to what _cost reads of it for this instruction
+        (_neighbour: most instructions cost the same after most others), and the cost is then
+        found by the pair of shapes."""
         key = getattr(insn, "shape", None)
         if key is None:
             return self._cost(insn, previous)
-        neighbour = None
+        previous_key = None
         if previous is not None:
             previous_key = getattr(previous, "shape", None)
             if previous_key is None:
                 return self._cost(insn, previous)
-            neighbour = self._neighbour_of.get(previous_key)
-            if neighbour is None:
-                name, _, writes = self._describe(previous)
-                neighbour = self._neighbours.setdefault((name, writes, previous.size), len(self._neighbours))
-                self._neighbour_of[previous_key] = neighbour
-        cost = self._costs.get((key, neighbour))
+        cost = self._pairs.get((key, previous_key))
         if cost is None:
-            if len(self._costs) >= 1 << 16:
-                self._costs.clear()
-                self._neighbour_of.clear()
-            cost = self._costs[(key, neighbour)] = self._cost(insn, previous)
+            neighbour = None if previous is None else self._neighbour(insn, key, previous, previous_key)
+            cost = self._costs.get((key, neighbour))
+            if cost is None:
+                if len(self._costs) >= 1 << 16 or len(self._pairs) >= 1 << 18:
+                    self._costs.clear()
+                    self._pairs.clear()
+                    self._neighbour_of.clear()
+                    self._needs.clear()
+                cost = self._costs[(key, neighbour)] = self._cost(insn, previous)
+            self._pairs[(key, previous_key)] = cost
         return cost
+
+    def _neighbour(self, insn, key: int, previous, previous_key: int) -> tuple:
+        """What _cost reads of `previous` when it costs `insn`: the kind of operation (a load,
+        a memory access, an FP result, a write to PC), the registers it writes among those `insn`
+        reads or addresses with, and its size where `insn` is an IT (which folds after a 16-bit
+        one). Equal values cost alike (tests/unit/test_cortex_m4_timing.py checks this against
+        costing every neighbour afresh)."""
+        needs = self._needs.get(key)
+        if needs is None:
+            name, reads, _ = self._describe(insn)
+            needs = self._needs[key] = (reads | self._address_registers(insn, name), name.startswith("it"))
+        described = self._neighbour_of.get(previous_key)
+        if described is None:
+            name, _, writes = self._describe(previous)
+            kind = (name in LOADS or name.startswith("ldrex"), name in MEMORY or name.startswith(FP_MEMORY),
+                    name.startswith("v") and not name.startswith(FP_MEMORY + ("vmov", "vmrs", "vmsr"))
+                    and name not in ("vdiv", "vsqrt"), "pc" in writes)
+            described = self._neighbour_of[previous_key] = (kind, writes)
+        registers, folds = needs
+        return described[0], described[1] & registers, previous.size if folds else None
 
     def _cost(self, insn, previous) -> Cost:
         t = self.t

@@ -14,11 +14,13 @@ kept in its F_REFILL. Every number comes from cores/cortex-m7.toml, where its so
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
+import numpy as np
 from capstone import arm as cs_arm
 
 from ..machine.native import REFILL_CYCLES_MASK, STATIC_CYCLES_MASK, STATIC_SHIFT, STATIC_TAKEN
+from ..machine.native import m7_schedule as S
 from .cortex_m4 import (BRANCHES, DSP_PREFIXES, FP_MAC, FP_MEMORY, LOADS, MEMORY, MULTIPLES, MULTIPLY,
                         REFILL_ALWAYS, REFILL_IF_TAKEN, STORES, Cost, base_mnemonic)
 
@@ -168,10 +170,9 @@ class CortexM7Timing:
         self._idents: dict[tuple, int] = {}  # _Insn.content() -> its ident
         self._imported: dict[str, _Pipeline] = {}  # import_state's JSON -> the pipeline it gave
         self._imported_text: str | None = None  # the JSON of the state last imported, while it stands
-        # Schedules from an empty pipeline (block starts) as a tree of the instructions issued:
-        # node -> the pipeline after them, and (node, ident) -> (the node after it, delta, waited).
-        self._nodes: list[_Pipeline] = [_Pipeline()]
-        self._steps: dict[tuple[int, int], tuple[int, int, int]] = {}
+        # start_adjustments in native code: each ident's _encode row (by ident), and whether it fits
+        self._encoded = np.zeros((64, S.ROW), np.int64)
+        self._fits: dict[int, bool] = {}
 
     def state_key(self, previous) -> tuple:
         """What cost() takes from before `previous`'s successor besides the instructions: the
@@ -572,7 +573,9 @@ class CortexM7Timing:
         """For each instruction of a decoded run (capstone instructions in memory order, each
         costed by `cost` after the one before it), what entering a block there changes:
         (cycles, interlock cycles taken back, dual issues lost), from a schedule of the block's
-        first instructions (up to `start_window`, and not past a branch) on an empty pipeline."""
+        first instructions (up to `start_window`, and not past a branch) on an empty pipeline.
+        The memoised model schedules the windows in native code (_native_adjustments: the
+        Python here, half of a decode's time, is the reference it is tested against)."""
         infos = [self.describe(insn) for insn in instructions]
         window = self.t["start_window"]
         # the in-sequence schedule `cost` made, from the state it started the run in
@@ -581,6 +584,8 @@ class CortexM7Timing:
             in_sequence = [(delta, waited) for _, delta, waited in self._run]
         else:
             in_sequence = [self._issue(sequence, info) for info in infos]
+        if self.memoise and infos and self._encodable(infos):
+            return self._native_adjustments(infos, in_sequence)
         adjustments = []
         for i in range(len(infos)):
             stop = i
@@ -600,27 +605,73 @@ class CortexM7Timing:
         return adjustments
 
     def _fresh_sums(self, infos: list) -> tuple[int, int, int]:
-        """(cycles, waiting cycles, dual issues) of `infos` scheduled from an empty pipeline,
-        walked down the tree of schedules made before (the same instructions schedule alike)."""
-        if len(self._nodes) >= 1 << 16:
-            self._nodes[1:] = []
-            self._steps.clear()
-        node = 0
+        """(cycles, waiting cycles, dual issues) of `infos` scheduled from an empty pipeline."""
+        pipeline = _Pipeline()
         cycles = waited = pairs = 0
-        pipeline = None if self.memoise else _Pipeline()  # off the tree: the rest is scheduled here
         for info in infos:
-            if pipeline is None:
-                step = self._steps.get((node, info.ident))
-                if step is None:  # the tree grows by this one step; the rest of the window is not kept
-                    pipeline = self._nodes[node].copy()
-                    delta, wait = self._issue(pipeline, info)
-                    self._steps[(node, info.ident)] = (len(self._nodes), delta, wait)
-                    self._nodes.append(pipeline.copy())
-                else:
-                    node, delta, wait = step
-            else:
-                delta, wait = self._issue(pipeline, info)
+            delta, wait = self._issue(pipeline, info)
             cycles += delta
             waited += wait
             pairs += delta == 0
         return cycles, waited, pairs
+
+    # start_adjustments in native code ---------------------------------------------------
+    def _native_adjustments(self, infos: list, in_sequence: list) -> list[tuple[int, int, int]]:
+        """start_adjustments' windows scheduled by native m7_schedule (the Python above is the
+        reference it is tested against): every window from an empty pipeline, with no memo."""
+        t = self.t
+        idents = np.array([info.ident for info in infos], np.int64)
+        sequence = np.array(in_sequence, np.int64)
+        adjustments = np.empty((len(infos), 3), np.int64)
+        S.start_adjustments(self._encoded, idents, sequence, adjustments, t["early_operand"],
+                            t["base_update_latency"], t["alu_latency"], t["word_load_no_bypass"], t["start_window"])
+        return list(map(tuple, adjustments.tolist()))
+
+    def _encodable(self, infos: list) -> bool:
+        """Whether every instruction of `infos` has an encoded row (made on first sight)."""
+        fits = self._fits
+        for info in infos:
+            fit = fits.get(info.ident)
+            if fit is None:
+                fit = fits[info.ident] = self._encode(info)
+            if not fit:
+                return False
+        return True
+
+    def _encode(self, info: _Insn) -> bool:
+        """Write `info`'s row of integers (m7_schedule's ROW layout) at its ident; False where it
+        does not fit (too many operands, or registers beyond m7_schedule.REGISTERS)."""
+        writes = [r for r in info.writes if r != "pc"]  # (_issue: a write to pc updates nothing)
+        if len(info.reads) > S.MAX_OPERANDS or len(writes) > S.MAX_OPERANDS:
+            return False
+        numbers = [_register_number(r) for r in (*info.reads, *writes, info.index) if r is not None]
+        if max(numbers, default=0) >= S.REGISTERS:
+            return False
+        while info.ident >= len(self._encoded):
+            self._encoded = np.concatenate([self._encoded, np.zeros_like(self._encoded)])
+        flags = 0
+        for on, bit in ((info.single, S.SINGLE), (info.first_only, S.FIRST_ONLY), (info.store, S.STORE),
+                        (info.mac, S.MAC), (info.branch, S.BRANCH), (info.fp, S.FP), (info.shifter, S.SHIFTER),
+                        (info.early_stage, S.EARLY_STAGE), (info.early_alu, S.EARLY_ALU),
+                        (info.word_load, S.WORD_LOAD), (info.name in ("sdiv", "udiv"), S.DIVIDE),
+                        (info.name in STOPS_WINDOW, S.STOPS_WINDOW)):
+            flags |= bit if on else 0
+        head = [flags, info.latency, info.occupancy, -1 if info.index is None else _register_number(info.index),
+                len(info.reads), len(writes)]
+        for r in info.reads:
+            head += (_register_number(r), (S.R_EARLY if r in info.early else 0) | (S.R_LATE if r in info.late else 0)
+                     | (S.R_FLAGS if r == FLAGS else 0), info.late.get(r, 0))
+        written = []
+        for r in writes:
+            written += (_register_number(r), (S.W_FAST if r in info.fast else 0) | (S.W_FLAGS if r == FLAGS else 0))
+        row = self._encoded[info.ident]  # (zeros: each ident is encoded once)
+        row[: len(head)] = head
+        row[S.C_WRITE: S.C_WRITE + len(written)] = written
+        return True
+
+
+_REGISTER_NUMBERS: dict[str, int] = {}  # register name -> its number in native code (this process)
+
+
+def _register_number(name: str) -> int:
+    return _REGISTER_NUMBERS.setdefault(name, len(_REGISTER_NUMBERS))

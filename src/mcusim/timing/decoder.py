@@ -25,6 +25,7 @@ _capstone_detail = Cs(CS_ARCH_ARM, CS_MODE_THUMB | CS_MODE_MCLASS)
 _capstone_detail.detail = True
 
 
+_WIDE = 0b11101 << 3  # a first halfword's high byte from which the instruction is 32-bit (thumb_length)
 CHUNK_CACHE_BYTES = 2048    # blocks decoded at run time (Unicorn's are at most 1 KB) are kept by content ...
 CHUNK_CACHE_ENTRIES = 512   # ... this many at most
 
@@ -233,9 +234,10 @@ class Decoder:
             address = base + 2 * b
         return rows
 
-    def _write_rows(self, start: int, rows: np.ndarray) -> set[int]:
+    def _write_rows(self, start: int, rows: np.ndarray, instructions: int | None = None) -> set[int]:
+        """Write `rows` at `start` (`instructions`: how many instructions they hold, if known)."""
         dirty = set()
-        self.instructions_decoded += _instruction_count(rows)
+        self.instructions_decoded += _instruction_count(rows) if instructions is None else instructions
         address, stop = start, start + 2 * len(rows)
         while address < stop:
             index = self.ensure_window(address)
@@ -266,13 +268,14 @@ class Decoder:
         folded_it = None  # the row of a folded IT
         details = disassemble(code, start, end) if self.memoise else _plain_disassemble(code, start, end)
         rows = []
+        instructions = 0
         run = []  # (instruction, its row) in order, for start adjustments over several instructions
         if hasattr(self.timing, "begin_run"):
             self.timing.begin_run()
-        while address < end and address - start + 2 <= len(code):
+        cost_of, keep_states, size = self.timing.cost, self._keep_states, len(code)  # (looked up once)
+        while address < end and address - start + 2 <= size:
             offset = address - start
-            length = thumb_length(int.from_bytes(code[offset: offset + 2], "little"))
-            length = min(length, len(code) - offset)
+            length = min(4 if code[offset + 1] >= _WIDE else 2, size - offset)  # (thumb_length)
             detail = details.get(address)
             if detail is not None and detail.size != length:
                 detail = None
@@ -280,20 +283,13 @@ class Decoder:
                 row = [0] * FIELDS
                 row[KIND], row[F_CYCLES], row[F_INSTRUCTIONS] = KIND_START, self.instruction_cycles, 1
             else:
-                mnemonic = detail.mnemonic
-                static, special = _static_row(detail)
-                cost = self.timing.cost(detail, previous)
-                row = static.copy()
-                if detail.cc in (cs_arm.ARM_CC_AL, cs_arm.ARM_CC_INVALID):  # (in an IT block it may not run)
+                cost = cost_of(detail, previous)
+                template, special, literal, jump = _costed_row(detail, cost)
+                row = template.copy()
+                if literal:
                     row[F_LITERAL] = literal_read(code[offset: offset + length])
-                if mnemonic in ("b", "b.w") and detail.op_str == f"#{address:#x}":
+                if jump and detail.op_str == f"#{address:#x}":
                     row[KIND] = KIND_SELF_LOOP
-                row[F_CYCLES] = cost.cycles
-                row[F_COUNTS] = cost.lsu | cost.cpi << LANE | cost.folded << 2 * LANE
-                row[F_STALLS] = cost.stall_refill | cost.stall_interlock << LANE | cost.stall_divide << 2 * LANE
-                row[F_START_ADJUST] = cost.start_adjust
-                row[F_START_FLAGS] |= cost.stall_interlock | cost.start_fold << 4
-                row[F_REFILL] |= cost.refill
                 if folded_it is not None:
                     # a block entered at the folded IT also loses this instruction's neighbour effects
                     folded_it[F_START_ADJUST] += row[F_START_ADJUST]
@@ -304,11 +300,12 @@ class Decoder:
                 else:
                     previous = detail
                 run.append((detail, row))
-                if special and self._note_special(address, mnemonic, detail.op_str):
-                    specials.append((offset, mnemonic, detail.op_str))
-                if address + length in self._keep_states:
+                if special and self._note_special(address, detail.mnemonic, detail.op_str):
+                    specials.append((offset, detail.mnemonic, detail.op_str))
+                if keep_states and address + length in keep_states:
                     self._states[address + length] = self.timing.saved_state()
             rows.append(row)
+            instructions += 1
             if length == 4:  # the second halfword may lie in the next window
                 rows.append(_CONTINUATION)
             address += length
@@ -317,7 +314,7 @@ class Decoder:
             for (_, row), (cycles, interlock, lost) in zip(run, adjustments):
                 row[F_START_ADJUST] = cycles
                 row[F_START_FLAGS] = interlock | 1 << 6 | (lost + 8) << 7
-        dirty = self._write_rows(start, np.array(rows, np.int64).reshape(-1, FIELDS)) if rows else set()
+        dirty = self._write_rows(start, np.array(rows, np.int64).reshape(-1, FIELDS), instructions) if rows else set()
         self._snapshot(dirty, start, code[: end - start])
         return dirty, address, specials
 
@@ -503,6 +500,39 @@ def _static_row(insn) -> tuple[list, bool]:
                 _STATIC.clear()
             _STATIC[key] = static
     return static
+
+
+_COSTED: dict[tuple, tuple] = {}  # (Instruction.shape, id of a Cost) -> (the Cost, what _costed_row gives)
+_LITERAL_LOADS = ("ldr", "ldrb", "ldrh", "ldrsb", "ldrsh", "ldrd", "vldr", "tbb", "tbh")  # literal_read's encodings
+
+
+def _costed_row(insn, cost) -> tuple[list, bool, bool, bool]:
+    """(the row of `insn` costing `cost`, as far as it depends on the instruction's encoding
+    class: the static row with the cost's fields; whether the machine watches it; whether it
+    may make a PC-relative read (literal_read then says, from its bytes); whether it is a B,
+    which is a self-loop when its target is its own address). The timing models memoise their
+    Cost objects, so an encoding class costed alike finds the row made the first time (the
+    entry keeps its Cost alive, so the id is not reused while it stands)."""
+    shape = getattr(insn, "shape", None)
+    key = (shape, id(cost)) if shape is not None else None
+    known = _COSTED.get(key) if key is not None else None
+    if known is not None and known[0] is cost:
+        return known[1]
+    static, special = _static_row(insn)
+    row = static.copy()
+    row[F_CYCLES] = cost.cycles
+    row[F_COUNTS] = cost.lsu | cost.cpi << LANE | cost.folded << 2 * LANE
+    row[F_STALLS] = cost.stall_refill | cost.stall_interlock << LANE | cost.stall_divide << 2 * LANE
+    row[F_START_ADJUST] = cost.start_adjust
+    row[F_START_FLAGS] |= cost.stall_interlock | cost.start_fold << 4
+    row[F_REFILL] |= cost.refill
+    literal = insn.cc in (cs_arm.ARM_CC_AL, cs_arm.ARM_CC_INVALID) and base_mnemonic(insn) in _LITERAL_LOADS
+    made = (row, special, literal, insn.mnemonic in ("b", "b.w"))
+    if key is not None:
+        if len(_COSTED) >= MAX_KNOWN:
+            _COSTED.clear()
+        _COSTED[key] = (cost, made)
+    return made
 
 
 def _plain_disassemble(code: bytes, start: int, end: int) -> dict:

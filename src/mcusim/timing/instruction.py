@@ -9,11 +9,17 @@ for them (the mnemonic carries an IT block's condition, the operands a branch's 
 that triple is the key and `key` numbers it. The timing models and the decoder memoise their
 analysis by `shape`, which numbers what that analysis reads (see Instruction._shape_key): the
 encodings of one operation on the same registers with different offsets or targets share it.
+An encoding not seen before whose text says it has a known shape (`alike_key`: a call to
+another target, a load at another offset) is copied from the first of that shape with its own
+address, bytes and text, without capstone's detail (an image has far fewer shapes than
+encodings). Such a copy's operands are the first one's: their immediates (a target,
+an offset) are not its own, and nothing reads them but a modified immediate, which the key keeps.
 """
 from __future__ import annotations
 
 import ctypes
 import re
+import threading
 
 import capstone
 from capstone import CS_ARCH_ARM, CS_ERR_OK, CS_MODE_MCLASS, CS_MODE_THUMB, Cs
@@ -33,6 +39,9 @@ _next_key = [0]
 _shapes: dict[tuple, int] = {}
 _next_shape = [0]
 _IMMEDIATE = re.compile(r"#[^,\]}!]*")
+_alike: dict[tuple, "Instruction"] = {}  # alike_key -> an Instruction with it
+_OFFSET = re.compile(r"(?<!lsl )(?<!lsr )(?<!asr )(?<!ror )#[^,\]}!]*")  # an immediate that is not a shift amount
+_SHIFTS = ("lsl", "lsr", "asr", "ror")
 
 
 def thumb_length(halfword: int) -> int:
@@ -98,6 +107,13 @@ class Instruction:
         return (self.size, self.mnemonic, _IMMEDIATE.sub("#", self.op_str), self.cc, self.update_flags,
                 self.writeback, access, operands)
 
+    def alike(self, key: int, address: int, code: bytes, op_str: str) -> "Instruction":
+        """Another encoding of the same shape (alike_key): its own address, bytes and operand
+        text; everything the shape covers shared."""
+        copy = self.at(address)
+        copy.key, copy.bytes, copy.op_str = key, code, op_str
+        return copy
+
     def at(self, address: int) -> "Instruction":
         """The same instruction at `address` (the rest is shared, and never changed)."""
         copy = object.__new__(Instruction)
@@ -133,6 +149,19 @@ def _shape(insn: Instruction) -> int:
     return shape
 
 
+def alike_key(size: int, mnemonic: str, op_str: str) -> tuple:
+    """What capstone's text says of an instruction's shape: its size, mnemonic and operands with
+    the immediates that are not shift amounts left out (branch targets, load and store offsets,
+    16-bit and unmodified immediates), except for a 32-bit operation that may take a modified
+    immediate (kept in the shape), and shifts, whose amount capstone may give as an immediate
+    operand. Equal keys have equal shapes: checked on every instruction
+    of the project's firmware builds (tests/unit/test_instruction_shapes.py), so an encoding not
+    seen before whose key is known needs no detail disassembly."""
+    if mnemonic.startswith(_SHIFTS) or size == 4 and mnemonic.startswith(MODIFIED_IMMEDIATE):
+        return size, mnemonic, op_str  # (the prefix test also keeps ADDW, MOVW...: only fewer shared)
+    return size, mnemonic, _OFFSET.sub("#", op_str)
+
+
 def known(code: bytes, address: int, mnemonic: str, op_str: str) -> Instruction | None:
     """The Instruction for encoding `code` printed as `mnemonic op_str`, if seen before, at `address`."""
     template = _known.get((code, mnemonic, op_str))
@@ -147,21 +176,38 @@ def _remember(raw) -> Instruction:
     key = (code, mnemonic, op_str)
     template = _known.get(key)
     if template is None:
-        if len(_known) >= MAX_KNOWN:
-            _known.clear()
-        template = _known[key] = Instruction(_next_key[0], raw.address, code, mnemonic, op_str,
-                                             raw.detail.contents.arch.arm, _regs_access(raw))
+        template = _keep(key, Instruction(_next_key[0], raw.address, code, mnemonic, op_str,
+                                          raw.detail.contents.arch.arm, _regs_access(raw)))
         _next_key[0] += 1
+        alike = alike_key(raw.size, mnemonic, op_str)
+        if alike not in _alike:
+            if len(_alike) >= MAX_KNOWN:
+                _alike.clear()
+            _alike[alike] = template
         return template
     return template.at(raw.address)
 
 
+def _keep(key: tuple, insn: Instruction) -> Instruction:
+    """`insn` as the template of encoding `key` (bytes, mnemonic, operand text)."""
+    if len(_known) >= MAX_KNOWN:
+        _known.clear()
+    _known[key] = insn
+    return insn
+
+
+_per_thread = threading.local()
+
+
 def _regs_access(raw):
-    """capstone's CsInsn.regs_access: (registers read, registers written), or None on an error."""
-    read, write = (ctypes.c_uint16 * 64)(), (ctypes.c_uint16 * 64)()
-    read_count, write_count = ctypes.c_uint8(), ctypes.c_uint8()
-    status = capstone._cs.cs_regs_access(_detail.csh, raw, ctypes.byref(read), ctypes.byref(read_count),
-                                         ctypes.byref(write), ctypes.byref(write_count))
+    """capstone's CsInsn.regs_access: (registers read, registers written), or None on an error
+    (into buffers made once per thread: capstone fills them, and the lists are copied out)."""
+    buffers = getattr(_per_thread, "access", None)
+    if buffers is None:
+        out = ((ctypes.c_uint16 * 64)(), ctypes.c_uint8(), (ctypes.c_uint16 * 64)(), ctypes.c_uint8())
+        buffers = _per_thread.access = (out, tuple(map(ctypes.byref, out)))
+    (read, read_count, write, write_count), refs = buffers
+    status = capstone._cs.cs_regs_access(_detail.csh, raw, *refs)
     if status != CS_ERR_OK:
         return None
     return read[: read_count.value], write[: write_count.value]
@@ -220,9 +266,15 @@ def _instructions(items: list, code: bytes, start: int, end: int) -> dict[int, I
     missing = []
     for index, (address, size, mnemonic, op_str) in enumerate(items):
         offset = address - start
-        template = _known.get((code[offset: offset + size], mnemonic, op_str))
+        encoding = code[offset: offset + size]
+        template = _known.get((encoding, mnemonic, op_str))
         if template is not None:
             found[address] = template.at(address)
+            continue
+        shaped = _alike.get(alike_key(size, mnemonic, op_str))
+        if shaped is not None:
+            found[address] = _keep((encoding, mnemonic, op_str), shaped.alike(_next_key[0], address, encoding, op_str))
+            _next_key[0] += 1
         else:
             missing.append(index)
     if missing and not _fill_missing(found, items, missing, code, start):

@@ -1,0 +1,154 @@
+"""The Cortex-M7 block-start schedule (timing/cortex_m7.py, CortexM7Timing.start_adjustments)
+in native code: for every instruction of a decoded run, the schedule of the block's first
+instructions from an empty pipeline, compared with the in-sequence one. The Python model is
+the reference (CortexM7Timing(memoise=False)); this follows its _issue, _operands_ready and
+_pairs step by step, on instructions encoded as rows of integers (CortexM7Timing._encode) and
+registers numbered per process, so the pipeline's register state is arrays indexed by them.
+Scheduling every window afresh here costs less than walking the Python model's tree of
+schedules made before (about half of a Cortex-M7 decode's time)."""
+from __future__ import annotations
+
+import numpy as np
+
+from .jit import njit
+
+REGISTERS = 128  # register numbers a run's instructions may use (a run with more is scheduled in Python)
+MAX_OPERANDS = 40  # reads, and writes, an encoded instruction may have (VLDM of 32 registers and its base)
+
+# An encoded instruction, one int64 row: what the scheduling rules read of an _Insn.
+C_FLAGS, C_LATENCY, C_OCCUPANCY, C_INDEX, C_READS, C_WRITES = range(6)
+C_READ = 6                                   # reads: (register, R_* bits, cycles read late) each
+C_WRITE = C_READ + 3 * MAX_OPERANDS          # writes: (register, W_* bits) each, "pc" left out
+ROW = C_WRITE + 2 * MAX_OPERANDS
+# C_FLAGS bits
+SINGLE, FIRST_ONLY, STORE, MAC, BRANCH, FP, SHIFTER, EARLY_STAGE, EARLY_ALU, WORD_LOAD, DIVIDE, STOPS_WINDOW = \
+    (1 << bit for bit in range(12))
+# a read's bits: read early (_Insn.early), read late (a key of _Insn.late), the condition flags
+R_EARLY, R_LATE, R_FLAGS = 1, 2, 4
+# a write's bits: written back by the address unit (_Insn.fast), the condition flags
+W_FAST, W_FLAGS = 1, 2
+
+ABSENT = -(1 << 62)  # a register no instruction of the window wrote (no entry in the Python dicts)
+
+
+@njit
+def _operands_ready(encoded, row, ready, early, word_loaded, early_operand, word_load_no_bypass):
+    """First cycle the operands of instruction `row` allow it to issue (_operands_ready)."""
+    flags = encoded[row, C_FLAGS]
+    index = encoded[row, C_INDEX]
+    earliest = 0
+    for k in range(encoded[row, C_READS]):
+        register = encoded[row, C_READ + 3 * k]
+        bits = encoded[row, C_READ + 3 * k + 1]
+        at = ready[register]
+        if at == ABSENT:
+            continue
+        if bits & R_EARLY:
+            at = early[register] if early[register] != ABSENT else at + early_operand
+        if word_loaded[register] and (register == index or flags & (MAC | DIVIDE | EARLY_STAGE) != 0
+                                      and bits & (R_EARLY | R_LATE) == 0):
+            at += word_load_no_bypass
+        at -= encoded[row, C_READ + 3 * k + 2]
+        earliest = max(earliest, at)
+    return earliest
+
+
+@njit
+def _pairs(encoded, row, older, issued, cycle, free):
+    """Can instruction `row` issue in the cycle of `older`, issued alone there (_pairs)?"""
+    flags = encoded[row, C_FLAGS]
+    if issued != 1 or flags & (SINGLE | FIRST_ONLY):
+        return False
+    held = encoded[older, C_FLAGS]
+    if held & SINGLE or free > cycle + 1 or encoded[older, C_OCCUPANCY] > 1:
+        return False
+    if held & flags & (STORE | MAC | BRANCH | FP | SHIFTER):
+        return False
+    return not (held & MAC and flags & STORE or held & STORE and flags & MAC)
+
+
+@njit
+def _window_sums(encoded, idents, start, stop, ready, early, word_loaded, early_operand, base_update_latency,
+                 alu_latency, word_load_no_bypass):
+    """(cycles, waiting cycles, dual issues) of instructions idents[start:stop] scheduled from an
+    empty pipeline (_issue on a fresh _Pipeline, one after the other)."""
+    ready[:] = ABSENT
+    early[:] = ABSENT
+    word_loaded[:] = 0
+    cycle, free, issued, older = 0, 1, 0, -1
+    cycles = waited = pairs = 0
+    for i in range(start, stop):
+        row = idents[i]
+        operands = _operands_ready(encoded, row, ready, early, word_loaded, early_operand, word_load_no_bypass)
+        if operands <= cycle and _pairs(encoded, row, older, issued, cycle, free):
+            issued = 2
+            when = cycle
+            wait = 0
+            alone = False
+        else:
+            first = max(cycle + 1, free)
+            when = max(first, operands)
+            wait = when - first
+            issued = 1
+            older = row
+            alone = True
+        delta = when - cycle
+        cycle = when
+        free = max(free, when + encoded[row, C_OCCUPANCY])
+        cycles += delta
+        waited += wait
+        pairs += delta == 0
+        # the early ALU (as in _issue): only as the older instruction, its sources there early
+        early_alu = encoded[row, C_FLAGS] & EARLY_ALU != 0 and alone
+        for k in range(encoded[row, C_READS]):
+            if not early_alu:
+                break
+            register = encoded[row, C_READ + 3 * k]
+            if ready[register] == ABSENT or encoded[row, C_READ + 3 * k + 1] & R_FLAGS:
+                continue
+            seen = early[register] if early[register] != ABSENT else ready[register] + early_operand
+            early_alu = seen <= when
+        word_load = encoded[row, C_FLAGS] & WORD_LOAD != 0
+        for k in range(encoded[row, C_WRITES]):
+            register = encoded[row, C_WRITE + 2 * k]
+            bits = encoded[row, C_WRITE + 2 * k + 1]
+            early[register] = ABSENT
+            if bits & W_FAST:
+                ready[register] = when + base_update_latency
+                early[register] = when + base_update_latency + early_operand
+            elif early_alu and not bits & W_FLAGS:
+                ready[register] = when
+                early[register] = when + alu_latency
+            else:
+                ready[register] = when + encoded[row, C_LATENCY]
+            word_loaded[register] = word_load and not bits & W_FAST
+    return cycles, waited, pairs
+
+
+@njit
+def start_adjustments(encoded, idents, sequence, adjustments, early_operand, base_update_latency, alu_latency,
+                      word_load_no_bypass, start_window):
+    """Into `adjustments` (one row (cycles, interlock taken back, dual issues lost) per
+    instruction): CortexM7Timing.start_adjustments for the run whose instructions are the
+    `encoded` rows `idents`, costed in sequence as `sequence` ((cycles, waited) each)."""
+    ready = np.empty(REGISTERS, np.int64)
+    early = np.empty(REGISTERS, np.int64)
+    word_loaded = np.zeros(REGISTERS, np.bool_)
+    count = idents.shape[0]
+    for start in range(count):
+        stop = start
+        while True:  # the window: up to `start_window` instructions, ending at a branch
+            flags = encoded[idents[stop], C_FLAGS]
+            stop += 1
+            if stop - start == start_window or stop == count or flags & (BRANCH | STOPS_WINDOW):
+                break
+        cycles, waited, pairs = _window_sums(encoded, idents, start, stop, ready, early, word_loaded, early_operand,
+                                             base_update_latency, alu_latency, word_load_no_bypass)
+        sequence_cycles = sequence_waited = sequence_pairs = 0
+        for i in range(start, stop):
+            sequence_cycles += sequence[i, 0]
+            sequence_waited += sequence[i, 1]
+            sequence_pairs += sequence[i, 0] == 0
+        adjustments[start, 0] = cycles - sequence_cycles
+        adjustments[start, 1] = min(15, max(0, sequence_waited - waited))
+        adjustments[start, 2] = max(-8, min(7, sequence_pairs - pairs))
