@@ -10,9 +10,11 @@ from mcusim.config import load_core
 from mcusim.config.loader import core_timing_table
 from mcusim.timing.cortex_m4 import CortexM4Timing, base_mnemonic
 from mcusim.timing.decoder import _LITERAL_LOADS
+from mcusim.timing import instruction
 from mcusim.timing.instruction import _detail_disasm, alike_key, decodable_runs, disassemble
 from mcusim.timing.literal_loads import literal_read
 
+NARROW, WIDE = bytes(2), bytes.fromhex("00f00000")  # (alike_key reads an encoding's size and form bits)
 BUILDS = [("mcu-d", "micro_speech-opt"), ("mcu-m", "large-startup"), ("mps2-an386", "bench-dsp"),
           ("mcu-s", "bench-float"), ("mcu-b", "printf-uart"), ("mps2-an500", "dhrystone-like"),
           ("mcu-d", "person_detection-ref")]
@@ -29,12 +31,16 @@ def instructions(path):
 
 
 @pytest.mark.parametrize("board,program", BUILDS)
-def test_equal_alike_keys_have_equal_shapes_and_literal_reads_are_named_loads(firmware_build, board, program):
+def test_equal_alike_keys_have_equal_shapes_and_literal_reads_are_named_loads(firmware_build, board, program,
+                                                                              monkeypatch):
+    # every encoding made from capstone's detail: none copied from one decoded before (by other tests too)
+    monkeypatch.setattr(instruction, "_known", {})
+    monkeypatch.setattr(instruction, "_alike", {})
     shapes = {}
     count = 0
     for insn in instructions(firmware_build / board / f"{program}.elf"):
         count += 1
-        key = alike_key(insn.size, insn.mnemonic, insn.op_str)
+        key = alike_key(insn.bytes, insn.mnemonic, insn.op_str)
         assert shapes.setdefault(key, insn._shape_key()) == insn._shape_key(), (insn, key)
         if literal_read(insn.bytes):
             assert base_mnemonic(insn) in _LITERAL_LOADS, insn
@@ -44,11 +50,21 @@ def test_equal_alike_keys_have_equal_shapes_and_literal_reads_are_named_loads(fi
 def test_shift_amounts_stay_in_the_key():
     """A register shifted by different amounts is a different shape (capstone keeps the
     amount in the operand), so its key keeps the amount too."""
-    assert alike_key(4, "ldr.w", "r2, [r3, r5, lsl #3]") != alike_key(4, "ldr.w", "r2, [r3, r5, lsl #2]")
-    assert alike_key(4, "add.w", "r0, r1, r2, lsl #2") != alike_key(4, "add.w", "r0, r1, r2, lsl #3")
-    assert alike_key(2, "ldr", "r0, [pc, #0x40]") == alike_key(2, "ldr", "r0, [pc, #0x44]")
-    assert alike_key(4, "bl", "#0x8000100") == alike_key(4, "bl", "#0x8002000")
-    assert alike_key(4, "orr.w", "r2, r2, #0x1000000") != alike_key(4, "orr.w", "r2, r2, #0xff")
+    assert alike_key(WIDE, "ldr.w", "r2, [r3, r5, lsl #3]") != alike_key(WIDE, "ldr.w", "r2, [r3, r5, lsl #2]")
+    assert alike_key(WIDE, "add.w", "r0, r1, r2, lsl #2") != alike_key(WIDE, "add.w", "r0, r1, r2, lsl #3")
+    assert alike_key(NARROW, "ldr", "r0, [pc, #0x40]") == alike_key(NARROW, "ldr", "r0, [pc, #0x44]")
+    assert alike_key(WIDE, "bl", "#0x8000100") == alike_key(WIDE, "bl", "#0x8002000")
+    assert alike_key(WIDE, "orr.w", "r2, r2, #0x1000000") != alike_key(WIDE, "orr.w", "r2, r2, #0xff")
+
+
+def test_two_encodings_printed_alike_are_told_apart():
+    """Inside an IT block capstone prints the conditional B (T1, which writes PC in its register
+    access) and the unconditional one (T2, which does not) alike: their keys differ by encoding."""
+    it, conditional, unconditional = bytes.fromhex("58bf"), bytes.fromhex("61d5"), bytes.fromhex("dfe0")
+    first = disassemble(it + conditional, 0x100, 0x104)[0x102]
+    second = disassemble(it + unconditional, 0x200, 0x204)[0x202]
+    assert first.mnemonic == second.mnemonic
+    assert first.regs_access() != second.regs_access() and first.shape != second.shape
 
 
 

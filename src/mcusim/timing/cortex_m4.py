@@ -134,14 +134,14 @@ class CortexM4Timing:
                 return self._cost(insn, previous)
         cost = self._pairs.get((key, previous_key))
         if cost is None:
+            if len(self._costs) >= 1 << 16 or len(self._pairs) >= 1 << 18:
+                self._costs.clear()
+                self._pairs.clear()
+                self._neighbour_of.clear()
+                self._needs.clear()
             neighbour = None if previous is None else self._neighbour(insn, key, previous, previous_key)
             cost = self._costs.get((key, neighbour))
             if cost is None:
-                if len(self._costs) >= 1 << 16 or len(self._pairs) >= 1 << 18:
-                    self._costs.clear()
-                    self._pairs.clear()
-                    self._neighbour_of.clear()
-                    self._needs.clear()
                 cost = self._costs[(key, neighbour)] = self._cost(insn, previous)
             self._pairs[(key, previous_key)] = cost
         return cost
@@ -150,8 +150,8 @@ class CortexM4Timing:
         """What _cost reads of `previous` when it costs `insn`: the kind of operation (a load,
         a memory access, an FP result, a write to PC), the registers it writes among those `insn`
         reads or addresses with, and its size where `insn` is an IT (which folds after a 16-bit
-        one). Equal values cost alike (tests/unit/test_cortex_m4_timing.py checks this against
-        costing every neighbour afresh)."""
+        one). Equal values cost alike (tests/integration/test_instruction_shapes.py checks this
+        against costing afresh on the kit's builds)."""
         needs = self._needs.get(key)
         if needs is None:
             name, reads, _ = self._describe(insn)

@@ -273,6 +273,7 @@ class Decoder:
         if hasattr(self.timing, "begin_run"):
             self.timing.begin_run()
         cost_of, keep_states, size = self.timing.cost, self._keep_states, len(code)  # (looked up once)
+        memo = getattr(self.timing, "memoise", True)  # (a model that makes a Cost per call: rows afresh)
         while address < end and address - start + 2 <= size:
             offset = address - start
             length = min(4 if code[offset + 1] >= _WIDE else 2, size - offset)  # (thumb_length)
@@ -284,7 +285,7 @@ class Decoder:
                 row[KIND], row[F_CYCLES], row[F_INSTRUCTIONS] = KIND_START, self.instruction_cycles, 1
             else:
                 cost = cost_of(detail, previous)
-                template, special, literal, jump = _costed_row(detail, cost)
+                template, special, literal, jump = _costed_row(detail, cost, memo)
                 row = template.copy()
                 if literal:
                     row[F_LITERAL] = literal_read(code[offset: offset + length])
@@ -506,15 +507,16 @@ _COSTED: dict[tuple, tuple] = {}  # (Instruction.shape, id of a Cost) -> (the Co
 _LITERAL_LOADS = ("ldr", "ldrb", "ldrh", "ldrsb", "ldrsh", "ldrd", "vldr", "tbb", "tbh")  # literal_read's encodings
 
 
-def _costed_row(insn, cost) -> tuple[list, bool, bool, bool]:
+def _costed_row(insn, cost, memo: bool = True) -> tuple[list, bool, bool, bool]:
     """(the row of `insn` costing `cost`, as far as it depends on the instruction's encoding
     class: the static row with the cost's fields; whether the machine watches it; whether it
     may make a PC-relative read (literal_read then says, from its bytes); whether it is a B,
     which is a self-loop when its target is its own address). The timing models memoise their
     Cost objects, so an encoding class costed alike finds the row made the first time (the
-    entry keeps its Cost alive, so the id is not reused while it stands)."""
+    entry keeps its Cost alive, so the id is not reused while it stands); `memo` False for a
+    model that does not (its Costs would fill the memo with entries never found again)."""
     shape = getattr(insn, "shape", None)
-    key = (shape, id(cost)) if shape is not None else None
+    key = (shape, id(cost)) if shape is not None and memo else None
     known = _COSTED.get(key) if key is not None else None
     if known is not None and known[0] is cost:
         return known[1]

@@ -149,17 +149,20 @@ def _shape(insn: Instruction) -> int:
     return shape
 
 
-def alike_key(size: int, mnemonic: str, op_str: str) -> tuple:
-    """What capstone's text says of an instruction's shape: its size, mnemonic and operands with
-    the immediates that are not shift amounts left out (branch targets, load and store offsets,
-    16-bit and unmodified immediates), except for a 32-bit operation that may take a modified
-    immediate (kept in the shape), and shifts, whose amount capstone may give as an immediate
-    operand. Equal keys have equal shapes: checked on every instruction
-    of the project's firmware builds (tests/unit/test_instruction_shapes.py), so an encoding not
-    seen before whose key is known needs no detail disassembly."""
-    if mnemonic.startswith(_SHIFTS) or size == 4 and mnemonic.startswith(MODIFIED_IMMEDIATE):
-        return size, mnemonic, op_str  # (the prefix test also keeps ADDW, MOVW...: only fewer shared)
-    return size, mnemonic, _OFFSET.sub("#", op_str)
+def alike_key(code: bytes, mnemonic: str, op_str: str) -> tuple:
+    """What capstone's text and an encoding's form say of its shape: its size, the form bits of
+    its halfwords (capstone prints some encodings of different forms alike, e.g. a conditional
+    and an unconditional B in an IT block, which differ in their register access), the mnemonic
+    and the operands with the immediates that are not shift amounts left out (branch targets,
+    load and store offsets, 16-bit and unmodified immediates), except for a 32-bit operation
+    that may take a modified immediate (kept in the shape), and shifts, whose amount capstone
+    may give as an immediate operand. Equal keys have equal shapes: checked on every instruction
+    of a spread of the kit's builds (tests/integration/test_instruction_shapes.py), so an
+    encoding not seen before whose key is known needs no detail disassembly."""
+    form = (code[1] >> 3, code[3] >> 4) if len(code) == 4 else code[1] >> 3
+    if mnemonic.startswith(_SHIFTS) or len(code) == 4 and mnemonic.startswith(MODIFIED_IMMEDIATE):
+        return form, mnemonic, op_str  # (the prefix test also keeps ADDW, MOVW...: only fewer shared)
+    return form, mnemonic, _OFFSET.sub("#", op_str)
 
 
 def known(code: bytes, address: int, mnemonic: str, op_str: str) -> Instruction | None:
@@ -179,7 +182,7 @@ def _remember(raw) -> Instruction:
         template = _keep(key, Instruction(_next_key[0], raw.address, code, mnemonic, op_str,
                                           raw.detail.contents.arch.arm, _regs_access(raw)))
         _next_key[0] += 1
-        alike = alike_key(raw.size, mnemonic, op_str)
+        alike = alike_key(code, mnemonic, op_str)
         if alike not in _alike:
             if len(_alike) >= MAX_KNOWN:
                 _alike.clear()
@@ -271,7 +274,7 @@ def _instructions(items: list, code: bytes, start: int, end: int) -> dict[int, I
         if template is not None:
             found[address] = template.at(address)
             continue
-        shaped = _alike.get(alike_key(size, mnemonic, op_str))
+        shaped = _alike.get(alike_key(encoding, mnemonic, op_str))
         if shaped is not None:
             found[address] = _keep((encoding, mnemonic, op_str), shaped.alike(_next_key[0], address, encoding, op_str))
             _next_key[0] += 1
