@@ -20,14 +20,19 @@ BUILDS = [("mcu-d", "micro_speech-opt"), ("mcu-m", "large-startup"), ("mps2-an38
           ("mcu-d", "person_detection-ref")]
 
 
-def instructions(path):
-    """Every instruction capstone decodes in the image's executable sections (data among the
-    code decodes too: more encodings to check)."""
+def code_sections(path):
+    """(bytes, address) of each of the image's executable sections."""
     with open(path, "rb") as handle:
         for section in ELFFile(handle).iter_sections():
             if section["sh_type"] == "SHT_PROGBITS" and section["sh_flags"] & 4:
-                data, start = section.data(), section["sh_addr"]
-                yield from decodable_runs(_detail_disasm, data, start, start + len(data))
+                yield section.data(), section["sh_addr"]
+
+
+def instructions(path):
+    """Every instruction capstone decodes in the image's executable sections (data among the
+    code decodes too: more encodings to check)."""
+    for data, start in code_sections(path):
+        yield from decodable_runs(_detail_disasm, data, start, start + len(data))
 
 
 @pytest.mark.parametrize("board,program", BUILDS)
@@ -77,17 +82,14 @@ def test_the_cortex_m4_costs_each_neighbour_kind_as_it_costs_each_neighbour(firm
     memoised, fresh = CortexM4Timing(table), CortexM4Timing(table)
     path = firmware_build / board / f"{program}.elf"
     pairs = 0
-    with open(path, "rb") as handle:
-        for section in ELFFile(handle).iter_sections():
-            if section["sh_type"] == "SHT_PROGBITS" and section["sh_flags"] & 4:
-                data, start = section.data(), section["sh_addr"]
-                found = disassemble(data, start, start + len(data))
-                ordered = [found[address] for address in sorted(found)]
-                for index, insn in enumerate(ordered):
-                    # the one before it in memory, and three from elsewhere in the image
-                    neighbours = [ordered[index - 1] if index else None] + [
-                        ordered[(index * 7919 + k * 104729) % len(ordered)] for k in (1, 2, 3)]
-                    for previous in neighbours:
-                        assert memoised.cost(insn, previous) == fresh._cost(insn, previous), (previous, insn)
-                        pairs += 1
+    for data, start in code_sections(path):
+        found = disassemble(data, start, start + len(data))
+        ordered = [found[address] for address in sorted(found)]
+        for index, insn in enumerate(ordered):
+            # the one before it in memory, and three from elsewhere in the image
+            neighbours = [ordered[index - 1] if index else None] + [
+                ordered[(index * 7919 + k * 104729) % len(ordered)] for k in (1, 2, 3)]
+            for previous in neighbours:
+                assert memoised.cost(insn, previous) == fresh._cost(insn, previous), (previous, insn)
+                pairs += 1
     assert pairs > 300 and len(memoised._costs) < pairs  # (memoised costs were reused: compared something)

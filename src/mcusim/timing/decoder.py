@@ -25,7 +25,6 @@ _capstone_detail = Cs(CS_ARCH_ARM, CS_MODE_THUMB | CS_MODE_MCLASS)
 _capstone_detail.detail = True
 
 
-_WIDE = 0b11101 << 3  # a first halfword's high byte from which the instruction is 32-bit (thumb_length)
 CHUNK_CACHE_BYTES = 2048    # blocks decoded at run time (Unicorn's are at most 1 KB) are kept by content ...
 CHUNK_CACHE_ENTRIES = 512   # ... this many at most
 
@@ -276,7 +275,7 @@ class Decoder:
         memo = getattr(self.timing, "memoise", True)  # (a model that makes a Cost per call: rows afresh)
         while address < end and address - start + 2 <= size:
             offset = address - start
-            length = min(4 if code[offset + 1] >= _WIDE else 2, size - offset)  # (thumb_length)
+            length = min(thumb_length(int.from_bytes(code[offset: offset + 2], "little")), size - offset)
             detail = details.get(address)
             if detail is not None and detail.size != length:
                 detail = None
