@@ -1,11 +1,13 @@
-"""The int8 arithmetic of the firmware kernels (firmware/tinyml/), in numpy, bit for bit.
+"""The int8 arithmetic build.py quantizes the kit's models with, in numpy: each layer's outputs
+on the model's test input, from which the next layer's output scale is calibrated.
 
 Quantization (the TensorFlow Lite int8 scheme): activations int8 with a scale and a zero
 point per tensor; weights int8, symmetric, one scale per output channel; bias int32 at
-scale input_scale * weight_scale. A kernel accumulates bias + sum((x - zero_point) * w) in
+scale input_scale * weight_scale. A layer accumulates bias + sum((x - zero_point) * w) in
 int32 and requantizes: out = clamp(zp_out + requantize(acc, multiplier, shift)), where
-requantize(acc, m, s) = round(acc * m / 2**(31 - s)), rounding half up, computed exactly in
-64 bits (the firmware's `tinyml_requantize`). The firmware must produce the same bytes.
+requantize(acc, m, s) = round(acc * m / 2**(31 - s)), rounding half up, in 64 bits. This is
+close to TFLite's arithmetic (two roundings: tflite_reference.py) but not the same; it only
+chooses scales. The firmware runs the exported model with TFLite's (kit_firmware.py).
 """
 from __future__ import annotations
 
@@ -158,7 +160,7 @@ SOFTMAX_ONE = 1 << 16  # exp(0) in the lookup table
 
 
 def softmax_table(scale_in: float) -> np.ndarray:
-    """exp(-d * scale_in) * 2**16 for d = 0..255: the lookup table the firmware embeds."""
+    """exp(-d * scale_in) * 2**16 for d = 0..255: the table of `softmax`."""
     return np.round(np.exp(-np.arange(256) * scale_in) * SOFTMAX_ONE).astype(np.int64)
 
 
@@ -169,10 +171,3 @@ def softmax(x, table):
     total = e.sum()
     return clamp8(((e << 8) + total // 2) // total - 128)
 
-
-def checksum(data) -> int:
-    """FNV-1a (32-bit) of an int8 tensor's bytes, as the firmware's tinyml_checksum."""
-    h = 2166136261
-    for byte in np.asarray(data, np.int8).reshape(-1).view(np.uint8).tolist():
-        h = ((h ^ byte) * 16777619) & 0xFFFFFFFF
-    return h

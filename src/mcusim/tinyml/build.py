@@ -1,13 +1,14 @@
-"""Turn a model description into quantized layers, run it with the oracle, plan its arena.
+"""Turn a kit model description into quantized layers (kit_export.py writes them as .tflite).
 
 Weights are drawn from a seeded generator (He-normal, then per-channel symmetric int8); each
 layer's output scale is calibrated on the model's fixed test input (its largest magnitude
-maps to the int8 range; ReLU outputs use the whole range from zero). The result holds
-everything the C generator emits and the golden output the firmware must reproduce.
+maps to the int8 range; ReLU outputs use the whole range from zero), from the layer outputs
+arithmetic.py computes. The firmware runs the exported model with TFLite's arithmetic, whose
+outputs can differ from these by a rounding step (kit_firmware.py embeds the reference's).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -55,18 +56,10 @@ class BuiltModel:
     tensors: dict[str, Tensor]
     layers: list[QuantLayer]
     output: str
-    arena_offsets: dict[str, int] = field(default_factory=dict)
-    arena_bytes: int = 0
 
     @property
     def macs(self) -> int:
         return sum(layer.macs for layer in self.layers)
-
-    def storage(self, name: str) -> str:
-        """The tensor whose bytes `name` uses (itself unless it is a reshape)."""
-        while self.tensors[name].alias_of is not None:
-            name = self.tensors[name].alias_of
-        return name
 
 
 def _weights(rng, shape, fan_in):
@@ -124,7 +117,6 @@ def build(model: Model) -> BuiltModel:
                 q.macs = oh * ow * c * kh * kw
             q.weight_scale = w_scale
             q.bias = np.round(rng.normal(0, 0.1, out_c) / (source.scale * w_scale)).astype(np.int64)
-            ones = np.ones(out_c, np.int64)
             kernel = A.conv2d if layer.op == "conv" else A.depthwise_conv2d
             # the accumulators before requantization, to calibrate the output scale
             raw = _conv_accumulators(kernel, x, q, source, (oh, ow))
@@ -176,9 +168,7 @@ def build(model: Model) -> BuiltModel:
         q.bytes = (x.size + tensors[layer.output].size + (q.weights.size if q.weights is not None else 0)
                    + 4 * (q.bias.size if q.bias is not None else 0))
         layers.append(q)
-    built = BuiltModel(model, tensors, layers, model.layers[-1].output)
-    _plan_arena(built)
-    return built
+    return BuiltModel(model, tensors, layers, model.layers[-1].output)
 
 
 def _conv_accumulators(kernel, x, q, source, out_shape):
@@ -197,31 +187,3 @@ def _conv_accumulators(kernel, x, q, source, out_shape):
             acc += xs[a: a + sh * (oh - 1) + 1: sh, b: b + sw * (ow - 1) + 1: sw, :] * q.weights[a, b].astype(np.int64)
     return acc
 
-
-def _plan_arena(built: BuiltModel) -> None:
-    """Offsets in one arena for every stored tensor: tensors alive at the same time (from the
-    layer that writes one to the last layer that reads it) never overlap; first fit, largest
-    first, 4-byte aligned."""
-    first, last = {"input": -1}, {}
-    for i, q in enumerate(built.layers):
-        for name in q.inputs:
-            last[built.storage(name)] = i
-        first.setdefault(built.storage(q.output), i)
-    last[built.storage(built.output)] = len(built.layers)
-    stored = [name for name in built.tensors if built.tensors[name].alias_of is None]
-    placed: list[tuple[int, int, str]] = []  # (offset, end, name)
-    for name in sorted(stored, key=lambda n: -built.tensors[n].size):
-        size = (built.tensors[name].size + 3) & ~3
-        live = [(o, e) for o, e, other in placed
-                if not (last.get(other, first[other]) < first[name] or last.get(name, first[name]) < first[other])]
-        offset = 0
-        for o, e in sorted(live):
-            if offset + size <= o:
-                break
-            offset = max(offset, e)
-        placed.append((offset, offset + size, name))
-        built.arena_offsets[name] = offset
-    for name, tensor in built.tensors.items():
-        if tensor.alias_of is not None:
-            built.arena_offsets[name] = built.arena_offsets[built.storage(name)]
-    built.arena_bytes = max((e for _, e, _ in placed), default=0)

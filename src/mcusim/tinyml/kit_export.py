@@ -1,12 +1,8 @@
 """The kit's models (tinyml/models.py, the paper's five applications and their variants) as
-TFLite flatbuffers: the same layers, weights, biases, per-channel weight scales and activation
-quantization as the hand-built firmware (tinyml/build.py), written as the TFLite converter would
-(`python -m mcusim.tinyml.kit_export MODEL OUT.tflite`), so `mcusim model run` can take them.
-
-The kit's firmware and the generated one differ in two ways a user comparing them should know:
-the kit requantizes with one rounding (half up, in 64 bits) where TFLite uses two (a rounding
-doubling high multiply, then a rounding shift), so an output can differ by one step; and a
-layer without ReLU is clamped to [-127, 127] in the kit, to the full int8 range in TFLite.
+TFLite flatbuffers: the layers, weights, biases, per-channel weight scales and activation
+quantization of tinyml/build.py, written as the TFLite converter would (`python -m
+mcusim.tinyml.kit_export MODEL OUT.tflite`). The kit's firmware is built from this export
+(kit_firmware.py), so `mcusim model run` on the file gives the kit example's cycles.
 """
 from __future__ import annotations
 

@@ -89,10 +89,25 @@ def _bytes_array(name: str, data: bytes) -> str:
         ",\n    ".join(rows) + "\n};\n"
 
 
-def board_wrapper(model: TfliteModel, plan: ArenaPlan, inputs: list[np.ndarray], arena_section: bool = False) -> str:
+def check_expected(model: TfliteModel, expected: list[np.ndarray]) -> list[bytes]:
+    """The reference's outputs as the bytes the firmware compares with, or ValueError."""
+    if len(expected) != len(model.outputs):
+        raise ValueError(f"the model has {len(model.outputs)} outputs, {len(expected)} reference outputs were given")
+    data = [np.ascontiguousarray(np.asarray(y, np.dtype(model.tensors[i].dtype))).tobytes()
+            for y, i in zip(expected, model.outputs)]
+    for blob, index in zip(data, model.outputs):
+        if len(blob) != model.tensors[index].bytes:
+            raise ValueError(f"reference output for {model.tensors[index].name!r} has {len(blob)} bytes, "
+                             f"the tensor {model.tensors[index].bytes}")
+    return data
+
+
+def board_wrapper(model: TfliteModel, plan: ArenaPlan, inputs: list[np.ndarray], arena_section: bool = False,
+                  expected: list[np.ndarray] | None = None) -> str:
     """The board's side of the model: region markers, the arena (in its own section when the
-    placement puts it somewhere), the test inputs and the per-layer MACs table mcusim reads
-    (include/mcusim.h)."""
+    placement puts it somewhere), the test inputs, the reference's outputs when known (the
+    firmware compares its own with them: firmware/tinyml/tfl_main.c) and the per-layer MACs
+    table mcusim reads (include/mcusim.h)."""
     placed = f', section("{ARENA_SECTION}")' if arena_section else ""
     lines = ['#include "mcusim.h"\n', "#define TFL_LAYER_BEGIN(name) mcusim_region_begin(name)\n",
              "#define TFL_LAYER_END(name) mcusim_region_end(name)\n", '#include "model.c"\n\n',
@@ -100,7 +115,13 @@ def board_wrapper(model: TfliteModel, plan: ArenaPlan, inputs: list[np.ndarray],
     for i, x in enumerate(inputs):
         lines.append(_bytes_array(f"test_input{i}", np.ascontiguousarray(x).tobytes()))
     lines.append("const uint8_t *const tfl_model_test_inputs[] = {"
-                 + ", ".join(f"test_input{i}" for i in range(len(inputs))) + "};\n\n")
+                 + ", ".join(f"test_input{i}" for i in range(len(inputs))) + "};\n")
+    reference = check_expected(model, expected) if expected is not None else []
+    for i, blob in enumerate(reference):
+        lines.append(_bytes_array(f"expected_output{i}", blob))
+    lines.append(f"const uint32_t tfl_model_expected_count = {len(reference)}u;\n"
+                 "const uint8_t *const tfl_model_expected_outputs[] = {"
+                 + (", ".join(f"expected_output{i}" for i in range(len(reference))) or "0") + "};\n\n")
     lines.append("const mcusim_region_info_t mcusim_region_info[] = {\n")
     for op in model.operators:
         moved = sum(model.tensors[i].bytes for i in op.inputs + op.outputs if i >= 0)
@@ -111,9 +132,11 @@ def board_wrapper(model: TfliteModel, plan: ArenaPlan, inputs: list[np.ndarray],
 
 
 def build(model: TfliteModel, board_name: str, out: Path, inputs: list[np.ndarray] | None = None,
-          placement: Placement = Placement(), keep_all: bool = False) -> BuiltModel:
+          placement: Placement = Placement(), keep_all: bool = False,
+          expected: list[np.ndarray] | None = None) -> BuiltModel:
     """Generate and compile; `out` gets model.c, board_model.c, plan.txt and model.elf. `keep_all`:
-    an arena where no tensor is overwritten (plan_arena). Raises BuildError, or PlacementError
+    an arena where no tensor is overwritten (plan_arena). `expected`: the reference's outputs for
+    `inputs`, embedded for the firmware to compare with. Raises BuildError, or PlacementError
     for a [layer_kernels] entry the model has no layer for."""
     board = load_board(board_name)
     flags = CPU_FLAGS.get(board.core.name)
@@ -128,7 +151,8 @@ def build(model: TfliteModel, board_name: str, out: Path, inputs: list[np.ndarra
     out.mkdir(parents=True, exist_ok=True)
     source = out / "model.c"
     source.write_text(generate(model, plan, weights_in=placement.weights, variants=placement.variants(model)))
-    (out / "board_model.c").write_text(board_wrapper(model, plan, inputs, arena_section=placement.arena != "ram"))
+    (out / "board_model.c").write_text(board_wrapper(model, plan, inputs, arena_section=placement.arena != "ram",
+                                                     expected=expected))
     (out / "plan.txt").write_text("\n".join(show_lines(summarize(model))) + "\n")
     fw = firmware_dir()
     board_dir = fw / "boards" / board_name
