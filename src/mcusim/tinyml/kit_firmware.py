@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -36,6 +37,15 @@ def exported(name: str, folder: Path) -> tuple[TfliteModel, list[np.ndarray]]:
     model = load_model(path)
     test_input = built.tensors["input"].data.reshape(model.tensors[model.inputs[0]].shape)
     return model, [test_input]
+
+
+def layer_regions(name: str) -> dict[str, str]:
+    """Each layer of kit model `name` by the region its firmware marks it with, "<index>_<OP>" of
+    the exported node that writes its output (person_detection: "pw1" -> "2_CONV_2D")."""
+    with tempfile.TemporaryDirectory(prefix="mcusim-kit-") as folder:
+        model, _ = exported(name, Path(folder))
+    writers = {model.tensors[op.outputs[0]].name: f"{op.index}_{op.name}" for op in model.operators}
+    return {layer.name: writers[layer.output] for layer in MODELS[name].layers}
 
 
 def reference_outputs(model: TfliteModel, inputs: list[np.ndarray]) -> list[np.ndarray]:
