@@ -66,7 +66,7 @@ def test_inclusive_cycles_match_the_branch_trace(kws_d):
     assert rows["Reset_Handler"]["inclusive_cycles"] == result.cycles  # everything runs below the reset handler
     assert all(row["inclusive_cycles"] >= row["exclusive_cycles"] for row in result.functions)
     from_trace = trace_inclusive(BT.BranchTrace(result.branch_trace, 0, 0, b"").events(), ElfImage.load(elf))
-    for name in ("main", "tinyml_conv", "tinyml_depthwise", "memset"):  # tinyml_conv is reached by tail calls
+    for name in ("main", "tfl_model_run", "tfl_conv_opt", "tfl_depthwise_opt", "channels", "memset"):
         assert rows[name]["inclusive_cycles"] == from_trace[name], name
 
 
@@ -88,7 +88,7 @@ def test_flame_graph_files_hold_every_cycle(kws_d, tmp_path):
     result.write_bundle(tmp_path)
     folded = (tmp_path / "stacks.folded").read_text().splitlines()
     assert sum(int(line.rsplit(" ", 1)[1]) for line in folded) == result.cycles
-    assert any(line.startswith("Reset_Handler;main;") and ";tinyml_conv" in line for line in folded)
+    assert any(line.startswith("Reset_Handler;main;") and ";tfl_conv_opt" in line for line in folded)
     scope = json.loads((tmp_path / "speedscope.json").read_text())
     profile = scope["profiles"][0]
     assert scope["$schema"].startswith("https://www.speedscope.app/") and profile["type"] == "sampled"
@@ -121,19 +121,19 @@ def test_branch_trace_rebuilds_every_instruction(firmware_build, board, program,
 def test_branch_trace_window_limit_and_decoder(firmware_build, tmp_path):
     elf = firmware_build / "mcu-m" / "kws_dscnn-opt.elf"
     out = tmp_path / "window"
-    run = cli("run", elf, "--board", "mcu-m", "--out", out, "--trace-from", "tinyml_depthwise", "--trace-to",
-              "tinyml_fully_connected", "-q")
+    run = cli("run", elf, "--board", "mcu-m", "--out", out, "--trace-from", "tfl_depthwise_opt", "--trace-to",
+              "tfl_fully_connected_opt", "-q")
     assert run.returncode == 0, run.stderr
     image = ElfImage.load(elf)
     events = BT.read(out / "branches.bin").events()
-    assert events[0]["kind"] == "sync" and events[0]["target"] == image.symbol("tinyml_depthwise")
-    assert events[-1]["kind"] == "end" and events[-1]["target"] == image.symbol("tinyml_fully_connected")
+    assert events[0]["kind"] == "sync" and events[0]["target"] == image.symbol("tfl_depthwise_opt")
+    assert events[-1]["kind"] == "end" and events[-1]["target"] == image.symbol("tfl_fully_connected_opt")
     assert [e["kind"] for e in events].count("sync") == 1
     decoded = cli("trace", out, "--limit", "3")
-    assert decoded.returncode == 0 and "sync      tinyml_depthwise" in decoded.stdout
+    assert decoded.returncode == 0 and "sync      tfl_depthwise_opt" in decoded.stdout
     assert "more records" in decoded.stdout
     listing = cli("trace", out, "--instructions", "--limit", "4").stdout.splitlines()
-    assert len(listing) == 4 and listing[0].split()[1] == "tinyml_depthwise"  # (address, symbol, disassembly)
+    assert len(listing) == 4 and listing[0].split()[1] == "tfl_depthwise_opt"  # (address, symbol, disassembly)
 
     small = tmp_path / "small"
     run = cli("run", elf, "--board", "mcu-m", "--out", small, "--branch-trace", "--trace-limit", "100")
@@ -183,7 +183,7 @@ def test_line_profile_adds_up_to_the_function_profile(kws_d, tmp_path):
         per_function[row["function"]] += row["cycles"]
     assert all(per_function[row["function"]] == row["exclusive_cycles"] for row in result.functions)
     top = result.lines[0]
-    assert top["file"].endswith((".c", ".h")) and top["line"] > 0 and top["function"].startswith("tinyml_")
+    assert top["file"].endswith((".c", ".h")) and top["line"] > 0 and top["function"] in ("channels", "tfl_conv_opt", "tfl_depthwise_opt")
     result.write_bundle(tmp_path)
     assert (tmp_path / "lines.csv").read_text().splitlines()[0] == "file,line,function,cycles,share,instructions"
 
@@ -229,10 +229,10 @@ def test_evented_profile_replays_the_calls_in_time_order(kws_d, tmp_path):
                 inclusive[name] += at - began[name]
     assert not stack
     rows = by_name(result.functions)
-    for name in ("Reset_Handler", "main", "tinyml_conv", "tinyml_depthwise", "memset"):
+    for name in ("Reset_Handler", "main", "tfl_conv_opt", "tfl_depthwise_opt", "channels", "memset"):
         assert inclusive[name] == rows[name]["inclusive_cycles"], name
     located = {frame["name"]: frame for frame in frames if "file" in frame}
-    assert located["tinyml_conv"]["file"].endswith(".c") and located["tinyml_conv"]["line"] > 0
+    assert located["tfl_conv_opt"]["file"].endswith(".c") and located["tfl_conv_opt"]["line"] > 0
 
 
 @pytest.mark.slow

@@ -28,6 +28,7 @@ def test_converter_made_models_run_validated_on_every_board(tmp_path, board, nam
     done = run_cli("model", "run", DATA / f"{name}.tflite", "--board", board, "--out", tmp_path)
     assert done.returncode == 0, done.stderr
     assert "validated" in done.stderr
+    assert "output matches the reference" in done.stdout  # the firmware's own check, the interpreter's outputs embedded
     run = json.loads((tmp_path / "run.json").read_text())
     assert run["model"]["validated"] is True and run["model"]["max_abs_diff"] == 0
     assert run["model"]["reference"].startswith("tflite-micro")
@@ -70,6 +71,8 @@ def test_outputs_that_differ_from_the_interpreter_exit_1(tmp_path, monkeypatch):
     done = run_cli("model", "run", DATA / "hello_world_int8.tflite", "--board", "mps2-an386", "--out", tmp_path)
     assert done.returncode == 1
     assert "MISMATCH" in done.stderr and "not of a correct inference" in done.stderr
+    assert "MISMATCH: output 0 byte " in done.stdout  # the firmware found it too (and exited 1)
+    assert "did not finish" not in done.stderr
     assert json.loads((tmp_path / "run.json").read_text())["model"]["validated"] is False
 
 

@@ -124,8 +124,9 @@ def test_budget_arithmetic_pass_fail_and_battery(bundle):
 @pytest.mark.slow
 def test_budget_region_option_and_usage_errors(bundle):
     run = json.loads((bundle / "run.json").read_text())
-    dw1 = next(r for r in run["regions"] if r["name"] == "dw1")
-    done = invoke("power-budget", bundle, "--period-s", 1, "--budget-mw", 1000, "--region", "dw1", "--json")
+    dw1 = next(r for r in run["regions"] if r["name"] == "1_DEPTHWISE_CONV_2D")
+    done = invoke("power-budget", bundle, "--period-s", 1, "--budget-mw", 1000, "--region", "1_DEPTHWISE_CONV_2D",
+                  "--json")
     assert done.exit_code == 0, done.output
     figures = json.loads(done.stdout)
     assert figures["active"]["energy_j"] == dw1["energy_j"] and figures["active"]["seconds"] == dw1["seconds_mean"]

@@ -8,6 +8,7 @@ import pytest
 import mcusim
 from clirun import run_cli
 from mcusim.tinyml.build import build
+from mcusim.tinyml.kit_firmware import layer_regions
 from mcusim.tinyml.models import MODELS
 
 
@@ -15,13 +16,15 @@ from mcusim.tinyml.models import MODELS
 def test_layers_are_regions_with_their_work(firmware_build, tmp_path):
     result = mcusim.run(firmware_build / "mcu-m" / "kws_dscnn-opt.elf", "mcu-m")
     built = build(MODELS["kws_dscnn"])
+    regions = layer_regions("kws_dscnn")  # the kit's layer names -> "<index>_<OP>"
     rows = {row["name"]: row for row in result.regions}
-    assert list(rows) == [q.layer.name for q in built.layers] + ["inference"]
+    assert list(rows) == [regions[q.layer.name] for q in built.layers] + ["inference"]
     for q in built.layers:
-        assert rows[q.layer.name]["macs"] == q.macs and rows[q.layer.name]["count"] == 1
-    layers = sum(rows[q.layer.name]["cycles_mean"] for q in built.layers)
+        assert rows[regions[q.layer.name]]["macs"] == q.macs and rows[regions[q.layer.name]]["count"] == 1
+    layers = sum(rows[regions[q.layer.name]]["cycles_mean"] for q in built.layers)
     assert layers <= rows["inference"]["cycles_mean"] < result.cycles
-    assert rows["pw1"]["macs_per_cycle"] > rows["dw1"]["macs_per_cycle"]  # the SIMD kernel at work
+    pw1, dw1 = rows[regions["pw1"]], rows[regions["dw1"]]
+    assert pw1["macs_per_cycle"] > dw1["macs_per_cycle"]  # the SIMD kernel at work
     result.write_bundle(tmp_path)
     with open(tmp_path / "regions.csv") as f:
         table = list(csv.DictReader(f))
@@ -31,7 +34,7 @@ def test_layers_are_regions_with_their_work(firmware_build, tmp_path):
     assert done.returncode == 0, done.stderr
     lines = [line.strip() for line in done.stdout.splitlines()]
     regions = lines[lines.index("regions") + 3:]  # title, header, rule: then by cost
-    assert regions[0].split()[0] == "inference" and any(line.startswith("pw1 ") for line in regions)
+    assert regions[0].split()[0] == "inference" and any(line.startswith("2_CONV_2D ") for line in regions)
 
 
 def test_report_of_a_bundle_without_regions_says_so(firmware_build, tmp_path):
@@ -48,17 +51,21 @@ def test_compare_two_bundles(firmware_build, tmp_path):
         mcusim.run(firmware_build / board / f"kws_dscnn-{variant}.elf", board, profile=True).write_bundle(tmp_path / name)
     done = run_cli("compare", tmp_path / "a", tmp_path / "b")
     assert done.returncode == 0, done.stderr
-    conv = next(line for line in done.stdout.splitlines() if line.startswith("tinyml_conv "))
-    assert float(conv.split()[-1].rstrip("x")) < 0.5  # the SIMD kernels take less than half the cycles
-    assert any(line.startswith("pw1 ") for line in done.stdout.splitlines())  # regions compared too
+    lines = done.stdout.splitlines()
+    pw1 = next(line for line in lines if line.startswith("2_CONV_2D "))  # kws_dscnn's pw1
+    assert float(pw1.split()[-1].rstrip("x")) < 0.5  # the SIMD kernels take less than half the cycles
+    assert next(line for line in lines if line.startswith("tfl_conv ")).endswith("gone")  # the plain C kernel
+    assert next(line for line in lines if line.startswith("tfl_conv_opt ")).endswith("new")
     refused = run_cli("compare", tmp_path / "a", tmp_path / "d")
     assert refused.returncode == 2 and "not comparable" in refused.stderr and "board: mcu-m vs mcu-d" in refused.stderr
     forced = run_cli("compare", "--force", tmp_path / "a", tmp_path / "d")
     assert forced.returncode == 0 and "warning: board" in forced.stderr
     assert run_cli("compare", "--force", "-q", tmp_path / "a", tmp_path / "d").stderr == ""
     data = json.loads(run_cli("compare", "--json", tmp_path / "a", tmp_path / "b").stdout)
-    conv = next(row for row in data["functions"] if row["name"] == "tinyml_conv")
-    assert conv["ratio"] == round(conv["b"] / conv["a"], 6) < 0.5 and data["b"]["board"] == "mcu-m"
+    pw1 = next(row for row in data["regions"] if row["name"] == "2_CONV_2D")
+    assert pw1["ratio"] == round(pw1["b"] / pw1["a"], 6) < 0.5 and data["b"]["board"] == "mcu-m"
+    conv = next(row for row in data["functions"] if row["name"] == "tfl_conv")
+    assert conv["a"] > 0 and conv["b"] is None and conv["ratio"] is None
     rows = list(csv.DictReader(io.StringIO(run_cli("compare", "--csv", tmp_path / "a", tmp_path / "b").stdout)))
     assert rows[0]["kind"] == "total" and int(rows[0]["a"]) == data["a"]["cycles"]
     assert {row["name"] for row in rows if row["kind"] == "region"} == {row["name"] for row in data["regions"]}

@@ -16,19 +16,21 @@ def _measured(result) -> dict:
 
 @pytest.mark.parametrize("board", BOARDS)
 def test_pausing_and_stepping_change_nothing_measured(firmware_build, board):
-    """A model run paused at every call of the kit's layer functions (stepping a few instructions
+    """A model run paused at every call of its layer kernels (stepping a few instructions
     at some), and coremark-like stepped one instruction at a time through its first 3,000 (IT
     blocks, loads into PC, calls) then run on: the same cycles, counters, energy, regions,
     memory peaks and output as the runs straight through."""
     elf = firmware_build / board / "micro_speech-opt.elf"
     plain = run(elf, board)
     sim = Simulator(elf, board)
-    for name in [n for _, _, n in sim.image.symbols if n.startswith("tinyml_")]:
+    kernels = [n for _, _, n in sim.image.symbols
+               if n == "channels" or n.startswith("tfl_") and n.endswith(("_opt", "_run", "softmax"))]
+    for name in kernels:
         sim.add_breakpoint(name)
     hits = 0
     while (stop := sim.run_until()).reason == "breakpoint":
         hits += 1
-        assert stop.pc in sim.breakpoints and stop.symbol.startswith("tinyml_")
+        assert stop.pc in sim.breakpoints and stop.symbol in kernels
         if hits % 3 == 0:
             assert sim.step(1 + hits % 11).reason in ("step", "breakpoint")
     assert hits > 5 and stop.reason == "exit"

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from . import tflite_reference, tflm_reference
-from .model_build import BuiltModel, build, check_inputs, default_inputs
+from .model_build import BuiltModel, build, check_expected, check_inputs, default_inputs
 from .model_plan import macs
 from .placement import Placement
 from .model_summary import summarize
@@ -36,6 +36,24 @@ def _max_abs_diff(ours: list[np.ndarray], theirs: list[np.ndarray]) -> float | N
 def _equal(ours: list[np.ndarray], theirs: list[np.ndarray]) -> bool:
     return len(ours) == len(theirs) and all(a.size == b.size and (a.reshape(-1) == b.reshape(-1)).all()
                                             for a, b in zip(ours, theirs))
+
+
+def interpreter_outputs(model: TfliteModel, inputs: list[np.ndarray]) -> tuple[list[np.ndarray] | None, str | None]:
+    """The TFLite Micro interpreter's outputs for `inputs`, or None and why it could not run."""
+    try:
+        return tflm_reference.outputs(model.path, inputs, len(model.outputs)), None
+    except tflm_reference.InterpreterError as error:
+        return None, str(error)
+
+
+def fits(model: TfliteModel, expected: list[np.ndarray]) -> bool:
+    """Whether the interpreter's outputs have the model's output sizes (else the run is a mismatch,
+    and nothing is embedded for the firmware to compare with)."""
+    try:
+        check_expected(model, expected)
+    except ValueError:
+        return False
+    return True
 
 
 def _simulate(model: TfliteModel, built: BuiltModel, board: str, indices, **simulator_options):
@@ -80,19 +98,17 @@ def run(model: TfliteModel, board: str, out: Path, inputs: list[np.ndarray] | No
     differs from the numpy reference. Raises BuildError (model_build) or ElfError."""
     given = inputs is not None
     inputs = check_inputs(model, inputs if given else default_inputs(model))
-    expected, problem = None, None
-    try:  # first, so the firmware carries the interpreter's outputs and checks its own against them
-        expected = tflm_reference.outputs(model.path, inputs, len(model.outputs))
-    except tflm_reference.InterpreterError as error:
-        problem = str(error)
-    built = build(model, board, out / "build", inputs, placement, keep_all=dump, expected=expected)
+    # first, so the firmware carries the interpreter's outputs and checks its own against them
+    expected, problem = interpreter_outputs(model, inputs)
+    embedded = expected if expected is not None and fits(model, expected) else None
+    built = build(model, board, out / "build", inputs, placement, keep_all=dump, expected=embedded)
     activations = sorted(built.plan.offsets)
     result, values = _simulate(model, built, board, activations if dump else model.outputs, **simulator_options)
     outputs = [values[index] for index in model.outputs]
     if dump:
         np.savez(out / "tensors.npz", **{f"{i}:{model.tensors[i].name}": values[i] for i in activations})
     # exit 1 with outputs that differ from the embedded reference is the firmware's own verdict
-    self_check_failed = expected is not None and result.exit_code == 1 and not _equal(outputs, expected)
+    self_check_failed = embedded is not None and result.exit_code == 1 and not _equal(outputs, embedded)
     if result.exit_code != 0 and not self_check_failed:
         problem, expected = f"the firmware did not finish (exit {result.exit_code}: {result.exit_detail})", None
     validated = expected is not None and _equal(outputs, expected)
