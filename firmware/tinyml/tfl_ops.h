@@ -27,7 +27,8 @@ typedef struct {
     const int8_t *weights;
     const int32_t *bias;             /* may be 0 */
     const int32_t *folded_bias;      /* opt conv, fully connected: bias - input zero point x sum of the weights */
-    int8_t *scratch;                 /* opt conv: one output pixel's taps (kh x kw x input channels bytes) */
+    int8_t *scratch;                 /* opt conv: two output pixels' taps (kh x kw x input channels bytes each,
+                                        the second at that rounded up to a multiple of 4) */
     const int32_t *multiplier, *shift;  /* per output channel; add: input 1, input 2, output */
     int32_t left_shift;              /* add: headroom bits; softmax, logistic, tanh: input shift */
     int32_t input_multiplier;        /* softmax, logistic, tanh */

@@ -7,9 +7,10 @@
  * generator folds -zp * sum(w) into the bias (p->folded_bias) and the inner loop multiplies the
  * raw int8 bytes, four at a time: SXTB16 widens bytes 0 and 2 of a word, SXTB16 of the word
  * rotated by 8 bytes 1 and 3, and two SMLADs multiply the matching pairs; each input word
- * serves two output channels. A padded tap must then count as the zero point (x - zp = 0), so a
- * convolution gathers each output pixel's taps (im2col into p->scratch) with padding filled with
- * zp, unless it is 1x1 without padding: its taps are the input pixel itself.
+ * serves two output channels; a convolution computes two output pixels at a time, so each weight
+ * word serves two pixels too. A padded tap must then count as the zero point (x - zp = 0), so a
+ * convolution gathers each output pixel's taps (im2col into p->scratch, two pixels' columns) with
+ * padding filled with zp, unless it is 1x1 without padding: its taps are the input pixel itself.
  *
  * Depthwise: four output channels at a time, multiplied lane by lane (SMLABB, SMLATT) over the
  * taps inside the input (found once per pixel; padded taps are skipped, as in tfl_ops.c). With
@@ -66,8 +67,10 @@ static inline int8_t output(const tfl_params *p, int32_t acc, int channel)
     return clamp8(MBQM(acc, p->multiplier[channel], p->shift[channel]) + p->out_zp, p->act_min, p->act_max);
 }
 
-/* a0 += x . w0 and a1 += x . w1 over k bytes */
-static void dot2(const int8_t *x, const int8_t *w0, const int8_t *w1, int32_t k, int32_t *a0, int32_t *a1)
+/* a0 += x . w0 and a1 += x . w1 over k bytes (inlined into both callers: a call per pair of channels
+ * would cost the fully connected layers a few percent) */
+static inline __attribute__((always_inline)) void dot2(const int8_t *x, const int8_t *w0, const int8_t *w1,
+                                                      int32_t k, int32_t *a0, int32_t *a1)
 {
     int32_t s0 = *a0, s1 = *a1, i = 0;
     for (; i + 4 <= k; i += 4) {
@@ -114,32 +117,113 @@ static void channels(const tfl_params *p, const int8_t *taps, int32_t k, int32_t
         out[c] = output(p, dot1(taps, w + c * k, k, p->folded_bias[c]), c);
 }
 
-void tfl_conv_opt(const tfl_params *p, const int8_t *in, int8_t *out)
+/* acc[0..3] += (x0 . w0, x1 . w0, x0 . w1, x1 . w1) over k bytes: two pixels by two channels, each
+ * widened weight word serving both pixels */
+static void dot2x2(const int8_t *x0, const int8_t *x1, const int8_t *w0, const int8_t *w1, int32_t k, int32_t acc[4])
+{
+    int32_t s00 = acc[0], s01 = acc[1], s10 = acc[2], s11 = acc[3], i = 0;
+    for (; i + 4 <= k; i += 4) {
+        uint32_t v0 = read32(w0 + i), v1 = read32(w1 + i);
+        uint32_t w0e = SXTB16(v0), w0o = SXTB16(ror8(v0)), w1e = SXTB16(v1), w1o = SXTB16(ror8(v1));
+        uint32_t u = read32(x0 + i), xe = SXTB16(u), xo = SXTB16(ror8(u));
+        s00 = SMLAD(xe, w0e, s00);
+        s00 = SMLAD(xo, w0o, s00);
+        s10 = SMLAD(xe, w1e, s10);
+        s10 = SMLAD(xo, w1o, s10);
+        u = read32(x1 + i);
+        xe = SXTB16(u);
+        xo = SXTB16(ror8(u));
+        s01 = SMLAD(xe, w0e, s01);
+        s01 = SMLAD(xo, w0o, s01);
+        s11 = SMLAD(xe, w1e, s11);
+        s11 = SMLAD(xo, w1o, s11);
+    }
+    for (; i < k; i++) {
+        s00 += x0[i] * w0[i];
+        s01 += x1[i] * w0[i];
+        s10 += x0[i] * w1[i];
+        s11 += x1[i] * w1[i];
+    }
+    acc[0] = s00, acc[1] = s01, acc[2] = s10, acc[3] = s11;
+}
+
+/* Two pixels' outputs: every channel's dot products of `taps0` and `taps1` (k bytes each) with its
+ * weight row. */
+static void channels2(const tfl_params *p, const int8_t *taps0, const int8_t *taps1, int32_t k, int32_t count,
+                      int8_t *out0, int8_t *out1)
+{
+    const int8_t *w = p->weights;
+    int32_t c = 0;
+    for (; c + 2 <= count; c += 2) {
+        int32_t acc[4] = {p->folded_bias[c], p->folded_bias[c], p->folded_bias[c + 1], p->folded_bias[c + 1]};
+        dot2x2(taps0, taps1, w + c * k, w + (c + 1) * k, k, acc);
+        out0[c] = output(p, acc[0], c);
+        out1[c] = output(p, acc[1], c);
+        out0[c + 1] = output(p, acc[2], c + 1);
+        out1[c + 1] = output(p, acc[3], c + 1);
+    }
+    if (c < count) {  /* a last odd channel: its weight row against both pixels */
+        int32_t a0 = p->folded_bias[c], a1 = p->folded_bias[c];
+        dot2(w + c * k, taps0, taps1, k, &a0, &a1);
+        out0[c] = output(p, a0, c);
+        out1[c] = output(p, a1, c);
+    }
+}
+
+/* Output pixel `pixel`'s taps: in place for a 1x1 convolution without padding, else gathered into
+ * `column` with padded taps as the zero point; a kernel row's taps inside the input are one run
+ * of the input row when the dilation across is 1. */
+static const int8_t *taps_of(const tfl_params *p, const int8_t *in, int32_t pixel, int direct, int8_t *column)
 {
     const tfl_shape I = p->in, O = p->out, F = p->filter;
-    const int32_t k = F.h * F.w * F.c;
+    const int32_t b = pixel / (O.h * O.w), oy = pixel / O.w % O.h, ox = pixel % O.w;
+    const int32_t y0 = oy * p->stride_h - p->pad_top, x0 = ox * p->stride_w - p->pad_left;
+    if (direct)
+        return in + ((b * I.h + y0) * I.w + x0) * I.c;
+    /* with dilation 1 across, the taps kx in [first, last) are inside the input */
+    int32_t first = x0 < 0 ? -x0 : 0, last = I.w - x0;
+    first = first < F.w ? first : F.w;
+    last = last < F.w ? last : F.w;
+    last = last > first ? last : first;
+    int8_t *to = column;
+    for (int ky = 0; ky < F.h; ky++, to += F.w * F.c) {
+        const int32_t iy = y0 + ky * p->dilation_h;
+        if (iy < 0 || iy >= I.h) {
+            memset(to, p->in_zp, (size_t)(F.w * F.c));
+            continue;
+        }
+        const int8_t *row = in + (b * I.h + iy) * I.w * I.c;
+        if (p->dilation_w == 1) {
+            memset(to, p->in_zp, (size_t)(first * F.c));
+            memcpy(to + first * F.c, row + (x0 + first) * I.c, (size_t)((last - first) * F.c));
+            memset(to + last * F.c, p->in_zp, (size_t)((F.w - last) * F.c));
+            continue;
+        }
+        for (int kx = 0; kx < F.w; kx++) {
+            const int32_t ix = x0 + kx * p->dilation_w;
+            if (ix < 0 || ix >= I.w)
+                memset(to + kx * F.c, p->in_zp, (size_t)F.c);
+            else
+                memcpy(to + kx * F.c, row + ix * I.c, (size_t)F.c);
+        }
+    }
+    return column;
+}
+
+/* Two output pixels at a time (channels2), each weight word loaded once for both; a last odd
+ * pixel on its own (channels). The scratch holds two columns, the second word aligned. */
+void tfl_conv_opt(const tfl_params *p, const int8_t *in, int8_t *out)
+{
+    const tfl_shape O = p->out, F = p->filter;
+    const int32_t k = F.h * F.w * F.c, pixels = O.n * O.h * O.w;
     const int direct = F.h == 1 && F.w == 1 && p->pad_top == 0 && p->pad_left == 0;
-    for (int b = 0; b < O.n; b++)
-        for (int oy = 0; oy < O.h; oy++)
-            for (int ox = 0; ox < O.w; ox++) {
-                const int32_t y0 = oy * p->stride_h - p->pad_top, x0 = ox * p->stride_w - p->pad_left;
-                const int8_t *taps = in + ((b * I.h + y0) * I.w + x0) * I.c;
-                if (!direct) {
-                    int8_t *column = p->scratch;
-                    for (int ky = 0; ky < F.h; ky++) {
-                        int iy = y0 + ky * p->dilation_h;
-                        for (int kx = 0; kx < F.w; kx++, column += F.c) {
-                            int ix = x0 + kx * p->dilation_w;
-                            if (iy < 0 || iy >= I.h || ix < 0 || ix >= I.w)
-                                memset(column, p->in_zp, (size_t)F.c);
-                            else
-                                memcpy(column, in + ((b * I.h + iy) * I.w + ix) * I.c, (size_t)F.c);
-                        }
-                    }
-                    taps = p->scratch;
-                }
-                channels(p, taps, k, O.c, out + ((b * O.h + oy) * O.w + ox) * O.c);
-            }
+    int8_t *column0 = p->scratch, *column1 = p->scratch + ((k + 3) & ~3);
+    int32_t pixel = 0;
+    for (; pixel + 2 <= pixels; pixel += 2)
+        channels2(p, taps_of(p, in, pixel, direct, column0), taps_of(p, in, pixel + 1, direct, column1), k, O.c,
+                  out + pixel * O.c, out + (pixel + 1) * O.c);
+    if (pixel < pixels)
+        channels(p, taps_of(p, in, pixel, direct, column0), k, O.c, out + pixel * O.c);
 }
 
 void tfl_fully_connected_opt(const tfl_params *p, const int8_t *in, int8_t *out)

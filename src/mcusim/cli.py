@@ -1344,6 +1344,8 @@ def model_run(model_file, board, out, input_files, config_file, variant, max_cyc
     except OSError as exc:
         click.echo(f"mcusim: error: cannot write the bundle in {out}: {exc}", err=True)
         sys.exit(EXIT_OUTPUT_ERROR)
+    if result.stdout:  # what the firmware printed: its own check of the outputs against the interpreter's
+        click.echo(result.stdout, nl=False)
     inference = next((r for r in result.regions if r["name"] == "inference"), None)
     for line in M.layer_table(section, result.regions):
         say(line)

@@ -219,8 +219,11 @@ def test_arena_and_code_placement_on_mcu_d(tmp_path, text, arena_in, code_in):
     done = run_cli("model", "run", DATA / "micro_speech_quantized.tflite", "--board", "mcu-d", "--out", tmp_path / "b",
                    "--config", tmp_path / "p.toml")
     assert done.returncode == 0, done.stderr
-    model = json.loads((tmp_path / "b" / "run.json").read_text())["model"]
+    run = json.loads((tmp_path / "b" / "run.json").read_text())
+    model = run["model"]
     assert model["validated"] and model["placement"]["arena"] == ("dtcm" if arena_in == DTCM else "sram")
+    # the stack runs below an arena at the top of SRAM, the heap after .bss: both peaks are found
+    assert run["memory"]["stack_peak_bytes"] > 100 and run["memory"]["heap_peak_bytes"] > 0
     image = ElfImage.load(tmp_path / "b" / "build" / "model.elf")
     arena = image.symbol("tfl_arena")
     assert arena_in[0] <= arena and arena + model["arena_bytes"] <= arena_in[1]

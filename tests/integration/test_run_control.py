@@ -24,7 +24,7 @@ def test_pausing_and_stepping_change_nothing_measured(firmware_build, board):
     plain = run(elf, board)
     sim = Simulator(elf, board)
     kernels = [n for _, _, n in sim.image.symbols
-               if n == "channels" or n.startswith("tfl_") and n.endswith(("_opt", "_run", "softmax"))]
+               if n in ("channels", "taps_of") or n.startswith("tfl_") and n.endswith(("_opt", "_run", "softmax"))]
     for name in kernels:
         sim.add_breakpoint(name)
     hits = 0

@@ -108,7 +108,7 @@ def test_itm_markers_and_samples_of_a_model(firmware_build):
 
     samples = of_type(decoded, events.TracePeriodicPC)
     assert [s.pc for s in samples] == expected_pcs(result.pc_sample_pcs)
-    assert len(samples) == len(result.pc_sample_functions) > 400
+    assert len(samples) == len(result.pc_sample_functions) > 150  # one per 1,000 of its ~240,000 cycles
 
 
 def test_a_full_capture_ends_in_an_overflow_packet(firmware_build):

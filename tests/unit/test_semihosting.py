@@ -148,6 +148,13 @@ def test_heapinfo_shares_adjacent_ram_banks_but_not_a_mirror():
                        0x20400000) == (0x20000100, 0x20400000, 0x20400000, 0x20000100)
 
 
+def test_heapinfo_leaves_out_what_the_image_places_above_the_initial_sp():
+    # mcu-d with an arena linked at the top of SRAM2 and the SP below it (`mcusim model run` with
+    # arena = "sram"): the heap follows .bss in DTCM, the stack starts at the SP, under the arena
+    segments = [segment(0x20000000, 0x20000130), segment(0x2004e8b0, 0x20050000)]
+    assert S.heap_info(load_board("mcu-d"), segments, 0x2004e8b0) == (0x20000130, 0x2004e8b0, 0x2004e8b0, 0x20000130)
+
+
 def test_heapinfo_keeps_heap_and_stack_in_their_own_ram_when_apart():
     # mcu-m, stack in SRAM2 at 0x10000000: the heap must not grow through the SRAM2 alias after SRAM1
     assert S.heap_info(load_board("mcu-m"), [segment(0x20000000, 0x20000100)], 0x10008000) == (

@@ -76,6 +76,7 @@ def heap_info(board, segments, initial_sp: int) -> tuple[int, int, int, int]:
     end, as it usually is). When both lie in one run of adjacent RAM, heap below the stack,
     they share it as QEMU shares its one free RAM gap (semihosting/arm-compat-semi.c: heap
     limit = stack base, stack limit = heap base); otherwise each is bounded by its own region.
+    Segments at or above the initial SP in its region count as neither.
     """
     spans = ram_spans(board)
     regions = [region for span in spans for region in span]
@@ -83,9 +84,15 @@ def heap_info(board, segments, initial_sp: int) -> tuple[int, int, int, int]:
     def region_of(address: int) -> tuple[int, int] | None:
         return next((r for r in regions if r[0] <= address < r[1]), None)
 
-    image = [(region_of(s.vaddr), s.vaddr + s.memsz) for s in segments if s.memsz and region_of(s.vaddr)]
+    sp_region = region_of(initial_sp - 1) if initial_sp else None
+    # what the image places above the initial SP in its region (an arena carved off the top of RAM)
+    # is neither heap nor stack: the heap starts after the image below it, the stack below it
+    above = [s.vaddr for s in segments if s.memsz and sp_region and region_of(s.vaddr) == sp_region
+             and s.vaddr >= initial_sp]
+    image = [(region_of(s.vaddr), s.vaddr + s.memsz) for s in segments
+             if s.memsz and region_of(s.vaddr) and not (region_of(s.vaddr) == sp_region and s.vaddr >= initial_sp)]
     top = max(image, key=lambda item: item[1], default=None)
-    stack_region = region_of(initial_sp - 1) if initial_sp else None
+    stack_region = sp_region
     if stack_region is None:
         stack_region = top[0] if top else max(regions, key=lambda r: r[1] - r[0])
     heap_region = top[0] if top else stack_region
@@ -93,7 +100,7 @@ def heap_info(board, segments, initial_sp: int) -> tuple[int, int, int, int]:
     def image_end(region: tuple[int, int]) -> int:
         return (max((end for r, end in image if r == region), default=region[0]) + 7) & ~7
 
-    heap_base, stack_base = image_end(heap_region), stack_region[1]
+    heap_base, stack_base = image_end(heap_region), min([stack_region[1]] + above)
     span_of = {region: k for k, span in enumerate(spans) for region in span}
     if span_of[heap_region] == span_of[stack_region] and heap_base < stack_base:
         return heap_base, stack_base, stack_base, heap_base

@@ -259,14 +259,15 @@ def generate(model: TfliteModel, plan: ArenaPlan | None = None, weights_in: str 
         _describe(layer)
         if layer.kernel == "opt" and op.name == "CONV_2D":
             layer.fields["scratch"] = "tfl_scratch"
-            scratch = max(scratch, int(np.prod(model.tensors[op.inputs[1]].shape[1:])))
+            taps = int(np.prod(model.tensors[op.inputs[1]].shape[1:]))
+            scratch = max(scratch, 2 * ((taps + 3) & ~3))  # two pixels' columns, the second word aligned
         lines = _call(model, plan, layer)
         body += layer.arrays
         body.append(f"static const tfl_params layer{op.index}_params = {layer.params()};\n")
         name = f"{op.index}_{op.name}"
         calls.append(f'    TFL_LAYER_BEGIN("{name}");\n' + "".join(f"    {line}\n" for line in lines)
                      + f'    TFL_LAYER_END("{name}");\n')
-    if scratch:  # the SIMD convolutions' im2col buffer, one output pixel's taps
+    if scratch:  # the SIMD convolutions' im2col buffer, two output pixels' taps
         body.insert(0, f"static int8_t tfl_scratch[{scratch}] __attribute__((aligned(4)));\n")
     inputs, outputs = model.inputs, model.outputs
     tail = [f"\nconst uint32_t tfl_model_arena_bytes = {max(plan.size, 4)}u;\n",
