@@ -35,7 +35,7 @@ name = "board"
 static_w = {{ run = {board}, sleep = {board}, stop = {board} }}
 """
 # dynamic energies large enough against the static power that the noise leaves them identifiable; with
-# 0.2% noise the ALU energy is already a third off and others a fifth (docs/power.md)
+# 0.2% noise the ALU energy is already 28% off and the load energy a fifth (docs/power.md)
 # (stores move with loads in every program here, so they are left at their value rather than fitted)
 KNOWN = {"alu": 40e-12, "mul": 70e-12, "simd": 90e-12, "load": 60e-12, "flash": 200e-12,
          "per_mhz": 5e-5, "leak": 2e-3, "board": 0.01}
