@@ -24,7 +24,7 @@ class Tensor:
     shape: tuple[int, int, int]     # H, W, C
     scale: float
     zero_point: int
-    data: np.ndarray                # int8, from the oracle on the test input
+    data: np.ndarray                # int8, from arithmetic.py on the test input (calibration)
     alias_of: str | None = None     # a reshape shares its input's bytes
 
     @property
@@ -172,7 +172,7 @@ def build(model: Model) -> BuiltModel:
 
 
 def _conv_accumulators(kernel, x, q, source, out_shape):
-    """Accumulators from the same patch arithmetic as the oracle, without requantization."""
+    """Accumulators from the same patch arithmetic as arithmetic.py, without requantization."""
     oh, ow = out_shape
     kh, kw = q.layer.kernel
     sh, sw = q.layer.stride

@@ -2,7 +2,7 @@
 Systems" (IEEE ICCD 2022, Table III), as layer lists.
 
 Each model has the layer structure and sizes of the application the paper ran; weights are
-pseudo-random (seeded) and the test input fixed, so firmware and oracle agree bit for bit.
+pseudo-random (seeded) and the test input fixed, so every build computes the same outputs.
 """
 from __future__ import annotations
 
