@@ -20,11 +20,9 @@ from pathlib import Path
 from mcusim import examples
 from mcusim.api import Simulator
 from mcusim.tinyml import model_run
-from mcusim.tinyml.build import build
-from mcusim.tinyml.kit_export import export
-from mcusim.tinyml.models import MODELS, PAPER_MODELS
+from mcusim.tinyml.kit_firmware import exported
+from mcusim.tinyml.models import PAPER_MODELS
 from mcusim.tinyml.placement import Placement
-from mcusim.tinyml.tflite_model import load_model
 
 PAPER_BOARDS = ["mcu-s", "mcu-m", "mcu-b", "mcu-d"]
 
@@ -44,14 +42,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="mcusim-kit-") as temporary:
         work = Path(temporary)
         for name in args.models.split(","):
-            path = work / f"{name}.tflite"
-            built = build(MODELS[name])
-            path.write_bytes(export(built))
-            model = load_model(path)
-            test_input = built.tensors["input"].data.reshape(model.tensors[model.inputs[0]].shape)
+            model, inputs = exported(name, work)  # work/<name>.tflite and the kit's test input
             for board in args.boards.split(","):
                 kit = inference_cycles(Simulator(examples.path(f"{name}-{args.variant}", board), board).run())
-                done = model_run.run(model, board, work / f"{name}-{board}", inputs=[test_input],
+                done = model_run.run(model, board, work / f"{name}-{board}", inputs=inputs,
                                      placement=Placement(kernels=args.variant))
                 generated = inference_cycles(done.result)
                 print(f"| {name} | {board} | {kit:,.0f} | {generated:,.0f} | {generated / kit:.4f} | "

@@ -90,6 +90,30 @@ def test_model_build_writes_the_c_the_plan_and_the_elf(tmp_path):
     assert "tfl_depthwise(" in source and "_opt(" not in source
 
 
+def test_a_built_elf_checks_its_outputs_against_the_interpreter_s(tmp_path, monkeypatch):
+    """`model build` embeds the interpreter's outputs: the ELF run on its own says whether its
+    outputs match; without them (--no-check, or the interpreter failing) it compares nothing, and
+    the build says so."""
+    require_tool("arm-none-eabi-gcc")
+    import mcusim
+    from mcusim.tinyml import tflm_reference
+
+    model = DATA / "hello_world_int8.tflite"
+    assert run_cli("model", "build", model, "--board", "mcu-m", "--out", tmp_path / "a").returncode == 0
+    checked = mcusim.run(tmp_path / "a" / "model.elf", "mcu-m")
+    assert checked.exit_code == 0 and "output matches the reference" in checked.stdout
+    done = run_cli("model", "build", model, "--board", "mcu-m", "--out", tmp_path / "b", "--no-check")
+    assert done.returncode == 0 and "compares its outputs with nothing (--no-check)" in done.stderr
+    assert "nothing compared" in mcusim.run(tmp_path / "b" / "model.elf", "mcu-m").stdout
+
+    def fails(*args, **kwargs):
+        raise tflm_reference.InterpreterError("the TFLite Micro interpreter is not installed")
+    monkeypatch.setattr(tflm_reference, "outputs", fails)
+    done = run_cli("model", "build", model, "--board", "mcu-m", "--out", tmp_path / "c")
+    assert done.returncode == 0 and "compares its outputs with nothing (the TFLite Micro interpreter is not" \
+        in done.stderr
+
+
 def test_kernel_variants_per_layer_are_used_recorded_and_faster(tmp_path):
     """`kernels` and [layer_kernels] choose each layer's kernels; run.json's per-layer rows say
     which ran; the SIMD depthwise convolution takes fewer cycles than the plain one."""

@@ -40,7 +40,7 @@ def test_the_cases_cover_every_board_and_every_model():
 
 
 @pytest.mark.parametrize("variant, model, board", _cases())
-def test_model_output_matches_the_oracle(firmware_build, board, model, variant):
+def test_model_output_matches_the_reference(firmware_build, board, model, variant):
     result = mcusim.run(firmware_build / board / f"{model}-{variant}.elf", board)
     assert result.exit_code == 0, result.stdout
     assert "output matches the reference" in result.stdout

@@ -99,30 +99,34 @@ def test_generated_layers_match_the_reference(tmp_path_factory, variant, case):
     _check(case, tmp_path_factory, variant)
 
 
-def _convolution(rng, h, w, c, out_c, kh, kw, stride, dilation, padding):
+def _convolution(rng, h, w, c, out_c, kh, kw, stride, dilation, padding, batch=1, dilation_w=None):
     """A one-layer CONV_2D model (wide output scale, no activation: every tap shows) and its input."""
+    dilation_w = dilation if dilation_w is None else dilation_w
     scales = tuple(rng.uniform(0.002, 0.02, out_c))
-    tensors = [T("input", (1, h, w, c), "int8", None, (0.05,), (int(rng.integers(-100, 100)),)),
+    tensors = [T("input", (batch, h, w, c), "int8", None, (0.05,), (int(rng.integers(-100, 100)),)),
                T("weights", (out_c, kh, kw, c), "int8", rng.integers(-127, 128, (out_c, kh, kw, c)).astype(np.int8),
                  scales, (0,) * out_c, 0),
                T("bias", (out_c,), "int32", rng.integers(-500, 500, out_c).astype(np.int32),
                  tuple(0.05 * s for s in scales), (0,) * out_c)]
     oh, _ = R.padding(h, kh, stride, dilation, padding)
-    ow, _ = R.padding(w, kw, stride, dilation, padding)
-    tensors.append(T("output", (1, oh, ow, out_c), "int8", None, (0.05 * max(scales) * 8 * np.sqrt(kh * kw * c),),
+    ow, _ = R.padding(w, kw, stride, dilation_w, padding)
+    tensors.append(T("output", (batch, oh, ow, out_c), "int8", None, (0.05 * max(scales) * 8 * np.sqrt(kh * kw * c),),
                      (3,)))
     options = {"Padding": cases.PADDING[padding], "StrideH": stride, "StrideW": stride, "DilationHFactor": dilation,
-               "DilationWFactor": dilation, "FusedActivationFunction": 0}
+               "DilationWFactor": dilation_w, "FusedActivationFunction": 0}
     data = model_bytes(tensors, [Op("CONV_2D", (0, 1, 2), (3,), "Conv2DOptions", options)], [0], [3])
-    return data, rng.integers(-128, 128, (1, h, w, c)).astype(np.int8)
+    return data, rng.integers(-128, 128, (batch, h, w, c)).astype(np.int8)
 
 
-# (h, w, c, out_c, kh, kw, stride, dilation, padding): kernels wider than, as wide as and narrower
+# (h, w, c, out_c, kh, kw, stride, dilation, padding[, batch, dilation across]): kernels wider than, as wide as and narrower
 # than the input, taps cut on the left, the right or both, an odd last pixel and an odd last channel
 CONVOLUTIONS = [(5, 6, 1, 3, 3, 3, 1, 1, "SAME"), (5, 6, 1, 2, 10, 8, 1, 1, "SAME"), (4, 7, 3, 3, 2, 4, 2, 1, "SAME"),
                 (3, 3, 4, 5, 3, 5, 1, 1, "SAME"), (6, 5, 2, 4, 1, 3, 1, 1, "VALID"), (2, 9, 1, 1, 4, 7, 3, 1, "SAME"),
                 (5, 5, 3, 2, 3, 3, 2, 2, "SAME"), (7, 4, 4, 3, 1, 1, 1, 1, "VALID"), (7, 4, 5, 3, 1, 1, 2, 1, "SAME"),
-                (1, 8, 2, 2, 1, 5, 1, 1, "SAME"), (6, 6, 1, 4, 5, 5, 1, 1, "SAME"), (3, 4, 6, 1, 3, 4, 1, 2, "SAME")]
+                (1, 8, 2, 2, 1, 5, 1, 1, "SAME"), (6, 6, 1, 4, 5, 5, 1, 1, "SAME"), (3, 4, 6, 1, 3, 4, 1, 2, "SAME"),
+                # a pixel pair across two batch items (3x3 outputs each), dilations that differ
+                (3, 3, 2, 3, 3, 3, 1, 1, "SAME", 2), (3, 5, 3, 2, 1, 1, 1, 1, "VALID", 3),
+                (6, 7, 2, 2, 2, 3, 1, 2, "SAME", 1, 1), (6, 7, 2, 3, 3, 2, 1, 1, "SAME", 2, 2)]
 
 
 @pytest.mark.parametrize("shape", CONVOLUTIONS)
@@ -131,6 +135,7 @@ def test_the_simd_convolution_at_every_kind_of_edge(tmp_path_factory, shape):
     run with some cut off on the left, the right or both, and two pixels at a time with an odd one
     and an odd channel left over."""
     _check(_convolution(np.random.default_rng(sum(shape[:8])), *shape), tmp_path_factory, "opt")
+    _check(_convolution(np.random.default_rng(sum(shape[:8])), *shape), tmp_path_factory, "ref")
 
 
 @pytest.mark.parametrize("kind", cases.OTHER_KINDS)

@@ -1,5 +1,6 @@
-"""The kit's models as .tflite (tinyml/kit_export.py): the same layers, weights and MACs as the
-hand-built firmware, and the same outputs up to TFLite's rounding."""
+"""The kit's models as .tflite (tinyml/kit_export.py): the layers, weights and MACs of the kit's
+quantized models (tinyml/build.py), and the outputs of its calibration arithmetic up to TFLite's
+rounding."""
 import numpy as np
 import pytest
 

@@ -155,6 +155,12 @@ def test_heapinfo_leaves_out_what_the_image_places_above_the_initial_sp():
     assert S.heap_info(load_board("mcu-d"), segments, 0x2004e8b0) == (0x20000130, 0x2004e8b0, 0x2004e8b0, 0x20000130)
 
 
+def test_heapinfo_of_a_stack_first_layout_puts_the_heap_after_the_image():
+    # mcu-s linked stack first: SP 0x20001000 at the bottom, .data and .bss above it
+    heap_base = S.heap_info(load_board("mcu-s"), [segment(0x20001000, 0x20001400)], 0x20001000)[0]
+    assert heap_base == 0x20001400
+
+
 def test_heapinfo_keeps_heap_and_stack_in_their_own_ram_when_apart():
     # mcu-m, stack in SRAM2 at 0x10000000: the heap must not grow through the SRAM2 alias after SRAM1
     assert S.heap_info(load_board("mcu-m"), [segment(0x20000000, 0x20000100)], 0x10008000) == (

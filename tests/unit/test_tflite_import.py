@@ -94,9 +94,10 @@ def test_arena_plan_never_overlaps_tensors_live_at_once(case):
     _check_plan(_chain_model(sizes, skips))
 
 
-def _conv_model(path, op="CONV_2D", dtype="int8"):
+def _conv_model(path, op="CONV_2D", dtype="int8", filter_channels=3):
     rng = np.random.default_rng(0)
-    tensors = [T("input", (1, 8, 8, 3), dtype), T("weights", (4, 3, 3, 3), "int8", rng.integers(-5, 5, (4, 3, 3, 3))),
+    shape = (4, 3, 3, filter_channels)
+    tensors = [T("input", (1, 8, 8, 3), dtype), T("weights", shape, "int8", rng.integers(-5, 5, shape)),
                T("bias", (4,), "int32", np.zeros(4, np.int32)), T("conv", (1, 8, 8, 4), dtype),
                T("out", (1, 8, 8, 4), dtype)]
     ops = [Op("CONV_2D", (0, 1, 2), (3,), "Conv2DOptions", {"Padding": 0, "StrideW": 1, "StrideH": 1}),
@@ -119,6 +120,14 @@ def test_unsupported_operators_are_named_node_by_node(tmp_path):
     assert result.returncode == 3
     assert "node 1: SQUARED_DIFFERENCE is not supported" in result.stderr
     assert "(not supported)" in result.stdout  # the table still shows what the model holds
+
+
+def test_a_grouped_convolution_is_refused(tmp_path):
+    """(A filter with fewer channels than the input: TFLite's grouped convolution, which the kernels
+    would compute as an ordinary one.)"""
+    result = run_cli("model", "show", str(_conv_model(tmp_path / "m.tflite", op="RELU", filter_channels=1)))
+    assert result.returncode == 3
+    assert "node 0: CONV_2D with 1 filter channels for 3 input channels" in result.stderr
 
 
 def test_a_float_model_is_refused(tmp_path):

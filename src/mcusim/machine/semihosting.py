@@ -76,7 +76,7 @@ def heap_info(board, segments, initial_sp: int) -> tuple[int, int, int, int]:
     end, as it usually is). When both lie in one run of adjacent RAM, heap below the stack,
     they share it as QEMU shares its one free RAM gap (semihosting/arm-compat-semi.c: heap
     limit = stack base, stack limit = heap base); otherwise each is bounded by its own region.
-    Segments at or above the initial SP in its region count as neither.
+    Segments at or above the initial SP in its region, with image below it too, count as neither.
     """
     spans = ram_spans(board)
     regions = [region for span in spans for region in span]
@@ -85,12 +85,16 @@ def heap_info(board, segments, initial_sp: int) -> tuple[int, int, int, int]:
         return next((r for r in regions if r[0] <= address < r[1]), None)
 
     sp_region = region_of(initial_sp - 1) if initial_sp else None
-    # what the image places above the initial SP in its region (an arena carved off the top of RAM)
-    # is neither heap nor stack: the heap starts after the image below it, the stack below it
-    above = [s.vaddr for s in segments if s.memsz and sp_region and region_of(s.vaddr) == sp_region
-             and s.vaddr >= initial_sp]
+    sp_span = next((span for span in spans if sp_region in span), [])
+    in_sp_span = [s for s in segments if s.memsz and region_of(s.vaddr) in sp_span]
+    # what the image places above the initial SP in its region while more of it lies below the SP
+    # (an arena carved off the top of RAM) is neither heap nor stack: the heap starts after the
+    # image below, the stack under what is above. (With the whole image above the SP, as a
+    # stack-first layout has it, the heap follows the image as usual.)
+    above = [s for s in in_sp_span if region_of(s.vaddr) == sp_region and s.vaddr >= initial_sp] \
+        if any(s.vaddr < initial_sp for s in in_sp_span) else []
     image = [(region_of(s.vaddr), s.vaddr + s.memsz) for s in segments
-             if s.memsz and region_of(s.vaddr) and not (region_of(s.vaddr) == sp_region and s.vaddr >= initial_sp)]
+             if s.memsz and region_of(s.vaddr) and not any(s is a for a in above)]
     top = max(image, key=lambda item: item[1], default=None)
     stack_region = sp_region
     if stack_region is None:
@@ -100,7 +104,7 @@ def heap_info(board, segments, initial_sp: int) -> tuple[int, int, int, int]:
     def image_end(region: tuple[int, int]) -> int:
         return (max((end for r, end in image if r == region), default=region[0]) + 7) & ~7
 
-    heap_base, stack_base = image_end(heap_region), min([stack_region[1]] + above)
+    heap_base, stack_base = image_end(heap_region), min([stack_region[1]] + [s.vaddr for s in above])
     span_of = {region: k for k, span in enumerate(spans) for region in span}
     if span_of[heap_region] == span_of[stack_region] and heap_base < stack_base:
         return heap_base, stack_base, stack_base, heap_base

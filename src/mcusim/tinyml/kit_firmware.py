@@ -2,8 +2,10 @@
 `<model>-ref` and `<model>-opt`): each kit model (tinyml/models.py) exported as a TFLite
 flatbuffer (kit_export.py) and built by `mcusim model build`'s own code (model_build.py:
 TFLite's integer arithmetic, firmware/tinyml/tfl_ops*.c) with the kit's fixed test input and
-the reference's outputs embedded, which the firmware checks. So an example and `mcusim model
-run` of the exported file with the same input are one program: the same cycles.
+the reference's outputs embedded, which the firmware checks: the numpy reference's, so that
+`make` needs no interpreter; `model build` and `model run` embed the TFLite Micro interpreter's,
+the same bytes wherever the two agree (the tests hold them to it). So an example and `mcusim
+model run` of the exported file with the same input are one program: the same cycles.
 
     python -m mcusim.tinyml.kit_firmware MODEL --board BOARD [--build DIR]
 """

@@ -42,6 +42,15 @@ class BuiltModel:
     placement: Placement
 
 
+def compiler_path() -> str:
+    """arm-none-eabi-gcc, or BuildError saying how to install it."""
+    compiler = shutil.which(COMPILER)
+    if compiler is None:
+        raise BuildError(f"{COMPILER} is not installed (Debian/Ubuntu: apt-get install gcc-arm-none-eabi "
+                         "libnewlib-arm-none-eabi)")
+    return compiler
+
+
 def firmware_dir() -> Path:
     """The kit's firmware sources: inside the wheel, else the source tree."""
     packaged = Path(__file__).resolve().parent.parent / "data" / "firmware"
@@ -142,17 +151,17 @@ def build(model: TfliteModel, board_name: str, out: Path, inputs: list[np.ndarra
     flags = CPU_FLAGS.get(board.core.name)
     if flags is None:
         raise BuildError(f"no compiler flags for core {board.core.name}")
-    compiler = shutil.which(COMPILER)
-    if compiler is None:
-        raise BuildError(f"{COMPILER} is not installed (Debian/Ubuntu: apt-get install gcc-arm-none-eabi "
-                         "libnewlib-arm-none-eabi)")
+    compiler = compiler_path()
     inputs = check_inputs(model, inputs if inputs is not None else default_inputs(model))
     plan = plan_arena(model, keep_all=keep_all)
     out.mkdir(parents=True, exist_ok=True)
     source = out / "model.c"
     source.write_text(generate(model, plan, weights_in=placement.weights, variants=placement.variants(model)))
-    (out / "board_model.c").write_text(board_wrapper(model, plan, inputs, arena_section=placement.arena != "ram",
-                                                     expected=expected))
+    try:
+        wrapper = board_wrapper(model, plan, inputs, arena_section=placement.arena != "ram", expected=expected)
+    except ValueError as error:  # reference outputs that do not fit the model
+        raise BuildError(str(error)) from None
+    (out / "board_model.c").write_text(wrapper)
     (out / "plan.txt").write_text("\n".join(show_lines(summarize(model))) + "\n")
     fw = firmware_dir()
     board_dir = fw / "boards" / board_name

@@ -22,7 +22,8 @@ class ModelRun:
     result: object            # api.RunResult, its `model` section filled in
     built: BuiltModel
     outputs: list[np.ndarray]  # what the firmware computed
-    expected: list[np.ndarray] | None  # what the interpreter computed (None: it could not run)
+    expected: list[np.ndarray] | None  # what the interpreter computed, before the build, and the
+    #                                    firmware carried when the sizes fit (None: it could not run)
 
 
 def _max_abs_diff(ours: list[np.ndarray], theirs: list[np.ndarray]) -> float | None:
@@ -38,22 +39,19 @@ def _equal(ours: list[np.ndarray], theirs: list[np.ndarray]) -> bool:
                                             for a, b in zip(ours, theirs))
 
 
-def interpreter_outputs(model: TfliteModel, inputs: list[np.ndarray]) -> tuple[list[np.ndarray] | None, str | None]:
-    """The TFLite Micro interpreter's outputs for `inputs`, or None and why it could not run."""
+def interpreter_reference(model: TfliteModel, inputs: list[np.ndarray]):
+    """(the TFLite Micro interpreter's outputs for `inputs`, those the firmware can carry and
+    compare with, why it carries none): the outputs are None when the interpreter could not run,
+    the carried ones also when they do not have the model's output sizes."""
     try:
-        return tflm_reference.outputs(model.path, inputs, len(model.outputs)), None
+        expected = tflm_reference.outputs(model.path, inputs, len(model.outputs))
     except tflm_reference.InterpreterError as error:
-        return None, str(error)
-
-
-def fits(model: TfliteModel, expected: list[np.ndarray]) -> bool:
-    """Whether the interpreter's outputs have the model's output sizes (else the run is a mismatch,
-    and nothing is embedded for the firmware to compare with)."""
+        return None, None, str(error)
     try:
         check_expected(model, expected)
-    except ValueError:
-        return False
-    return True
+    except ValueError as error:
+        return expected, None, f"the interpreter's outputs do not fit the model: {error}"
+    return expected, expected, None
 
 
 def _simulate(model: TfliteModel, built: BuiltModel, board: str, indices, **simulator_options):
@@ -93,14 +91,15 @@ def first_differing_layer(model: TfliteModel, tensors: dict[int, np.ndarray], in
 def run(model: TfliteModel, board: str, out: Path, inputs: list[np.ndarray] | None = None,
         placement: Placement = Placement(), placement_file: str | None = None, dump: bool = False,
         **simulator_options) -> ModelRun:
-    """Build into OUT/build, run, validate. `dump`: an arena that keeps every tensor, written to
-    OUT/tensors.npz. On a mismatch the model is run again that way to name the first layer that
+    """Run the TFLite Micro interpreter on the inputs, build into OUT/build with its outputs
+    embedded (the firmware compares its own with them), run, validate. `dump`: an arena that
+    keeps every tensor, written to OUT/tensors.npz. On a mismatch the model is run again that way to name the first layer that
     differs from the numpy reference. Raises BuildError (model_build) or ElfError."""
     given = inputs is not None
     inputs = check_inputs(model, inputs if given else default_inputs(model))
     # first, so the firmware carries the interpreter's outputs and checks its own against them
-    expected, problem = interpreter_outputs(model, inputs)
-    embedded = expected if expected is not None and fits(model, expected) else None
+    expected, embedded, problem = interpreter_reference(model, inputs)
+    problem = problem if expected is None else None  # (outputs of other sizes are a mismatch, below)
     built = build(model, board, out / "build", inputs, placement, keep_all=dump, expected=embedded)
     activations = sorted(built.plan.offsets)
     result, values = _simulate(model, built, board, activations if dump else model.outputs, **simulator_options)
@@ -108,7 +107,8 @@ def run(model: TfliteModel, board: str, out: Path, inputs: list[np.ndarray] | No
     if dump:
         np.savez(out / "tensors.npz", **{f"{i}:{model.tensors[i].name}": values[i] for i in activations})
     # exit 1 with outputs that differ from the embedded reference is the firmware's own verdict
-    self_check_failed = embedded is not None and result.exit_code == 1 and not _equal(outputs, embedded)
+    self_check_failed = (embedded is not None and result.exit_code == 1 and "MISMATCH" in result.stdout
+                         and not _equal(outputs, embedded))
     if result.exit_code != 0 and not self_check_failed:
         problem, expected = f"the firmware did not finish (exit {result.exit_code}: {result.exit_detail})", None
     validated = expected is not None and _equal(outputs, expected)

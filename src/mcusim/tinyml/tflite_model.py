@@ -199,5 +199,10 @@ def check_supported(model: TfliteModel) -> None:
                 problems.append(f"node {op.index}: {op.name} has {tensor.dtype} tensor {tensor.name!r} "
                                 f"(only int8 models are supported)")
                 break
+        if op.name == "CONV_2D" and len(op.inputs) > 1:  # a grouped convolution's filter has fewer channels
+            source, weights = model.tensor(op.inputs[0]), model.tensor(op.inputs[1])
+            if source is not None and weights is not None and weights.shape[-1] != source.shape[-1]:
+                problems.append(f"node {op.index}: CONV_2D with {weights.shape[-1]} filter channels for "
+                                f"{source.shape[-1]} input channels (grouped convolutions are not supported)")
     if problems:
         raise UnsupportedModel(model.path, problems)
