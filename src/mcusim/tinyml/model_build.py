@@ -176,7 +176,8 @@ def build(model: TfliteModel, board_name: str, out: Path, inputs: list[np.ndarra
             raise BuildError(f"cannot place {model.path} on {board_name} as asked: {error}") from None
         script = out / "model.ld"
     compile_flags = [*flags, "-std=c11", "-O2", "-g", "-Wall", "-Wextra", "-Wno-unused-const-variable",
-                     "-ffunction-sections", "-fdata-sections", f"-I{fw / 'include'}", f"-I{fw / 'common'}",
+                     "-ffunction-sections", "-fdata-sections", f"-ffile-prefix-map={fw}=firmware",  # (as the kit's)
+                     f"-I{fw / 'include'}", f"-I{fw / 'common'}",
                      f"-I{fw / 'tinyml'}", f"-I{out}", f"-DBOARD_NAME=\"{board_name}\""]
     model_sources = [out / "board_model.c", fw / "tinyml" / "tfl_ops.c", fw / "tinyml" / "tfl_ops_opt.c"]
     if placement.code == "itcm":
