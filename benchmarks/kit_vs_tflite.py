@@ -37,7 +37,8 @@ def main() -> None:
     parser.add_argument("--models", default=",".join(m.name for m in PAPER_MODELS))
     parser.add_argument("--variant", choices=["opt", "ref"], default="opt")
     args = parser.parse_args()
-    print(f"| model | board | kit firmware ({args.variant}) | generated from .tflite ({args.variant}) | ratio | same cycles | validated |")
+    print(f"| model | board | kit firmware ({args.variant}) | generated from .tflite ({args.variant}) | ratio | "
+          "same cycles | validated |")
     print("|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory(prefix="mcusim-kit-") as temporary:
         work = Path(temporary)
@@ -48,8 +49,9 @@ def main() -> None:
                 done = model_run.run(model, board, work / f"{name}-{board}", inputs=inputs,
                                      placement=Placement(kernels=args.variant))
                 generated = inference_cycles(done.result)
+                validated = done.result.model["validated"]
                 print(f"| {name} | {board} | {kit:,.0f} | {generated:,.0f} | {generated / kit:.4f} | "
-                      f"{'yes' if generated == kit else 'NO'} | {'yes' if done.result.model['validated'] else 'NO'} |", flush=True)
+                      f"{'yes' if generated == kit else 'NO'} | {'yes' if validated else 'NO'} |", flush=True)
 
 
 if __name__ == "__main__":

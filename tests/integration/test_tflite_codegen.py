@@ -118,8 +118,9 @@ def _convolution(rng, h, w, c, out_c, kh, kw, stride, dilation, padding, batch=1
     return data, rng.integers(-128, 128, (batch, h, w, c)).astype(np.int8)
 
 
-# (h, w, c, out_c, kh, kw, stride, dilation, padding[, batch, dilation across]): kernels wider than, as wide as and narrower
-# than the input, taps cut on the left, the right or both, an odd last pixel and an odd last channel
+# (h, w, c, out_c, kh, kw, stride, dilation, padding[, batch, dilation across]): kernels wider
+# than, as wide as and narrower than the input, taps cut on the left, the right or both, an odd
+# last pixel and an odd last channel
 CONVOLUTIONS = [(5, 6, 1, 3, 3, 3, 1, 1, "SAME"), (5, 6, 1, 2, 10, 8, 1, 1, "SAME"), (4, 7, 3, 3, 2, 4, 2, 1, "SAME"),
                 (3, 3, 4, 5, 3, 5, 1, 1, "SAME"), (6, 5, 2, 4, 1, 3, 1, 1, "VALID"), (2, 9, 1, 1, 4, 7, 3, 1, "SAME"),
                 (5, 5, 3, 2, 3, 3, 2, 2, "SAME"), (7, 4, 4, 3, 1, 1, 1, 1, "VALID"), (7, 4, 5, 3, 1, 1, 2, 1, "SAME"),

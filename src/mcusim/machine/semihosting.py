@@ -94,7 +94,7 @@ def heap_info(board, segments, initial_sp: int) -> tuple[int, int, int, int]:
     above = [s for s in in_sp_span if region_of(s.vaddr) == sp_region and s.vaddr >= initial_sp] \
         if any(s.vaddr < initial_sp for s in in_sp_span) else []
     image = [(region_of(s.vaddr), s.vaddr + s.memsz) for s in segments
-             if s.memsz and region_of(s.vaddr) and not any(s is a for a in above)]
+             if s.memsz and region_of(s.vaddr) and s not in above]
     top = max(image, key=lambda item: item[1], default=None)
     stack_region = sp_region
     if stack_region is None:

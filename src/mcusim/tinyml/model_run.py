@@ -93,8 +93,9 @@ def run(model: TfliteModel, board: str, out: Path, inputs: list[np.ndarray] | No
         **simulator_options) -> ModelRun:
     """Run the TFLite Micro interpreter on the inputs, build into OUT/build with its outputs
     embedded (the firmware compares its own with them), run, validate. `dump`: an arena that
-    keeps every tensor, written to OUT/tensors.npz. On a mismatch the model is run again that way to name the first layer that
-    differs from the numpy reference. Raises BuildError (model_build) or ElfError."""
+    keeps every tensor, written to OUT/tensors.npz. On a mismatch the model is run again that way
+    to name the first layer that differs from the numpy reference. Raises BuildError
+    (model_build) or ElfError."""
     given = inputs is not None
     inputs = check_inputs(model, inputs if given else default_inputs(model))
     # first, so the firmware carries the interpreter's outputs and checks its own against them
