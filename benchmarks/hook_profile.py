@@ -7,7 +7,7 @@ is not in any symbol table; the compiled object's symbols give each function's a
 
 Needs `perf` (Debian: linux-perf). The run compiles the hooks into a fresh numba cache (so the
 functions' names and addresses are known: a hook loaded from the cache is object code without
-them), so the profile also holds the compile; the table counts only samples in numba's
+them), so the profile also holds the compile; an empty object store makes numba compile them; the table counts only samples in numba's
 functions and in the rest of the JIT code (Unicorn's translated guest code, the other hooks). A helper LLVM
 inlined into its caller is counted there (native/jit.py has every helper inlined, so the block hook is one row,
 with the cfunc wrapper and numba's runtime, NRT, the only others); --instructions then lists the busiest
@@ -36,8 +36,8 @@ from mcusim.api import Simulator
 from mcusim.machine import native as N
 simulator = Simulator(sys.argv[1], sys.argv[2])
 hook = N.block_hook_for(simulator.machine.hook_features)
-hook.address  # (compiles it)
-library = hook._compiled._library
+hook.address  # (compiled by numba: the object store is empty, see main)
+library = hook.compiled._library
 import io
 from elftools.elf.elffile import ELFFile
 elf = ELFFile(io.BytesIO(library.serialize_using_object_code()[2][0]))
@@ -82,7 +82,7 @@ def main() -> None:
         sys.exit("hook_profile.py needs perf (Debian: apt-get install linux-perf)")
     with tempfile.TemporaryDirectory() as folder:
         folder = Path(folder)
-        env = {**os.environ, "NUMBA_CACHE_DIR": str(folder / "cache")}
+        env = {**os.environ, "NUMBA_CACHE_DIR": str(folder / "cache"), "MCUSIM_NATIVE_STORE": str(folder / "store")}
         done = subprocess.run(["perf", "record", "-q", "-o", str(folder / "perf.data"), sys.executable, "-c", CHILD,
                                args.elf, args.board, str(folder / "names.json")], env=env, capture_output=True,
                               text=True)

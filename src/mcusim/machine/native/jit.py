@@ -240,6 +240,7 @@ class _Cfunc:
         numba = load_numba()
         with numba_cache.numba_probes_skipped():
             compiled = numba.cfunc(self.signature, cache=CACHE)(self.function)
+        self.compiled = compiled  # (benchmarks/hook_profile.py reads its library's symbols)
         try:
             code = None if compiled._library.has_dynamic_globals else _object_code(compiled._library)
             if self.stored and code:
