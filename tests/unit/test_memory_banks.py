@@ -80,3 +80,24 @@ def test_stores_to_ram_do_not_retranslate_flash_code_at_the_same_offset(board_na
         code = flash.base + offset
         uc.emu_start(code | 1, code + 8, count=1000)
         assert len(translated) == len(set(translated)), f"{board_name}: stores to {ram.name} retranslated the code at the same offset"
+
+
+def test_reads_of_any_size_and_of_unmapped_memory():
+    """MemoryMap.read (what the decoder and the debugger read) gives Unicorn's bytes whatever the
+    size, also beyond the buffer it keeps between reads, and an unmapped address raises
+    Unicorn's error as mem_read does."""
+    from unicorn import UC_ARCH_ARM, UC_MODE_MCLASS, UC_MODE_THUMB, Uc, UcError
+
+    from mcusim.machine.memory import MemoryMap
+
+    board = load_board("mps2-an386")
+    ram = next(r for r in board.memory if board.storage_region(r).kind == "ram" and r.size_bytes >= 0x10000)
+    uc = Uc(UC_ARCH_ARM, UC_MODE_THUMB | UC_MODE_MCLASS)
+    memory = MemoryMap(uc, board)
+    pattern = bytes(range(251)) * 261  # (65,511 bytes: not a multiple of any buffer size)
+    uc.mem_write(ram.base, pattern)
+    for size in (1, 2, 3, 4095, 4096, 4097, 9000, len(pattern) - 1):
+        assert memory.read(ram.base + 1, size) == pattern[1:1 + size] == bytes(uc.mem_read(ram.base + 1, size))
+    assert memory.read(ram.base, 2) == pattern[:2]  # (a short read after a long one: only its own bytes)
+    with pytest.raises(UcError):
+        memory.read(0xFFFF_0000, 4)

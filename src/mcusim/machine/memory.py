@@ -2,8 +2,11 @@
 and the firmware's segments loaded by physical address."""
 from __future__ import annotations
 
+import ctypes
+
 import numpy as np
-from unicorn import UC_PROT_ALL, UC_PROT_EXEC, UC_PROT_READ, UC_PROT_WRITE
+from unicorn import UC_ERR_OK, UC_PROT_ALL, UC_PROT_EXEC, UC_PROT_READ, UC_PROT_WRITE, UcError
+from unicorn.unicorn_py3.unicorn import uclib
 
 from ..elf import ElfError, ElfImage
 
@@ -27,6 +30,7 @@ class MemoryMap:
         host buffer, every RAM piece largest first (mapping_order)."""
         self.uc = uc
         self.board = board
+        self._read_buffer = ctypes.create_string_buffer(4096)
         self.buffers: dict[str, np.ndarray] = {}
         self.loaded: list[tuple[str, int, int]] = []  # (storage region, start offset, end offset)
         self.mmio_pieces: list[tuple[int, int, str, int]] = []  # (address, size, storage region, offset)
@@ -70,7 +74,19 @@ class MemoryMap:
                     buffer = self.buffers[self.board.storage_region(region).name]
                     out += buffer[start - region.base: end - region.base].tobytes()
                 return bytes(out)
-        return bytes(self.uc.mem_read(address, size))
+        return self._read_unicorn(address, size)
+
+    def _read_unicorn(self, address: int, size: int) -> bytes:
+        """Unicorn's mem_read into one buffer kept for every read: Unicorn's own makes a ctypes
+        array type for each size (`c_char * size`, which ctypes keeps only while something holds
+        it), and the decoder reads code ranges of a thousand sizes on a large image: each read
+        built a type, and each type was cyclic garbage for Python's collector."""
+        if size > len(self._read_buffer):
+            self._read_buffer = ctypes.create_string_buffer(max(size, 2 * len(self._read_buffer)))
+        status = uclib.uc_mem_read(self.uc._uch, address, self._read_buffer, size)
+        if status != UC_ERR_OK:
+            raise UcError(status, address, size)
+        return ctypes.string_at(self._read_buffer, size)
 
     def regions_text(self) -> str:
         return ", ".join(f"{r.name} 0x{r.base:08x}-0x{r.end - 1:08x}" for r in sorted(self.board.memory, key=lambda r: r.base))
