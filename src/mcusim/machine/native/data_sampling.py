@@ -17,6 +17,10 @@ from .layout import (
 from .memory_model import add_data_wait
 
 NEVER = 1 << 62
+ASKED = -2  # a record's rates while its block, not yet run in a window, has asked for one: a block
+            # that runs rarely (once per printed line) may run in none of the windows it asks for,
+            # and asking at every run opened a window every REQUEST_GAP_CYCLES, each flushing
+            # Unicorn's translated code twice on mcu-d (docs/performance.md, "Twelfth pass")
 
 
 @njit
@@ -67,12 +71,17 @@ def sample_block(st, address, cycles):
     wait_rate = st[record + S_WAIT_RATE]
     reads_rate = st[record + S_READS_RATE]
     if st[record + S_ADDRESS] != address or wait_rate < 0:  # not run in a window: the last window's
-        wait_rate = cycles * st[WAIT_PER_CYCLE]              # average per cycle, and ask for a window
+        asked = st[record + S_ADDRESS] == address and wait_rate == ASKED  # average per cycle, and ask
+        wait_rate = cycles * st[WAIT_PER_CYCLE]                           # for a window, once
         reads_rate = cycles * st[READS_PER_CYCLE]
-        if st[CYCLES] >= st[REQUEST_AFTER]:
+        if not asked and st[CYCLES] >= st[REQUEST_AFTER]:
             st[WINDOW_REQUESTED] = 1
             st[REQUEST_AFTER] = NEVER
             st[DEADLINE] = st[CYCLES]  # (the run stops at the next block)
+            if st[record + S_ADDRESS] == address or st[record + S_ADDRESS] < 0:
+                st[record + S_ADDRESS] = address
+                st[record + S_WAIT_RATE] = ASKED
+                st[record + S_READS_RATE] = ASKED
     wait = _whole(st, WAIT_CARRY, wait_rate)
     if wait != 0:
         st[ESTIMATED_WAIT] += wait
