@@ -15,7 +15,7 @@ that also holds bytes of a non-executable section is read through its MMIO alias
 from __future__ import annotations
 
 import numpy as np
-from unicorn import UC_CTL_IO_WRITE, UC_CTL_TLB_FLUSH, UC_PROT_READ, UC_TLB_CPU, UC_TLB_VIRTUAL
+from unicorn import UC_CTL_IO_WRITE, UC_CTL_TLB_FLUSH, UC_PROT_READ, UC_TLB_VIRTUAL
 
 from ..timing.decoder import code_ranges
 from .native import hooks, layout
@@ -156,8 +156,10 @@ class FlashDataPages:
         return left
 
     def route(self, pages: list[tuple[int, int]]) -> None:
-        """Send the data reads of `pages` (code pages, [start, end) runs) to their aliases
-        (virtual TLB mode); with none, leave the TLB to the CPU model."""
+        """Send the data reads of `pages` (code pages, [start, end) runs) to their aliases, in
+        Unicorn's virtual TLB mode, also with none: the fill hook's entries for data accesses
+        have no execute right, which keeps Unicorn's TLB from growing at every flush
+        (hooks.code_page_tlb_fill)."""
         if len(pages) > layout.MAX_CODE_ALIASES:
             raise ValueError(f"{len(pages)} runs of flash code pages with data: at most {layout.MAX_CODE_ALIASES}")
         table = self.table.copy()
@@ -165,13 +167,13 @@ class FlashDataPages:
         for i, (begin, end) in enumerate(pages):
             at = layout.AT_ENTRIES + layout.CODE_ALIAS * i
             table[at + layout.AL_BEGIN], table[at + layout.AL_END] = begin, end
-        if np.array_equal(table, self.table) and self.virtual == bool(pages):
+        if np.array_equal(table, self.table) and self.virtual:
             return
         self.table[:] = table
-        if pages and self._fill_hook is None:
+        if self._fill_hook is None:
             self._fill_hook = hooks.register_tlb_fill_hook(self.uc, self.table)
-        self.uc.ctl_set_tlb_mode(UC_TLB_VIRTUAL if pages else UC_TLB_CPU)
-        self.virtual = bool(pages)
+        self.uc.ctl_set_tlb_mode(UC_TLB_VIRTUAL)
+        self.virtual = True
         self.uc.ctl(UC_CTL_TLB_FLUSH, UC_CTL_IO_WRITE)  # (entries filled under the other routing)
 
     def moved(self) -> None:

@@ -169,6 +169,24 @@ LIMIT_STEP_CYCLES = 256  # this close to the cycle limit, one instruction per ru
 #                          are only known as a block runs: a whole block could pass the limit by them)
 
 
+def outside_ram(board: BoardSpec) -> list[tuple[int, int]]:
+    """The [begin, end] (inclusive) ranges of the 32-bit address space that hold no RAM, where the
+    invalid-access hook goes. No access to RAM is invalid, and a hook over RAM kept Unicorn 2.1
+    from ever clearing a RAM page's TLB_NOTDIRTY flag (notdirty_write keeps it while a memory hook
+    covers the address): every store then missed in the victim TLB after a collision with a code
+    page, and each such refill took one too many from QEMU's count of TLB entries in use, which
+    wrapped and doubled the TLB at every flush (docs/performance.md, "Twelfth pass")."""
+    ram = sorted((r.base, r.end) for r in board.memory if board.storage_region(r).kind == "ram")
+    ranges, at = [], 0
+    for base, end in ram:
+        if base > at:
+            ranges.append((at, base - 1))
+        at = max(at, end)
+    if at <= 0xFFFFFFFF:
+        ranges.append((at, 0xFFFFFFFF))
+    return ranges
+
+
 class Machine:
     def __init__(self, board: BoardSpec, image: ElfImage, *, clock_hz: int | None = None,
                  max_cycles: int | None = None, semihosting_root=None, semihosting_system: bool = False,
@@ -298,7 +316,8 @@ class Machine:
         self._register_memory_hooks()
         self._exact_pc_blocks: dict[tuple[int, int], int | None] = {}  # block -> its code hook (None: to add)
         self.uc.hook_add(UC_HOOK_INTR, self._on_interrupt)
-        self.uc.hook_add(UC_HOOK_MEM_INVALID, self._on_invalid_access)
+        for begin, end in outside_ram(board):  # (see outside_ram: not over RAM)
+            self.uc.hook_add(UC_HOOK_MEM_INVALID, self._on_invalid_access, begin=begin, end=end)
         self.heap_handed_out = self.heap_peak = self._heap_peak_since_marker = 0  # bytes, from _sbrk's increments
         sbrk = image.symbol("_sbrk") or image.symbol("sbrk")  # newlib's (malloc calls it), else picolibc's
         self.sbrk_hooked = sbrk is not None

@@ -343,12 +343,18 @@ def code_page_tlb_fill(uc, vaddr_u64, access, entry_pointer, user_data):
     per page, so an entry for such a page allows either reads (the alias) or instruction fetch
     (the page): Unicorn fills it again when the other is needed. Stores map to the page itself,
     where they fault as before. Unicorn restores the accessing instruction's state before the
-    fill, IT bits included, so a data access's fill clears them as a memory hook does."""
+    fill, IT bits included, so a data access's fill clears them as a memory hook does.
+
+    A data access's entry has no execute right (a fetch from its page fills it again): Unicorn
+    clears a RAM page's TLB_NOTDIRTY flag at its first store only then, and with the flag kept,
+    stores missed in the victim TLB after every collision with a code page, and QEMU's count of
+    entries in use went wrong at each such refill until the TLB doubled at every flush
+    (machine.outside_ram, docs/performance.md "Twelfth pass")."""
     table = carray(user_data, (ALIAS_TABLE,), np.int64)
     entry = carray(entry_pointer, (2,), np.int64)  # uc_tlb_entry: uint64 paddr, uc_prot perms (+ padding)
     vaddr = np.int64(vaddr_u64)
     paddr = vaddr
-    perms = UC_PROT_ALL
+    perms = UC_PROT_ALL if access == UC_MEM_FETCH else UC_PROT_READ | UC_PROT_WRITE  # (see below)
     for i in range(table[AT_COUNT]):
         at = AT_ENTRIES + CODE_ALIAS * i
         if table[at + AL_BEGIN] <= vaddr < table[at + AL_END]:
