@@ -5,10 +5,10 @@ is not in any symbol table; the compiled object's symbols give each function's a
     PYTHONPATH=src python benchmarks/hook_profile.py firmware/build/mcu-m/coremark-like.elf --board mcu-m
     PYTHONPATH=src python benchmarks/hook_profile.py ELF --board mcu-s --instructions 20  # busiest instructions too
 
-Needs `perf` (Debian: linux-perf). The run compiles the hooks into a fresh numba cache (so the
-functions' names and addresses are known: a hook loaded from the cache is object code without
-them), so the profile also holds the compile; an empty object store makes numba compile them; the table counts only samples in numba's
-functions and in the rest of the JIT code (Unicorn's translated guest code, the other hooks). A helper LLVM
+Needs `perf` (Debian: linux-perf). The run compiles the hooks into a fresh numba cache and an
+empty object store (so the functions' names and addresses are known: a hook loaded from either
+is object code without them), so the profile also holds the compile; the table counts only
+samples in numba's functions and in the rest of the JIT code (Unicorn's translated guest code, the other hooks). A helper LLVM
 inlined into its caller is counted there (native/jit.py has every helper inlined, so the block hook is one row,
 with the cfunc wrapper and numba's runtime, NRT, the only others); --instructions then lists the busiest
 machine instructions of the busiest function. Samples are
