@@ -16,11 +16,11 @@ WINDOW_CYCLES of every PERIOD_CYCLES; and a window of REQUESTED_CYCLES as a mark
 REGION_WINDOWS times a region of that name begins, a window open then is extended) or as a block
 runs that has not run in a window (new code; each such block asks once), otherwise at most one
 per REQUEST_GAP_CYCLES after the last window closed; and one as the firmware changes a flash
-wait, cache or prefetch setting (what the blocks learned no longer holds). Until it has run in a window, such a block is charged
-the last window's wait per cycle. The caches keep the state they had when a window closed. The
-data pages of a flash port whose data cache is also its instruction cache (mcu-b's flash, mcu-d's
-ITCM port with its ART) are not sampled: their data reads evict instruction lines, which the
-fetch model would miss between windows. The error all this leaves is measured in
+wait, cache or prefetch setting (what the blocks learned no longer holds). Until it has run in a
+window, such a block is charged the last window's wait per cycle. The caches keep the state they
+had when a window closed. The data pages of a flash port whose data cache is also its
+instruction cache (mcu-b's flash, mcu-d's ITCM port with its ART) are not sampled: their data
+reads evict instruction lines, which the fetch model would miss between windows. The error all this leaves is measured in
 docs/timing.md ("Sampled data timing"); `--data-timing exact` times every access instead.
 """
 from __future__ import annotations

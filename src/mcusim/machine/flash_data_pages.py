@@ -93,8 +93,8 @@ class FlashDataPages:
     """Flash read as MMIO, each piece with the small array its read callback gets: the pages
     with no code (memory.mmio_pieces, mapped so at their address), and the code pages
     (memory.flash_ram_pieces), each with an MMIO alias at CODE_ALIAS_OFFSET + its address that
-    their data reads reach through hooks.code_page_tlb_fill, in Unicorn's virtual TLB mode,
-    for the pages `route` lists. No flash read then needs a memory hook, which would send every
+    their data reads reach through hooks.code_page_tlb_fill, in Unicorn's virtual TLB mode
+    (always on), for the pages `route` lists. No flash read then needs a memory hook, which would send every
     load and store of the program to Unicorn's slow path."""
 
     def __init__(self, uc, memory, state):
@@ -103,8 +103,11 @@ class FlashDataPages:
         self.plain = False  # the data pages mapped as plain memory (between windows of sampled data timing)
         self.aliases = [self._map(memory, piece, layout.CODE_ALIAS_OFFSET) for piece in memory.flash_ram_pieces]
         self.table = np.zeros(layout.ALIAS_TABLE, np.int64)  # the TLB fill hook's (it must live as long)
-        self._fill_hook: int | None = None
-        self.virtual = False  # in Unicorn's virtual TLB mode
+        # Unicorn's virtual TLB mode on every board, also with no page to route: the fill hook's
+        # entries for data accesses have no execute right, which keeps Unicorn's TLB from growing
+        # at every flush (hooks.code_page_tlb_fill)
+        hooks.register_tlb_fill_hook(uc, self.table)
+        uc.ctl_set_tlb_mode(UC_TLB_VIRTUAL)
 
     def _map(self, memory, piece, offset: int) -> tuple[np.ndarray, int]:
         address, size, name, start = piece
@@ -156,10 +159,7 @@ class FlashDataPages:
         return left
 
     def route(self, pages: list[tuple[int, int]]) -> None:
-        """Send the data reads of `pages` (code pages, [start, end) runs) to their aliases, in
-        Unicorn's virtual TLB mode, also with none: the fill hook's entries for data accesses
-        have no execute right, which keeps Unicorn's TLB from growing at every flush
-        (hooks.code_page_tlb_fill)."""
+        """Send the data reads of `pages` (code pages, [start, end) runs) to their aliases."""
         if len(pages) > layout.MAX_CODE_ALIASES:
             raise ValueError(f"{len(pages)} runs of flash code pages with data: at most {layout.MAX_CODE_ALIASES}")
         table = self.table.copy()
@@ -167,13 +167,9 @@ class FlashDataPages:
         for i, (begin, end) in enumerate(pages):
             at = layout.AT_ENTRIES + layout.CODE_ALIAS * i
             table[at + layout.AL_BEGIN], table[at + layout.AL_END] = begin, end
-        if np.array_equal(table, self.table) and self.virtual:
+        if np.array_equal(table, self.table):
             return
         self.table[:] = table
-        if self._fill_hook is None:
-            self._fill_hook = hooks.register_tlb_fill_hook(self.uc, self.table)
-        self.uc.ctl_set_tlb_mode(UC_TLB_VIRTUAL)
-        self.virtual = True
         self.uc.ctl(UC_CTL_TLB_FLUSH, UC_CTL_IO_WRITE)  # (entries filled under the other routing)
 
     def moved(self) -> None:
