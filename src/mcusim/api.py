@@ -83,6 +83,7 @@ class RunResult:
     icache: dict = field(default_factory=dict)  # {"hits", "misses"} where a cache model runs
     dcache: dict = field(default_factory=dict)  # and "writebacks" (dirty lines written back)
     sampled_data: dict = field(default_factory=dict)  # sampled data timing: what was estimated (machine/data_sampling.py)
+    resident_pages: dict = field(default_factory=dict)  # flash data pages read plain while cached (resident_pages.py)
     regions: list = field(default_factory=list)  # per region name (ITM markers): analysis/regions.py
     functions: list = field(default_factory=list)  # the exact profile (profile=True): analysis/profile.py
     lines: list = field(default_factory=list)      # ... per source line, with DWARF: analysis/lines.py
@@ -163,6 +164,7 @@ class RunResult:
             "icache": self.icache,
             "dcache": self.dcache,
             "sampled_data": self.sampled_data,
+            "resident_pages": self.resident_pages,
             "issue_cycles": self.issue_cycles,
             "stalls": self.stalls,
             "regions": self.regions,

@@ -95,6 +95,10 @@ def counters(run: dict) -> Section:
         rows.append(["estimated data wait", _count(sampled.get("estimated_wait_cycles", 0)),
                      "cycles charged from each block's average in the windows"])
         rows.append(["estimated flash reads", _count(sampled.get("estimated_flash_reads", 0)), "counted for energy"])
+    resident = run.get("resident_pages") or {}
+    if resident.get("pages_read_plain"):
+        rows.append(["flash data pages read plain", _count(resident["pages_read_plain"]),
+                     "while all their lines were cached (untimed hits: D-cache hits count the timed reads)"])
     return Section("counters", ["counter", "value", "share"], rows)
 
 

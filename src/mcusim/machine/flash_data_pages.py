@@ -176,3 +176,5 @@ class FlashDataPages:
         """The shared buffer moved: the callbacks find it at its new address."""
         for run, _ in self.runs + self.aliases:
             run[layout.RUN_STATE] = self.state.address
+        if self.table[layout.AT_STATE] != 0:
+            self.table[layout.AT_STATE] = self.state.address

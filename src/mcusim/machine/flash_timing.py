@@ -57,7 +57,9 @@ class FlashTiming:
     own clock (`flash_clock_hz`), a core clock above it makes each flash cycle several core
     cycles. `on_change` is called when data reads start or stop waiting (the machine adds or
     removes its memory hooks), `on_timing_change` when a wait, cache or prefetch setting in
-    force changes (sampled data timing then measures again: data_sampling.py).
+    force changes (sampled data timing then measures again: data_sampling.py), `on_cache_change`
+    when one does or cached lines are dropped (pages read plain while cached go back to MMIO:
+    resident_pages.py).
 
     With the clock pinned (`clock_pinned`) the firmware's clock setup is ignored, so checking
     its latency at each step would be wrong: at reset, before the firmware has had a chance to
@@ -79,6 +81,7 @@ class FlashTiming:
         self.in_force = 0  # fetch wait states in force, in the latency field's units
         self.on_change = None
         self.on_timing_change = None
+        self.on_cache_change = None
         self.ram_hook_off = False  # sampled data timing between its windows (data_sampling.py)
         self.clock_hz = board.reset_clock_hz
         storage = board.storage_region(next(r for r in board.memory if r.name == spec.region))
@@ -227,8 +230,11 @@ class FlashTiming:
             self.check_wait_states()
         if self.on_change is not None and hooks_before != self.hooks_needed:
             self.on_change()
-        if self.on_timing_change is not None and timing_before != [self[slot] for slot in TIMING_SLOTS]:
-            self.on_timing_change()
+        if timing_before != [self[slot] for slot in TIMING_SLOTS]:
+            if self.on_cache_change is not None:
+                self.on_cache_change()
+            if self.on_timing_change is not None:
+                self.on_timing_change()
 
     def check_wait_states(self) -> None:
         """Warn when the core runs faster than the wait states in force allow (the part would
@@ -255,6 +261,8 @@ class FlashTiming:
         """Invalidate a cache (e.g. FLASH_ACR ICRST/DCRST); data_side selects the data cache."""
         start = self.dc_tags if data_side else self.ic_tags
         self.state.buffer[start: start + N.FL_CACHE_SLOTS] = 0
+        if self.on_cache_change is not None:
+            self.on_cache_change()
         if not data_side:
             self[N.FL_BUFFER_LINE] = -1
             self[N.FL_PREFETCH_LINE] = -1
@@ -291,6 +299,8 @@ class FlashTiming:
             self[N.FL_DC_WRITEBACKS] += 1
         if invalidate:
             buffer[slot: slot + N.FL_CACHE_LINE] = 0
+            if self.on_cache_change is not None:
+                self.on_cache_change()
 
     @property
     def data_reads_wait(self) -> bool:

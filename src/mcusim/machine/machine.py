@@ -51,6 +51,7 @@ from .flash_timing import FlashLatencyError, FlashTiming
 from .memory import MemoryMap
 from .data_sampling import MODES, DataSampling
 from .registers import UNICORN_REGISTERS as _REGISTER_IDS
+from .resident_pages import ResidentPages, eligible_port
 from .semihosting import Semihosting, SemihostingExit, heap_info
 from .watchpoints import Watchpoints
 
@@ -309,6 +310,9 @@ class Machine:
         self.data_sampling = None
         if data_timing == "sampled" and (cached_ram or pages):
             self.data_sampling = DataSampling(self, cached_ram, pages)
+        unified_port = eligible_port(self.flash_ports, self.page_bytes) if data_timing == "sampled" else None
+        self.resident_pages = None if unified_port is None else ResidentPages(
+            self.uc, self.state, unified_port, self.flash_data_pages, self.page_bytes)
         captures = (self.trace, self.swo, self.profile, self.sampler)
         self.hook_features = N.Features(captures=any(c is not None for c in captures),
                                         power=self.power is not None, fetch=bool(self.flash_ports))

@@ -28,7 +28,9 @@ from .layout import (
     SP_LOWEST_AT, STEP_LIMIT, STOP_ADDRESS, STOP_REASON, STOP_SIZE, TOTAL_LENGTH, TRACE_HELD, TRACE_TABLE,
     TRAFFIC_BANK, TRAFFIC_BYTES, TRAFFIC_COUNTER, TRAFFIC_END, TRAFFIC_RANGE, TRAFFIC_RANGE_COUNT, TRAFFIC_RANGES,
     TRAFFIC_READ, TRAFFIC_START, TRAFFIC_WRITTEN, WATCH_ISB)
-from .layout import P_FLASH_READS, RUN_SAMPLED, SAMPLED_READS, SAMPLED_WAIT, SAMPLING
+from .layout import (
+    AT_STATE, P_FLASH_READS, PG_PLAIN, PLAIN_ALIAS_OFFSET, PP_FLUSH, PP_PAGES, PP_PAGE_SHIFT, PP_PORT, RESIDENT_PAGE,
+    RESIDENT_PAGE_AREA, RUN_PLAIN, RUN_SAMPLED, SAMPLED_READS, SAMPLED_WAIT, SAMPLING)
 from .data_sampling import sample_block
 from .encoding import (
     LITERAL_INDEX_SHIFT, STOP_DEADLINE, STOP_DECODE, STOP_FPU_DISABLED, STOP_ISB, STOP_LIMIT, STOP_SELF_LOOP,
@@ -41,14 +43,15 @@ from .branch_trace import _trace
 from .dwt_events import counter_events
 from .power import _count_power
 from .block_cache import _summarize
-from .memory_model import _fetch, add_data_wait, flash_data_read, ram_access, time_literals, transfers
+from .memory_model import (
+    _fetch, add_data_wait, flash_data_read, flash_offset, ram_access, resident_page_read, time_literals, transfers)
 from .state import NativeState
 
 
 # numba's carray, the _pointer intrinsic and Unicorn's C functions (called by symbol name, not
 # through a ctypes pointer, so the hooks' code can be cached): numba_names.py's, put here by
 # jit.load_numba() before numba compiles anything (a run loading the store never imports numba).
-carray = _pointer = _uc_emu_stop = _uc_reg_read = _uc_reg_write = NUMBA_NAME
+carray = _pointer = _uc_emu_stop = _uc_reg_read = _uc_reg_write = _uc_tlb_flush = NUMBA_NAME
 llvmlite.binding.load_library_permanently(uclib._name)  # (the symbols the compiled hooks call)
 
 SP_REGISTER = np.int32(UC_ARM_REG_SP)
@@ -187,6 +190,8 @@ def _block_hook_variant(captures, power, fetch):
                 add_data_wait(st, time_literals(st, address, size, _table_index(uc, header, st, address)))
             if st[SAMPLING] != 0:
                 sample_block(st, address, st[entry + E_CYCLES])
+            if st[PP_FLUSH] != 0:  # a fetch or literal read took a line of a page read plain
+                _flush_tlb(uc, st)
 
     return block_hook
 
@@ -281,6 +286,17 @@ def flash_read_hook(uc, access, address_u64, size, value, user_data):
         wait += flash_data_read(st, first + step * k)
     _restore_it_state(uc, header)
     add_data_wait(st, wait)
+    if st[PP_FLUSH] != 0:
+        _flush_tlb(uc, st)
+
+
+@njit
+def _flush_tlb(uc, st):
+    """A resident data page changed mapping (memory_model.note_resident_read, _replacing): empty
+    Unicorn's TLB, so the next read of it fills its entry again through code_page_tlb_fill. Safe
+    inside a block: every load looks the TLB up as it runs."""
+    st[PP_FLUSH] = 0
+    _uc_tlb_flush(uc)
 
 
 MMIO_READ_SIGNATURE = "uint64(voidptr, uint64, uint32, voidptr)"
@@ -303,11 +319,16 @@ def flash_data_page_read(uc, offset_u64, size_u32, user_data):
         header = carray(_pointer(run[RUN_STATE]), (DATA_START,), np.int64)
         st = carray(_pointer(run[RUN_STATE]), (header[TOTAL_LENGTH],), np.int64)
         reads = st[P_FLASH_READS]
-        wait = flash_data_read(st, run[RUN_BASE] + offset)
+        if run[RUN_PLAIN] != 0:
+            wait = resident_page_read(st, run[RUN_BASE] + offset)
+        else:
+            wait = flash_data_read(st, run[RUN_BASE] + offset)
         add_data_wait(st, wait)
         if run[RUN_SAMPLED] != 0:
             st[SAMPLED_WAIT] += wait
             st[SAMPLED_READS] += st[P_FLASH_READS] - reads
+        if st[PP_FLUSH] != 0:  # (this read's miss took a line of a page read plain, or made its own page plain)
+            _flush_tlb(uc, st)
     return value
 
 
@@ -355,9 +376,11 @@ def code_page_tlb_fill(uc, vaddr_u64, access, entry_pointer, user_data):
     vaddr = np.int64(vaddr_u64)
     paddr = vaddr
     perms = UC_PROT_ALL if access == UC_MEM_FETCH else UC_PROT_READ | UC_PROT_WRITE  # (see below)
+    aliased = False
     for i in range(table[AT_COUNT]):
         at = AT_ENTRIES + CODE_ALIAS * i
         if table[at + AL_BEGIN] <= vaddr < table[at + AL_END]:
+            aliased = True
             if access == UC_MEM_READ:
                 paddr = vaddr + CODE_ALIAS_OFFSET
                 perms = UC_PROT_READ
@@ -367,11 +390,26 @@ def code_page_tlb_fill(uc, vaddr_u64, access, entry_pointer, user_data):
             else:
                 perms = UC_PROT_WRITE
             break
+    if not aliased and access == UC_MEM_READ and table[AT_STATE] != 0 and _read_plain(table, vaddr):
+        paddr = vaddr + PLAIN_ALIAS_OFFSET  # (its stores and fetches still go to the MMIO page, and fault)
+        perms = UC_PROT_READ
     entry[0] = paddr
     entry[1] = perms
     if access != UC_MEM_FETCH:  # (a fill for a data access, as a load or store runs)
         _restore_it_state(uc, table, AT_SCRATCH)
     return True
+
+
+@njit
+def _read_plain(table, vaddr):
+    """Whether a data read at `vaddr` reads its page's plain alias (machine/resident_pages.py)."""
+    header = carray(_pointer(table[AT_STATE]), (DATA_START,), np.int64)
+    if header[PP_PAGES] == 0:
+        return False
+    st = carray(_pointer(table[AT_STATE]), (header[TOTAL_LENGTH],), np.int64)
+    offset = flash_offset(st, st[PP_PORT], vaddr)
+    page = offset >> st[PP_PAGE_SHIFT]
+    return offset >= 0 and page < st[PP_PAGES] and st[RESIDENT_PAGE_AREA + RESIDENT_PAGE * page + PG_PLAIN] != 0
 
 
 def register_tlb_fill_hook(uc, table: np.ndarray) -> int:

@@ -322,6 +322,7 @@ RUN_BASE = _data_run.slot("RUN_BASE")    # the run's first address
 RUN_BYTES = _data_run.slot("RUN_BYTES")  # host address of its bytes (in the flash's storage buffer)
 RUN_TIMED = _data_run.slot("RUN_TIMED")  # 1 while its port times data reads (what the flash read hook did)
 RUN_SAMPLED = _data_run.slot("RUN_SAMPLED")  # 1: a data page run, whose reads sampled data timing counts
+RUN_PLAIN = _data_run.slot("RUN_PLAIN")  # 1: its pages may be read plain while cached (machine/resident_pages.py)
 DATA_RUN = _data_run.size
 
 # The console UART's page served natively (machine/console_uart.py): the read and write callbacks'
@@ -346,6 +347,7 @@ CONSOLE_PAGE = _console.size
 # buffer): the flash code pages whose data reads go to an MMIO alias, a flash data run of their
 # own mapped at CODE_ALIAS_OFFSET + their address (machine/flash_data_pages.py).
 CODE_ALIAS_OFFSET = 1 << 32  # above the 32-bit address space the firmware can reach
+PLAIN_ALIAS_OFFSET = 2 << 32  # the data pages' plain read-only aliases (machine/resident_pages.py)
 MAX_CODE_ALIASES = 16
 _alias = _record("code page alias")
 AL_BEGIN = _alias.slot("AL_BEGIN")  # [begin, end) of the code pages
@@ -355,8 +357,17 @@ _aliases = _record("code alias table")
 AT_COUNT = _aliases.slot("AT_COUNT")  # aliases in use (0: every page maps to itself)
 AT_FILLS = _aliases.slot("AT_FILLS")  # TLB fills that mapped a page to its alias (a count, for measurements)
 AT_SCRATCH = _aliases.slot("AT_SCRATCH")  # uc_reg_write reads the IT state the fill restores from here
+AT_STATE = _aliases.slot("AT_STATE")  # the buffer's address (its resident page states; updated when it moves)
 AT_ENTRIES = _aliases.slot("AT_ENTRIES", CODE_ALIAS * MAX_CODE_ALIASES)
 ALIAS_TABLE = _aliases.size
+
+# A flash data page a unified direct-mapped cache may hold whole (machine/resident_pages.py).
+MAX_RESIDENT_PAGES = 2048  # 2 MB of flash in Unicorn's 1 KB pages
+_resident_page = _record("resident page")
+PG_PLAIN = _resident_page.slot("PG_PLAIN")      # 1: read through its plain alias (every line of it is cached)
+PG_HITS = _resident_page.slot("PG_HITS")        # timed reads of it that hit since the last miss or check
+PG_STRIKES = _resident_page.slot("PG_STRIKES")  # times it went back to MMIO (each doubles the hits a check waits for)
+RESIDENT_PAGE = _resident_page.size
 
 # -- The buffer: header, then areas --------------------------------------------------------------
 MAX_WINDOWS = 1024
@@ -487,6 +498,12 @@ REQUEST_AFTER = _buffer.slot("REQUEST_AFTER")      # ... and from this cycle on,
 WINDOW_REQUESTED = _buffer.slot("WINDOW_REQUESTED")  # it sets this and stops the run
 RATE_SHIFT = 20
 NOT_SAMPLED, LEARNING, ESTIMATING = 0, 1, 2
+PP_PAGES = _buffer.slot("PP_PAGES")  # resident data pages (machine/resident_pages.py): pages tracked (0: none), ...
+PP_PORT = _buffer.slot("PP_PORT")    # ... of this port's flash, from its offset 0, of 2**PP_PAGE_SHIFT bytes
+PP_PAGE_SHIFT = _buffer.slot("PP_PAGE_SHIFT")
+PP_FLUSH = _buffer.slot("PP_FLUSH")  # 1: a page's mapping changed; the hook that saw it flushes Unicorn's TLB
+PP_PROMOTIONS = _buffer.slot("PP_PROMOTIONS")  # times a page went plain, and back to MMIO (counts)
+PP_DEMOTIONS = _buffer.slot("PP_DEMOTIONS")
 FL_PORTS = _buffer.slot("FL_PORTS", FL_MAX_PORTS * FL_PORT_SLOTS)  # the first port's block
 FL_LAST_SLOT = _buffer.start + _buffer.size
 
@@ -528,4 +545,5 @@ LITERAL_RECORD_AREA = _buffer.slot("LITERAL_RECORD_AREA", 2 * LITERAL_RECORD * F
 #                                                                                    reads (two per LDRD at most)
 FL_AREA_SLOTS = LITERAL_RECORD_AREA + 2 * LITERAL_RECORD * FL_MAX_BLOCK_LINES - FLASH_AREA
 BTAC_AREA = _buffer.slot("BTAC_AREA", BTAC_ENTRY * MAX_PREDICTOR_ENTRIES)
+RESIDENT_PAGE_AREA = _buffer.slot("RESIDENT_PAGE_AREA", RESIDENT_PAGE * MAX_RESIDENT_PAGES)  # (PP_PAGES above)
 DATA_START = _buffer.start + _buffer.size  # then the tables Python reserves, then the decode tables

@@ -16,7 +16,8 @@ from .layout import (
     FL_RAM_WAIT, FL_RANGE, FL_RANGE_COUNT, FL_RANGE_TABLE, FL_RECORD, FL_USE_CLOCK, FL_WRITEBACK_WAIT,
     FL_BLOCK_LITERALS, FL_LITERAL_RANGE_COUNT, FL_LITERAL_RANGES, F_CYCLES, F_LITERAL, LINE_LAST_USE, LINE_TAG,
     LITERAL_RECORD, LITERAL_RECORD_AREA, LIT_INSN, LIT_MISSED, LIT_PORT, LIT_WAIT, LSU_TOTAL, P_COEF_FLASH,
-    P_ENERGY_FLASH, P_FLASH_READS, RANGE_END, RANGE_LINE_OFFSET, RANGE_START, REC_ADDRESS, REC_CONTENTION, REC_MISSED,
+    P_ENERGY_FLASH, P_FLASH_READS, PG_HITS, PG_PLAIN, PG_STRIKES, PP_DEMOTIONS, PP_FLUSH, PP_PAGES, PP_PAGE_SHIFT,
+    PP_PORT, PP_PROMOTIONS, RESIDENT_PAGE, RESIDENT_PAGE_AREA, RANGE_END, RANGE_LINE_OFFSET, RANGE_START, REC_ADDRESS, REC_CONTENTION, REC_MISSED,
     REC_STALL, WINDOW, WINDOW_TABLE, W_BASE, W_SIZE, W_TABLES)
 from .tables import _range_sum, _value_at, _window_of
 
@@ -73,6 +74,56 @@ def cache_find(st, first, ways, line):
     return -1, oldest
 
 
+PROMOTE_AFTER_HITS = 64  # timed hits in a row on a data page before its lines are checked (machine/resident_pages.py)
+MAX_STRIKE_SHIFT = 16    # ... doubled each time the page went back to MMIO, up to 2**16 times
+
+
+@njit
+def _replacing(st, g, tag):
+    """The line with `tag` (a tag slot's value) leaves the port's cache: a data page it belongs to
+    that is read plain goes back to MMIO, its reads timed again (PP_FLUSH: the hook flushes the
+    TLB entry that maps it plain before the next access)."""
+    if tag == 0 or st[PP_PAGES] == 0 or g != st[PP_PORT]:
+        return
+    page = ((abs(tag) - 1) << st[g + FL_LINE_SHIFT]) >> st[PP_PAGE_SHIFT]
+    at = RESIDENT_PAGE_AREA + RESIDENT_PAGE * page
+    if page < st[PP_PAGES] and st[at + PG_PLAIN] != 0:
+        st[at + PG_PLAIN] = 0
+        st[at + PG_STRIKES] += 1
+        st[PP_DEMOTIONS] += 1
+        st[PP_FLUSH] = 1
+
+
+@njit
+def note_resident_read(st, g, offset, hit):
+    """A timed data read at port offset `offset` of a data page that has a plain alias: after
+    enough hits in a row, if every line of its page is in the port's cache, the page is read
+    plain until one leaves (_replacing). Only in a direct-mapped cache, where a hit changes
+    nothing but the hit count, so its reads then cost what the model would charge: no wait."""
+    page = offset >> st[PP_PAGE_SHIFT]
+    if offset < 0 or page >= st[PP_PAGES]:
+        return
+    at = RESIDENT_PAGE_AREA + RESIDENT_PAGE * page
+    if not hit:
+        st[at + PG_HITS] = 0
+        return
+    st[at + PG_HITS] += 1
+    if st[at + PG_HITS] < PROMOTE_AFTER_HITS << min(st[at + PG_STRIKES], MAX_STRIKE_SHIFT):
+        return
+    st[at + PG_HITS] = 0
+    if st[g + FL_DC_ON] == 0 or st[g + FL_DC_ON + CACHE_WAYS] != 1:
+        return
+    shift = st[g + FL_LINE_SHIFT]
+    first = (page << st[PP_PAGE_SHIFT]) >> shift
+    for line in range(first, first + (1 << (st[PP_PAGE_SHIFT] - shift))):
+        first_slot, ways = cache_set(st, g, FL_DC_ON, line)
+        if cache_find(st, first_slot, ways, line)[0] < 0:
+            return
+    st[at + PG_PLAIN] = 1
+    st[PP_PROMOTIONS] += 1
+    st[PP_FLUSH] = 1
+
+
 @njit
 def flash_cache_access(st, g, line):
     """Look `line` up in the port's instruction cache (set-associative, LRU); on a miss it
@@ -83,6 +134,7 @@ def flash_cache_access(st, g, line):
     if slot >= 0:
         st[slot + LINE_LAST_USE] = st[FL_USE_CLOCK]
         return True
+    _replacing(st, g, st[oldest + LINE_TAG])
     st[oldest + LINE_TAG] = line + 1
     st[oldest + LINE_LAST_USE] = st[FL_USE_CLOCK]
     return False
@@ -164,6 +216,7 @@ def data_cache_access(st, g, line, write):
         st[g + FL_DC_HITS] += 1
         return True, False
     dirty = st[oldest + LINE_TAG] < 0
+    _replacing(st, g, st[oldest + LINE_TAG])
     st[oldest + LINE_TAG] = -(line + 1) if write else line + 1
     st[oldest + LINE_LAST_USE] = st[FL_USE_CLOCK]
     st[g + FL_DC_MISSES] += 1
@@ -228,6 +281,19 @@ def flash_data_read(st, address):
     if g < 0:
         return 0
     return _flash_data_access(st, g, address)[0]
+
+
+@njit
+def resident_page_read(st, address):
+    """flash_data_read for a read of a data page that has a plain alias (RUN_PLAIN): also counts
+    towards reading its page plain (note_resident_read)."""
+    g = flash_port(st, address)
+    if g < 0:
+        return 0
+    wait, outcome = _flash_data_access(st, g, address)
+    if g == st[PP_PORT] and st[PP_PAGES] != 0:
+        note_resident_read(st, g, flash_offset(st, g, address), outcome == 0)
+    return wait
 
 
 @njit
