@@ -20,7 +20,8 @@ wait, cache or prefetch setting (what the blocks learned no longer holds). Until
 window, such a block is charged the last window's wait per cycle. The caches keep the state they
 had when a window closed. The data pages of a flash port whose data cache is also its
 instruction cache (mcu-b's flash, mcu-d's ITCM port with its ART) are not sampled: their data
-reads evict instruction lines, which the fetch model would miss between windows. The error all this leaves is measured in
+reads evict instruction lines, which the fetch model would miss between windows (a direct-mapped
+one reads a page plain while all of it is cached instead: resident_pages.py). The error all this leaves is measured in
 docs/timing.md ("Sampled data timing"); `--data-timing exact` times every access instead.
 """
 from __future__ import annotations
