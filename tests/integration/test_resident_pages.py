@@ -72,3 +72,24 @@ def test_only_a_direct_mapped_unified_cache_reads_pages_plain(firmware_build):
     """mcu-m's ART data cache is its own and four-way: its pages stay with sampled data timing."""
     result = run(firmware_build / "mcu-m" / "bench-table.elf", "mcu-m")
     assert result.resident_pages == {}
+
+
+def test_memory_traffic_counts_the_reads_of_pages_read_plain(firmware_build):
+    elf = firmware_build / "mcu-b" / "bench-table.elf"
+    sampled = run(elf, "mcu-b", memory_traffic=True)
+    exact = run(elf, "mcu-b", memory_traffic=True, data_timing="exact")
+    assert sampled.resident_pages["pages_read_plain"] > 0
+    assert sampled.roofline["traffic"] == exact.roofline["traffic"]
+
+
+def test_a_read_watchpoint_sees_reads_of_a_page_read_plain(firmware_build):
+    sim = Simulator(firmware_build / "mcu-b" / "bench-table.elf", "mcu-b")
+    while sim.step(20_000).cycles < 3_000_000:
+        pass
+    plain = sim.machine.resident_pages.plain_pages()
+    table = sim.image.symbol("squares")
+    page = next(p for p in plain if p >= table)  # a page of the table read plain now
+    sim.add_watchpoint(page, 1024, "read")
+    stop = sim.run_until()
+    assert stop.reason == "watchpoint"
+    assert page <= sim.machine.watchpoints.hit.address < page + 1024

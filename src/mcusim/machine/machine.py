@@ -298,6 +298,9 @@ class Machine:
         self.state[N.LAZY_FP_CYCLES] = core.exception_fp_context_cycles
         self._memory_hooks: list[int] = []
         self.flash_data_pages = FlashDataPages(self.uc, self.memory, self.state)
+        unified_port = eligible_port(self.flash_ports, self.page_bytes) if data_timing == "sampled" else None
+        self.resident_pages = None if unified_port is None else ResidentPages(
+            self.uc, self.state, unified_port, self.flash_data_pages, self.page_bytes)
         self.traffic_banks = self._traffic_table() if memory_traffic else []  # the banks counted, by index
         self._hooks_stale = False
         self._draining = self._drained = False  # memory hooks deleted: Unicorn drops them as a run ends
@@ -310,9 +313,6 @@ class Machine:
         self.data_sampling = None
         if data_timing == "sampled" and (cached_ram or pages):
             self.data_sampling = DataSampling(self, cached_ram, pages)
-        unified_port = eligible_port(self.flash_ports, self.page_bytes) if data_timing == "sampled" else None
-        self.resident_pages = None if unified_port is None else ResidentPages(
-            self.uc, self.state, unified_port, self.flash_data_pages, self.page_bytes)
         captures = (self.trace, self.swo, self.profile, self.sampler)
         self.hook_features = N.Features(captures=any(c is not None for c in captures),
                                         power=self.power is not None, fetch=bool(self.flash_ports))
@@ -431,7 +431,8 @@ class Machine:
 
     def _traffic_table(self) -> list[str]:
         """Fill TRAFFIC_RANGES with every memory region (an alias counted in the bank it shows,
-        as is the MMIO alias of flash code pages: flash_data_pages.py); returns the banks' names
+        as are the MMIO alias of flash code pages, flash_data_pages.py, and the plain alias of
+        data pages, resident_pages.py); returns the banks' names
         in counter order."""
         banks: list[str] = []
         regions = sorted(self.board.memory, key=lambda r: r.base)
@@ -439,6 +440,10 @@ class Machine:
         ranges += [(address + N.CODE_ALIAS_OFFSET, address + size + N.CODE_ALIAS_OFFSET, region)
                    for address, size, _, _ in self.memory.flash_ram_pieces for region in regions
                    if region.base <= address < region.end]
+        if self.resident_pages is not None:  # (and the plain aliases of data pages: resident_pages.py)
+            ranges += [(address + N.PLAIN_ALIAS_OFFSET, address + size + N.PLAIN_ALIAS_OFFSET, region)
+                       for address, size in self.resident_pages.ranges() for region in regions
+                       if region.base <= address < region.end]
         if len(ranges) > N.MAX_TRAFFIC_RANGES:
             raise ValueError(f"board {self.board.name}: more than {N.MAX_TRAFFIC_RANGES} memory ranges to count "
                              f"traffic in")

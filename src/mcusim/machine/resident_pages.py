@@ -52,6 +52,16 @@ class ResidentPages:
         flash_data_pages.table[N.AT_STATE] = state.address
         port.on_cache_change = self.all_timed
 
+    def ranges(self) -> list[tuple[int, int]]:
+        """(address, size) of each data page run with a plain alias (at PLAIN_ALIAS_OFFSET + address)."""
+        return [(int(run[N.RUN_BASE]), size) for run, size in self.runs]
+
+    def covers(self, begin: int, end: int) -> bool:
+        """Whether [begin, end] (inclusive) reaches a data page run that has a plain alias (a
+        memory hook over it must cover the alias too: Unicorn matches hooks by the address the
+        TLB maps an access to)."""
+        return any(begin < address + size and address <= end for address, size in self.ranges())
+
     def _pages(self):
         """The pages' records (RESIDENT_PAGE_AREA): a view on the state's buffer, one row each."""
         count = int(self.state[N.PP_PAGES])

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from unicorn import UC_HOOK_MEM_READ, UC_HOOK_MEM_WRITE, UC_MEM_WRITE
 
-from .native.layout import CODE_ALIAS_OFFSET
+from .native.layout import CODE_ALIAS_OFFSET, PLAIN_ALIAS_OFFSET
 
 KINDS = {"write": UC_HOOK_MEM_WRITE, "read": UC_HOOK_MEM_READ, "access": UC_HOOK_MEM_READ | UC_HOOK_MEM_WRITE}
 WIDEST_ACCESS = 8  # bytes (LDRD/STRD, VLDR.64): an access starting this far before a range can reach it
@@ -54,6 +54,9 @@ class Watchpoints:
         pieces = self.machine.memory.flash_ram_pieces
         if kind != "write" and any(begin <= a + n - 1 and a <= end for a, n, _, _ in pieces):
             ranges.append((begin + CODE_ALIAS_OFFSET, end + CODE_ALIAS_OFFSET))  # reads of flash code pages
+        resident = self.machine.resident_pages
+        if kind != "write" and resident is not None and resident.covers(begin, end):
+            ranges.append((begin + PLAIN_ALIAS_OFFSET, end + PLAIN_ALIAS_OFFSET))  # data pages read plain
         self.hooks[key] = [self.machine.uc.hook_add(KINDS[kind], self._on_access, key, begin=b, end=e)
                            for b, e in ranges]
 
@@ -69,7 +72,9 @@ class Watchpoints:
 
     def _on_access(self, uc, access, address, size, value, key):
         watched, length, kind = key
-        if address >= CODE_ALIAS_OFFSET:  # a read of a flash code page, through its MMIO alias
+        if address >= PLAIN_ALIAS_OFFSET:  # a read of a flash data page read plain (resident_pages.py)
+            address -= PLAIN_ALIAS_OFFSET
+        elif address >= CODE_ALIAS_OFFSET:  # a read of a flash code page, through its MMIO alias
             address -= CODE_ALIAS_OFFSET
         if address + size <= watched or address >= watched + length or self.hit is not None:
             return
