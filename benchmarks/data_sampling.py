@@ -1,7 +1,8 @@
 """What sampled data timing (`--data-timing sampled`, the default) gains and what it costs in
 accuracy: each workload run with `--data-timing exact` and with `sampled`, side by side, on the
 boards where something is sampled (mcu-s, mcu-m: flash data pages; mcu-d: its AXIM flash data
-pages and the RAM behind the L1 data cache; mcu-b's unified flash cache is timed whole).
+pages and the RAM behind the L1 data cache) or read untimed (mcu-b: a data page all of whose lines
+its direct-mapped unified flash cache holds is read plain, machine/resident_pages.py).
 
     python benchmarks/data_sampling.py [--repeat 3] [--board mcu-m ...] [--program kws_dscnn-opt ...]
 
@@ -23,7 +24,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-BOARDS = ["mcu-s", "mcu-m", "mcu-d"]
+BOARDS = ["mcu-s", "mcu-m", "mcu-b", "mcu-d"]
 PROGRAMS = ["bench", "bench-dsp", "bench-table", "bench-float", "coremark-like", "dhrystone-like", "large-startup",
             "printf-uart", "micro_speech-opt", "kws_dscnn-opt", "person_detection-opt", "resnet8-opt",
             "anomaly_ae-opt", "cached-ram"]
@@ -31,12 +32,13 @@ RUN = ("import sys, json, zlib; sys.path.insert(0, sys.argv[1]); from mcusim.api
        "r = Simulator(sys.argv[2], sys.argv[3], data_timing=sys.argv[4]).run(); "
        "out = zlib.crc32((r.stdout + repr(sorted(r.uart.items()))).encode()); "
        "print(json.dumps([r.host_seconds, r.cycles, r.stalls['data_wait'], out, r.exit_code, r.sampled_data, "
-       "(r.energy or {}).get('energy_j', 0), {row['name']: row['cycles_mean'] for row in r.regions}]))")
+       "(r.energy or {}).get('energy_j', 0), {row['name']: row['cycles_mean'] for row in r.regions}, "
+       "r.resident_pages.get('pages_read_plain', 0)]))")
 
 
 def run(elf: Path, board: str, mode: str) -> list:
-    """[host seconds, cycles, data wait, output digest, exit code, sampled_data, energy, regions]
-    of one fresh run."""
+    """[host seconds, cycles, data wait, output digest, exit code, sampled_data, energy, regions,
+    pages read plain] of one fresh run."""
     done = subprocess.run([sys.executable, "-c", RUN, str(ROOT / "src"), str(elf), board, mode],
                           capture_output=True, text=True)
     if done.returncode != 0:
@@ -55,12 +57,12 @@ def worst_region(exact: dict, sampled: dict) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--board", action="append", default=None, help="a board (default: mcu-s, mcu-m, mcu-d)")
+    parser.add_argument("--board", action="append", default=None, help="a board (default: mcu-s, mcu-m, mcu-b, mcu-d)")
     parser.add_argument("--program", action="append", default=None, help="a workload (default: all)")
     args = parser.parse_args()
     print("| board | program | exact s | sampled s | sampled / exact | exact cycles | error | data wait error "
-          "| energy error | worst region | between windows | windows | same output |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "| energy error | worst region | between windows | windows | pages read plain | same output |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for board in args.board or BOARDS:
         for program in args.program or PROGRAMS:
             elf = ROOT / "firmware" / "build" / board / f"{program}.elf"
@@ -71,14 +73,14 @@ def main() -> None:
             for _ in range(args.repeat):
                 for mode in runs:
                     best[mode] = min(best[mode], run(elf, board, mode)[0])
-            (_, exact, exact_wait, exact_out, exact_code, _, exact_energy, exact_regions), \
-                (_, sampled, sampled_wait, out, code, sampling, energy, regions) = runs.values()
+            (_, exact, exact_wait, exact_out, exact_code, _, exact_energy, exact_regions, _), \
+                (_, sampled, sampled_wait, out, code, sampling, energy, regions, read_plain) = runs.values()
             untimed = sampling.get("untimed_cycles", 0)
             print(f"| {board} | {program} | {best['exact']:.3f} | {best['sampled']:.3f} | "
                   f"{best['sampled'] / best['exact']:.2f} | {exact:,} | {(sampled - exact) / exact:+.3%} | "
                   f"{(sampled_wait - exact_wait) / max(exact_wait, 1):+.2%} | "
                   f"{(energy - exact_energy) / max(exact_energy, 1e-30):+.3%} | {worst_region(exact_regions, regions)} | "
-                  f"{untimed / sampled:.0%} | {sampling.get('windows', 0)} | "
+                  f"{untimed / sampled:.0%} | {sampling.get('windows', 0)} | {read_plain} | "
                   f"{'yes' if (out, code) == (exact_out, exact_code) else 'NO'} |", flush=True)
 
 
