@@ -254,10 +254,11 @@ def ram_access(st, address, write):
 
 
 @njit
-def _flash_data_access(st, g, address):
-    """(wait cycles, data cache outcome) of a data read at `address` through the port at `g`:
-    the outcome is the line it missed and allocated + 1, 0 on a hit, -1 with no data cache."""
-    line = flash_offset(st, g, address) >> st[g + FL_LINE_SHIFT]
+def _flash_data_access(st, g, offset):
+    """(wait cycles, data cache outcome) of a data read at port offset `offset` (flash_offset)
+    through the port at `g`: the outcome is the line it missed and allocated + 1, 0 on a hit, -1
+    with no data cache."""
+    line = offset >> st[g + FL_LINE_SHIFT]
     writeback = 0
     outcome = -1
     if st[g + FL_DC_ON] != 0:
@@ -280,7 +281,7 @@ def flash_data_read(st, address):
     g = flash_port(st, address)
     if g < 0:
         return 0
-    return _flash_data_access(st, g, address)[0]
+    return _flash_data_access(st, g, flash_offset(st, g, address))[0]
 
 
 @njit
@@ -290,9 +291,10 @@ def resident_page_read(st, address):
     g = flash_port(st, address)
     if g < 0:
         return 0
-    wait, outcome = _flash_data_access(st, g, address)
+    offset = flash_offset(st, g, address)
+    wait, outcome = _flash_data_access(st, g, offset)
     if g == st[PP_PORT] and st[PP_PAGES] != 0:
-        note_resident_read(st, g, flash_offset(st, g, address), outcome == 0)
+        note_resident_read(st, g, offset, outcome == 0)
     return wait
 
 
@@ -361,7 +363,7 @@ def time_literals(st, address, size, first_index):
                     g = flash_port(st, read_at)
                     if g < 0:
                         continue
-                    wait, outcome = _flash_data_access(st, g, read_at)
+                    wait, outcome = _flash_data_access(st, g, flash_offset(st, g, read_at))
                     record = LITERAL_RECORD_AREA + LITERAL_RECORD * count
                     st[record + LIT_INSN] = insn
                     st[record + LIT_WAIT] = wait
