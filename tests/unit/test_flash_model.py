@@ -210,7 +210,7 @@ def test_ram_reads_wait_without_the_data_cache_and_writes_do_not():
     assert N.ram_access(st, SRAM1, False) == wait and N.ram_access(st, SRAM1, False) == wait
     assert N.ram_access(st, SRAM1, True) == 0            # the store buffer takes it
     assert N.ram_access(st, 0x20000000, False) == 0      # DTCM: not behind the port
-    assert port.hooks_needed == (False, True, False)     # reads hooked, writes need no hook
+    assert port.hooks_needed == (False, True)     # RAM timed (its reads)
 
 
 def test_ram_lines_are_write_allocated_and_written_back_when_replaced():
@@ -228,7 +228,7 @@ def test_ram_lines_are_write_allocated_and_written_back_when_replaced():
     assert N.ram_access(st, same_set[1], False) == 0      # clean lines replaced later cost no write-back
     assert N.ram_access(st, same_set[0], False) == wait
     assert port.totals()["dcache_writebacks"] == 1
-    assert port.hooks_needed == (True, True, True)  # flash data reads share the cache: hooked too
+    assert port.hooks_needed == (True, True)  # flash data reads share the cache: timed too
 
 
 def test_maintenance_cleans_and_invalidates_by_address_and_by_set_and_way():
@@ -268,9 +268,9 @@ def test_ram_ranges_must_name_ram_regions(tmp_path):
 def test_flash_data_reads_are_hooked_while_the_shared_data_cache_is_on_even_without_wait_states():
     """At LATENCY 0 a flash read costs nothing, but its line still pushes RAM lines out."""
     port, _ = axim(dcache=True, data_wait=0)
-    assert port.hooks_needed == (True, True, True)
+    assert port.hooks_needed == (True, True)
     port.configure(dcache=False)
-    assert port.hooks_needed == (False, True, False)
+    assert port.hooks_needed == (False, True)
 
 
 def test_ram_ranges_need_a_data_cache_of_their_own(tmp_path):

@@ -42,8 +42,8 @@ MODES = ("sampled", "exact")
 
 
 class DataSampling:
-    """Switches the sampled memory between timed (the cached-RAM hooks held, the flash data
-    pages MMIO) and plain at the cycles `next_switch` names or when a block asks
+    """Switches the sampled memory between timed (the cached RAM through its MMIO alias, the
+    flash data pages MMIO) and plain at the cycles `next_switch` names or when a block asks
     (Machine._service_events calls on_time between blocks when `due`; the switches are no wake-up
     source, so they are not in Machine.timed)."""
 
@@ -155,15 +155,15 @@ class DataSampling:
                                             table[:, N.S_READS_RATE])
 
     def _switch(self, timed: bool) -> None:
-        """Between runs. Only a memory hook change needs translated code flushed (Unicorn decides
-        at translation whether a load or store reaches the hooks); remapping the data pages
-        flushes their TLB entries, which is all a load of them consults."""
+        """Between runs. Remapping the data pages flushes their TLB entries, which is all a load
+        of them consults; the cached RAM's routing to its MMIO alias is the TLB fill hook's
+        (cached_ram.py), which a TLB flush asks again."""
         if self.pages:
             self.machine.flash_data_pages.map_plain(not timed, self.pages)
         if self.ports:
             for port in self.ports:
-                port.ram_hook_off = not timed
-            self.machine._memory_hooks_changed()
+                port.ram_untimed = not timed
+            self.machine.cached_ram.update()
 
     def finish(self, now: int) -> dict[str, int]:
         """run.json's `sampled_data` (empty while every access was timed)."""

@@ -82,7 +82,7 @@ class FlashTiming:
         self.on_change = None
         self.on_timing_change = None
         self.on_cache_change = None
-        self.ram_hook_off = False  # sampled data timing between its windows (data_sampling.py)
+        self.ram_untimed = False  # sampled data timing between its windows (data_sampling.py)
         self.clock_hz = board.reset_clock_hz
         storage = board.storage_region(next(r for r in board.memory if r.name == spec.region))
         through = spec.ranges or [r.name for r in board.memory if r is storage or r.alias_of == storage.name]
@@ -307,14 +307,21 @@ class FlashTiming:
         return self[N.FL_DATA_WAIT] > 0
 
     @property
-    def hooks_needed(self) -> tuple[bool, bool, bool]:
-        """The memory hooks the machine must hold for this port: on flash data reads, RAM reads,
-        RAM writes (while any is held, every load and store takes Unicorn's slow path)."""
+    def hooks_needed(self) -> tuple[bool, bool]:
+        """What the machine must time for this port: flash data reads (code pages' through
+        their alias or a memory hook, data pages as MMIO), RAM accesses (through the RAM's MMIO
+        alias, cached_ram.py)."""
+        ram_cached = bool(self.ram_ranges) and self[N.FL_DC_ON] != 0
+        # flash data lines take data cache room from RAM lines even when they cost no wait
+        return self.data_reads_wait or ram_cached, self.ram_timed
+
+    @property
+    def ram_timed(self) -> bool:
+        """Whether the RAM behind the data cache is timed now: the cache on (writes allocate),
+        or its reads wait; not between the windows of sampled data timing."""
         ram_cached = bool(self.ram_ranges) and self[N.FL_DC_ON] != 0
         ram_reads = ram_cached or bool(self.ram_ranges) and self[N.FL_RAM_WAIT] > 0
-        # flash data lines take data cache room from RAM lines even when they cost no wait
-        off = self.ram_hook_off
-        return self.data_reads_wait or ram_cached, ram_reads and not off, ram_cached and not off
+        return ram_reads and not self.ram_untimed
 
     def totals(self) -> dict[str, int]:
         return {"icache_hits": self[N.FL_IC_HITS], "icache_misses": self[N.FL_IC_MISSES],

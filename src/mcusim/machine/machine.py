@@ -46,6 +46,7 @@ from .chip import MachineChip
 from .console_uart import ConsoleUartPage
 from .exceptions import (BUSFAULT, DIVBYZERO, HARDFAULT, IBUSERR, INVSTATE, NOCP, PRECISERR, SVCALL, UNDEFINSTR,
                          MEMMANAGE, USAGEFAULT, ExceptionUnit, Lockup, exception_name)
+from .cached_ram import CachedRam
 from .flash_data_pages import FlashDataPages, data_page_runs, split_code_pages
 from .flash_timing import FlashLatencyError, FlashTiming
 from .memory import MemoryMap
@@ -298,6 +299,8 @@ class Machine:
         self.state[N.LAZY_FP_CYCLES] = core.exception_fp_context_cycles
         self._memory_hooks: list[int] = []
         self.flash_data_pages = FlashDataPages(self.uc, self.memory, self.state)
+        self.cached_ram = CachedRam(self.uc, self.memory, self.state, [p for p in self.flash_ports if p.ram_ranges],
+                                    self.flash_data_pages.table, self.page_bytes)
         unified_port = eligible_port(self.flash_ports, self.page_bytes) if data_timing == "sampled" else None
         self.resident_pages = None if unified_port is None else ResidentPages(
             self.uc, self.state, unified_port, self.flash_data_pages, self.page_bytes)
@@ -440,6 +443,8 @@ class Machine:
         ranges += [(address + N.CODE_ALIAS_OFFSET, address + size + N.CODE_ALIAS_OFFSET, region)
                    for address, size, _, _ in self.memory.flash_ram_pieces for region in regions
                    if region.base <= address < region.end]
+        ranges += [(start, end, region) for start, end in self.cached_ram.alias_ranges() for region in regions
+                   if region.base <= start - N.RAM_ALIAS_OFFSET < region.end]  # (cached_ram.py)
         if self.resident_pages is not None:  # (and the plain aliases of data pages: resident_pages.py)
             ranges += [(address + N.PLAIN_ALIAS_OFFSET, address + size + N.PLAIN_ALIAS_OFFSET, region)
                        for address, size in self.resident_pages.ranges() for region in regions
@@ -470,26 +475,24 @@ class Machine:
         """While flash data reads wait, no memory hook times them: the flash's data pages are
         MMIO, the block hook times the PC-relative reads of its code pages (FL_LITERAL_RANGES:
         literal loads, TBB/TBH tables), and the code pages that also hold other sections' data
-        are read through their MMIO alias (split_code_pages; flash_data_pages.route). Native
-        memory hooks on RAM behind a data cache while it is on or its reads wait, and with a
-        sampled data timing only in its windows (data_sampling.py): while any memory hook
-        exists, whatever its range, Unicorn translates every load and store to its slow path,
-        and an access in a hooked range also pays the call and Unicorn's re-derivation of the
-        PC. Code pages beyond the literal table's room are hooked whole."""
+        are read through their MMIO alias (split_code_pages; flash_data_pages.route). RAM
+        behind a data cache is timed through its MMIO alias while it is on or its reads wait,
+        and with a sampled data timing only in its windows (cached_ram.py, data_sampling.py):
+        while any memory hook exists, whatever its range, Unicorn translates every load and
+        store to its slow path, and an access in a hooked range also pays the call and
+        Unicorn's re-derivation of the PC. Code pages beyond the literal table's room are
+        hooked whole."""
         for handle in self._memory_hooks:
             N.unregister_hook(self.uc, handle)
         had_hooks = bool(self._memory_hooks)
         self._memory_hooks = []
         code_pages = []
         for port in self.flash_ports:
-            flash_reads, ram_reads, ram_writes = port.hooks_needed
+            flash_reads, _ = port.hooks_needed
             for start, end in port.ranges:
                 left = self.flash_data_pages.timed(start, end, flash_reads)
                 code_pages += left if flash_reads else []
-            if ram_reads:
-                for start, end in port.ram_ranges:
-                    self._memory_hooks.append(
-                        N.register_ram_access_hook(self.uc, self.state, start, end - 1, writes=ram_writes))
+        self.cached_ram.update()
         table = self._boot_vector_table()  # (the core reads it, the firmware hardly ever: not worth an alias)
         data = [(a, b) for a, b in self.image.data_ranges if not (a == table and b - a <= VECTOR_TABLE_MAX_BYTES)]
         literal, aliased = split_code_pages(code_pages, data, self.page_bytes)
@@ -512,6 +515,7 @@ class Machine:
         N.unregister_hook(self.uc, self._hook_handle)
         self._hook_handle = N.register_block_hook(self.uc, self.state, self.hook_features)
         self.flash_data_pages.moved()
+        self.cached_ram.moved()
         if self.console_page is not None:
             self.console_page.moved()
         self._register_memory_hooks()

@@ -60,6 +60,15 @@ class MemoryMap:
             if aliased and not perms & UC_PROT_WRITE:
                 self.flash_ram_pieces.append((address, size, name, offset))
 
+    def host_address(self, address: int, size: int) -> int:
+        """The host address of [address, address + size), which must lie in one region: its
+        bytes in the region's storage buffer."""
+        pieces = self.board.regions_covering(address, size)
+        if not pieces or len(pieces) != 1:
+            raise ValueError(f"0x{address:08x}..0x{address + size:08x} is not inside one memory region")
+        region, start, _ = pieces[0]
+        return self.buffers[self.board.storage_region(region).name].ctypes.data + start - region.base
+
     def in_mmio_piece(self, address: int, length: int) -> bool:
         return any(address < a + size and a < address + length for a, size, _, _ in self.mmio_pieces)
 

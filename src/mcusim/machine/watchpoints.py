@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from unicorn import UC_HOOK_MEM_READ, UC_HOOK_MEM_WRITE, UC_MEM_WRITE
 
-from .native.layout import CODE_ALIAS_OFFSET, PLAIN_ALIAS_OFFSET
+from .native.layout import CODE_ALIAS_OFFSET, PLAIN_ALIAS_OFFSET, RAM_ALIAS_OFFSET
 
 KINDS = {"write": UC_HOOK_MEM_WRITE, "read": UC_HOOK_MEM_READ, "access": UC_HOOK_MEM_READ | UC_HOOK_MEM_WRITE}
 WIDEST_ACCESS = 8  # bytes (LDRD/STRD, VLDR.64): an access starting this far before a range can reach it
@@ -57,6 +57,8 @@ class Watchpoints:
         resident = self.machine.resident_pages
         if kind != "write" and resident is not None and resident.covers(begin, end):
             ranges.append((begin + PLAIN_ALIAS_OFFSET, end + PLAIN_ALIAS_OFFSET))  # data pages read plain
+        if self.machine.cached_ram.covers(begin, end):
+            ranges.append((begin + RAM_ALIAS_OFFSET, end + RAM_ALIAS_OFFSET))  # RAM behind a data cache
         self.hooks[key] = [self.machine.uc.hook_add(KINDS[kind], self._on_access, key, begin=b, end=e)
                            for b, e in ranges]
 
@@ -72,7 +74,9 @@ class Watchpoints:
 
     def _on_access(self, uc, access, address, size, value, key):
         watched, length, kind = key
-        if address >= PLAIN_ALIAS_OFFSET:  # a read of a flash data page read plain (resident_pages.py)
+        if address >= RAM_ALIAS_OFFSET:  # an access to RAM behind a data cache, through its MMIO alias
+            address -= RAM_ALIAS_OFFSET
+        elif address >= PLAIN_ALIAS_OFFSET:  # a read of a flash data page read plain (resident_pages.py)
             address -= PLAIN_ALIAS_OFFSET
         elif address >= CODE_ALIAS_OFFSET:  # a read of a flash code page, through its MMIO alias
             address -= CODE_ALIAS_OFFSET

@@ -13,13 +13,12 @@ import ctypes
 
 import numpy as np
 
-from .hooks import MMIO_READ_SIGNATURE
+from .hooks import MMIO_READ_SIGNATURE, MMIO_WRITE_SIGNATURE
 from .jit import NUMBA_NAME, cfunc
 from .layout import (
     CONSOLE_PAGE, DATA_START, DEADLINE, U_BYTES, U_CAPACITY, U_DATA, U_LENGTH, U_READ_FALLBACK, U_STATE, U_STATUS,
     U_STATUS_VALUE, U_STOP_AT, U_TX_ON, U_WRITE_FALLBACK)
 
-MMIO_WRITE_SIGNATURE = "void(voidptr, uint64, uint32, uint64, voidptr)"
 READ_FALLBACK = ctypes.CFUNCTYPE(ctypes.c_uint64, ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint32, ctypes.c_void_p)
 WRITE_FALLBACK = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint32, ctypes.c_uint64,
                                   ctypes.c_void_p)

@@ -31,6 +31,9 @@ from .layout import (
 from .layout import (
     AT_STATE, P_FLASH_READS, PG_PLAIN, PLAIN_ALIAS_OFFSET, PP_FLUSH, PP_PAGES, PP_PAGE_SHIFT, PP_PORT, RESIDENT_PAGE,
     RESIDENT_PAGE_AREA, RUN_PLAIN, RUN_SAMPLED, SAMPLED_READS, SAMPLED_WAIT, SAMPLING)
+from .layout import (
+    AT_RAM_COUNT, AT_RAM_ENTRIES, RAM_ALIAS, RAM_ALIAS_OFFSET, RA_BEGIN, RA_END, RA_RUN, RA_TIMED, RAM_RUN, RR_BASE,
+    RR_BYTES, RR_PAGE_SHIFT, RR_STATE)
 from .data_sampling import sample_block
 from .encoding import (
     LITERAL_INDEX_SHIFT, STOP_DEADLINE, STOP_DECODE, STOP_FPU_DISABLED, STOP_ISB, STOP_LIMIT, STOP_SELF_LOOP,
@@ -51,7 +54,7 @@ from .state import NativeState
 # numba's carray, the _pointer intrinsic and Unicorn's C functions (called by symbol name, not
 # through a ctypes pointer, so the hooks' code can be cached): numba_names.py's, put here by
 # jit.load_numba() before numba compiles anything (a run loading the store never imports numba).
-carray = _pointer = _uc_emu_stop = _uc_reg_read = _uc_reg_write = _uc_tlb_flush = NUMBA_NAME
+carray = _pointer = _uc_emu_stop = _uc_reg_read = _uc_reg_write = _uc_tlb_flush = _uc_remove_cache = NUMBA_NAME
 llvmlite.binding.load_library_permanently(uclib._name)  # (the symbols the compiled hooks call)
 
 SP_REGISTER = np.int32(UC_ARM_REG_SP)
@@ -300,6 +303,7 @@ def _flush_tlb(uc, st):
 
 
 MMIO_READ_SIGNATURE = "uint64(voidptr, uint64, uint32, voidptr)"
+MMIO_WRITE_SIGNATURE = "void(voidptr, uint64, uint32, uint64, voidptr)"
 
 
 @cfunc(MMIO_READ_SIGNATURE)
@@ -390,6 +394,21 @@ def code_page_tlb_fill(uc, vaddr_u64, access, entry_pointer, user_data):
             else:
                 perms = UC_PROT_WRITE
             break
+    for i in range(table[AT_RAM_COUNT] if not aliased else 0):  # RAM behind a data cache (cached_ram.py)
+        at = AT_RAM_ENTRIES + RAM_ALIAS * i
+        begin = table[at + RA_BEGIN]
+        if begin <= vaddr < table[at + RA_END]:
+            aliased = True
+            if access == UC_MEM_FETCH:  # (its stores then drop the translated code: cached_ram_write)
+                run = carray(_pointer(table[at + RA_RUN]), (RAM_RUN + 1,), np.int64)
+                pages = carray(_pointer(table[at + RA_RUN]),
+                               (RAM_RUN + ((table[at + RA_END] - begin) >> run[RR_PAGE_SHIFT]),), np.int64)
+                pages[RAM_RUN + ((vaddr - begin) >> run[RR_PAGE_SHIFT])] = 1
+                if table[at + RA_TIMED] != 0:
+                    perms = UC_PROT_EXEC  # (a load or store fills the entry again: the alias)
+            elif table[at + RA_TIMED] != 0:
+                paddr = vaddr + RAM_ALIAS_OFFSET
+            break
     if not aliased and access == UC_MEM_READ and table[AT_STATE] != 0 and _read_plain(table, vaddr):
         paddr = vaddr + PLAIN_ALIAS_OFFSET  # (its stores and fetches still go to the MMIO page, and fault)
         perms = UC_PROT_READ
@@ -426,13 +445,44 @@ def register_tlb_fill_hook(uc, table: np.ndarray) -> int:
     return handle.value
 
 
-@cfunc(MEMORY_HOOK_SIGNATURE)
-def ram_access_hook(uc, access, address_u64, size, value, user_data):
-    """A data read or write of RAM behind a data cache (registered on those ranges only)."""
-    header = carray(user_data, (DATA_START,), np.int64)
-    st = carray(user_data, (header[TOTAL_LENGTH],), np.int64)
-    wait = ram_access(st, np.int64(address_u64), access == UC_MEM_WRITE)
-    _restore_it_state(uc, header)
+@cfunc(MMIO_READ_SIGNATURE)
+def cached_ram_read(uc, offset_u64, size_u32, user_data):
+    """A load from RAM behind a data cache, through its MMIO alias (machine/cached_ram.py): the
+    bytes from the RAM's storage, and the wait the data cache model gives it."""
+    run = carray(user_data, (RAM_RUN,), np.int64)
+    offset = np.int64(offset_u64)
+    size = np.int64(size_u32)
+    data = carray(_pointer(run[RR_BYTES] + offset), (size,), np.uint8)
+    value = np.uint64(0)
+    for i in range(size):
+        value |= np.uint64(data[i]) << np.uint64(8 * i)
+    _time_ram_access(run, offset, False)
+    return value
+
+
+@cfunc(MMIO_WRITE_SIGNATURE)
+def cached_ram_write(uc, offset_u64, size_u32, value_u64, user_data):
+    """A store to RAM behind a data cache, through its MMIO alias: the bytes written to the RAM's
+    storage and the line allocated. On a page code was fetched from, the translated code of the
+    bytes written is dropped, as Unicorn does for a store to RAM it maps itself."""
+    run = carray(user_data, (RAM_RUN,), np.int64)
+    offset = np.int64(offset_u64)
+    size = np.int64(size_u32)
+    data = carray(_pointer(run[RR_BYTES] + offset), (size,), np.uint8)
+    for i in range(size):
+        data[i] = np.uint8((value_u64 >> np.uint64(8 * i)) & np.uint64(0xFF))
+    _time_ram_access(run, offset, True)
+    pages = carray(user_data, (RAM_RUN + (offset >> run[RR_PAGE_SHIFT]) + 1,), np.int64)
+    if pages[RAM_RUN + (offset >> run[RR_PAGE_SHIFT])] != 0:
+        address = np.uint64(run[RR_BASE] + offset)
+        _uc_remove_cache(uc, address, address + np.uint64(size))
+
+
+@njit
+def _time_ram_access(run, offset, write):
+    header = carray(_pointer(run[RR_STATE]), (DATA_START,), np.int64)
+    st = carray(_pointer(run[RR_STATE]), (header[TOTAL_LENGTH],), np.int64)
+    wait = ram_access(st, run[RR_BASE] + offset, write)
     add_data_wait(st, wait)
     st[SAMPLED_WAIT] += wait
 
@@ -487,15 +537,6 @@ def register_flash_read_hook(uc, state: NativeState, begin: int, end: int) -> in
     from unicorn import UC_HOOK_MEM_READ
 
     return _register(uc, UC_HOOK_MEM_READ, flash_read_hook, state, begin, end)
-
-
-def register_ram_access_hook(uc, state: NativeState, begin: int, end: int, writes: bool) -> int:
-    """Time the data reads (and, with `writes`, track the writes) of RAM in [begin, end] behind
-    a data cache."""
-    from unicorn import UC_HOOK_MEM_READ, UC_HOOK_MEM_WRITE
-
-    kind = UC_HOOK_MEM_READ | (UC_HOOK_MEM_WRITE if writes else 0)
-    return _register(uc, kind, ram_access_hook, state, begin, end)
 
 
 def register_traffic_hook(uc, state: NativeState, begin: int, end: int) -> int:

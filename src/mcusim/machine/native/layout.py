@@ -353,13 +353,34 @@ _alias = _record("code page alias")
 AL_BEGIN = _alias.slot("AL_BEGIN")  # [begin, end) of the code pages
 AL_END = _alias.slot("AL_END")
 CODE_ALIAS = _alias.size
+# RAM behind a data cache (mcu-d's SRAM1 and SRAM2): while its port times its accesses, the TLB
+# fill hook sends its loads and stores to an MMIO alias at RAM_ALIAS_OFFSET + their address, whose
+# callbacks time them (machine/cached_ram.py). A memory hook did it before: while one is held,
+# every load and store of the program takes Unicorn's slow path, and each in its range makes
+# Unicorn re-derive the PC.
+RAM_ALIAS_OFFSET = 3 << 32
+MAX_RAM_ALIASES = 4
+_ram_alias = _record("cached RAM alias")
+RA_BEGIN = _ram_alias.slot("RA_BEGIN")  # [begin, end) of the RAM range
+RA_END = _ram_alias.slot("RA_END")
+RA_TIMED = _ram_alias.slot("RA_TIMED")  # 1: its loads and stores go to the alias now
+RA_RUN = _ram_alias.slot("RA_RUN")      # host address of its run (RR_*)
+RAM_ALIAS = _ram_alias.size
 _aliases = _record("code alias table")
 AT_COUNT = _aliases.slot("AT_COUNT")  # aliases in use (0: every page maps to itself)
 AT_FILLS = _aliases.slot("AT_FILLS")  # TLB fills that mapped a page to its alias (a count, for measurements)
 AT_SCRATCH = _aliases.slot("AT_SCRATCH")  # uc_reg_write reads the IT state the fill restores from here
 AT_STATE = _aliases.slot("AT_STATE")  # the buffer's address (its resident page states; updated when it moves)
 AT_ENTRIES = _aliases.slot("AT_ENTRIES", CODE_ALIAS * MAX_CODE_ALIASES)
+AT_RAM_COUNT = _aliases.slot("AT_RAM_COUNT")  # RAM ranges behind a data cache (machine/cached_ram.py)
+AT_RAM_ENTRIES = _aliases.slot("AT_RAM_ENTRIES", RAM_ALIAS * MAX_RAM_ALIASES)
 ALIAS_TABLE = _aliases.size
+_ram_run = _record("cached RAM run")  # the RAM alias's read and write callbacks' user_data
+RR_STATE = _ram_run.slot("RR_STATE")  # the buffer's address (updated when it moves)
+RR_BASE = _ram_run.slot("RR_BASE")    # the range's first address
+RR_BYTES = _ram_run.slot("RR_BYTES")  # host address of its bytes (the RAM's storage buffer)
+RR_PAGE_SHIFT = _ram_run.slot("RR_PAGE_SHIFT")  # log2 of Unicorn's page size
+RAM_RUN = _ram_run.size  # followed by one slot per page of the range: 1 once code was fetched from it
 
 # A flash data page a unified direct-mapped cache may hold whole (machine/resident_pages.py).
 MAX_RESIDENT_PAGES = 2048  # 2 MB of flash in Unicorn's 1 KB pages

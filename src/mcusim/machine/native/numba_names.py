@@ -9,7 +9,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 __all__ = ["carray", "_pointer", "_call_read", "_call_write", "_uc_emu_stop", "_uc_reg_read", "_uc_reg_write",
-           "_uc_tlb_flush"]
+           "_uc_tlb_flush", "_uc_remove_cache"]
 
 _uc_emu_stop = types.ExternalFunction("uc_emu_stop", types.int32(types.voidptr))
 _uc_reg_read = types.ExternalFunction("uc_reg_read", types.int32(types.voidptr, types.int32, types.intp))
@@ -29,6 +29,23 @@ def _uc_tlb_flush(typingctx, uc):
         function = cgutils.get_or_insert_function(builder.module, kind, "uc_ctl")
         return builder.call(function, [args[0], ir.Constant(ir.IntType(32), _TLB_FLUSH)])
     return types.int32(types.voidptr), codegen
+
+
+# uc_ctl_remove_cache(uc, begin, end) is uc_ctl(uc, UC_CTL_WRITE(UC_CTL_TB_REMOVE_CACHE, 2), begin, end),
+# with UC_CTL_TB_REMOVE_CACHE 9 and two uint64 arguments (unicorn.h, unicorn_const.py)
+_TB_REMOVE_CACHE = 9 | 2 << 26 | 1 << 30
+
+
+@intrinsic
+def _uc_remove_cache(typingctx, uc, begin, end):
+    """uc_ctl_remove_cache(uc, begin, end): the translated code of [begin, end) dropped, from
+    inside a hook (a store to code through an MMIO alias, which Unicorn's own tracking of
+    writes to translated code does not see)."""
+    def codegen(context, builder, signature, args):
+        kind = ir.FunctionType(ir.IntType(32), [_BYTE, ir.IntType(32)], var_arg=True)
+        function = cgutils.get_or_insert_function(builder.module, kind, "uc_ctl")
+        return builder.call(function, [args[0], ir.Constant(ir.IntType(32), _TB_REMOVE_CACHE), args[1], args[2]])
+    return types.int32(types.voidptr, types.uint64, types.uint64), codegen
 
 
 @intrinsic
