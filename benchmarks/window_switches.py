@@ -1,7 +1,7 @@
 """What the windows of sampled data timing cost on the host: the time of each switch between
-timed and untimed (the flash data pages remapped, FlashDataPages.map_plain; mcu-d's cached-RAM
-hook added or removed, with the translated code flushed, Machine._apply_hook_changes), and the
-process's peak memory, against the same program with `--data-timing exact`.
+timed and untimed (the flash data pages remapped, FlashDataPages.map_plain; mcu-d's cached RAM
+routed to its MMIO alias or back, a TLB flush, CachedRam.update; a memory hook change with the
+translated code flushed, Machine._apply_hook_changes, if any), and the process's peak memory, against the same program with `--data-timing exact`.
 
     python benchmarks/window_switches.py [--workload mcu-s:kws_dscnn-opt ...]
 
@@ -13,8 +13,9 @@ after the exact start (the schedule's constants set out of reach in that process
 to use, as its estimates are those of the start alone, but what the run would cost if windows
 cost nothing but their own timed accesses; its cycles are printed to show how far they move.
 Why it matters: every switch of the flash data pages unmaps and maps them, and each of those
-flushes Unicorn's whole TLB, which QEMU resizes at a flush from how full it has been; each of
-mcu-d's switches flushes the translated code (docs/performance.md, "Twelfth pass").
+flushes Unicorn's whole TLB, which QEMU resizes at a flush from how full it has been; mcu-d's
+switches flushed the translated code until the fourteenth pass (docs/performance.md, "Twelfth
+pass", "Fourteenth pass").
 """
 from __future__ import annotations
 
@@ -32,6 +33,8 @@ sys.path.insert(0, sys.argv[1])
 from mcusim.api import Simulator
 from mcusim.machine import machine as M
 from mcusim.machine.flash_data_pages import FlashDataPages
+from mcusim.machine.cached_ram import CachedRam
+from mcusim.machine import native as N
 switches = []
 
 def timed(owner, name, counts):
@@ -48,6 +51,9 @@ def timed(owner, name, counts):
 
 timed(FlashDataPages, "map_plain", lambda self, plain, runs: bool(runs) and plain != self.plain)
 timed(M.Machine, "_apply_hook_changes", lambda self: self._hooks_stale)
+timed(CachedRam, "update", lambda self: any(int(port.ram_timed) != self.table[N.AT_RAM_ENTRIES + N.RAM_ALIAS * i
+                                                                           + N.RA_TIMED]
+                                            for i, (port, *_) in enumerate(self.ranges)))
 mode = sys.argv[4]
 if mode == "start-only":  # sampled, with no window after the exact start (for comparison only)
     from mcusim.machine import data_sampling

@@ -493,8 +493,9 @@ class Machine:
                 left = self.flash_data_pages.timed(start, end, flash_reads)
                 code_pages += left if flash_reads else []
         self.cached_ram.update()
-        table = self._boot_vector_table()  # (the core reads it, the firmware hardly ever: not worth an alias)
-        data = [(a, b) for a, b in self.image.data_ranges if not (a == table and b - a <= VECTOR_TABLE_MAX_BYTES)]
+        tables = self._views_of(self._boot_vector_table())  # (the core reads it, the firmware hardly ever:
+        # not worth an alias, which a fetch and a data read of the same page keep taking from each other)
+        data = [(a, b) for a, b in self.image.data_ranges if not (a in tables and b - a <= VECTOR_TABLE_MAX_BYTES)]
         literal, aliased = split_code_pages(code_pages, data, self.page_bytes)
         for i, (begin, stop) in enumerate(literal[: N.MAX_LITERAL_RANGES]):
             at = N.FL_LITERAL_RANGES + N.FL_RAM_RANGE * i
@@ -534,6 +535,17 @@ class Machine:
                 self._exact_pc_blocks[(block, size)] = N.register_exact_pc_hook(self.uc, self.state, block,
                                                                                 block + size - 1)
                 self.uc.ctl_remove_cache(block, block + size)
+
+    def _views_of(self, address: int) -> set[int]:
+        """`address` and every address that shows the same byte through an alias (an STM32's
+        flash at 0x08000000 and at its boot address 0)."""
+        region = self.board.region_at(address)
+        if region is None:
+            return {address}
+        storage = self.board.storage_region(region)
+        offset = address - region.base
+        return {address} | {r.base + offset for r in self.board.memory
+                            if self.board.storage_region(r) is storage and offset < r.size_bytes}
 
     def _boot_vector_table(self) -> int:
         """The vector table the core starts from: at the boot address, or, with nothing loaded
