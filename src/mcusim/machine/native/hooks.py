@@ -400,10 +400,9 @@ def code_page_tlb_fill(uc, vaddr_u64, access, entry_pointer, user_data):
         if begin <= vaddr < table[at + RA_END]:
             aliased = True
             if access == UC_MEM_FETCH:  # (its stores then drop the translated code: cached_ram_write)
-                run = carray(_pointer(table[at + RA_RUN]), (RAM_RUN + 1,), np.int64)
-                pages = carray(_pointer(table[at + RA_RUN]),
-                               (RAM_RUN + ((table[at + RA_END] - begin) >> run[RR_PAGE_SHIFT]),), np.int64)
-                pages[RAM_RUN + ((vaddr - begin) >> run[RR_PAGE_SHIFT])] = 1
+                shift = carray(_pointer(table[at + RA_RUN]), (RAM_RUN,), np.int64)[RR_PAGE_SHIFT]
+                page = (vaddr - begin) >> shift
+                carray(_pointer(table[at + RA_RUN]), (RAM_RUN + page + 1,), np.int64)[RAM_RUN + page] = 1
                 if table[at + RA_TIMED] != 0:
                     perms = UC_PROT_EXEC  # (a load or store fills the entry again: the alias)
             elif table[at + RA_TIMED] != 0:
@@ -480,6 +479,8 @@ def cached_ram_write(uc, offset_u64, size_u32, value_u64, user_data):
 
 @njit
 def _time_ram_access(run, offset, write):
+    """The data cache model's wait for an access at `offset` into the run's range, added as a
+    memory hook added it (data wait, and the sampled wait windows learn from)."""
     header = carray(_pointer(run[RR_STATE]), (DATA_START,), np.int64)
     st = carray(_pointer(run[RR_STATE]), (header[TOTAL_LENGTH],), np.int64)
     wait = ram_access(st, run[RR_BASE] + offset, write)
