@@ -314,11 +314,7 @@ def flash_data_page_read(uc, offset_u64, size_u32, user_data):
     that search on every access) and with the IT bits as QEMU keeps them."""
     run = carray(user_data, (DATA_RUN,), np.int64)
     offset = np.int64(offset_u64)
-    size = np.int64(size_u32)
-    data = carray(_pointer(run[RUN_BYTES] + offset), (size,), np.uint8)
-    value = np.uint64(0)
-    for i in range(size):
-        value |= np.uint64(data[i]) << np.uint64(8 * i)
+    value = _load_le(run[RUN_BYTES] + offset, np.int64(size_u32))
     if run[RUN_TIMED] != 0:
         header = carray(_pointer(run[RUN_STATE]), (DATA_START,), np.int64)
         st = carray(_pointer(run[RUN_STATE]), (header[TOTAL_LENGTH],), np.int64)
@@ -333,6 +329,16 @@ def flash_data_page_read(uc, offset_u64, size_u32, user_data):
             st[SAMPLED_READS] += st[P_FLASH_READS] - reads
         if st[PP_FLUSH] != 0:  # (this read's miss took a line of a page read plain, or made its own page plain)
             _flush_tlb(uc, st)
+    return value
+
+
+@njit
+def _load_le(host_address, size):
+    """The `size` bytes at `host_address` as a little-endian value (what an MMIO read returns)."""
+    data = carray(_pointer(host_address), (size,), np.uint8)
+    value = np.uint64(0)
+    for i in range(size):
+        value |= np.uint64(data[i]) << np.uint64(8 * i)
     return value
 
 
@@ -450,11 +456,7 @@ def cached_ram_read(uc, offset_u64, size_u32, user_data):
     bytes from the RAM's storage, and the wait the data cache model gives it."""
     run = carray(user_data, (RAM_RUN,), np.int64)
     offset = np.int64(offset_u64)
-    size = np.int64(size_u32)
-    data = carray(_pointer(run[RR_BYTES] + offset), (size,), np.uint8)
-    value = np.uint64(0)
-    for i in range(size):
-        value |= np.uint64(data[i]) << np.uint64(8 * i)
+    value = _load_le(run[RR_BYTES] + offset, np.int64(size_u32))
     _time_ram_access(run, offset, False)
     return value
 
