@@ -14,22 +14,19 @@ SOURCE = RESET.format(stack="0x20001000") + """
     str r1, [r2]
     dsb
     isb
+    .macro copy_and_call function  @ copy the function's 4 bytes to SRAM1 (r5) and call the copy
+    ldr r1, =\\function
+    ldr r3, [r1]
+    str r3, [r5]
+    dsb
+    isb
+    adds r3, r5, #1
+    blx r3
+    .endm
     ldr r5, =0x20010000      @ SRAM1
-    ldr r1, =one             @ copy `one` there and call it
-    ldr r3, [r1]
-    str r3, [r5]
-    dsb
-    isb
-    adds r3, r5, #1
-    blx r3
+    copy_and_call one
     mov r4, r0
-    ldr r1, =two             @ copy `two` over it and call it again
-    ldr r3, [r1]
-    str r3, [r5]
-    dsb
-    isb
-    adds r3, r5, #1
-    blx r3
+    copy_and_call two        @ over the first
     add r4, r4, r0, lsl #4   @ 0x21 if the second call ran `two`
     ldr r3, [r5, #64]        @ a load of another line
     b exclusive              @ (a watchpoint stops the run at the next block)

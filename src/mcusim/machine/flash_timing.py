@@ -311,16 +311,18 @@ class FlashTiming:
         """What the machine must time for this port: flash data reads (code pages' through
         their alias or a memory hook, data pages as MMIO), RAM accesses (through the RAM's MMIO
         alias, cached_ram.py)."""
-        ram_cached = bool(self.ram_ranges) and self[N.FL_DC_ON] != 0
         # flash data lines take data cache room from RAM lines even when they cost no wait
-        return self.data_reads_wait or ram_cached, self.ram_timed
+        return self.data_reads_wait or self._ram_cached, self.ram_timed
+
+    @property
+    def _ram_cached(self) -> bool:
+        return bool(self.ram_ranges) and self[N.FL_DC_ON] != 0
 
     @property
     def ram_timed(self) -> bool:
         """Whether the RAM behind the data cache is timed now: the cache on (writes allocate),
         or its reads wait; not between the windows of sampled data timing."""
-        ram_cached = bool(self.ram_ranges) and self[N.FL_DC_ON] != 0
-        ram_reads = ram_cached or bool(self.ram_ranges) and self[N.FL_RAM_WAIT] > 0
+        ram_reads = self._ram_cached or bool(self.ram_ranges) and self[N.FL_RAM_WAIT] > 0
         return ram_reads and not self.ram_untimed
 
     def totals(self) -> dict[str, int]:

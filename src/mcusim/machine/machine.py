@@ -434,21 +434,19 @@ class Machine:
 
     def _traffic_table(self) -> list[str]:
         """Fill TRAFFIC_RANGES with every memory region (an alias counted in the bank it shows,
-        as are the MMIO alias of flash code pages, flash_data_pages.py, and the plain alias of
-        data pages, resident_pages.py); returns the banks' names
-        in counter order."""
+        as are the MMIO alias of flash code pages, flash_data_pages.py, the plain alias of data
+        pages, resident_pages.py, and the cached RAM's MMIO alias, cached_ram.py); returns the
+        banks' names in counter order."""
         banks: list[str] = []
         regions = sorted(self.board.memory, key=lambda r: r.base)
         ranges = [(region.base, region.end, region) for region in regions]
-        ranges += [(address + N.CODE_ALIAS_OFFSET, address + size + N.CODE_ALIAS_OFFSET, region)
-                   for address, size, _, _ in self.memory.flash_ram_pieces for region in regions
-                   if region.base <= address < region.end]
-        ranges += [(start, end, region) for start, end in self.cached_ram.alias_ranges() for region in regions
-                   if region.base <= start - N.RAM_ALIAS_OFFSET < region.end]  # (cached_ram.py)
-        if self.resident_pages is not None:  # (and the plain aliases of data pages: resident_pages.py)
-            ranges += [(address + N.PLAIN_ALIAS_OFFSET, address + size + N.PLAIN_ALIAS_OFFSET, region)
-                       for address, size in self.resident_pages.ranges() for region in regions
-                       if region.base <= address < region.end]
+        aliases = [(address + N.CODE_ALIAS_OFFSET, address + size + N.CODE_ALIAS_OFFSET)
+                   for address, size, _, _ in self.memory.flash_ram_pieces] + self.cached_ram.alias_ranges()
+        if self.resident_pages is not None:
+            aliases += [(address + N.PLAIN_ALIAS_OFFSET, address + size + N.PLAIN_ALIAS_OFFSET)
+                        for address, size in self.resident_pages.ranges()]
+        ranges += [(start, end, region) for start, end in aliases for region in regions
+                   if region.base <= start & N.ALIAS_ADDRESS_MASK < region.end]
         if len(ranges) > N.MAX_TRAFFIC_RANGES:
             raise ValueError(f"board {self.board.name}: more than {N.MAX_TRAFFIC_RANGES} memory ranges to count "
                              f"traffic in")

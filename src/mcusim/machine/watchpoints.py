@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from unicorn import UC_HOOK_MEM_READ, UC_HOOK_MEM_WRITE, UC_MEM_WRITE
 
-from .native.layout import CODE_ALIAS_OFFSET, PLAIN_ALIAS_OFFSET, RAM_ALIAS_OFFSET
+from .native.layout import ALIAS_ADDRESS_MASK, CODE_ALIAS_OFFSET, PLAIN_ALIAS_OFFSET, RAM_ALIAS_OFFSET
 
 KINDS = {"write": UC_HOOK_MEM_WRITE, "read": UC_HOOK_MEM_READ, "access": UC_HOOK_MEM_READ | UC_HOOK_MEM_WRITE}
 WIDEST_ACCESS = 8  # bytes (LDRD/STRD, VLDR.64): an access starting this far before a range can reach it
@@ -74,12 +74,7 @@ class Watchpoints:
 
     def _on_access(self, uc, access, address, size, value, key):
         watched, length, kind = key
-        if address >= RAM_ALIAS_OFFSET:  # an access to RAM behind a data cache, through its MMIO alias
-            address -= RAM_ALIAS_OFFSET
-        elif address >= PLAIN_ALIAS_OFFSET:  # a read of a flash data page read plain (resident_pages.py)
-            address -= PLAIN_ALIAS_OFFSET
-        elif address >= CODE_ALIAS_OFFSET:  # a read of a flash code page, through its MMIO alias
-            address -= CODE_ALIAS_OFFSET
+        address &= ALIAS_ADDRESS_MASK  # (an access through one of the aliases above: the address it shows)
         if address + size <= watched or address >= watched + length or self.hit is not None:
             return
         self.hit = Hit(kind, watched, address, access == UC_MEM_WRITE)

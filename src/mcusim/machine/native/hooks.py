@@ -473,8 +473,8 @@ def cached_ram_write(uc, offset_u64, size_u32, value_u64, user_data):
     for i in range(size):
         data[i] = np.uint8((value_u64 >> np.uint64(8 * i)) & np.uint64(0xFF))
     _time_ram_access(run, offset, True)
-    pages = carray(user_data, (RAM_RUN + (offset >> run[RR_PAGE_SHIFT]) + 1,), np.int64)
-    if pages[RAM_RUN + (offset >> run[RR_PAGE_SHIFT])] != 0:
+    page = offset >> run[RR_PAGE_SHIFT]
+    if carray(user_data, (RAM_RUN + page + 1,), np.int64)[RAM_RUN + page] != 0:
         address = np.uint64(run[RR_BASE] + offset)
         _uc_remove_cache(uc, address, address + np.uint64(size))
 

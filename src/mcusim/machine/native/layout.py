@@ -359,6 +359,7 @@ CODE_ALIAS = _alias.size
 # every load and store of the program takes Unicorn's slow path, and each in its range makes
 # Unicorn re-derive the PC.
 RAM_ALIAS_OFFSET = 3 << 32
+ALIAS_ADDRESS_MASK = (1 << 32) - 1  # every alias above sits at k << 32 + the address it shows: this gives it back
 MAX_RAM_ALIASES = 4
 _ram_alias = _record("cached RAM alias")
 RA_BEGIN = _ram_alias.slot("RA_BEGIN")  # [begin, end) of the RAM range

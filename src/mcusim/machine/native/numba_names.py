@@ -20,14 +20,18 @@ _BYTE = ir.IntType(8).as_pointer()
 _TLB_FLUSH = 11 | 0 << 26 | 1 << 30
 
 
+def _uc_ctl(builder):
+    """Unicorn's uc_ctl(uc, control, ...), declared variadic as it is, in the module being built."""
+    kind = ir.FunctionType(ir.IntType(32), [_BYTE, ir.IntType(32)], var_arg=True)
+    return cgutils.get_or_insert_function(builder.module, kind, "uc_ctl")
+
+
 @intrinsic
 def _uc_tlb_flush(typingctx, uc):
     """uc_ctl_flush_tlb(uc): Unicorn's whole TLB emptied, from inside a hook (a load or store then
     fills its entry again through the TLB fill hook). uc_ctl is variadic, and declared so."""
     def codegen(context, builder, signature, args):
-        kind = ir.FunctionType(ir.IntType(32), [_BYTE, ir.IntType(32)], var_arg=True)
-        function = cgutils.get_or_insert_function(builder.module, kind, "uc_ctl")
-        return builder.call(function, [args[0], ir.Constant(ir.IntType(32), _TLB_FLUSH)])
+        return builder.call(_uc_ctl(builder), [args[0], ir.Constant(ir.IntType(32), _TLB_FLUSH)])
     return types.int32(types.voidptr), codegen
 
 
@@ -42,9 +46,8 @@ def _uc_remove_cache(typingctx, uc, begin, end):
     inside a hook (a store to code through an MMIO alias, which Unicorn's own tracking of
     writes to translated code does not see)."""
     def codegen(context, builder, signature, args):
-        kind = ir.FunctionType(ir.IntType(32), [_BYTE, ir.IntType(32)], var_arg=True)
-        function = cgutils.get_or_insert_function(builder.module, kind, "uc_ctl")
-        return builder.call(function, [args[0], ir.Constant(ir.IntType(32), _TB_REMOVE_CACHE), args[1], args[2]])
+        control = ir.Constant(ir.IntType(32), _TB_REMOVE_CACHE)
+        return builder.call(_uc_ctl(builder), [args[0], control, args[1], args[2]])
     return types.int32(types.voidptr, types.uint64, types.uint64), codegen
 
 
