@@ -4,6 +4,7 @@ is not in any symbol table; the compiled object's symbols give each function's a
 
     PYTHONPATH=src python benchmarks/hook_profile.py firmware/build/mcu-m/coremark-like.elf --board mcu-m
     PYTHONPATH=src python benchmarks/hook_profile.py ELF --board mcu-s --instructions 20  # busiest instructions too
+    PYTHONPATH=src python benchmarks/hook_profile.py ELF --board mcu-m --runs 20  # a short run, 20 times
 
 Needs `perf` (Debian: linux-perf). The run compiles the hooks into a fresh numba cache and an
 empty object store (so the functions' names and addresses are known: a hook loaded from either
@@ -51,6 +52,8 @@ for function in library._final_module.functions:
         names[library.get_pointer_to_function(function.name)] = (function.name, symbol["st_size"], code.hex())
 json.dump({str(k): v for k, v in names.items() if k}, open(sys.argv[3], "w"))
 result = simulator.run()
+for _ in range(int(sys.argv[4]) - 1):  # (more samples of a short run: the same hook, run again)
+    result = Simulator(sys.argv[1], sys.argv[2]).run()
 print(result.cycles, result.instructions)
 """
 
@@ -74,6 +77,8 @@ def main() -> None:
     parser.add_argument("elf")
     parser.add_argument("--board", required=True)
     parser.add_argument("--top", type=int, default=20)
+    parser.add_argument("--runs", type=int, default=1,
+                        help="run the ELF this many times in the profiled process (more samples of a short run)")
     parser.add_argument("--instructions", type=int, default=0, metavar="N",
                         help="also list the N instructions of the busiest function with the most samples "
                              "(x86-64, from the compiled object), to see which of its loads and branches cost")
@@ -84,7 +89,7 @@ def main() -> None:
         folder = Path(folder)
         env = {**os.environ, "NUMBA_CACHE_DIR": str(folder / "cache"), "MCUSIM_NATIVE_STORE": str(folder / "store")}
         done = subprocess.run(["perf", "record", "-q", "-o", str(folder / "perf.data"), sys.executable, "-c", CHILD,
-                               args.elf, args.board, str(folder / "names.json")], env=env, capture_output=True,
+                               args.elf, args.board, str(folder / "names.json"), str(args.runs)], env=env, capture_output=True,
                               text=True)
         if done.returncode != 0:
             sys.exit(f"the profiled run failed:\n{done.stderr[-2000:]}")

@@ -342,15 +342,19 @@ def test_between_windows_a_block_adds_its_average_and_an_unknown_one_asks_for_a_
 
 @pytest.mark.parametrize("board,settings", [("mcu-m", dict(fetch_wait=4, icache=True, prefetch=True)),
                                             ("mcu-s", dict(fetch_wait=2, icache=True)),
-                                            ("mcu-d", dict(fetch_wait=7, icache=True, prefetch=True))])
+                                            ("mcu-d", dict(fetch_wait=7, icache=True, prefetch=True)),
+                                            ("mcu-b", dict(fetch_wait=1, icache=True, dcache=True))])
 def test_the_fetch_fast_path_does_what_the_full_model_does(board, settings):
     """memory_model._fetch: a block whose lines (up to FAST_FETCH_LINES) were all cached when it
     last ran, and still are, skips the full model (_fetch_block) for a replay of its hits. Random
     blocks of 2 to FAST_FETCH_LINES + 3 lines, some evicting others' lines, and blocks of exactly
-    1, FAST_FETCH_LINES and FAST_FETCH_LINES + 1 lines, entered in or out of sequence (a block
+    1, FAST_FETCH_LINES and FAST_FETCH_LINES + 1 lines, blocks that start on the line the block
+    before ended on, entered in or out of sequence (a block
     run twice in a row finds its line in the fetch buffer), with time passing between blocks,
-    run through both: cycles, hits, misses, LRU order, fetch buffer and prefetch state stay the
-    same throughout."""
+    run through both (on mcu-b, whose one cache, made small here, also holds data, with data reads
+    and writes between blocks): cycles, hits, misses, LRU order, fetch buffer and prefetch state stay the
+    same throughout. (The last-use stamps themselves may differ: a block run again with no other
+    line used in between leaves its lines' order as it is, without new stamps.)"""
     import random
 
     from mcusim.machine.native import memory_model as M
@@ -361,6 +365,8 @@ def test_the_fetch_fast_path_does_what_the_full_model_does(board, settings):
         base = native[flash.g + N.FL_RANGE_TABLE + N.RANGE_START]
         rows = native.rows(native.add_window(base, 0x4000))
         rows[:, N.F_CYCLES] = range(len(rows))
+        if board == "mcu-b":
+            flash.set_cache_geometry(16, 4)
         return flash, native.buffer, base
     (flash, fast, base), (_, full, _) = state(), state()
     g = flash.g
@@ -369,42 +375,120 @@ def test_the_fetch_fast_path_does_what_the_full_model_does(board, settings):
     span = line_bytes * fast[g + N.FL_IC_ON + N.CACHE_SETS] * 3  # three times the cache: lines get evicted
     fixed = [(base + 0x3000, 2), (base + 0x3100, line_bytes * N.FAST_FETCH_LINES),
              (base + 0x3800, line_bytes * (N.FAST_FETCH_LINES + 1))]  # 1, 16 and 17 lines
-    blocks = []
+    blocks, after = [], {}  # (after: the block that follows one, starting on its last line)
     for _ in range(24):
         address = base + 2 * rng.randrange(span // 2)
         blocks.append((address, min(2 * rng.randrange(1, line_bytes * (N.FAST_FETCH_LINES + 2) // 2),
                                     base + 0x3000 - address)))
+        end = sum(blocks[-1])
+        if end % line_bytes and end < base + 0x3000:
+            after[blocks[-1]] = (end, min(2 * rng.randrange(1, 2 * line_bytes), base + 0x3000 - end))
     fast_lines = set()
+    skipped_stamps = skipped_checks = 0
     address, size = fixed[0]
     for step in range(4000):
-        if rng.random() > 0.3:  # (else the block before, again)
+        if (address, size) in after and rng.random() < 0.5:
+            address, size = after[address, size]
+        elif rng.random() > 0.3:  # (else the block before, again)
             address, size = fixed[step % 3] if step % 4 == 0 else blocks[rng.randrange(len(blocks))]
         in_sequence = rng.random() < 0.3
         start = fast[N.CYCLES]
         entry = N.BLOCK_CACHE + ((address >> 1) & (N.CACHE_ENTRIES - 1)) * N.CACHE_ENTRY
-        known = fast[entry + N.E_FETCH_KNOWN] != 0 and fast[entry + N.E_ADDRESS] == address
-        if not known:
+        known = fast[entry + N.E_FETCH_KNOWN] != 0 and (fast[entry + N.E_ADDRESS], fast[entry + N.E_SIZE]) == (address, size)
+        if not known:  # (a new entry, as the block hook's summary of a block at another address or of another size)
             fast[entry: entry + N.CACHE_ENTRY] = 0
-            fast[entry + N.E_ADDRESS] = address
+            fast[entry + N.E_ADDRESS], fast[entry + N.E_SIZE] = address, size
         elif M._still_cached(fast, entry):
             buffered = fast[entry + N.E_FETCH_FIRST] == fast[g + N.FL_BUFFER_LINE]
             fast_lines.add((fast[entry + N.E_FETCH_LINES], bool(buffered and in_sequence)))
+            skipped_checks += fast[entry + N.E_FETCH_TAGS_SEEN] == fast[N.FL_IC_TAG_CHANGES]
+            skipped_stamps += fast[entry + N.E_FETCH_USES_SEEN] == fast[N.FL_IC_USES]
         M._fetch(fast, entry, address, size, start, not in_sequence)
         full_entry = N.BLOCK_CACHE  # (the full model's copy never remembers: its entry is cleared every time)
         full[full_entry: full_entry + N.CACHE_ENTRY] = 0
         M._fetch(full, full_entry, address, size, start, not in_sequence)
         port = slice(g, g + N.FL_PORT_SLOTS)
-        assert (fast[N.CYCLES], fast[N.FL_USE_CLOCK]) == (full[N.CYCLES], full[N.FL_USE_CLOCK]), step
+        assert fast[N.CYCLES] == full[N.CYCLES], step
         assert (fast[port] == full[port]).all(), step
-        tags = fast[g + N.FL_IC_TAGS]
-        lines = N.FL_CACHE_LINE * fast[g + N.FL_IC_ON + N.CACHE_SETS] * fast[g + N.FL_IC_ON + N.CACHE_WAYS]
-        assert (fast[tags: tags + lines] == full[tags: tags + lines]).all(), step
+        assert lru_order(fast, g) == lru_order(full, g), step
+        if board == "mcu-b" and rng.random() < 0.4:
+            line, write = rng.randrange(span) >> fast[g + N.FL_LINE_SHIFT], rng.random() < 0.3  # (port offsets)
+            assert M.data_cache_access(fast, g, line, write) == M.data_cache_access(full, g, line, write), step
         passed = size // 2 + rng.choice((0, 0, 1, 5, 40))  # (the block's cycles, and time before the next)
         fast[N.CYCLES] += passed
         full[N.CYCLES] += passed
+    assert skipped_checks > 20 and skipped_stamps > 20, (skipped_checks, skipped_stamps)
     counts = {lines for lines, _ in fast_lines}
     assert {1, 2, N.FAST_FETCH_LINES} <= counts and N.FAST_FETCH_LINES + 1 not in counts, sorted(counts)
     assert (1, True) in fast_lines or fast[g + N.FL_NO_LINE_BUFFER] != 0  # (a 1-line block found in the buffer)
+
+
+def test_a_block_run_again_keeps_the_order_its_lines_would_get():
+    """memory_model._fetch_hits skips the last-use stamps of a block run again with no line used
+    in between: only if its last run stamped all its lines. Here it did not: block A starts on
+    the line block C ended on (still in the fetch buffer, so not stamped again), a data read of
+    the one cache (mcu-b's) used a line of that line's set in between, and A, run again out of
+    the buffer, must make that line the newer of the two, as the full model does."""
+    from mcusim.machine.native import memory_model as M
+
+    def state():
+        flash, _, _ = model("mcu-b", capacity_halfwords=0x200, fetch_wait=1, icache=True, dcache=True)
+        flash.set_cache_geometry(16, 4)
+        flash.state.rows(flash.state.add_window(flash[N.FL_RANGE_TABLE + N.RANGE_START], 0x400))
+        return flash, flash.state.buffer
+    (flash, fast), (_, full) = state(), state()
+    base, g = flash[N.FL_RANGE_TABLE + N.RANGE_START], flash.g
+
+    def run(address, size):
+        entry = N.BLOCK_CACHE + ((address >> 1) & (N.CACHE_ENTRIES - 1)) * N.CACHE_ENTRY
+        if (fast[entry + N.E_ADDRESS], fast[entry + N.E_SIZE]) != (address, size):
+            fast[entry: entry + N.CACHE_ENTRY] = 0
+            fast[entry + N.E_ADDRESS], fast[entry + N.E_SIZE] = address, size
+        M._fetch(fast, entry, address, size, 0, True)
+        full[N.BLOCK_CACHE: N.BLOCK_CACHE + N.CACHE_ENTRY] = 0
+        M._fetch(full, N.BLOCK_CACHE, address, size, 0, True)
+    block_a, block_c = (base + 16 * 5, 32), (base + 16 * 4 + 8, 24)  # lines 5-6; lines 4-5
+    for block in (block_a, block_a, block_a, block_c):
+        run(*block)
+    M.data_cache_access(fast, g, 5 + 16, False)  # (line 21: set 5, as line 5)
+    M.data_cache_access(full, g, 5 + 16, False)
+    run(*block_a)
+    assert fast[g + N.FL_BUFFER_LINE] == 6
+    run(*block_a)
+    assert lru_order(fast, g)[5] == lru_order(full, g)[5] == [0, 0, 21 + 1, 5 + 1]
+
+
+@pytest.mark.parametrize("invalidate", ["reset", "line"])
+def test_a_block_whose_lines_were_invalidated_misses_again(invalidate):
+    """A cache reset (FLASH_ACR ICRST, CACHECTRL) or a line invalidated by set and way (on mcu-b's
+    one cache) empties what a block's fetch fast path noted: its next run misses, as on the part."""
+    from mcusim.machine.native import memory_model as M
+
+    flash, st, _ = model("mcu-b", capacity_halfwords=0x200, fetch_wait=1, icache=True, dcache=True)
+    flash.state.rows(flash.state.add_window(flash[N.FL_RANGE_TABLE + N.RANGE_START], 0x400))
+    address, g = flash[N.FL_RANGE_TABLE + N.RANGE_START] + 16 * 5, flash.g
+    entry = N.BLOCK_CACHE + ((address >> 1) & (N.CACHE_ENTRIES - 1)) * N.CACHE_ENTRY
+    st[entry + N.E_ADDRESS], st[entry + N.E_SIZE] = address, 4
+    for _ in range(3):
+        M._fetch(st, entry, address, 4, 0, True)
+    assert st[entry + N.E_FETCH_KNOWN] == 1 and st[g + N.FL_IC_MISSES] == 1
+    if invalidate == "reset":
+        flash.reset_cache(False)
+    else:
+        first, ways = N.cache_set(st, g, N.FL_IC_ON, 5)
+        flash.maintain_line(N.set_index(5, st[g + N.FL_IC_ON + N.CACHE_SETS]),
+                            (N.cache_find(st, first, ways, 5)[0] - first) // N.FL_CACHE_LINE, False, True)
+    st[g + N.FL_BUFFER_LINE] = -1
+    M._fetch(st, entry, address, 4, 0, True)
+    assert st[g + N.FL_IC_MISSES] == 2
+
+
+def lru_order(st, g):
+    """Each set of the port's instruction cache: its tags, least recently used first."""
+    sets, ways = st[g + N.FL_IC_ON + N.CACHE_SETS], st[g + N.FL_IC_ON + N.CACHE_WAYS]
+    slots = st[st[g + N.FL_IC_TAGS]:][:N.FL_CACHE_LINE * sets * ways].reshape(sets, ways, N.FL_CACHE_LINE)
+    return [[int(tag) for _, tag in sorted(zip(s[:, N.LINE_LAST_USE], s[:, N.LINE_TAG]), key=lambda x: x[0])]
+            for s in slots]
 
 
 @pytest.mark.parametrize("sets", [1, 2, 3, 32, 48, 64, 512, 1000])

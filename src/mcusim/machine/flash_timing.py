@@ -261,6 +261,7 @@ class FlashTiming:
         """Invalidate a cache (e.g. FLASH_ACR ICRST/DCRST); data_side selects the data cache."""
         start = self.dc_tags if data_side else self.ic_tags
         self.state.buffer[start: start + N.FL_CACHE_SLOTS] = 0
+        N.instruction_lines_changed(self.state.buffer, True)
         if self.on_cache_change is not None:
             self.on_cache_change()
         if not data_side:
@@ -297,8 +298,10 @@ class FlashTiming:
         if clean and buffer[slot + N.LINE_TAG] < 0:  # dirty
             buffer[slot + N.LINE_TAG] = -buffer[slot + N.LINE_TAG]
             self[N.FL_DC_WRITEBACKS] += 1
+            N.instruction_lines_changed(buffer, True)
         if invalidate:
             buffer[slot: slot + N.FL_CACHE_LINE] = 0
+            N.instruction_lines_changed(buffer, True)
             if self.on_cache_change is not None:
                 self.on_cache_change()
 

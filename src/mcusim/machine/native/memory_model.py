@@ -8,9 +8,9 @@ from .encoding import LITERAL_INDEX_SHIFT, LITERAL_OFFSET_BIAS, LITERAL_OFFSET_S
 from .jit import njit
 from .layout import (
     CACHE_SETS, CACHE_TAGS, CACHE_WAYS, CPI_TOTAL, CYCLES, DATA_WAIT_TOTAL, E_FETCH_BEFORE_LAST, E_FETCH_KNOWN,
-    E_FETCH_FIRST, E_FETCH_LINES, E_FETCH_PORT, E_FETCH_SLOTS, FAST_FETCH_LINES, FIELDS, FL_ACTIVE, FL_BLOCK_LINES,
+    E_FETCH_FIRST, E_FETCH_LINES, E_FETCH_PORT, E_FETCH_SLOTS, E_FETCH_TAGS_SEEN, E_FETCH_USES_SEEN, FAST_FETCH_LINES, FIELDS, FL_ACTIVE, FL_BLOCK_LINES,
     FL_BLOCK_START, FL_BUFFER_LINE, FL_CACHE_LINE, FL_CONTENTION_TOTAL, FL_CURRENT, FL_DATA_WAIT, FL_DC_HITS,
-    FL_DC_MISSES, FL_DC_ON, FL_DC_WRITEBACKS, FL_FETCH_TOTAL, FL_FETCH_WAIT, FL_IC_HITS, FL_IC_MISSES,
+    FL_DC_MISSES, FL_DC_ON, FL_DC_WRITEBACKS, FL_FETCH_TOTAL, FL_FETCH_WAIT, FL_IC_HITS, FL_IC_MISSES, FL_IC_TAG_CHANGES, FL_IC_USES,
     FL_IC_ON, FL_LINE_RECORDS, FL_LINE_SHIFT, FL_NO_LINE_BUFFER, FL_PORTS, FL_PORT_COUNT, FL_PORT_SLOTS,
     FL_PREFETCH, FL_PREFETCH_DELAY, FL_PREFETCH_LINE, FL_PREFETCH_READY, FL_RAM_COUNT, FL_RAM_RANGE, FL_RAM_TABLE,
     FL_RAM_WAIT, FL_RANGE, FL_RANGE_COUNT, FL_RANGE_TABLE, FL_RECORD, FL_USE_CLOCK, FL_WRITEBACK_WAIT,
@@ -125,6 +125,15 @@ def note_resident_read(st, g, offset, hit):
 
 
 @njit
+def instruction_lines_changed(st, tags):
+    """An instruction cache's tags (`tags`) or last uses (else only `tags` False) changed:
+    what blocks noted of their lines (_fetch) must be checked again."""
+    st[FL_IC_USES] += 1
+    if tags:
+        st[FL_IC_TAG_CHANGES] += 1
+
+
+@njit
 def flash_cache_access(st, g, line):
     """Look `line` up in the port's instruction cache (set-associative, LRU); on a miss it
     replaces the set's oldest line."""
@@ -133,7 +142,9 @@ def flash_cache_access(st, g, line):
     slot, oldest = cache_find(st, first, ways, line)
     if slot >= 0:
         st[slot + LINE_LAST_USE] = st[FL_USE_CLOCK]
+        instruction_lines_changed(st, False)
         return True
+    instruction_lines_changed(st, True)
     _replacing(st, g, st[oldest + LINE_TAG])
     st[oldest + LINE_TAG] = line + 1
     st[oldest + LINE_LAST_USE] = st[FL_USE_CLOCK]
@@ -155,6 +166,7 @@ def cache_forget(st, g, side, line):
     if slot >= 0:
         st[slot + LINE_TAG] = 0
         st[slot + LINE_LAST_USE] = 0
+        instruction_lines_changed(st, True)  # (or a data line: rare, the check is cheap)
 
 
 @njit
@@ -209,12 +221,17 @@ def data_cache_access(st, g, line, write):
     first, ways = cache_set(st, g, FL_DC_ON, line)
     st[FL_USE_CLOCK] += 1
     slot, oldest = cache_find(st, first, ways, line)
+    shared = st[g + FL_DC_ON + CACHE_TAGS] == st[g + FL_IC_ON + CACHE_TAGS]  # (also the instruction cache)
     if slot >= 0:
         st[slot + LINE_LAST_USE] = st[FL_USE_CLOCK]
+        if shared:
+            instruction_lines_changed(st, write and st[slot + LINE_TAG] > 0)
         if write:
             st[slot + LINE_TAG] = -(line + 1)
         st[g + FL_DC_HITS] += 1
         return True, False
+    if shared:
+        instruction_lines_changed(st, True)
     dirty = st[oldest + LINE_TAG] < 0
     _replacing(st, g, st[oldest + LINE_TAG])
     st[oldest + LINE_TAG] = -(line + 1) if write else line + 1
@@ -444,23 +461,31 @@ def _remember_hits(st, g, entry, address, size, offset):
     st[entry + E_FETCH_BEFORE_LAST] = _range_sum(st, address, last_address, F_CYCLES) if lines > 1 else 0
     st[entry + E_FETCH_PORT] = g
     st[entry + E_FETCH_KNOWN] = 1
+    st[entry + E_FETCH_TAGS_SEEN] = st[FL_IC_TAG_CHANGES]
+    st[entry + E_FETCH_USES_SEEN] = -1
 
 
 @njit
 def _fetch_hits(st, g, entry, start):
     """What _fetch_block does for a block whose lines are all cached: no waits; the lines become
     the most recently used, the fetch buffer holds the last one and prefetch moves past it. (Only
-    the first line can be the one already in the buffer: each later line follows the one before.)"""
+    the first line can be the one already in the buffer: each later line follows the one before.)
+    When no instruction cache line was used since this block last used all its lines here, they
+    are still the most recently used, in order, and using them again leaves the order as it is
+    (replacement compares last uses only), so a loop of one block skips that work."""
     first = st[entry + E_FETCH_FIRST]
     lines = st[entry + E_FETCH_LINES]
     skipped = 1 if first == st[g + FL_BUFFER_LINE] else 0
     if skipped == lines:
         return
-    clock = st[FL_USE_CLOCK]
-    for i in range(skipped, lines):
-        clock += 1
-        st[_tag_slot(st, entry, i) + LINE_LAST_USE] = clock
-    st[FL_USE_CLOCK] = clock
+    if st[entry + E_FETCH_USES_SEEN] != st[FL_IC_USES]:
+        clock = st[FL_USE_CLOCK]
+        for i in range(skipped, lines):
+            clock += 1
+            st[_tag_slot(st, entry, i) + LINE_LAST_USE] = clock
+        st[FL_USE_CLOCK] = clock
+        instruction_lines_changed(st, False)
+        st[entry + E_FETCH_USES_SEEN] = st[FL_IC_USES] if skipped == 0 else -1
     st[g + FL_IC_HITS] += lines - skipped
     last = first + lines - 1
     st[g + FL_BUFFER_LINE] = last
@@ -486,9 +511,11 @@ def _still_cached(st, entry):
 def _fetch(st, entry, address, size, start, out_of_sequence):
     """The flash fetch model for the block starting now, through whichever port holds it."""
     st[FL_CURRENT] = -1
-    if st[entry + E_FETCH_KNOWN] != 0 and _still_cached(st, entry):  # all its lines are cached, as last time
+    if st[entry + E_FETCH_KNOWN] != 0 and (st[entry + E_FETCH_TAGS_SEEN] == st[FL_IC_TAG_CHANGES]
+                                           or _still_cached(st, entry)):  # all its lines are cached, as last time
         g = st[entry + E_FETCH_PORT]
         if st[g + FL_ACTIVE] != 0 and st[g + FL_IC_ON] != 0:
+            st[entry + E_FETCH_TAGS_SEEN] = st[FL_IC_TAG_CHANGES]
             st[FL_CURRENT] = g
             if out_of_sequence and st[g + FL_NO_LINE_BUFFER] != 0:
                 st[g + FL_BUFFER_LINE] = -1
