@@ -7,7 +7,8 @@ pausing changes nothing, and run.json says what was estimated.
 
 cached-ram sweeps a 16 KB buffer in SRAM1 (four times the L1 data cache) at a steady rate: with
 a schedule shrunk to fit its 3.3M cycles, most of the run is estimated. bench-table walks a table
-in flash; kws_dscnn reads its weights from flash, one marked region per layer."""
+in flash; kws_dscnn reads its weights from flash, one marked region per layer; dhrystone-like reads
+strings from a code page that also holds .rodata (read through its MMIO alias when timed)."""
 import json
 
 import pytest
@@ -131,6 +132,20 @@ def test_a_sleep_past_a_switch_and_a_flash_setting_change(firmware_build):
     assert st[N.WINDOW_REQUESTED] == 0
     port.configure(data_wait=port.settings["data_wait"] + 1)
     assert st[N.WINDOW_REQUESTED] == 1 and sampler.due(43_000_000)
+
+
+@pytest.mark.parametrize("board", ["mcu-s", "mcu-m"])
+def test_sampled_code_pages_that_hold_data_estimate_the_wait(firmware_build, board):
+    """dhrystone-like copies strings from the .rodata that shares a flash page with the end of
+    its .text: that page's data reads go through its MMIO alias in windows and read the page
+    itself between them, and the copies' wait comes from their blocks' averages."""
+    elf = firmware_build / board / "dhrystone-like.elf"
+    sampled, exact = run(elf, board), run(elf, board, data_timing="exact")
+    assert (sampled.stdout, sampled.exit_code, sampled.instructions) == (exact.stdout, 0, exact.instructions)
+    assert sampled.sampled_data["estimated_wait_cycles"] > exact.stalls["data_wait"] / 3  # (the rest: literal loads)
+    assert sampled.cycles == pytest.approx(exact.cycles, rel=0.001)
+    assert sampled.stalls["data_wait"] == pytest.approx(exact.stalls["data_wait"], rel=0.01)
+    assert sampled.energy["energy_j"] == pytest.approx(exact.energy["energy_j"], rel=0.001)
 
 
 def test_a_run_shorter_than_the_exact_start_is_exact(firmware_build):

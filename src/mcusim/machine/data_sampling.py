@@ -47,9 +47,10 @@ class DataSampling:
     (Machine._service_events calls on_time between blocks when `due`; the switches are no wake-up
     source, so they are not in Machine.timed)."""
 
-    def __init__(self, machine, ports, pages):
-        self.machine, self.ports, self.pages = machine, ports, pages  # (pages: FlashDataPages runs)
-        for run, _ in pages:
+    def __init__(self, machine, ports, pages, aliases):
+        self.machine, self.ports, self.pages = machine, ports, pages  # (pages, aliases: FlashDataPages runs)
+        self.aliases = aliases
+        for run, _ in pages + aliases:
             run[N.RUN_SAMPLED] = 1
         self.state = machine.state
         self.untimed_cycles = 0
@@ -158,7 +159,7 @@ class DataSampling:
         """Between runs. Remapping the data pages flushes their TLB entries, which is all a load
         of them consults; the cached RAM's routing to its MMIO alias is the TLB fill hook's
         (cached_ram.py), which a TLB flush asks again."""
-        if self.pages:
+        if self.pages or self.aliases:
             self.machine.flash_data_pages.map_plain(not timed, self.pages)
         if self.ports:
             for port in self.ports:

@@ -101,6 +101,7 @@ class FlashDataPages:
         self.uc, self.state = uc, state
         self.runs = [self._map(memory, piece, 0) for piece in memory.mmio_pieces]  # (descriptor, size)
         self.plain = False  # the data pages mapped as plain memory (between windows of sampled data timing)
+        self.routed: list[tuple[int, int]] = []  # the code pages route() sends to their aliases
         self.aliases = [self._map(memory, piece, layout.CODE_ALIAS_OFFSET) for piece in memory.flash_ram_pieces]
         self.table = np.zeros(layout.ALIAS_TABLE, np.int64)  # the TLB fill hook's (it must live as long)
         # Unicorn's virtual TLB mode on every board, also with no page to route: the fill hook's
@@ -118,15 +119,17 @@ class FlashDataPages:
         hooks.map_flash_data_run(self.uc, run, size, address + offset)
         return run, size
 
-    def outside(self, ranges: list[tuple[int, int]]) -> list[tuple[np.ndarray, int]]:
-        """The data page runs (descriptor, size) that lie outside every [start, end) of `ranges`."""
-        return [(run, size) for run, size in self.runs
+    def outside(self, ranges: list[tuple[int, int]], aliases: bool = False) -> list[tuple[np.ndarray, int]]:
+        """The data page runs (descriptor, size), or with `aliases` the code pages' alias runs,
+        that lie outside every [start, end) of `ranges`."""
+        return [(run, size) for run, size in (self.aliases if aliases else self.runs)
                 if not any(start <= run[layout.RUN_BASE] < end for start, end in ranges)]
 
     def map_plain(self, plain: bool, runs: list[tuple[np.ndarray, int]]) -> None:
         """Map the data page `runs` as plain read-only memory on the same storage (their reads
         then cost what any load costs, untimed: sampled data timing between its windows) or as
-        MMIO again."""
+        MMIO again; the code pages whose alias run is sampled (RUN_SAMPLED) are read plain or
+        through their alias with them."""
         if plain == self.plain:
             return
         for run, size in runs:
@@ -137,6 +140,7 @@ class FlashDataPages:
             else:
                 hooks.map_flash_data_run(self.uc, run, size)
         self.plain = plain
+        self._route()
         self.uc.ctl(UC_CTL_TLB_FLUSH, UC_CTL_IO_WRITE)
 
     def timed(self, start: int, end: int, on: bool) -> list[tuple[int, int]]:
@@ -159,18 +163,29 @@ class FlashDataPages:
         return left
 
     def route(self, pages: list[tuple[int, int]]) -> None:
-        """Send the data reads of `pages` (code pages, [start, end) runs) to their aliases."""
+        """Send the data reads of `pages` (code pages, [start, end) runs) to their aliases (while
+        the data pages are plain, not those of a sampled alias run: they are read plain too)."""
         if len(pages) > layout.MAX_CODE_ALIASES:
             raise ValueError(f"{len(pages)} runs of flash code pages with data: at most {layout.MAX_CODE_ALIASES}")
+        self.routed = list(pages)
+        if self._route():
+            self.uc.ctl(UC_CTL_TLB_FLUSH, UC_CTL_IO_WRITE)  # (entries filled under the other routing)
+
+    def _route(self) -> bool:
+        """Write the TLB fill hook's table of routed pages; whether it changed."""
+        sampled = [(int(run[layout.RUN_BASE]), int(run[layout.RUN_BASE]) + size) for run, size in self.aliases
+                   if run[layout.RUN_SAMPLED] != 0]
+        pages = [(begin, end) for begin, end in self.routed
+                 if not (self.plain and any(a <= begin < b for a, b in sampled))]
         table = self.table.copy()
         table[layout.AT_COUNT] = len(pages)
         for i, (begin, end) in enumerate(pages):
             at = layout.AT_ENTRIES + layout.CODE_ALIAS * i
             table[at + layout.AL_BEGIN], table[at + layout.AL_END] = begin, end
         if np.array_equal(table, self.table):
-            return
+            return False
         self.table[:] = table
-        self.uc.ctl(UC_CTL_TLB_FLUSH, UC_CTL_IO_WRITE)  # (entries filled under the other routing)
+        return True
 
     def moved(self) -> None:
         """The shared buffer moved: the callbacks find it at its new address."""

@@ -313,9 +313,10 @@ class Machine:
         unified = [(start, end) for port in self.flash_ports if port.spec.dcache is not None
                    and port.spec.dcache.shared_with_icache for start, end in port.ranges]
         pages = self.flash_data_pages.outside(unified)  # (see data_sampling.py: a unified cache is timed whole)
+        aliases = self.flash_data_pages.outside(unified, aliases=True)
         self.data_sampling = None
-        if data_timing == "sampled" and (cached_ram or pages):
-            self.data_sampling = DataSampling(self, cached_ram, pages)
+        if data_timing == "sampled" and (cached_ram or pages or aliases):
+            self.data_sampling = DataSampling(self, cached_ram, pages, aliases)
         captures = (self.trace, self.swo, self.profile, self.sampler)
         self.hook_features = N.Features(captures=any(c is not None for c in captures),
                                         power=self.power is not None, fetch=bool(self.flash_ports))
