@@ -88,40 +88,43 @@ WINDOW = _window.size
 # what the flash fetch fast path needs (see memory_model._fetch_hits).
 FAST_FETCH_LINES = 16  # blocks of more lines always take the full model (an unrolled TinyML inner loop, 13
 #                        to 16 flash lines of 8 bytes, fits; their tag slots are packed two to an int64)
-_entry = _record("block cache entry")
+_entry = _record("block cache entry")  # (the fields every block reads first: one host cache line each 8)
 E_ADDRESS = _entry.slot("E_ADDRESS")
 E_SIZE = _entry.slot("E_SIZE")
 E_CYCLES = _entry.slot("E_CYCLES")              # static cycles
 E_INSTRUCTIONS = _entry.slot("E_INSTRUCTIONS")
 E_COUNTS = _entry.slot("E_COUNTS")              # F_COUNTS summed (packed)
 E_STALLS = _entry.slot("E_STALLS")              # F_STALLS summed (packed)
-E_START_ADJUST = _entry.slot("E_START_ADJUST")  # its first instruction's F_START_ADJUST ...
-E_START_FLAGS = _entry.slot("E_START_FLAGS")    # ... and F_START_FLAGS
-E_REFILL = _entry.slot("E_REFILL")              # F_REFILL of its last instruction
-E_WIDE_FIRST = _entry.slot("E_WIDE_FIRST")      # 1: its first instruction is 32-bit
 E_FP = _entry.slot("E_FP")                      # FP, unmask and ISB instruction counts
+E_SELF_LOOP = _entry.slot("E_SELF_LOOP")        # 1: it starts with a self-loop (`b .`)
 E_UNMASK = _entry.slot("E_UNMASK")
 E_ISB = _entry.slot("E_ISB")
 E_SP_WRITE = _entry.slot("E_SP_WRITE")          # its F_SP_WRITE count: the next block reads SP (stack peak)
-E_SELF_LOOP = _entry.slot("E_SELF_LOOP")        # 1: it starts with a self-loop (`b .`)
+E_REFILL = _entry.slot("E_REFILL")              # F_REFILL of its last instruction
+E_WIDE_FIRST = _entry.slot("E_WIDE_FIRST")      # 1: its first instruction is 32-bit
+E_START_ADJUST = _entry.slot("E_START_ADJUST")  # its first instruction's F_START_ADJUST ...
+E_START_FLAGS = _entry.slot("E_START_FLAGS")    # ... and F_START_FLAGS
 E_LITERALS = _entry.slot("E_LITERALS")          # its instructions with an F_LITERAL (timed by the block hook)
-E_FETCH_KNOWN = _entry.slot("E_FETCH_KNOWN")    # 1 when every line of the block was found in the instruction
-#                                                 cache, at the tag slots below (all hits again while they hold them)
-E_FETCH_FIRST = _entry.slot("E_FETCH_FIRST")    # its first flash line, line count, cycles before its last line
-E_FETCH_LINES = _entry.slot("E_FETCH_LINES")    # starts, and the cache tag slots of its lines
-E_FETCH_BEFORE_LAST = _entry.slot("E_FETCH_BEFORE_LAST")
-E_FETCH_SLOTS = _entry.slot("E_FETCH_SLOTS", (FAST_FETCH_LINES + 1) // 2)
-E_FETCH_TAGS_SEEN = _entry.slot("E_FETCH_TAGS_SEEN")  # FL_IC_TAG_CHANGES when its slots were last seen to hold its lines
-E_FETCH_USES_SEEN = _entry.slot("E_FETCH_USES_SEEN")  # FL_IC_USES after its fast path last used all its lines (-1: not)
-E_LAST_INSN = _entry.slot("E_LAST_INSN")        # address of the block's last instruction
-E_FETCH_PORT = _entry.slot("E_FETCH_PORT")      # the flash port block its fast path uses
-E_FUNCTION = _entry.slot("E_FUNCTION")          # its function in the profile's table + 1 (0: not looked up yet)
-E_LINE_SLOT = _entry.slot("E_LINE_SLOT")        # its first and end halfword's slots in the line counters
-E_LINE_END = _entry.slot("E_LINE_END")          # (0: not looked up yet, -1: outside them)
 E_CLASSES = _entry.slot("E_CLASSES", 3)         # its F_CLASS_A, B and C sums
 E_ENERGY_CORE = _entry.slot("E_ENERGY_CORE")    # its instructions' and data words' energy (femtojoules)
 E_ENERGY_SRAM = _entry.slot("E_ENERGY_SRAM")
+E_FETCH_KNOWN = _entry.slot("E_FETCH_KNOWN")    # 1 when every line of the block was found in the instruction
+#                                                 cache, at the tag slots E_FETCH_SLOTS (all hits again while
+#                                                 they hold them)
+E_FETCH_TAGS_SEEN = _entry.slot("E_FETCH_TAGS_SEEN")  # FL_IC_TAG_CHANGES when its slots were last seen to hold its lines
+E_FETCH_PORT = _entry.slot("E_FETCH_PORT")      # the flash port block its fast path uses
+E_FETCH_FIRST = _entry.slot("E_FETCH_FIRST")    # its first flash line, line count, cycles before its last line
+E_FETCH_LINES = _entry.slot("E_FETCH_LINES")    # starts, and the cache tag slots of its lines
+E_FETCH_BEFORE_LAST = _entry.slot("E_FETCH_BEFORE_LAST")
+E_FETCH_USES_SEEN = _entry.slot("E_FETCH_USES_SEEN")  # FL_IC_USES after its fast path last used all its lines (-1: not)
+E_LAST_INSN = _entry.slot("E_LAST_INSN")        # address of the block's last instruction
+E_FUNCTION = _entry.slot("E_FUNCTION")          # its function in the profile's table + 1 (0: not looked up yet)
+E_LINE_SLOT = _entry.slot("E_LINE_SLOT")        # its first and end halfword's slots in the line counters
+E_LINE_END = _entry.slot("E_LINE_END")          # (0: not looked up yet, -1: outside them)
+E_FETCH_SLOTS = _entry.slot("E_FETCH_SLOTS", (FAST_FETCH_LINES + 1) // 2)
 CACHE_ENTRY = _entry.size
+HOST_LINE_SLOTS = 8  # int64 slots in a host cache line (64 bytes): the state buffer starts on one (state.py)
+assert CACHE_ENTRY % HOST_LINE_SLOTS == 0, "a block cache entry is whole host cache lines"
 
 # A block's record in the sampled data timing's table (machine/data_sampling.py), direct-mapped by
 # block address: the sampled memory's wait and flash reads timed after the block began, summed over
@@ -564,7 +567,9 @@ HEADER_LENGTH = POWER_LAST_SLOT
 
 # Areas after the header.
 WINDOW_TABLE = _buffer.slot("WINDOW_TABLE", WINDOW * MAX_WINDOWS)
+BLOCK_CACHE_PADDING = _buffer.slot("BLOCK_CACHE_PADDING", -(_buffer.start + _buffer.size + 1) % HOST_LINE_SLOTS + 1)
 BLOCK_CACHE = _buffer.slot("BLOCK_CACHE", CACHE_ENTRY * CACHE_ENTRIES)  # cleared whenever decoding changes tables
+assert BLOCK_CACHE % HOST_LINE_SLOTS == 0, "its entries start on host cache lines"
 SAMPLED_TABLE = _buffer.slot("SAMPLED_TABLE", SAMPLED_BLOCK * SAMPLED_BLOCKS)  # (machine/data_sampling.py)
 FLASH_AREA = _buffer.slot("FLASH_AREA", FL_MAX_PORTS * 2 * FL_CACHE_SLOTS)  # per port: instruction, data cache tags
 LINE_RECORD_AREA = _buffer.slot("LINE_RECORD_AREA", FL_RECORD * FL_MAX_BLOCK_LINES)  # the executing block's fetches

@@ -62,13 +62,17 @@ def cache_set(st, g, side, line):
 
 @njit
 def cache_find(st, first, ways, line):
-    """(the slot holding `line`, clean or dirty, or -1; the set's least recently used slot).
-    A slot is the line + 1 (negated while dirty; 0: empty), then its last use."""
-    oldest = first
+    """(the slot holding `line`, clean or dirty, or -1; on a miss the set's least recently used
+    slot: the first of them, an empty one first). A slot is the line + 1 (negated while dirty; 0:
+    empty), then its last use. The tags are compared before any last use is read: most look-ups
+    hit."""
     for way in range(ways):
         slot = first + FL_CACHE_LINE * way
-        if st[slot + LINE_TAG] == line + 1 or st[slot + LINE_TAG] == -(line + 1):
-            return slot, oldest
+        if abs(st[slot + LINE_TAG]) == line + 1:
+            return slot, first
+    oldest = first
+    for way in range(1, ways):
+        slot = first + FL_CACHE_LINE * way
         if st[slot + LINE_LAST_USE] < st[oldest + LINE_LAST_USE]:
             oldest = slot
     return -1, oldest

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .layout import (
-    BLOCK_ADDRESS, BLOCK_ADJUSTED, BLOCK_CACHE, BLOCK_SIZE, CACHE_ENTRIES, CACHE_ENTRY, CODE_PC, CYCLE_LIMIT,
+    BLOCK_ADDRESS, BLOCK_ADJUSTED, HOST_LINE_SLOTS, BLOCK_CACHE, BLOCK_SIZE, CACHE_ENTRIES, CACHE_ENTRY, CODE_PC, CYCLE_LIMIT,
     DATA_START, DEADLINE, ENDS_IN_BRANCH, FIELDS, FL_BLOCK_LINES, FL_BLOCK_LITERALS, FL_BUFFER_LINE, FL_CURRENT,
     FL_DC_HITS, FL_DC_MISSES, FL_DC_ON, FL_IC_HITS, HEADER_LENGTH, FL_IC_MISSES, FL_IC_ON, FL_LINE_RECORDS, FL_LINE_SHIFT,
     FL_PREFETCH_LINE, FL_RECORD, F_CYCLES, F_START_FLAGS, KIND, LAZY_FP_AT, LAZY_FP_PENDING, LINE_RECORD_AREA,
@@ -18,13 +18,21 @@ from .profile import line_settle
 from .memory_model import cache_forget, flash_cache_forget, flash_offset
 
 
+def _zeros(slots: int) -> np.ndarray:
+    """A zeroed int64 buffer that starts on a host cache line (HOST_LINE_SLOTS), so that each block
+    cache entry is whole lines: the block hook reads the first of them for every block."""
+    raw = np.zeros(slots + HOST_LINE_SLOTS, np.int64)
+    skip = (-raw.ctypes.data % (8 * HOST_LINE_SLOTS)) // 8
+    return raw[skip: skip + slots]
+
+
 class NativeState:
     """Owns the shared buffer: header fields, code windows and their decode tables."""
 
     WINDOW_BYTES = 0x1000  # small windows: re-summing one after a decode stays cheap
 
     def __init__(self, capacity_halfwords: int = 1 << 17):
-        self.buffer = np.zeros(DATA_START + FIELDS * (capacity_halfwords + MAX_WINDOWS), np.int64)
+        self.buffer = _zeros(DATA_START + FIELDS * (capacity_halfwords + MAX_WINDOWS))
         self.buffer[CODE_PC] = -1
         self.buffer[TOTAL_LENGTH] = len(self.buffer)
         self.buffer[DEADLINE] = np.iinfo(np.int64).max
@@ -48,7 +56,7 @@ class NativeState:
         self.next_free += slots
         self.windows_start = self.next_free
         if self.next_free > len(self.buffer):
-            grown = np.zeros(self.next_free + FIELDS * (1 << 17), np.int64)
+            grown = _zeros(self.next_free + FIELDS * (1 << 17))
             grown[: len(self.buffer)] = self.buffer
             grown[TOTAL_LENGTH] = len(grown)
             self.buffer = grown
@@ -89,7 +97,7 @@ class NativeState:
         halfwords = size_bytes >> 1
         need = FIELDS * (halfwords + 1)
         if self.next_free + need > len(self.buffer):
-            grown = np.zeros(max(2 * len(self.buffer), self.next_free + need + DATA_START), np.int64)
+            grown = _zeros(max(2 * len(self.buffer), self.next_free + need + DATA_START))
             grown[: len(self.buffer)] = self.buffer
             grown[TOTAL_LENGTH] = len(grown)
             self.buffer = grown
