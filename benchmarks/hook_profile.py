@@ -89,8 +89,8 @@ def main() -> None:
         folder = Path(folder)
         env = {**os.environ, "NUMBA_CACHE_DIR": str(folder / "cache"), "MCUSIM_NATIVE_STORE": str(folder / "store")}
         done = subprocess.run(["perf", "record", "-q", "-o", str(folder / "perf.data"), sys.executable, "-c", CHILD,
-                               args.elf, args.board, str(folder / "names.json"), str(args.runs)], env=env, capture_output=True,
-                              text=True)
+                               args.elf, args.board, str(folder / "names.json"), str(args.runs)], env=env,
+                              capture_output=True, text=True)
         if done.returncode != 0:
             sys.exit(f"the profiled run failed:\n{done.stderr[-2000:]}")
         cycles, instructions = done.stdout.split()[-2:]

@@ -394,7 +394,8 @@ def test_the_fetch_fast_path_does_what_the_full_model_does(board, settings):
         in_sequence = rng.random() < 0.3
         start = fast[N.CYCLES]
         entry = N.BLOCK_CACHE + ((address >> 1) & (N.CACHE_ENTRIES - 1)) * N.CACHE_ENTRY
-        known = fast[entry + N.E_FETCH_KNOWN] != 0 and (fast[entry + N.E_ADDRESS], fast[entry + N.E_SIZE]) == (address, size)
+        summary = (fast[entry + N.E_ADDRESS], fast[entry + N.E_SIZE])
+        known = fast[entry + N.E_FETCH_KNOWN] != 0 and summary == (address, size)
         if not known:  # (a new entry, as the block hook's summary of a block at another address or of another size)
             fast[entry: entry + N.CACHE_ENTRY] = 0
             fast[entry + N.E_ADDRESS], fast[entry + N.E_SIZE] = address, size

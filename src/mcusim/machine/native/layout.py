@@ -111,7 +111,7 @@ E_ENERGY_SRAM = _entry.slot("E_ENERGY_SRAM")
 E_FETCH_KNOWN = _entry.slot("E_FETCH_KNOWN")    # 1 when every line of the block was found in the instruction
 #                                                 cache, at the tag slots E_FETCH_SLOTS (all hits again while
 #                                                 they hold them)
-E_FETCH_TAGS_SEEN = _entry.slot("E_FETCH_TAGS_SEEN")  # FL_IC_TAG_CHANGES when its slots were last seen to hold its lines
+E_FETCH_TAGS_SEEN = _entry.slot("E_FETCH_TAGS_SEEN")  # FL_IC_TAG_CHANGES when its slots last held its lines
 E_FETCH_PORT = _entry.slot("E_FETCH_PORT")      # the flash port block its fast path uses
 E_FETCH_FIRST = _entry.slot("E_FETCH_FIRST")    # its first flash line, line count, cycles before its last line
 E_FETCH_LINES = _entry.slot("E_FETCH_LINES")    # starts, and the cache tag slots of its lines
