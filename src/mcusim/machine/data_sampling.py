@@ -148,12 +148,10 @@ class DataSampling:
         """The wait and reads per run of each block that ran in the window closing; the others
         keep those of the last window they ran in."""
         table = self._table()
-        runs = table[:, N.S_RUNS]
-        ran = runs > 0
-        runs = np.maximum(runs, 1)
-        table[:, N.S_WAIT_RATE] = np.where(ran, (table[:, N.S_WAIT] << N.RATE_SHIFT) // runs, table[:, N.S_WAIT_RATE])
-        table[:, N.S_READS_RATE] = np.where(ran, (table[:, N.S_READS] << N.RATE_SHIFT) // runs,
-                                            table[:, N.S_READS_RATE])
+        ran = np.flatnonzero(table[:, N.S_RUNS] > 0)  # (a window runs few of the table's blocks)
+        runs = table[ran, N.S_RUNS]
+        table[ran, N.S_WAIT_RATE] = (table[ran, N.S_WAIT] << N.RATE_SHIFT) // runs
+        table[ran, N.S_READS_RATE] = (table[ran, N.S_READS] << N.RATE_SHIFT) // runs
 
     def _switch(self, timed: bool) -> None:
         """Between runs. Remapping the data pages flushes their TLB entries, which is all a load
