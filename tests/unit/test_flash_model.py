@@ -393,13 +393,8 @@ def test_the_fetch_fast_path_does_what_the_full_model_does(board, settings):
             address, size = fixed[step % 3] if step % 4 == 0 else blocks[rng.randrange(len(blocks))]
         in_sequence = rng.random() < 0.3
         start = fast[N.CYCLES]
-        entry = N.BLOCK_CACHE + ((address >> 1) & (N.CACHE_ENTRIES - 1)) * N.CACHE_ENTRY
-        summary = (fast[entry + N.E_ADDRESS], fast[entry + N.E_SIZE])
-        known = fast[entry + N.E_FETCH_KNOWN] != 0 and summary == (address, size)
-        if not known:  # (a new entry, as the block hook's summary of a block at another address or of another size)
-            fast[entry: entry + N.CACHE_ENTRY] = 0
-            fast[entry + N.E_ADDRESS], fast[entry + N.E_SIZE] = address, size
-        elif M._still_cached(fast, entry):
+        entry = block_entry(fast, address, size)
+        if fast[entry + N.E_FETCH_KNOWN] != 0 and M._still_cached(fast, entry):
             buffered = fast[entry + N.E_FETCH_FIRST] == fast[g + N.FL_BUFFER_LINE]
             fast_lines.add((fast[entry + N.E_FETCH_LINES], bool(buffered and in_sequence)))
             skipped_checks += fast[entry + N.E_FETCH_TAGS_SEEN] == fast[N.FL_IC_TAG_CHANGES]
@@ -441,11 +436,7 @@ def test_a_block_run_again_keeps_the_order_its_lines_would_get():
     base, g = flash[N.FL_RANGE_TABLE + N.RANGE_START], flash.g
 
     def run(address, size):
-        entry = N.BLOCK_CACHE + ((address >> 1) & (N.CACHE_ENTRIES - 1)) * N.CACHE_ENTRY
-        if (fast[entry + N.E_ADDRESS], fast[entry + N.E_SIZE]) != (address, size):
-            fast[entry: entry + N.CACHE_ENTRY] = 0
-            fast[entry + N.E_ADDRESS], fast[entry + N.E_SIZE] = address, size
-        M._fetch(fast, entry, address, size, 0, True)
+        M._fetch(fast, block_entry(fast, address, size), address, size, 0, True)
         full[N.BLOCK_CACHE: N.BLOCK_CACHE + N.CACHE_ENTRY] = 0
         M._fetch(full, N.BLOCK_CACHE, address, size, 0, True)
     block_a, block_c = (base + 16 * 5, 32), (base + 16 * 4 + 8, 24)  # lines 5-6; lines 4-5
@@ -468,8 +459,7 @@ def test_a_block_whose_lines_were_invalidated_misses_again(invalidate):
     flash, st, _ = model("mcu-b", capacity_halfwords=0x200, fetch_wait=1, icache=True, dcache=True)
     flash.state.rows(flash.state.add_window(flash[N.FL_RANGE_TABLE + N.RANGE_START], 0x400))
     address, g = flash[N.FL_RANGE_TABLE + N.RANGE_START] + 16 * 5, flash.g
-    entry = N.BLOCK_CACHE + ((address >> 1) & (N.CACHE_ENTRIES - 1)) * N.CACHE_ENTRY
-    st[entry + N.E_ADDRESS], st[entry + N.E_SIZE] = address, 4
+    entry = block_entry(st, address, 4)
     for _ in range(3):
         M._fetch(st, entry, address, 4, 0, True)
     assert st[entry + N.E_FETCH_KNOWN] == 1 and st[g + N.FL_IC_MISSES] == 1
@@ -482,6 +472,16 @@ def test_a_block_whose_lines_were_invalidated_misses_again(invalidate):
     st[g + N.FL_BUFFER_LINE] = -1
     M._fetch(st, entry, address, 4, 0, True)
     assert st[g + N.FL_IC_MISSES] == 2
+
+
+def block_entry(st, address, size):
+    """The block cache entry of the block [address, address + size), emptied first when it holds
+    another block (as the block hook's summary of a block at another address or of another size)."""
+    entry = N.BLOCK_CACHE + ((address >> 1) & (N.CACHE_ENTRIES - 1)) * N.CACHE_ENTRY
+    if (st[entry + N.E_ADDRESS], st[entry + N.E_SIZE]) != (address, size):
+        st[entry: entry + N.CACHE_ENTRY] = 0
+        st[entry + N.E_ADDRESS], st[entry + N.E_SIZE] = address, size
+    return entry
 
 
 def lru_order(st, g):

@@ -88,7 +88,7 @@ WINDOW = _window.size
 # what the flash fetch fast path needs (see memory_model._fetch_hits).
 FAST_FETCH_LINES = 16  # blocks of more lines always take the full model (an unrolled TinyML inner loop, 13
 #                        to 16 flash lines of 8 bytes, fits; their tag slots are packed two to an int64)
-_entry = _record("block cache entry")  # (the fields every block reads first: one host cache line each 8)
+_entry = _record("block cache entry")  # (the fields every block reads first; 8 slots a host cache line)
 E_ADDRESS = _entry.slot("E_ADDRESS")
 E_SIZE = _entry.slot("E_SIZE")
 E_CYCLES = _entry.slot("E_CYCLES")              # static cycles
