@@ -63,6 +63,28 @@ def test_sampled_flash_data_pages_estimate_the_wait_and_the_flash_reads(firmware
     assert sampled.stalls["data_wait"] == pytest.approx(exact.stalls["data_wait"], rel=0.02)
 
 
+def test_reads_between_windows_meet_watchpoints_and_the_traffic_count(firmware_build):
+    """Between windows the TLB fill hook sends the data pages' reads to their plain aliases
+    (flash_data_pages.map_plain): a read watchpoint on bench-table's table stops at the next
+    read, not at the next window, and --memory-traffic counts every read, as the exact run does."""
+    elf = firmware_build / "mcu-m" / "bench-table.elf"
+    sim = Simulator(elf, "mcu-m")
+    while sim.step(20_000).cycles < sampling.EXACT_CYCLES + 100_000:
+        pass
+    assert not sim.machine.data_sampling.learning and sim.machine.flash_data_pages.plain
+    page = (sim.image.symbol("squares") // 1024 + 2) * 1024  # (a page of the table with no code on it)
+    assert any(int(run[N.RUN_BASE]) <= page < int(run[N.RUN_BASE]) + size for run, size in sim.machine.data_sampling.pages)
+    sim.add_watchpoint(page, 1024, "read")
+    before = sim.machine.cycles_now()
+    stop = sim.run_until()
+    assert stop.reason == "watchpoint" and page <= sim.machine.watchpoints.hit.address < page + 1024
+    assert sim.machine.cycles_now() - before < 1_000 and not sim.machine.data_sampling.learning
+    sampled = run(elf, "mcu-m", memory_traffic=True)
+    exact = run(elf, "mcu-m", memory_traffic=True, data_timing="exact")
+    assert sampled.sampled_data["untimed_cycles"] > sampled.cycles / 2
+    assert sampled.roofline["traffic"] == exact.roofline["traffic"]
+
+
 def test_each_layer_of_a_model_keeps_its_cycles(firmware_build):
     """A window opens as each layer's region begins, so each kernel is charged what it waits in
     that layer (a rate carried over from another layer was 10 % off on the small ones)."""

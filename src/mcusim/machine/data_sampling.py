@@ -48,8 +48,11 @@ class DataSampling:
     source, so they are not in Machine.timed)."""
 
     def __init__(self, machine, ports, pages, aliases):
-        self.machine, self.ports, self.pages = machine, ports, pages  # (pages, aliases: FlashDataPages runs)
-        self.aliases = aliases
+        # (pages, aliases: FlashDataPages runs; data page runs beyond the TLB fill hook's room,
+        # the smallest, are timed whole)
+        pages = sorted(pages, key=lambda run: -run[1])[:N.MAX_PLAIN_RUNS]
+        self.machine, self.ports, self.pages, self.aliases = machine, ports, pages, aliases
+        machine.flash_data_pages.give_plain_aliases(pages)
         for run, _ in pages + aliases:
             run[N.RUN_SAMPLED] = 1
         self.state = machine.state
@@ -154,9 +157,8 @@ class DataSampling:
         table[ran, N.S_READS_RATE] = (table[ran, N.S_READS] << N.RATE_SHIFT) // runs
 
     def _switch(self, timed: bool) -> None:
-        """Between runs. Remapping the data pages flushes their TLB entries, which is all a load
-        of them consults; the cached RAM's routing to its MMIO alias is the TLB fill hook's
-        (cached_ram.py), which a TLB flush asks again."""
+        """Between runs. The data pages' reads and the cached RAM's loads and stores are routed
+        by the TLB fill hook (flash_data_pages.py, cached_ram.py), which a TLB flush asks again."""
         if self.pages or self.aliases:
             self.machine.flash_data_pages.map_plain(not timed, self.pages)
         if self.ports:

@@ -100,7 +100,8 @@ class FlashDataPages:
     def __init__(self, uc, memory, state):
         self.uc, self.state = uc, state
         self.runs = [self._map(memory, piece, 0) for piece in memory.mmio_pieces]  # (descriptor, size)
-        self.plain = False  # the data pages mapped as plain memory (between windows of sampled data timing)
+        self.plain = False  # the sampled data pages read plain (between windows of sampled data timing)
+        self.plain_aliased: list[tuple[int, int]] = []  # (address, size) of the runs given plain aliases
         self.routed: list[tuple[int, int]] = []  # the code pages route() sends to their aliases
         self.aliases = [self._map(memory, piece, layout.CODE_ALIAS_OFFSET) for piece in memory.flash_ram_pieces]
         self.table = np.zeros(layout.ALIAS_TABLE, np.int64)  # the TLB fill hook's (it must live as long)
@@ -125,21 +126,39 @@ class FlashDataPages:
         return [(run, size) for run, size in (self.aliases if aliases else self.runs)
                 if not any(start <= run[layout.RUN_BASE] < end for start, end in ranges)]
 
-    def map_plain(self, plain: bool, runs: list[tuple[np.ndarray, int]]) -> None:
-        """Map the data page `runs` as plain read-only memory on the same storage (their reads
-        then cost what any load costs, untimed: sampled data timing between its windows) or as
-        MMIO again; the code pages whose alias run is sampled (RUN_SAMPLED) are read plain or
-        through their alias with them."""
-        if plain == self.plain:
-            return
+    def give_plain_aliases(self, runs: list[tuple[np.ndarray, int]]) -> None:
+        """Map each data page run of `runs` a second time, as plain read-only memory on the same
+        storage at PLAIN_ALIAS_OFFSET + its address, where the TLB fill hook can send its reads
+        (map_plain; resident_pages.py)."""
         for run, size in runs:
             address = int(run[layout.RUN_BASE])
-            self.uc.mem_unmap(address, size)
-            if plain:
-                self.uc.mem_map_ptr(address, size, UC_PROT_READ, int(run[layout.RUN_BYTES]))  # (no code: as MMIO)
-            else:
-                hooks.map_flash_data_run(self.uc, run, size)
+            if (address, size) not in self.plain_aliased:
+                self.uc.mem_map_ptr(layout.PLAIN_ALIAS_OFFSET + address, size, UC_PROT_READ, int(run[layout.RUN_BYTES]))
+                self.plain_aliased.append((address, size))
+
+    def plain_alias_covers(self, begin: int, end: int) -> bool:
+        """Whether [begin, end] (inclusive) reaches a data page run with a plain alias (a memory
+        hook over it must cover the alias too: Unicorn matches hooks by the address the TLB maps
+        an access to)."""
+        return any(begin < address + size and address <= end for address, size in self.plain_aliased)
+
+    def map_plain(self, plain: bool, runs: list[tuple[np.ndarray, int]]) -> None:
+        """Send the data reads of `runs` (given plain aliases, at most MAX_PLAIN_RUNS) to their
+        plain aliases (they then cost what any load costs, untimed: sampled data timing between
+        its windows) or to the MMIO pages again; the code pages whose alias run is sampled
+        (RUN_SAMPLED) are read plain or through their alias with them. A switch is a TLB flush:
+        remapping the pages instead cost 0.2 to 0.7 ms a switch (docs/performance.md, "Sixteenth
+        pass")."""
+        if plain == self.plain:
+            return
+        if len(runs) > layout.MAX_PLAIN_RUNS:
+            raise ValueError(f"{len(runs)} data page runs to read plain: at most {layout.MAX_PLAIN_RUNS}")
         self.plain = plain
+        for i, (run, size) in enumerate(runs):
+            at = layout.AT_PLAIN_ENTRIES + layout.CODE_ALIAS * i
+            self.table[at + layout.AL_BEGIN] = int(run[layout.RUN_BASE])
+            self.table[at + layout.AL_END] = int(run[layout.RUN_BASE]) + size
+        self.table[layout.AT_PLAIN_COUNT] = len(runs) if plain else 0
         self._route()
         self.uc.ctl(UC_CTL_TLB_FLUSH, UC_CTL_IO_WRITE)
 

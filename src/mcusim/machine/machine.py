@@ -304,7 +304,6 @@ class Machine:
         unified_port = eligible_port(self.flash_ports, self.page_bytes) if data_timing == "sampled" else None
         self.resident_pages = None if unified_port is None else ResidentPages(
             self.uc, self.state, unified_port, self.flash_data_pages, self.page_bytes)
-        self.traffic_banks = self._traffic_table() if memory_traffic else []  # the banks counted, by index
         self._hooks_stale = False
         self._draining = self._drained = False  # memory hooks deleted: Unicorn drops them as a run ends
         self._divide_trap_stale = False
@@ -317,6 +316,7 @@ class Machine:
         self.data_sampling = None
         if data_timing == "sampled" and (cached_ram or pages or aliases):
             self.data_sampling = DataSampling(self, cached_ram, pages, aliases)
+        self.traffic_banks = self._traffic_table() if memory_traffic else []  # the banks counted, by index
         captures = (self.trace, self.swo, self.profile, self.sampler)
         self.hook_features = N.Features(captures=any(c is not None for c in captures),
                                         power=self.power is not None, fetch=bool(self.flash_ports))
@@ -435,17 +435,16 @@ class Machine:
 
     def _traffic_table(self) -> list[str]:
         """Fill TRAFFIC_RANGES with every memory region (an alias counted in the bank it shows,
-        as are the MMIO alias of flash code pages, flash_data_pages.py, the plain alias of data
-        pages, resident_pages.py, and the cached RAM's MMIO alias, cached_ram.py); returns the
+        as are the MMIO alias of flash code pages and the plain alias of data pages,
+        flash_data_pages.py, and the cached RAM's MMIO alias, cached_ram.py); returns the
         banks' names in counter order."""
         banks: list[str] = []
         regions = sorted(self.board.memory, key=lambda r: r.base)
         ranges = [(region.base, region.end, region) for region in regions]
         aliases = [(address + N.CODE_ALIAS_OFFSET, address + size + N.CODE_ALIAS_OFFSET)
                    for address, size, _, _ in self.memory.flash_ram_pieces] + self.cached_ram.alias_ranges()
-        if self.resident_pages is not None:
-            aliases += [(address + N.PLAIN_ALIAS_OFFSET, address + size + N.PLAIN_ALIAS_OFFSET)
-                        for address, size in self.resident_pages.ranges()]
+        aliases += [(address + N.PLAIN_ALIAS_OFFSET, address + size + N.PLAIN_ALIAS_OFFSET)
+                    for address, size in self.flash_data_pages.plain_aliased]
         ranges += [(start, end, region) for start, end in aliases for region in regions
                    if region.base <= start & N.ALIAS_ADDRESS_MASK < region.end]
         if len(ranges) > N.MAX_TRAFFIC_RANGES:

@@ -18,7 +18,7 @@ row before its lines are checked again (each change flushes Unicorn's TLB).
 """
 from __future__ import annotations
 
-from unicorn import UC_CTL_IO_WRITE, UC_CTL_TLB_FLUSH, UC_PROT_READ
+from unicorn import UC_CTL_IO_WRITE, UC_CTL_TLB_FLUSH
 
 from . import native as N
 
@@ -42,25 +42,14 @@ class ResidentPages:
         self.uc, self.state, self.port = uc, state, port
         start, end = port.ranges[0]
         self.runs = [(run, size) for run, size in flash_data_pages.runs if start <= int(run[N.RUN_BASE]) < end]
-        for run, size in self.runs:
-            base = int(run[N.RUN_BASE])
-            uc.mem_map_ptr(N.PLAIN_ALIAS_OFFSET + base, size, UC_PROT_READ, int(run[N.RUN_BYTES]))
+        flash_data_pages.give_plain_aliases(self.runs)
+        for run, _ in self.runs:
             run[N.RUN_PLAIN] = 1
         state[N.PP_PORT] = port.g
         state[N.PP_PAGE_SHIFT] = page_bytes.bit_length() - 1
         state[N.PP_PAGES] = min((end - start) // page_bytes, N.MAX_RESIDENT_PAGES)
         flash_data_pages.table[N.AT_STATE] = state.address
         port.on_cache_change = self.all_timed
-
-    def ranges(self) -> list[tuple[int, int]]:
-        """(address, size) of each data page run with a plain alias (at PLAIN_ALIAS_OFFSET + address)."""
-        return [(int(run[N.RUN_BASE]), size) for run, size in self.runs]
-
-    def covers(self, begin: int, end: int) -> bool:
-        """Whether [begin, end] (inclusive) reaches a data page run that has a plain alias (a
-        memory hook over it must cover the alias too: Unicorn matches hooks by the address the
-        TLB maps an access to)."""
-        return any(begin < address + size and address <= end for address, size in self.ranges())
 
     def _pages(self):
         """The pages' records (RESIDENT_PAGE_AREA): a view on the state's buffer, one row each."""

@@ -54,8 +54,7 @@ class Watchpoints:
         pieces = self.machine.memory.flash_ram_pieces
         if kind != "write" and any(begin <= a + n - 1 and a <= end for a, n, _, _ in pieces):
             ranges.append((begin + CODE_ALIAS_OFFSET, end + CODE_ALIAS_OFFSET))  # reads of flash code pages
-        resident = self.machine.resident_pages
-        if kind != "write" and resident is not None and resident.covers(begin, end):
+        if kind != "write" and self.machine.flash_data_pages.plain_alias_covers(begin, end):
             ranges.append((begin + PLAIN_ALIAS_OFFSET, end + PLAIN_ALIAS_OFFSET))  # data pages read plain
         if self.machine.cached_ram.covers(begin, end):
             ranges.append((begin + RAM_ALIAS_OFFSET, end + RAM_ALIAS_OFFSET))  # RAM behind a data cache

@@ -15,7 +15,8 @@ from unicorn.unicorn_py3.unicorn import uclib
 
 from .jit import NUMBA_NAME, cfunc, njit
 from .layout import (
-    ALIAS_TABLE, AL_BEGIN, AL_END, AT_COUNT, AT_ENTRIES, AT_FILLS, AT_SCRATCH, CODE_ALIAS, CODE_ALIAS_OFFSET,
+    ALIAS_TABLE, AL_BEGIN, AL_END, AT_COUNT, AT_ENTRIES, AT_FILLS, AT_PLAIN_COUNT, AT_PLAIN_ENTRIES, AT_SCRATCH,
+    CODE_ALIAS, CODE_ALIAS_OFFSET,
     BLOCK_ADDRESS, BLOCK_ADJUSTED, BLOCK_CACHE, BLOCK_SIZE, CACHE_ENTRIES, CACHE_ENTRY, CODE_PC, COUNTER_EVENTS,
     CPI_TOTAL, CYCLES, CYCLE_LIMIT, DATA_START, DEADLINE, DIVIDE_BASE, DIVIDE_BITS_PER_CYCLE, DIVIDE_MIN, DIVIDE_SHORT,
     DIVIDE_TOTAL, DIVIDE_ZERO, ENDS_IN_BRANCH, E_ADDRESS, E_COUNTS, E_CYCLES, E_FP, E_INSTRUCTIONS, E_ISB, E_LAST_INSN,
@@ -372,8 +373,9 @@ def code_page_tlb_fill(uc, vaddr_u64, access, entry_pointer, user_data):
     itself with all rights, except that a data read of a listed flash code page goes to that
     page's MMIO alias, whose callback times it as one of a data page. The TLB keeps one entry
     per page, so an entry for such a page allows either reads (the alias) or instruction fetch
-    (the page): Unicorn fills it again when the other is needed. Stores map to the page itself,
-    where they fault as before. Unicorn restores the accessing instruction's state before the
+    (the page): Unicorn fills it again when the other is needed. A data read of a data page run
+    listed as read plain (sampled data timing between its windows) or of a resident page goes to
+    the page's plain alias. Stores map to the page itself, where they fault as before. Unicorn restores the accessing instruction's state before the
     fill, IT bits included, so a data access's fill clears them as a memory hook does.
 
     A data access's entry has no execute right (a fetch from its page fills it again): Unicorn
@@ -414,7 +416,8 @@ def code_page_tlb_fill(uc, vaddr_u64, access, entry_pointer, user_data):
             elif table[at + RA_TIMED] != 0:
                 paddr = vaddr + RAM_ALIAS_OFFSET
             break
-    if not aliased and access == UC_MEM_READ and table[AT_STATE] != 0 and _read_plain(table, vaddr):
+    if not aliased and access == UC_MEM_READ and (_in_plain_run(table, vaddr) or table[AT_STATE] != 0
+                                                  and _read_plain(table, vaddr)):
         paddr = vaddr + PLAIN_ALIAS_OFFSET  # (its stores and fetches still go to the MMIO page, and fault)
         perms = UC_PROT_READ
     entry[0] = paddr
@@ -422,6 +425,16 @@ def code_page_tlb_fill(uc, vaddr_u64, access, entry_pointer, user_data):
     if access != UC_MEM_FETCH:  # (a fill for a data access, as a load or store runs)
         _restore_it_state(uc, table, AT_SCRATCH)
     return True
+
+
+@njit
+def _in_plain_run(table, vaddr):
+    """Whether `vaddr` is in a data page run read plain now (sampled data timing between windows)."""
+    for i in range(table[AT_PLAIN_COUNT]):
+        at = AT_PLAIN_ENTRIES + CODE_ALIAS * i
+        if table[at + AL_BEGIN] <= vaddr < table[at + AL_END]:
+            return True
+    return False
 
 
 @njit

@@ -352,8 +352,9 @@ CONSOLE_PAGE = _console.size
 # buffer): the flash code pages whose data reads go to an MMIO alias, a flash data run of their
 # own mapped at CODE_ALIAS_OFFSET + their address (machine/flash_data_pages.py).
 CODE_ALIAS_OFFSET = 1 << 32  # above the 32-bit address space the firmware can reach
-PLAIN_ALIAS_OFFSET = 2 << 32  # the data pages' plain read-only aliases (machine/resident_pages.py)
+PLAIN_ALIAS_OFFSET = 2 << 32  # the data pages' plain read-only aliases (FlashDataPages.give_plain_aliases)
 MAX_CODE_ALIASES = 16
+MAX_PLAIN_RUNS = 16  # data page runs sampled data timing reads plain between its windows (the others: timed whole)
 _alias = _record("code page alias")
 AL_BEGIN = _alias.slot("AL_BEGIN")  # [begin, end) of the code pages
 AL_END = _alias.slot("AL_END")
@@ -380,6 +381,9 @@ AT_STATE = _aliases.slot("AT_STATE")  # the buffer's address (its resident page 
 AT_ENTRIES = _aliases.slot("AT_ENTRIES", CODE_ALIAS * MAX_CODE_ALIASES)
 AT_RAM_COUNT = _aliases.slot("AT_RAM_COUNT")  # RAM ranges behind a data cache (machine/cached_ram.py)
 AT_RAM_ENTRIES = _aliases.slot("AT_RAM_ENTRIES", RAM_ALIAS * MAX_RAM_ALIASES)
+AT_PLAIN_COUNT = _aliases.slot("AT_PLAIN_COUNT")  # data page runs whose reads go to their plain aliases now
+AT_PLAIN_ENTRIES = _aliases.slot("AT_PLAIN_ENTRIES", CODE_ALIAS * MAX_PLAIN_RUNS)  # (sampled data timing, between
+#                                                 windows: machine/data_sampling.py), [begin, end) as AL_BEGIN, AL_END
 ALIAS_TABLE = _aliases.size
 _ram_run = _record("cached RAM run")  # the RAM alias's read and write callbacks' user_data
 RR_STATE = _ram_run.slot("RR_STATE")  # the buffer's address (updated when it moves)
