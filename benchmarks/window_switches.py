@@ -1,5 +1,5 @@
 """What the windows of sampled data timing cost on the host: the time of each switch between
-timed and untimed (the flash data pages remapped, FlashDataPages.map_plain; mcu-d's cached RAM
+timed and untimed (the flash data pages' reads routed, FlashDataPages.map_plain; mcu-d's cached RAM
 routed to its MMIO alias or back, a TLB flush, CachedRam.update; a memory hook change with the
 translated code flushed, Machine._apply_hook_changes, if any), and the process's peak memory, against the same program with `--data-timing exact`.
 
@@ -12,10 +12,10 @@ the largest, all of them), and the peak resident memory of the process after its
 after the exact start (the schedule's constants set out of reach in that process): not a mode
 to use, as its estimates are those of the start alone, but what the run would cost if windows
 cost nothing but their own timed accesses; its cycles are printed to show how far they move.
-Why it matters: every switch of the flash data pages unmaps and maps them, and each of those
-flushes Unicorn's whole TLB, which QEMU resizes at a flush from how full it has been; mcu-d's
-switches flushed the translated code until the fourteenth pass (docs/performance.md, "Twelfth
-pass", "Fourteenth pass").
+Why it matters: every switch flushes Unicorn's whole TLB, which QEMU resizes at a flush from
+how full it has been; until the sixteenth pass a switch also unmapped and mapped the flash data
+pages, and mcu-d's flushed the translated code until the fourteenth (docs/performance.md,
+"Twelfth pass", "Fourteenth pass", "Sixteenth pass").
 """
 from __future__ import annotations
 
