@@ -375,8 +375,9 @@ def code_page_tlb_fill(uc, vaddr_u64, access, entry_pointer, user_data):
     per page, so an entry for such a page allows either reads (the alias) or instruction fetch
     (the page): Unicorn fills it again when the other is needed. A data read of a data page run
     listed as read plain (sampled data timing between its windows) or of a resident page goes to
-    the page's plain alias. Stores map to the page itself, where they fault as before. Unicorn restores the accessing instruction's state before the
-    fill, IT bits included, so a data access's fill clears them as a memory hook does.
+    the page's plain alias. Stores map to the page itself, where they fault as before. Unicorn
+    restores the accessing instruction's state before the fill, IT bits included, so a data
+    access's fill clears them as a memory hook does.
 
     A data access's entry has no execute right (a fetch from its page fills it again): Unicorn
     clears a RAM page's TLB_NOTDIRTY flag at its first store only then, and with the flag kept,

@@ -490,7 +490,8 @@ PSP_HIGHEST = _buffer.slot("PSP_HIGHEST")      # ... (-1: the process stack was 
 PAID_FROM = _buffer.slot("PAID_FROM")          # run control paused inside a block, already charged whole: a block
 PAID_TO = _buffer.slot("PAID_TO")              # ... starting at PAID_FROM (up to PAID_TO) costs nothing (-1: none)
 ON_PROCESS_STACK = _buffer.slot("ON_PROCESS_STACK")  # CONTROL.SPSEL as last read (after an MSR CONTROL, Python)
-MAX_TRAFFIC_RANGES = 24                        # memory traffic (--memory-traffic; analysis/roofline.py): the data
+# (room for the regions, up to 16 code page aliases, 16 plain aliases and the RAM aliases)
+MAX_TRAFFIC_RANGES = 48                        # memory traffic (--memory-traffic; analysis/roofline.py): the data
 TRAFFIC_RANGE_COUNT = _buffer.slot("TRAFFIC_RANGE_COUNT")  # bytes loads and stores move per memory bank, counted
 TRAFFIC_RANGES = _buffer.slot("TRAFFIC_RANGES", TRAFFIC_RANGE * MAX_TRAFFIC_RANGES)  # over these ranges ...
 TRAFFIC_BYTES = _buffer.slot("TRAFFIC_BYTES", TRAFFIC_COUNTER * MAX_TRAFFIC_RANGES)  # ... into a counter per bank
