@@ -49,7 +49,7 @@ def timed(owner, name, counts):
                 switches.append(1e3 * (time.perf_counter() - start))
     setattr(owner, name, wrapper)
 
-timed(FlashDataPages, "map_plain", lambda self, plain, runs: bool(runs) and plain != self.plain)
+timed(FlashDataPages, "map_plain", lambda self, plain: plain != self.plain)
 timed(M.Machine, "_apply_hook_changes", lambda self: self._hooks_stale)
 timed(CachedRam, "update", lambda self: any(int(port.ram_timed) != self.table[N.AT_RAM_ENTRIES + N.RAM_ALIAS * i
                                                                            + N.RA_TIMED]

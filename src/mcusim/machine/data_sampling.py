@@ -48,11 +48,8 @@ class DataSampling:
     source, so they are not in Machine.timed)."""
 
     def __init__(self, machine, ports, pages, aliases):
-        # (pages, aliases: FlashDataPages runs; data page runs beyond the TLB fill hook's room,
-        # the smallest, are timed whole)
-        pages = sorted(pages, key=lambda run: -run[1])[:N.MAX_PLAIN_RUNS]
+        pages = machine.flash_data_pages.sample_plain(pages)  # (pages, aliases: FlashDataPages runs)
         self.machine, self.ports, self.pages, self.aliases = machine, ports, pages, aliases
-        machine.flash_data_pages.give_plain_aliases(pages)
         for run, _ in pages + aliases:
             run[N.RUN_SAMPLED] = 1
         self.state = machine.state
@@ -160,7 +157,7 @@ class DataSampling:
         """Between runs. The data pages' reads and the cached RAM's loads and stores are routed
         by the TLB fill hook (flash_data_pages.py, cached_ram.py), which a TLB flush asks again."""
         if self.pages or self.aliases:
-            self.machine.flash_data_pages.map_plain(not timed, self.pages)
+            self.machine.flash_data_pages.map_plain(not timed)
         if self.ports:
             for port in self.ports:
                 port.ram_untimed = not timed

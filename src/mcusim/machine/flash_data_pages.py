@@ -102,6 +102,7 @@ class FlashDataPages:
         self.runs = [self._map(memory, piece, 0) for piece in memory.mmio_pieces]  # (descriptor, size)
         self.plain = False  # the sampled data pages read plain (between windows of sampled data timing)
         self.plain_aliased: list[tuple[int, int]] = []  # (address, size) of the runs given plain aliases
+        self.sampled_runs = 0  # the data page runs map_plain switches (their entries in the table)
         self.routed: list[tuple[int, int]] = []  # the code pages route() sends to their aliases
         self.aliases = [self._map(memory, piece, layout.CODE_ALIAS_OFFSET) for piece in memory.flash_ram_pieces]
         self.table = np.zeros(layout.ALIAS_TABLE, np.int64)  # the TLB fill hook's (it must live as long)
@@ -129,7 +130,7 @@ class FlashDataPages:
     def give_plain_aliases(self, runs: list[tuple[np.ndarray, int]]) -> None:
         """Map each data page run of `runs` a second time, as plain read-only memory on the same
         storage at PLAIN_ALIAS_OFFSET + its address, where the TLB fill hook can send its reads
-        (map_plain; resident_pages.py)."""
+        (sample_plain; resident_pages.py)."""
         for run, size in runs:
             address = int(run[layout.RUN_BASE])
             if (address, size) not in self.plain_aliased:
@@ -142,23 +143,29 @@ class FlashDataPages:
         an access to)."""
         return any(begin < address + size and address <= end for address, size in self.plain_aliased)
 
-    def map_plain(self, plain: bool, runs: list[tuple[np.ndarray, int]]) -> None:
-        """Send the data reads of `runs` (given plain aliases, at most MAX_PLAIN_RUNS) to their
-        plain aliases (they then cost what any load costs, untimed: sampled data timing between
-        its windows) or to the MMIO pages again; the code pages whose alias run is sampled
-        (RUN_SAMPLED) are read plain or through their alias with them. A switch is a TLB flush:
-        remapping the pages instead cost 0.2 to 0.7 ms a switch (docs/performance.md, "Sixteenth
-        pass")."""
-        if plain == self.plain:
-            return
-        if len(runs) > layout.MAX_PLAIN_RUNS:
-            raise ValueError(f"{len(runs)} data page runs to read plain: at most {layout.MAX_PLAIN_RUNS}")
-        self.plain = plain
-        for i, (run, size) in enumerate(runs):
+    def sample_plain(self, runs: list[tuple[np.ndarray, int]]) -> list[tuple[np.ndarray, int]]:
+        """The data page runs of `runs` that map_plain switches: the largest MAX_PLAIN_RUNS (the
+        TLB fill hook's room; the others stay MMIO, timed whole), given plain aliases and
+        entered in the hook's table."""
+        kept = sorted(runs, key=lambda run: -run[1])[:layout.MAX_PLAIN_RUNS]
+        self.give_plain_aliases(kept)
+        for i, (run, size) in enumerate(kept):
             at = layout.AT_PLAIN_ENTRIES + layout.CODE_ALIAS * i
             self.table[at + layout.AL_BEGIN] = int(run[layout.RUN_BASE])
             self.table[at + layout.AL_END] = int(run[layout.RUN_BASE]) + size
-        self.table[layout.AT_PLAIN_COUNT] = len(runs) if plain else 0
+        self.sampled_runs = len(kept)
+        return kept
+
+    def map_plain(self, plain: bool) -> None:
+        """Send the data reads of the runs sample_plain kept to their plain aliases (they then
+        cost what any load costs, untimed: sampled data timing between its windows) or to the
+        MMIO pages again; the code pages whose alias run is sampled (RUN_SAMPLED) are read plain
+        or through their alias with them. A switch is a TLB flush: remapping the pages instead
+        cost 0.2 to 0.7 ms a switch (docs/performance.md, "Sixteenth pass")."""
+        if plain == self.plain:
+            return
+        self.plain = plain
+        self.table[layout.AT_PLAIN_COUNT] = self.sampled_runs if plain else 0
         self._route()
         self.uc.ctl(UC_CTL_TLB_FLUSH, UC_CTL_IO_WRITE)
 
