@@ -185,12 +185,14 @@ MEMORY_TRAFFIC_OPTION = click.option(
 @MEMORY_TRAFFIC_OPTION
 @click.option("--data-timing", "--data-cache", "data_timing", type=click.Choice(["sampled", "exact"]),
               default="sampled", show_default=True,
-              help="How the data reads of flash data pages (weights, tables) and the accesses to RAM behind a data "
-                   "cache (mcu-d's SRAM1/SRAM2) are timed. sampled: every access for the first 2M cycles, then 1M of "
+              help="How the data reads of flash data pages (weights, tables), the accesses to RAM behind a data "
+                   "cache (mcu-d's SRAM1/SRAM2) and the instruction fetches from flash (wait states, prefetch, "
+                   "instruction cache) are timed. sampled: every access for the first 2M cycles, then 1M of "
                    "every 16M and 100k where a marked region begins, code not timed yet runs or a flash setting "
-                   "changes; in between, each block is charged the wait and flash reads its runs averaged in the "
-                   "last window it ran in (up to 2x faster; run.json sampled_data says how much was estimated; "
-                   "docs/timing.md gives the error); on mcu-b's flash (one direct-mapped cache for code and data) a "
+                   "changes; in between, each block is charged the data wait, fetch wait and flash reads its runs "
+                   "averaged in the last window it ran in (up to 2x faster; run.json sampled_data says how much was "
+                   "estimated; docs/timing.md gives the error); on mcu-b's flash (one direct-mapped cache for code "
+                   "and data) fetches stay timed, and a "
                    "data page all of whose lines are cached is read untimed, which changes no cycle, only the "
                    "D-cache hit count (run.json resident_pages). exact: every access.")
 @click.option("--gdb", "gdb_address", metavar="[HOST:]PORT",
@@ -486,7 +488,8 @@ def _summary(result, out) -> None:
     sampled = result.sampled_data
     if sampled:
         extras.append(f"data timing sampled: {100 * sampled['untimed_cycles'] / max(result.cycles, 1):.0f}% of cycles "
-                      f"between windows, {sampled['estimated_wait_cycles']:,} wait cycles and "
+                      f"between windows, {sampled['estimated_wait_cycles']:,} data wait, "
+                      f"{sampled.get('estimated_fetch_wait_cycles', 0):,} fetch wait cycles and "
                       f"{sampled['estimated_flash_reads']:,} flash reads estimated (--data-timing exact: none)")
     if result.resident_pages:
         extras.append(f"flash data pages read plain while all cached: {result.resident_pages['pages_read_plain']:,} "

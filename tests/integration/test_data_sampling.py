@@ -45,7 +45,8 @@ def test_sampled_cached_ram_computes_the_same_and_estimates_the_wait(firmware_bu
     assert sampled.dcache["hits"] + sampled.dcache["misses"] < (exact.dcache["hits"] + exact.dcache["misses"]) / 2
     assert sampled.cycles == pytest.approx(exact.cycles, rel=0.01)
     assert sampled.stalls["data_wait"] == pytest.approx(exact.stalls["data_wait"], rel=0.02)
-    assert sampled.dwt["lsucnt"] - exact.dwt["lsucnt"] == sampled.cycles - exact.cycles  # LSUCNT counts it
+    waits = sampled.dwt["lsucnt"] - exact.dwt["lsucnt"] + sampled.dwt["cpicnt"] - exact.dwt["cpicnt"]
+    assert waits == sampled.cycles - exact.cycles  # LSUCNT counts the data wait, CPICNT the fetch wait
 
 
 @pytest.mark.parametrize("board, error", [("mcu-s", 0.005), ("mcu-m", 0.005), ("mcu-d", 0.01)])
@@ -228,3 +229,32 @@ def test_a_block_not_run_in_a_window_asks_for_one_once(firmware_build):
     periods = sampled.cycles // sampling.PERIOD_CYCLES
     assert sampled.sampled_data["windows"] <= 1 + periods + 3, sampled.sampled_data
     assert sampled.cycles == pytest.approx(exact.cycles, rel=0.001)
+
+
+def test_the_fetch_model_rests_between_windows_and_each_block_adds_its_fetch_wait(firmware_build):
+    """printf-uart on mcu-m (4 wait states, ART cache and prefetch, its code larger than the 1 KB
+    cache): between windows the fetch model does not run (far fewer I-cache look-ups) and each
+    block adds the fetch wait its runs averaged in a window, as CPICNT counts it; the cycles and
+    the fetch wait stay close to timing every fetch."""
+    elf = firmware_build / "mcu-m" / "printf-uart.elf"
+    sampled, exact = run(elf, "mcu-m"), run(elf, "mcu-m", data_timing="exact")
+    assert (sampled.stdout, sampled.exit_code, sampled.instructions) == (exact.stdout, 0, exact.instructions)
+    assert sampled.sampled_data["untimed_cycles"] > sampled.cycles / 2
+    assert sampled.icache["hits"] + sampled.icache["misses"] < (exact.icache["hits"] + exact.icache["misses"]) / 2
+    fetch, exact_fetch = (r.stalls["fetch_wait"] + r.stalls["contention"] for r in (sampled, exact))
+    assert sampled.sampled_data["estimated_fetch_wait_cycles"] > exact_fetch / 2
+    assert fetch == pytest.approx(exact_fetch, rel=0.01)
+    assert sampled.dwt["cpicnt"] - exact.dwt["cpicnt"] == fetch - exact_fetch
+    assert sampled.cycles == pytest.approx(exact.cycles, rel=0.005)
+    assert sampled.energy["energy_j"] == pytest.approx(exact.energy["energy_j"], rel=0.005)
+
+
+def test_a_flash_cache_that_also_holds_data_keeps_its_fetches_timed(firmware_build):
+    """mcu-b's flash cache holds code and data in one array: a data read between windows may evict
+    a line the fetch model would not refill, so there the fetches stay timed (and its data pages
+    too, but those whose lines are all cached): nothing there is sampled, and the run gives the
+    exact cycles."""
+    elf = firmware_build / "mcu-b" / "printf-uart.elf"
+    sampled, exact = run(elf, "mcu-b"), run(elf, "mcu-b", data_timing="exact")
+    assert sampled.sampled_data == {} and sampled.icache == exact.icache
+    assert (sampled.cycles, sampled.stalls["fetch_wait"]) == (exact.cycles, exact.stalls["fetch_wait"])

@@ -94,6 +94,8 @@ def counters(run: dict) -> Section:
                      f"--data-timing sampled: {sampled.get('windows', 0):,} windows timed access by access"])
         rows.append(["estimated data wait", _count(sampled.get("estimated_wait_cycles", 0)),
                      "cycles charged from each block's average in the windows"])
+        rows.append(["estimated fetch wait", _count(sampled.get("estimated_fetch_wait_cycles", 0)),
+                     "instruction-fetch cycles charged from each block's average in the windows"])
         rows.append(["estimated flash reads", _count(sampled.get("estimated_flash_reads", 0)), "counted for energy"])
     resident = run.get("resident_pages") or {}
     if resident.get("pages_read_plain"):

@@ -2,7 +2,9 @@
 behind a data cache, mcu-d's SRAM1 and SRAM2; the flash pages of data, weights and tables, read
 as MMIO) is timed access by access in windows; between windows it is plain memory, and each
 block that runs is charged the wait and flash reads its runs averaged in the last window it ran
-in (native/data_sampling.py).
+in (native/data_sampling.py). The instruction fetch model, the block hook's largest cost on a
+board whose flash waits, runs in windows only too, and each block adds its averaged fetch wait
+between them (but on a port whose data cache is its instruction cache: FlashTiming.fetch_exact).
 
 Why: while any memory hook exists, Unicorn sends every load and store of the program to its
 slow path, and each read of an MMIO page is a call through QEMU's memory dispatch; on a TinyML
@@ -19,8 +21,9 @@ per REQUEST_GAP_CYCLES after the last window closed; and one as the firmware cha
 wait, cache or prefetch setting (what the blocks learned no longer holds). Until it has run in a
 window, such a block is charged the last window's wait per cycle. The caches keep the state they
 had when a window closed. The data pages of a flash port whose data cache is also its
-instruction cache (mcu-b's flash, mcu-d's ITCM port with its ART) are not sampled: their data
-reads evict instruction lines, which the fetch model would miss between windows (a direct-mapped
+instruction cache (mcu-b's flash, mcu-d's ITCM port with its ART) are not sampled, nor are
+those ports' fetches: their data reads evict instruction lines, which the fetch model would miss
+between windows (a direct-mapped
 one reads a page plain while all of it is cached instead: resident_pages.py). The error all this leaves is measured in
 docs/timing.md ("Sampled data timing"); `--data-timing exact` times every access instead.
 """
@@ -61,7 +64,7 @@ class DataSampling:
             port.on_timing_change = self.timing_changed
         table = self._table()
         table[:, N.S_ADDRESS] = -1
-        table[:, N.S_WAIT_RATE] = table[:, N.S_READS_RATE] = -1
+        table[:, N.S_WAIT_RATE] = table[:, N.S_READS_RATE] = table[:, N.S_FETCH_RATE] = -1
         self._open(0, EXACT_CYCLES)
 
     @property
@@ -116,20 +119,23 @@ class DataSampling:
         st[N.WINDOW_REQUESTED] = 0
         st[N.LEARN_RECORD] = -1
         table = self._table()
-        table[:, N.S_WAIT] = table[:, N.S_READS] = table[:, N.S_RUNS] = 0
-        self.window = (now, int(st[N.SAMPLED_WAIT]), int(st[N.SAMPLED_READS]), self.machine.sleep_cycles)
+        table[:, N.S_WAIT] = table[:, N.S_READS] = table[:, N.S_FETCH] = table[:, N.S_RUNS] = 0
+        self.window = (now, int(st[N.SAMPLED_WAIT]), int(st[N.SAMPLED_READS]), int(st[N.SAMPLED_FETCH]),
+                       self.machine.sleep_cycles)
         self.next_switch = end
 
     def _close(self, now: int) -> None:
         st = self.state
         N.learn_block_end(st.buffer)  # (the block the window ended in: what it did so far)
-        start, wait_before, reads_before, slept_before = self.window
+        start, wait_before, reads_before, fetch_before, slept_before = self.window
         wait, reads = int(st[N.SAMPLED_WAIT]) - wait_before, int(st[N.SAMPLED_READS]) - reads_before
+        fetch = int(st[N.SAMPLED_FETCH]) - fetch_before
         active = now - start - (self.machine.sleep_cycles - slept_before)
         if active >= MIN_ACTIVE_CYCLES:  # (a window the firmware slept through measured nothing)
-            other = max(active - wait, 1)
+            other = max(active - wait - fetch, 1)  # (per cycle of the blocks' static cost, which the rates multiply)
             st[N.WAIT_PER_CYCLE] = (wait << N.RATE_SHIFT) // other
             st[N.READS_PER_CYCLE] = (reads << N.RATE_SHIFT) // other
+            st[N.FETCH_PER_CYCLE] = (fetch << N.RATE_SHIFT) // other
         self._average_blocks()
         st[N.SAMPLING] = N.ESTIMATING
         st[N.REQUEST_AFTER] = now + REQUEST_GAP_CYCLES
@@ -152,6 +158,7 @@ class DataSampling:
         runs = table[ran, N.S_RUNS]
         table[ran, N.S_WAIT_RATE] = (table[ran, N.S_WAIT] << N.RATE_SHIFT) // runs
         table[ran, N.S_READS_RATE] = (table[ran, N.S_READS] << N.RATE_SHIFT) // runs
+        table[ran, N.S_FETCH_RATE] = (table[ran, N.S_FETCH] << N.RATE_SHIFT) // runs
 
     def _switch(self, timed: bool) -> None:
         """Between runs. The data pages' reads and the cached RAM's loads and stores are routed
@@ -170,4 +177,5 @@ class DataSampling:
             return {}
         return {"untimed_cycles": untimed, "windows": self.windows,
                 "estimated_wait_cycles": int(self.state[N.ESTIMATED_WAIT]),
+                "estimated_fetch_wait_cycles": int(self.state[N.ESTIMATED_FETCH]),
                 "estimated_flash_reads": int(self.state[N.ESTIMATED_READS])}

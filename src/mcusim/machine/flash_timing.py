@@ -100,6 +100,12 @@ class FlashTiming:
         state[N.FL_PORT_COUNT] = max(state[N.FL_PORT_COUNT], port + 1)
         self.reset()
 
+    @property
+    def fetch_exact(self) -> bool:
+        """Whether sampled timing leaves this port's instruction fetches timed: its data cache is
+        its instruction cache, and the data reads between windows would change it unseen."""
+        return self.spec.dcache is not None and self.spec.dcache.shared_with_icache
+
     def _checked_latency(self, latency, board):
         spec = self.spec
         if latency is None:
@@ -141,6 +147,7 @@ class FlashTiming:
             at = self.g + N.FL_RANGE_TABLE + N.FL_RANGE * i
             self.state.buffer[at + N.RANGE_START], self.state.buffer[at + N.RANGE_END] = start, end
             self.state.buffer[at + N.RANGE_LINE_OFFSET] = 0
+        self[N.FL_FETCH_EXACT] = int(self.fetch_exact)
         self[N.FL_RAM_COUNT] = len(self.ram_ranges)
         for i, (start, end) in enumerate(self.ram_ranges):
             at = self.g + N.FL_RAM_TABLE + N.FL_RAM_RANGE * i

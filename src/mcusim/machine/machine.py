@@ -314,7 +314,8 @@ class Machine:
         pages = self.flash_data_pages.outside(unified)  # (see data_sampling.py: a unified cache is timed whole)
         aliases = self.flash_data_pages.outside(unified, aliases=True)
         self.data_sampling = None
-        if data_timing == "sampled" and (cached_ram or pages or aliases):
+        fetch_sampled = any(not port.fetch_exact for port in self.flash_ports)
+        if data_timing == "sampled" and (cached_ram or pages or aliases or fetch_sampled):
             self.data_sampling = DataSampling(self, cached_ram, pages, aliases)
         self.traffic_banks = self._traffic_table() if memory_traffic else []  # the banks counted, by index
         captures = (self.trace, self.swo, self.profile, self.sampler)

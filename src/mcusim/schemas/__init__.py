@@ -9,7 +9,7 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 
-SCHEMA_VERSION = "1.3"
+SCHEMA_VERSION = "1.4"
 
 
 @cache

@@ -1,20 +1,22 @@
-"""The block hook's side of sampled data timing (machine/data_sampling.py): in a window, each
-block's record (SAMPLED_TABLE) learns the wait and flash reads its runs caused in the sampled
-memory; between windows, each run of a block adds what its runs averaged in the last window it
-ran in.
+"""The block hook's side of sampled timing (machine/data_sampling.py): in a window, each block's
+record (SAMPLED_TABLE) learns the wait and flash reads its runs caused in the sampled memory and
+the instruction-fetch wait the fetch model gave it; between windows, each run of a block adds
+what its runs averaged in the last window it ran in, and the fetch model does not run.
 
 Why per block: the wait of a TinyML layer's loads of its weights depends on its kernel's access
-pattern, which is the block's code; a rate per core cycle would spread one layer's wait over
-the next (the error both give is measured in docs/timing.md, "Sampled data timing")."""
+pattern, which is the block's code, and a block's fetch wait on where its lines lie and what
+ran before it; a rate per core cycle would spread one layer's wait over the next (the error both
+give is measured in docs/timing.md, "Sampled data timing")."""
 from __future__ import annotations
 
 from .jit import njit
 from .layout import (
-    CYCLES, DEADLINE, ESTIMATED_READS, ESTIMATED_WAIT, LEARN_ADDRESS, LEARN_READS_AT, LEARN_RECORD, LEARN_WAIT_AT,
-    LEARNING, P_COEF_FLASH, P_ENERGY_FLASH, P_FLASH_READS, RATE_SHIFT, READS_CARRY, READS_PER_CYCLE, REQUEST_AFTER,
-    S_ADDRESS, S_READS, S_READS_RATE, S_RUNS, S_WAIT, S_WAIT_RATE, SAMPLED_BLOCK, SAMPLED_BLOCKS, SAMPLED_READS,
-    SAMPLED_TABLE, SAMPLED_WAIT, SAMPLING, WAIT_CARRY, WAIT_PER_CYCLE, WINDOW_REQUESTED)
-from .memory_model import add_data_wait
+    CYCLES, DEADLINE, ESTIMATED_FETCH, ESTIMATED_READS, ESTIMATED_WAIT, FETCH_CARRY, FETCH_PER_CYCLE,
+    LEARN_ADDRESS, LEARN_FETCH_AT, LEARN_READS_AT, LEARN_RECORD, LEARN_WAIT_AT, LEARNING, P_COEF_FLASH,
+    P_ENERGY_FLASH, P_FLASH_READS, RATE_SHIFT, READS_CARRY, READS_PER_CYCLE, REQUEST_AFTER, S_ADDRESS, S_FETCH,
+    S_FETCH_RATE, S_READS, S_READS_RATE, S_RUNS, S_WAIT, S_WAIT_RATE, SAMPLED_BLOCK, SAMPLED_BLOCKS, SAMPLED_FETCH,
+    SAMPLED_READS, SAMPLED_TABLE, SAMPLED_WAIT, SAMPLING, WAIT_CARRY, WAIT_PER_CYCLE, WINDOW_REQUESTED)
+from .memory_model import add_data_wait, add_fetch_waits
 
 NEVER = 1 << 62
 ASKED = -2  # a record's rates while its block, not yet run in a window, has asked for one: a block
@@ -41,18 +43,20 @@ def sampled_record(address):
 
 @njit
 def learn_block_end(st):
-    """The sampled memory's wait and reads since the block running began are its run's."""
+    """The sampled memory's wait and reads, and the fetch wait, since the block running began are its run's."""
     record = st[LEARN_RECORD]
     if record >= 0 and st[record + S_ADDRESS] == st[LEARN_ADDRESS]:
         st[record + S_WAIT] += st[SAMPLED_WAIT] - st[LEARN_WAIT_AT]
         st[record + S_READS] += st[SAMPLED_READS] - st[LEARN_READS_AT]
+        st[record + S_FETCH] += st[SAMPLED_FETCH] - st[LEARN_FETCH_AT]
         st[record + S_RUNS] += 1
 
 
 @njit
-def sample_block(st, address, cycles):
-    """At the start of a block of `cycles` static cycles: in a window, the block before it ends
-    (learn_block_end) and this one begins; between windows, this block's estimate is added."""
+def sample_block(st, address, cycles, fetch_estimated):
+    """At the start of a block of `cycles` static cycles, before its fetches: in a window, the
+    block before it ends (learn_block_end) and this one begins; between windows, this block's
+    estimate is added (its fetch wait too if `fetch_estimated`: else the fetch model times it)."""
     record = sampled_record(address)
     if st[SAMPLING] == LEARNING:
         learn_block_end(st)
@@ -60,20 +64,25 @@ def sample_block(st, address, cycles):
             st[record + S_ADDRESS] = address
             st[record + S_WAIT] = 0
             st[record + S_READS] = 0
+            st[record + S_FETCH] = 0
             st[record + S_RUNS] = 0
             st[record + S_WAIT_RATE] = -1
             st[record + S_READS_RATE] = -1
+            st[record + S_FETCH_RATE] = -1
         st[LEARN_RECORD] = record
         st[LEARN_ADDRESS] = address
         st[LEARN_WAIT_AT] = st[SAMPLED_WAIT]
         st[LEARN_READS_AT] = st[SAMPLED_READS]
+        st[LEARN_FETCH_AT] = st[SAMPLED_FETCH]
         return
     wait_rate = st[record + S_WAIT_RATE]
     reads_rate = st[record + S_READS_RATE]
+    fetch_rate = st[record + S_FETCH_RATE]
     if st[record + S_ADDRESS] != address or wait_rate < 0:  # not run in a window: the last window's
         asked = st[record + S_ADDRESS] == address and wait_rate == ASKED  # average per cycle, and ask
         wait_rate = cycles * st[WAIT_PER_CYCLE]                           # for a window, once
         reads_rate = cycles * st[READS_PER_CYCLE]
+        fetch_rate = cycles * st[FETCH_PER_CYCLE]
         if not asked and st[CYCLES] >= st[REQUEST_AFTER]:
             st[WINDOW_REQUESTED] = 1
             st[REQUEST_AFTER] = NEVER
@@ -82,6 +91,11 @@ def sample_block(st, address, cycles):
                 st[record + S_ADDRESS] = address
                 st[record + S_WAIT_RATE] = ASKED
                 st[record + S_READS_RATE] = ASKED
+                st[record + S_FETCH_RATE] = ASKED
+    fetch = _whole(st, FETCH_CARRY, fetch_rate) if fetch_estimated else 0
+    if fetch != 0:
+        st[ESTIMATED_FETCH] += fetch
+        add_fetch_waits(st, fetch, 0, 1)
     wait = _whole(st, WAIT_CARRY, wait_rate)
     if wait != 0:
         st[ESTIMATED_WAIT] += wait

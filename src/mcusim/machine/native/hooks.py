@@ -31,7 +31,8 @@ from .layout import (
     TRAFFIC_READ, TRAFFIC_START, TRAFFIC_WRITTEN, WATCH_ISB)
 from .layout import (
     AT_STATE, P_FLASH_READS, PG_PLAIN, PLAIN_ALIAS_OFFSET, PP_FLUSH, PP_PAGES, PP_PAGE_SHIFT, PP_PORT, RESIDENT_PAGE,
-    RESIDENT_PAGE_AREA, RUN_PLAIN, RUN_SAMPLED, SAMPLED_READS, SAMPLED_WAIT, SAMPLING)
+    RESIDENT_PAGE_AREA, RUN_PLAIN, RUN_SAMPLED, SAMPLED_FETCH, SAMPLED_READS, SAMPLED_WAIT, SAMPLING, ESTIMATING,
+    LEARNING, FL_CURRENT, FL_FETCH_EXACT, FL_FETCH_TOTAL, FL_CONTENTION_TOTAL)
 from .layout import (
     AT_RAM_COUNT, AT_RAM_ENTRIES, RAM_ALIAS, RAM_ALIAS_OFFSET, RA_BEGIN, RA_END, RA_RUN, RA_TIMED, RAM_RUN, RR_BASE,
     RR_BYTES, RR_PAGE_SHIFT, RR_STATE)
@@ -48,7 +49,7 @@ from .dwt_events import counter_events
 from .power import _count_power
 from .block_cache import _summarize
 from .memory_model import (
-    _fetch, add_data_wait, flash_data_read, flash_offset, ram_access, resident_page_read, time_literals, transfers)
+    _fetch, add_data_wait, flash_data_read, flash_offset, flash_port, ram_access, resident_page_read, time_literals, transfers)
 from .state import NativeState
 
 
@@ -189,15 +190,38 @@ def _block_hook_variant(captures, power, fetch):
         st[FL_BLOCK_LINES] = 0
         st[FL_BLOCK_LITERALS] = 0
         if fetch and st[FL_PORT_COUNT] != 0:
-            _fetch(st, entry, address, size, start, out_of_sequence)
+            sampling = st[SAMPLING]
+            if sampling == ESTIMATING:  # between windows the fetch model rests (its wait is in the estimate) ...
+                g = flash_port(st, address)
+                exact = g >= 0 and st[g + FL_FETCH_EXACT] != 0  # ... but on a port whose cache data shares
+                sample_block(st, address, st[entry + E_CYCLES], not exact)
+                if exact:
+                    _fetch(st, entry, address, size, start, out_of_sequence)
+                else:
+                    st[FL_CURRENT] = -1
+            elif sampling == LEARNING:
+                sample_block(st, address, st[entry + E_CYCLES], True)
+                _learn_fetch(st, entry, address, size, start, out_of_sequence)
+            else:
+                _fetch(st, entry, address, size, start, out_of_sequence)
             if st[entry + E_LITERALS] != 0 and st[FL_LITERAL_RANGE_COUNT] != 0:
                 add_data_wait(st, time_literals(st, address, size, _table_index(uc, header, st, address)))
-            if st[SAMPLING] != 0:
-                sample_block(st, address, st[entry + E_CYCLES])
             if st[PP_FLUSH] != 0:  # a fetch or literal read took a line of a page read plain
                 _flush_tlb(uc, st)
 
     return block_hook
+
+
+@njit
+def _learn_fetch(st, entry, address, size, start, out_of_sequence):
+    """_fetch in a window of sampled timing: its wait and flash reads are what the block's record learns."""
+    waited = st[FL_FETCH_TOTAL] + st[FL_CONTENTION_TOTAL]
+    reads = st[P_FLASH_READS]
+    _fetch(st, entry, address, size, start, out_of_sequence)
+    g = st[FL_CURRENT]
+    if g < 0 or st[g + FL_FETCH_EXACT] == 0:  # (a port whose fetches stay timed between windows: not learned)
+        st[SAMPLED_FETCH] += st[FL_FETCH_TOTAL] + st[FL_CONTENTION_TOTAL] - waited
+        st[SAMPLED_READS] += st[P_FLASH_READS] - reads
 
 
 @njit

@@ -126,10 +126,11 @@ CACHE_ENTRY = _entry.size
 HOST_LINE_SLOTS = 8  # int64 slots in a host cache line (64 bytes): the state buffer starts on one (state.py)
 assert CACHE_ENTRY % HOST_LINE_SLOTS == 0, "a block cache entry is whole host cache lines"
 
-# A block's record in the sampled data timing's table (machine/data_sampling.py), direct-mapped by
-# block address: the sampled memory's wait and flash reads timed after the block began, summed over
-# its runs in the window open now, and from the last window it ran in, what one run adds between
-# windows (units of 2**-RATE_SHIFT; -1: none yet).
+# A block's record in the sampled timing's table (machine/data_sampling.py), direct-mapped by block
+# address: the sampled memory's wait and flash reads timed after the block began and its own
+# instruction-fetch wait, summed over its runs in the window open now, and from the last window it
+# ran in, what one run adds between windows (units of 2**-RATE_SHIFT; -1: none yet). Eight slots:
+# one host cache line.
 _sampled = _record("sampled block")
 S_ADDRESS = _sampled.slot("S_ADDRESS")
 S_WAIT = _sampled.slot("S_WAIT")
@@ -137,6 +138,8 @@ S_READS = _sampled.slot("S_READS")
 S_RUNS = _sampled.slot("S_RUNS")
 S_WAIT_RATE = _sampled.slot("S_WAIT_RATE")
 S_READS_RATE = _sampled.slot("S_READS_RATE")
+S_FETCH = _sampled.slot("S_FETCH")
+S_FETCH_RATE = _sampled.slot("S_FETCH_RATE")
 SAMPLED_BLOCK = _sampled.size
 SAMPLED_BLOCKS = 16384
 
@@ -214,6 +217,8 @@ FL_RAM_WAIT = _port.slot("FL_RAM_WAIT")              # cycles a data read from t
 #                                                      data cache off)
 FL_WRITEBACK_WAIT = _port.slot("FL_WRITEBACK_WAIT")  # cycles a read miss also waits when the line it replaces is dirty
 FL_DC_WRITEBACKS = _port.slot("FL_DC_WRITEBACKS")    # dirty data cache lines written back (replaced or cleaned)
+FL_FETCH_EXACT = _port.slot("FL_FETCH_EXACT")  # 1: its data cache is its instruction cache, so sampled timing
+#                                               leaves its fetches timed (data_sampling.py)
 FL_PORT_SLOTS = _port.size
 FL_MAX_PORTS = 2
 FL_MAX_CACHE_LINES = 2048  # per cache: sets x ways
@@ -518,17 +523,22 @@ FL_LITERAL_RANGES = _buffer.slot("FL_LITERAL_RANGES", FL_RAM_RANGE * MAX_LITERAL
 SAMPLING = _buffer.slot("SAMPLING")  # sampled data timing (machine/data_sampling.py): NOT_SAMPLED, LEARNING (a
 #                                      window: the sampled memory is timed access by access) or ESTIMATING
 SAMPLED_WAIT = _buffer.slot("SAMPLED_WAIT")    # wait cycles of the sampled memory's accesses, as timed, and the
-SAMPLED_READS = _buffer.slot("SAMPLED_READS")  # flash reads they made (cached RAM, flash data pages)
+SAMPLED_READS = _buffer.slot("SAMPLED_READS")  # flash reads they made (cached RAM, flash data pages, and in a
+SAMPLED_FETCH = _buffer.slot("SAMPLED_FETCH")  # window the fetch model's), and the fetch model's waits in windows
 LEARN_RECORD = _buffer.slot("LEARN_RECORD")    # in a window: the record of the block running (-1: none), its
 LEARN_ADDRESS = _buffer.slot("LEARN_ADDRESS")  # address, and SAMPLED_WAIT and SAMPLED_READS as it began
 LEARN_WAIT_AT = _buffer.slot("LEARN_WAIT_AT")
 LEARN_READS_AT = _buffer.slot("LEARN_READS_AT")
+LEARN_FETCH_AT = _buffer.slot("LEARN_FETCH_AT")
 WAIT_CARRY = _buffer.slot("WAIT_CARRY")        # between windows: the fractions not added yet, ...
 READS_CARRY = _buffer.slot("READS_CARRY")
+FETCH_CARRY = _buffer.slot("FETCH_CARRY")
 ESTIMATED_WAIT = _buffer.slot("ESTIMATED_WAIT")    # ... the estimated wait cycles and flash reads added so far, ...
 ESTIMATED_READS = _buffer.slot("ESTIMATED_READS")
+ESTIMATED_FETCH = _buffer.slot("ESTIMATED_FETCH")
 WAIT_PER_CYCLE = _buffer.slot("WAIT_PER_CYCLE")    # ... for a block not run in a window, the last window's wait and
-READS_PER_CYCLE = _buffer.slot("READS_PER_CYCLE")  # reads per core cycle (units of 2**-RATE_SHIFT), ...
+READS_PER_CYCLE = _buffer.slot("READS_PER_CYCLE")  # reads and fetch wait per core cycle (units of
+FETCH_PER_CYCLE = _buffer.slot("FETCH_PER_CYCLE")  # 2**-RATE_SHIFT), ...
 REQUEST_AFTER = _buffer.slot("REQUEST_AFTER")      # ... and from this cycle on, such a block asks for a window:
 WINDOW_REQUESTED = _buffer.slot("WINDOW_REQUESTED")  # it sets this and stops the run
 RATE_SHIFT = 20
@@ -576,6 +586,7 @@ BLOCK_CACHE_PADDING = _buffer.slot("BLOCK_CACHE_PADDING", -(_buffer.start + _buf
 BLOCK_CACHE = _buffer.slot("BLOCK_CACHE", CACHE_ENTRY * CACHE_ENTRIES)  # cleared whenever decoding changes tables
 assert BLOCK_CACHE % HOST_LINE_SLOTS == 0, "its entries start on host cache lines"
 SAMPLED_TABLE = _buffer.slot("SAMPLED_TABLE", SAMPLED_BLOCK * SAMPLED_BLOCKS)  # (machine/data_sampling.py)
+assert SAMPLED_TABLE % HOST_LINE_SLOTS == 0 and SAMPLED_BLOCK == HOST_LINE_SLOTS, "a record is one host cache line"
 FLASH_AREA = _buffer.slot("FLASH_AREA", FL_MAX_PORTS * 2 * FL_CACHE_SLOTS)  # per port: instruction, data cache tags
 LINE_RECORD_AREA = _buffer.slot("LINE_RECORD_AREA", FL_RECORD * FL_MAX_BLOCK_LINES)  # the executing block's fetches
 LITERAL_RECORD_AREA = _buffer.slot("LITERAL_RECORD_AREA", 2 * LITERAL_RECORD * FL_MAX_BLOCK_LINES)  # its literal
