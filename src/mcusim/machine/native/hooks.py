@@ -49,7 +49,8 @@ from .dwt_events import counter_events
 from .power import _count_power
 from .block_cache import _summarize
 from .memory_model import (
-    _fetch, add_data_wait, flash_data_read, flash_offset, flash_port, ram_access, resident_page_read, time_literals, transfers)
+    _fetch, add_data_wait, flash_data_read, flash_offset, flash_port, ram_access, resident_page_read, time_literals,
+    transfers)
 from .state import NativeState
 
 
@@ -191,9 +192,9 @@ def _block_hook_variant(captures, power, fetch):
         st[FL_BLOCK_LITERALS] = 0
         if fetch and st[FL_PORT_COUNT] != 0:
             sampling = st[SAMPLING]
-            if sampling == ESTIMATING:  # between windows the fetch model rests (its wait is in the estimate) ...
-                g = flash_port(st, address)
-                exact = g >= 0 and st[g + FL_FETCH_EXACT] != 0  # ... but on a port whose cache data shares
+            if sampling == ESTIMATING:  # between windows the fetch model rests (its wait is in the estimate),
+                g = flash_port(st, address)  # but on a port whose data cache is its instruction cache
+                exact = g >= 0 and st[g + FL_FETCH_EXACT] != 0
                 sample_block(st, address, st[entry + E_CYCLES], not exact)
                 if exact:
                     _fetch(st, entry, address, size, start, out_of_sequence)
@@ -219,7 +220,7 @@ def _learn_fetch(st, entry, address, size, start, out_of_sequence):
     reads = st[P_FLASH_READS]
     _fetch(st, entry, address, size, start, out_of_sequence)
     g = st[FL_CURRENT]
-    if g < 0 or st[g + FL_FETCH_EXACT] == 0:  # (a port whose fetches stay timed between windows: not learned)
+    if g < 0 or st[g + FL_FETCH_EXACT] == 0:  # (a port whose fetches stay timed: nothing to learn)
         st[SAMPLED_FETCH] += st[FL_FETCH_TOTAL] + st[FL_CONTENTION_TOTAL] - waited
         st[SAMPLED_READS] += st[P_FLASH_READS] - reads
 

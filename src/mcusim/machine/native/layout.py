@@ -522,11 +522,11 @@ FL_LITERAL_RANGES = _buffer.slot("FL_LITERAL_RANGES", FL_RAM_RANGE * MAX_LITERAL
 #                                                                                          ranges: start, end)
 SAMPLING = _buffer.slot("SAMPLING")  # sampled data timing (machine/data_sampling.py): NOT_SAMPLED, LEARNING (a
 #                                      window: the sampled memory is timed access by access) or ESTIMATING
-SAMPLED_WAIT = _buffer.slot("SAMPLED_WAIT")    # wait cycles of the sampled memory's accesses, as timed, and the
-SAMPLED_READS = _buffer.slot("SAMPLED_READS")  # flash reads they made (cached RAM, flash data pages, and in a
-SAMPLED_FETCH = _buffer.slot("SAMPLED_FETCH")  # window the fetch model's), and the fetch model's waits in windows
+SAMPLED_WAIT = _buffer.slot("SAMPLED_WAIT")    # wait cycles of the sampled memory's accesses, as timed; the flash
+SAMPLED_READS = _buffer.slot("SAMPLED_READS")  # reads they and, in windows, the fetch model made; and the fetch
+SAMPLED_FETCH = _buffer.slot("SAMPLED_FETCH")  # model's waits in windows (contention included)
 LEARN_RECORD = _buffer.slot("LEARN_RECORD")    # in a window: the record of the block running (-1: none), its
-LEARN_ADDRESS = _buffer.slot("LEARN_ADDRESS")  # address, and SAMPLED_WAIT and SAMPLED_READS as it began
+LEARN_ADDRESS = _buffer.slot("LEARN_ADDRESS")  # address, and SAMPLED_WAIT, SAMPLED_READS and SAMPLED_FETCH as it began
 LEARN_WAIT_AT = _buffer.slot("LEARN_WAIT_AT")
 LEARN_READS_AT = _buffer.slot("LEARN_READS_AT")
 LEARN_FETCH_AT = _buffer.slot("LEARN_FETCH_AT")
