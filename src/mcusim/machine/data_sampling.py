@@ -4,7 +4,7 @@ as MMIO) is timed access by access in windows; between windows it is plain memor
 block that runs is charged the wait and flash reads its runs averaged in the last window it ran
 in (native/data_sampling.py). The instruction fetch model, the block hook's largest cost on a
 board whose flash waits, runs in windows only too, and each block adds its averaged fetch wait
-between them (but on a port whose data cache is its instruction cache: FlashTiming.fetch_exact).
+between them (but on a port whose data cache is its instruction cache: FlashTiming.unified_cache).
 
 Why: while any memory hook exists, Unicorn sends every load and store of the program to its
 slow path, and each read of an MMIO page is a call through QEMU's memory dispatch; on a TinyML

@@ -95,15 +95,15 @@ class FlashTiming:
             if cache is not None and cache.sets * cache.ways > N.FL_MAX_CACHE_LINES:
                 raise ValueError(f"board {board.name}: a flash cache of more than {N.FL_MAX_CACHE_LINES} lines")
         self.ic_tags = N.FLASH_AREA + port * 2 * N.FL_CACHE_SLOTS
-        shared = spec.dcache is not None and spec.dcache.shared_with_icache
-        self.dc_tags = self.ic_tags if shared else self.ic_tags + N.FL_CACHE_SLOTS
+        self.dc_tags = self.ic_tags if self.unified_cache else self.ic_tags + N.FL_CACHE_SLOTS
         state[N.FL_PORT_COUNT] = max(state[N.FL_PORT_COUNT], port + 1)
         self.reset()
 
     @property
-    def fetch_exact(self) -> bool:
-        """Whether sampled timing leaves this port's instruction fetches timed: its data cache is
-        its instruction cache, and the data reads between windows would change it unseen."""
+    def unified_cache(self) -> bool:
+        """Whether its data cache is its instruction cache (one array for both): sampled timing
+        then leaves its fetches and data pages timed, as the data reads between windows would
+        change that cache unseen (data_sampling.py)."""
         return self.spec.dcache is not None and self.spec.dcache.shared_with_icache
 
     def _checked_latency(self, latency, board):
@@ -147,7 +147,7 @@ class FlashTiming:
             at = self.g + N.FL_RANGE_TABLE + N.FL_RANGE * i
             self.state.buffer[at + N.RANGE_START], self.state.buffer[at + N.RANGE_END] = start, end
             self.state.buffer[at + N.RANGE_LINE_OFFSET] = 0
-        self[N.FL_FETCH_EXACT] = int(self.fetch_exact)
+        self[N.FL_FETCH_EXACT] = int(self.unified_cache)
         self[N.FL_RAM_COUNT] = len(self.ram_ranges)
         for i, (start, end) in enumerate(self.ram_ranges):
             at = self.g + N.FL_RAM_TABLE + N.FL_RAM_RANGE * i

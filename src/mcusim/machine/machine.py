@@ -309,12 +309,11 @@ class Machine:
         self._divide_trap_stale = False
         self._build_peripherals()
         cached_ram = [port for port in self.flash_ports if port.ram_ranges]
-        unified = [(start, end) for port in self.flash_ports if port.spec.dcache is not None
-                   and port.spec.dcache.shared_with_icache for start, end in port.ranges]
+        unified = [(start, end) for port in self.flash_ports if port.unified_cache for start, end in port.ranges]
         pages = self.flash_data_pages.outside(unified)  # (see data_sampling.py: a unified cache is timed whole)
         aliases = self.flash_data_pages.outside(unified, aliases=True)
         self.data_sampling = None
-        fetch_sampled = any(not port.fetch_exact for port in self.flash_ports)
+        fetch_sampled = any(not port.unified_cache for port in self.flash_ports)
         if data_timing == "sampled" and (cached_ram or pages or aliases or fetch_sampled):
             self.data_sampling = DataSampling(self, cached_ram, pages, aliases)
         self.traffic_banks = self._traffic_table() if memory_traffic else []  # the banks counted, by index

@@ -27,8 +27,7 @@ def eligible_port(ports, page_bytes: int):
     """The first port whose cache is one for instructions and data over a single page-aligned
     flash range and no RAM (the pages' offsets are then their addresses' pages), or None."""
     for port in ports:
-        spec = port.spec
-        if (spec.dcache is not None and spec.dcache.shared_with_icache and not port.ram_ranges
+        if (port.unified_cache and not port.ram_ranges
                 and len(port.ranges) == 1 and port.ranges[0][0] % page_bytes == 0):
             return port
     return None

@@ -49,8 +49,8 @@ from .dwt_events import counter_events
 from .power import _count_power
 from .block_cache import _summarize
 from .memory_model import (
-    _fetch, add_data_wait, flash_data_read, flash_offset, flash_port, ram_access, resident_page_read, time_literals,
-    transfers)
+    _fetch, add_data_wait, flash_data_read, flash_offset, flash_port, in_ranges, ram_access, resident_page_read,
+    time_literals, transfers)
 from .state import NativeState
 
 
@@ -442,8 +442,9 @@ def code_page_tlb_fill(uc, vaddr_u64, access, entry_pointer, user_data):
             elif table[at + RA_TIMED] != 0:
                 paddr = vaddr + RAM_ALIAS_OFFSET
             break
-    if not aliased and access == UC_MEM_READ and (_in_plain_run(table, vaddr) or table[AT_STATE] != 0
-                                                  and _read_plain(table, vaddr)):
+    if not aliased and access == UC_MEM_READ and (  # a data page run read plain now (sampled data timing), or resident
+            in_ranges(table, AT_PLAIN_ENTRIES, table[AT_PLAIN_COUNT], CODE_ALIAS, vaddr)
+            or table[AT_STATE] != 0 and _read_plain(table, vaddr)):
         paddr = vaddr + PLAIN_ALIAS_OFFSET  # (its stores and fetches still go to the MMIO page, and fault)
         perms = UC_PROT_READ
     entry[0] = paddr
@@ -451,16 +452,6 @@ def code_page_tlb_fill(uc, vaddr_u64, access, entry_pointer, user_data):
     if access != UC_MEM_FETCH:  # (a fill for a data access, as a load or store runs)
         _restore_it_state(uc, table, AT_SCRATCH)
     return True
-
-
-@njit
-def _in_plain_run(table, vaddr):
-    """Whether `vaddr` is in a data page run read plain now (sampled data timing between windows)."""
-    for i in range(table[AT_PLAIN_COUNT]):
-        at = AT_PLAIN_ENTRIES + CODE_ALIAS * i
-        if table[at + AL_BEGIN] <= vaddr < table[at + AL_END]:
-            return True
-    return False
 
 
 @njit

@@ -363,6 +363,7 @@ MAX_PLAIN_RUNS = 16  # data page runs sampled data timing reads plain between it
 _alias = _record("code page alias")
 AL_BEGIN = _alias.slot("AL_BEGIN")  # [begin, end) of the code pages
 AL_END = _alias.slot("AL_END")
+assert (AL_BEGIN, AL_END) == (RANGE_START, RANGE_END), "memory_model.in_ranges reads both tables alike"
 CODE_ALIAS = _alias.size
 # RAM behind a data cache (mcu-d's SRAM1 and SRAM2): while its port times its accesses, the TLB
 # fill hook sends its loads and stores to an MMIO alias at RAM_ALIAS_OFFSET + their address, whose

@@ -340,11 +340,13 @@ def transfers(address, size):
 
 
 @njit
-def _literal_timed(st, address):
-    """Whether `address` is on the flash code pages whose literal reads the block hook times."""
-    for i in range(st[FL_LITERAL_RANGE_COUNT]):
-        at = FL_LITERAL_RANGES + FL_RAM_RANGE * i
-        if st[at + RANGE_START] <= address < st[at + RANGE_END]:
+def in_ranges(array, first, count, stride, address):
+    """Whether `address` lies in one of the `count` ranges [RANGE_START, RANGE_END) stored from
+    array[first] on, `stride` slots apart (the literal ranges; the TLB fill hook's alias tables,
+    whose AL_BEGIN and AL_END are the same two slots)."""
+    for i in range(count):
+        at = first + stride * i
+        if array[at + RANGE_START] <= address < array[at + RANGE_END]:
             return True
     return False
 
@@ -380,7 +382,7 @@ def time_literals(st, address, size, first_index):
                 first, step, reads = transfers(at + 4 * k, size_read)
                 for j in range(reads):
                     read_at = first + step * j
-                    if not _literal_timed(st, read_at):
+                    if not in_ranges(st, FL_LITERAL_RANGES, st[FL_LITERAL_RANGE_COUNT], FL_RAM_RANGE, read_at):
                         continue
                     g = flash_port(st, read_at)
                     if g < 0:
