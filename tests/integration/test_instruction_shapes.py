@@ -9,10 +9,9 @@ from elftools.elf.elffile import ELFFile
 from mcusim.config import load_core
 from mcusim.config.loader import core_timing_table
 from mcusim.timing.cortex_m4 import CortexM4Timing, base_mnemonic
-from mcusim.timing.decoder import _LITERAL_LOADS
 from mcusim.timing import instruction
 from mcusim.timing.instruction import _detail_disasm, alike_key, decodable_runs, disassemble
-from mcusim.timing.literal_loads import literal_read
+from mcusim.timing.literal_loads import LITERAL_LOADS, literal_read
 
 NARROW, WIDE = bytes(2), bytes.fromhex("00f00000")  # (alike_key reads an encoding's size and form bits)
 BUILDS = [("mcu-d", "micro_speech-opt"), ("mcu-m", "large-startup"), ("mps2-an386", "bench-dsp"),
@@ -48,7 +47,7 @@ def test_equal_alike_keys_have_equal_shapes_and_literal_reads_are_named_loads(fi
         key = alike_key(insn.bytes, insn.mnemonic, insn.op_str)
         assert shapes.setdefault(key, insn._shape_key()) == insn._shape_key(), (insn, key)
         if literal_read(insn.bytes):
-            assert base_mnemonic(insn) in _LITERAL_LOADS, insn
+            assert base_mnemonic(insn) in LITERAL_LOADS, insn
     assert count > 300 and len(shapes) < count  # (keys are shared: the check compared something)
 
 

@@ -59,6 +59,8 @@ FP_MAC = ("vmla", "vmls", "vnmla", "vnmls", "vfma", "vfms", "vfnma", "vfnms")
 
 
 class CortexM4Timing:
+    pairwise = True  # a cost depends on the instruction and the one before it alone (decoder._decode_m4)
+
     def __init__(self, table: dict):
         self.t = table
         self._recent: dict[int, tuple] = {}  # address -> (name, reads, writes): the last few instructions

@@ -17,8 +17,12 @@ from ..machine.native import (CALL_FLAG, F_CLASS_A, F_CLASS_B, F_CLASS_C, F_COUN
 from ..machine.registers import UNICORN_REGISTERS
 from .classes import packed, power_class
 from .cortex_m4 import FP_MEMORY, MEMORY, base_mnemonic
-from .literal_loads import literal_read
-from .instruction import MAX_KNOWN, decodable_runs, disassemble, disassemble_one, disassemble_run, thumb_length
+from .literal_loads import LITERAL_LOADS, literal_read
+from ..machine.native.m4_rows import m4_rows
+from .instruction import (MAX_KNOWN, decodable_runs, disassemble, disassemble_one, disassemble_run, instructions_of,
+                          it_block_length, lite_runs, thumb_length)
+from . import m4_descriptors
+from .m4_descriptors import IT, UNDECODABLE, TooManyRegisters
 
 _capstone = Cs(CS_ARCH_ARM, CS_MODE_THUMB | CS_MODE_MCLASS)
 _capstone_detail = Cs(CS_ARCH_ARM, CS_MODE_THUMB | CS_MODE_MCLASS)
@@ -65,6 +69,8 @@ class Decoder:
         self._states: dict[int, object] = {}    # piece boundary -> the timing model's state there
         self._keep_states: set[int] = set()     # the boundaries of the run being decoded
         self._redecoded = False  # a decode wrote over decoded rows (block summaries may be stale)
+        self._m4 = m4_descriptors.for_timing(timing, instruction_cycles, _static_row) \
+            if memoise and getattr(timing, "pairwise", False) else None  # (rows in native code: _decode_m4)
         self.instructions_decoded = 0  # rows of instructions written, decoded or copied ...
         self.instructions_copied = 0   # ... of them copied from a decode seen before (chunk cache, store)
 
@@ -262,6 +268,10 @@ class Decoder:
         instructions (offset, mnemonic, operands) noted)."""
         if self.timing is None:
             return self._decode_untimed(start, end, code)
+        if self._m4 is not None:
+            decoded = self._decode_m4(start, end, code, previous)
+            if decoded is not None:
+                return decoded
         specials = []
         address = start
         folded_it = None  # the row of a folded IT
@@ -317,6 +327,65 @@ class Decoder:
         dirty = self._write_rows(start, np.array(rows, np.int64).reshape(-1, FIELDS), instructions) if rows else set()
         self._snapshot(dirty, start, code[: end - start])
         return dirty, address, specials
+
+    def _decode_m4(self, start: int, end: int, code: bytes, previous) -> tuple[set[int], int, list] | None:
+        """_decode_fresh for the Cortex-M4 model, whose rows depend on each instruction's encoding
+        and the one before it alone: each encoding is looked up by its bytes and IT context
+        (m4_descriptors); capstone reads a range from its first encoding not met before on (in
+        one pass: an IT block's condition shows in its instructions' text, and a known encoding
+        is no disassembly); one native call makes the rows. None (then _decode_fresh decodes
+        it) where an IT sits inside an IT block, which capstone reads its own way."""
+        descriptors = self._m4
+        descriptors.make_room()
+        try:
+            before = descriptors.row_of(previous) if previous is not None else -1
+        except TooManyRegisters:
+            return None
+        known, add = descriptors.by_key.get, descriptors.add
+        rows, specials = [], []
+        text = None  # capstone's Instructions by address, made when an encoding is new
+        context, it_left = None, 0  # (the IT's halfword, this instruction's position after it); left
+        it_at = 0  # the IT's offset
+        size, limit = len(code), end - start
+        offset = 0
+        while offset < limit and offset + 2 <= size:
+            halfword = code[offset] | code[offset + 1] << 8
+            length = min(4 if halfword >= 0xE800 else 2, size - offset)  # (thumb_length)
+            if it_left:
+                it_left -= 1
+                context = (context[0], context[1] + 1)
+            else:
+                context = None
+            key = (code[offset: offset + length], context)
+            entry = known(key)
+            if entry is None:
+                if text is None:  # capstone's reading of the rest, from the first new encoding on (no IT
+                    first = it_at if context is not None else offset  # block is open before its IT)
+                    text = instructions_of(list(lite_runs(code[first:], start + first, end)), code, start, end,
+                                           copies=False)
+                insn = text.get(start + offset)
+                try:
+                    entry = add(key, insn if insn is not None and insn.size == length else None, length)
+                except TooManyRegisters:
+                    return None
+            row, kind, watched = entry
+            if kind == UNDECODABLE:
+                it_left = 0  # (capstone's pass stops there: what follows is read without the IT)
+            elif kind == IT:
+                if context is not None:  # (an IT inside an IT block: capstone reads on its own way)
+                    return None
+                it_left, context, it_at = it_block_length(halfword), (halfword, 0), offset
+            if watched is not None and self._note_special(start + offset, *watched):
+                specials.append((offset, *watched))
+            rows.append(row)
+            offset += length
+        if not rows:
+            return set(), start + offset, specials
+        table = np.zeros((offset >> 1, FIELDS), np.int64)
+        m4_rows(descriptors.table, np.array(rows, np.int64), np.int64(before), descriptors.constants, table)
+        dirty = self._write_rows(start, table, len(rows))
+        self._snapshot(dirty, start, code[: end - start])
+        return dirty, start + offset, specials
 
     def _decode_untimed(self, start: int, end: int, code: bytes) -> tuple[set[int], int, list]:
         """_decode_fresh without a timing model: a fixed cost, and capstone for the classes."""
@@ -503,7 +572,6 @@ def _static_row(insn) -> tuple[list, bool]:
 
 
 _COSTED: dict[tuple, tuple] = {}  # (Instruction.shape, id of a Cost) -> (the Cost, what _costed_row gives)
-_LITERAL_LOADS = ("ldr", "ldrb", "ldrh", "ldrsb", "ldrsh", "ldrd", "vldr", "tbb", "tbh")  # literal_read's encodings
 
 
 def _costed_row(insn, cost, memo: bool = True) -> tuple[list, bool, bool, bool]:
@@ -527,7 +595,7 @@ def _costed_row(insn, cost, memo: bool = True) -> tuple[list, bool, bool, bool]:
     row[F_START_ADJUST] = cost.start_adjust
     row[F_START_FLAGS] |= cost.stall_interlock | cost.start_fold << 4
     row[F_REFILL] |= cost.refill
-    literal = insn.cc in (cs_arm.ARM_CC_AL, cs_arm.ARM_CC_INVALID) and base_mnemonic(insn) in _LITERAL_LOADS
+    literal = insn.cc in (cs_arm.ARM_CC_AL, cs_arm.ARM_CC_INVALID) and base_mnemonic(insn) in LITERAL_LOADS
     made = (row, special, literal, insn.mnemonic in ("b", "b.w"))
     if key is not None:
         if len(_COSTED) >= MAX_KNOWN:

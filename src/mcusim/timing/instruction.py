@@ -228,7 +228,7 @@ def _detail_disasm(code: bytes, address: int, count: int = 0):
             capstone._cs.cs_free(insns, found)
 
 
-def _lite_runs(code: bytes, start: int, end: int):
+def lite_runs(code: bytes, start: int, end: int):
     """(address, size, mnemonic, op_str) of the instructions of code[: end - start] at `start`, in one
     capstone pass per run of decodable code (capstone stops at an encoding it does not know:
     skip that and go on)."""
@@ -253,18 +253,21 @@ def disassemble(code: bytes, start: int, end: int) -> dict[int, Instruction]:
     """Instructions of code[: end - start] (the bytes at `start`) by address: capstone's detail
     disassembly of the range, made of known encodings where it can be (capstone stops at an
     encoding it does not know: that is skipped and the rest decoded)."""
-    return _instructions(list(_lite_runs(code, start, end)), code, start, end)
+    return instructions_of(list(lite_runs(code, start, end)), code, start, end)
 
 
 def disassemble_run(code: bytes, start: int) -> list[Instruction]:
     """What capstone's detail disassembly of `code` at `start` gives (up to the first encoding it
     does not know), made of known encodings where it can be."""
     items = list(_lite.disasm_lite(code, start))
-    found = _instructions(items, code, start, start + len(code))
+    found = instructions_of(items, code, start, start + len(code))
     return [found[item[0]] for item in items if item[0] in found]
 
 
-def _instructions(items: list, code: bytes, start: int, end: int) -> dict[int, Instruction]:
+def instructions_of(items: list, code: bytes, start: int, end: int, copies: bool = True) -> dict[int, Instruction]:
+    """The Instructions of `items` (lite_runs' items of code[: end - start] at `start`, in order)
+    by address. `copies=False`: an encoding met before gives the Instruction made then, at the
+    address it was met at (for a reader of no addresses; its branch target and address agree)."""
     found = {}
     missing = []
     for index, (address, size, mnemonic, op_str) in enumerate(items):
@@ -272,7 +275,7 @@ def _instructions(items: list, code: bytes, start: int, end: int) -> dict[int, I
         encoding = code[offset: offset + size]
         template = _known.get((encoding, mnemonic, op_str))
         if template is not None:
-            found[address] = template.at(address)
+            found[address] = template.at(address) if copies else template
             continue
         shaped = _alike.get(alike_key(encoding, mnemonic, op_str))
         if shaped is not None:
@@ -343,6 +346,14 @@ def decodable_runs(disasm, code: bytes, start: int, end: int):
         else:
             offset = last.address + last.size - start
             offset += thumb_length(int.from_bytes(code[offset: offset + 2], "little")) if offset + 2 <= len(code) else 2
+
+
+def it_block_length(halfword: int) -> int:
+    """How many instructions the IT instruction `halfword` governs (0: not an IT, e.g. a NOP hint)."""
+    mask = halfword & 0xF
+    if halfword & 0xFF00 != 0xBF00 or mask == 0:
+        return 0
+    return 4 - ((mask & -mask).bit_length() - 1)
 
 
 def disassemble_one(code: bytes, address: int) -> Instruction | None:

@@ -21,6 +21,7 @@ def pack(offset: int, size: int, accesses: int, aligned: bool, index_register: i
             | (index_register + 1) << LITERAL_INDEX_SHIFT | (offset + LITERAL_OFFSET_BIAS) << LITERAL_OFFSET_SHIFT)
 
 
+LITERAL_LOADS = ("ldr", "ldrb", "ldrh", "ldrsb", "ldrsh", "ldrd", "vldr", "tbb", "tbh")  # the operations encoded below
 _SIZES = {0xF85F: 4, 0xF81F: 1, 0xF91F: 1, 0xF83F: 2, 0xF93F: 2}  # LDR, LDRB, LDRSB, LDRH, LDRSH (literal), U masked
 
 

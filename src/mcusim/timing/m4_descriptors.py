@@ -1,0 +1,168 @@
+"""Each encoding's descriptor for the Cortex-M4 rows made in native code (machine/native/m4_rows.py).
+
+The Cortex-M4 model's cost of an instruction depends on the instruction and on what the one
+before it is (cortex_m4.py), and a decode row on nothing else but the bytes (a literal read, a
+branch to itself). So each encoding met (its bytes and IT context) is read from capstone and
+described once, by the Python model itself: its static row, its Cost with no instruction before
+it, and, as register bit masks, what the neighbour rules read of it and of the instruction
+before. A range of encodings met before is then one native call, however long.
+"""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+from capstone import arm as cs_arm
+
+from ..machine.native import m4_rows as R
+from .cortex_m4 import FP_MAC, FP_MEMORY, LOADS, MEMORY, MULTIPLES, STORES, base_mnemonic
+from .literal_loads import LITERAL_LOADS, literal_read
+
+UNDECODABLE, PLAIN, IT = -1, 0, 1  # an encoding's kind, for the decoder's IT tracking
+MAX_DESCRIPTORS = 1 << 16  # rows and encodings (code running away through data must not grow them without end)
+_FP_REGISTER = re.compile(r"[sd]\d+$")
+
+
+class TooManyRegisters(Exception):
+    """More distinct register names than a 63-bit mask holds (the decoder then costs in Python)."""
+
+
+_shared: dict[tuple, "Descriptors"] = {}  # (timing table, instruction cycles) -> its Descriptors
+
+
+def for_timing(timing, instruction_cycles: int, static_row) -> "Descriptors":
+    """The process's Descriptors for a Cortex-M4 model with `timing`'s table: what describes an
+    encoding for one machine does for the next of the same core (a sweep, a test session)."""
+    key = (tuple(sorted(timing.t.items())), instruction_cycles)
+    found = _shared.get(key)
+    if found is None:
+        found = _shared[key] = Descriptors(timing, instruction_cycles, static_row)
+    return found
+
+
+class Descriptors:
+    """The descriptors of one Cortex-M4 timing table's encodings, as rows of an int64 table."""
+
+    def __init__(self, timing, instruction_cycles: int, static_row):
+        """`static_row(insn)`: the decoder's (row, watched) of an instruction alone."""
+        self.timing = timing
+        self.static_row = static_row
+        t = timing.t
+        self._core_bits: dict[str, int] = {}  # register name -> its bit in D_ADDRESS and D_WRITES
+        self._fp_bits: dict[str, int] = {}    # s/d-named register -> its bit in D_FP_READS, D_FP_WRITES
+        self.constants = np.zeros(R.CONSTANTS, np.int64)
+        self.constants[R.C_IT_FOLDED] = t["it_folded"]
+        self.constants[R.C_PIPELINE_SAVING] = t["load"] - t["load_pipelined"]
+        self.constants[R.C_ADDRESS_DEPENDENCY] = t["address_dependency"]
+        self.constants[R.C_FP_RESULT_DEPENDENCY] = t["fp_result_dependency"]
+        self.constants[R.C_INSTRUCTION_CYCLES] = instruction_cycles
+        self.constants[R.C_PC_BIT] = self._mask(["pc"], self._core_bits)
+        self._clear()
+
+    def _clear(self) -> None:  # (the register bits stay: the table's masks are built from them)
+        self.table = np.zeros((256, R.DESCRIPTOR), np.int64)
+        self.count = 0
+        self.by_key: dict[tuple, tuple] = {}  # (bytes, IT context) -> (row, kind, (mnemonic, operands) if watched)
+        self._by_shape: dict[int, tuple] = {}  # Instruction.shape -> (row, watched)
+        self._undecodable: dict[int, int] = {}  # length -> the row of an encoding capstone cannot decode
+
+    def add(self, key: tuple, insn, length: int) -> tuple:
+        """The entry of encoding `key` (its bytes and IT context), which capstone decoded as `insn`
+        at its own address (None: it could not)."""
+        if insn is None:
+            row = self._undecodable.get(length)
+            if row is None:
+                row = self._undecodable[length] = self._append()
+                self.table[row, R.D_SIZE] = length
+            entry = (row, UNDECODABLE, None)
+        else:
+            row, watched = self._shape_row(insn)
+            literal = literal_read(key[0]) if insn.cc in (cs_arm.ARM_CC_AL, cs_arm.ARM_CC_INVALID) \
+                and base_mnemonic(insn) in LITERAL_LOADS else 0
+            self_loop = insn.mnemonic in ("b", "b.w") and insn.op_str == f"#{insn.address:#x}"
+            if literal or self_loop:  # (other encodings of a shape share its row)
+                own = self._append()
+                self.table[own] = self.table[row]
+                self.table[own, R.D_LITERAL], self.table[own, R.D_SELF_LOOP] = literal, int(self_loop)
+                row = own
+            kind = IT if insn.mnemonic.startswith("it") else PLAIN
+            entry = (row, kind, (insn.mnemonic, insn.op_str) if watched else None)
+        self.by_key[key] = entry
+        return entry
+
+    def row_of(self, insn) -> int:
+        """The row of a decoded instruction as the one before a range (what the rules read of it)."""
+        return self._shape_row(insn)[0]
+
+    def make_room(self) -> None:
+        """Start the table afresh if it is full (between ranges: a range's rows stay valid)."""
+        if self.count >= MAX_DESCRIPTORS or len(self.by_key) >= MAX_DESCRIPTORS:
+            self._clear()
+
+    def _append(self) -> int:
+        if self.count == len(self.table):
+            self.table = np.concatenate([self.table, np.zeros_like(self.table)])
+        self.count += 1
+        return self.count - 1
+
+    def _shape_row(self, insn) -> tuple[int, bool]:
+        known = self._by_shape.get(insn.shape)
+        if known is None:
+            static, watched = self.static_row(insn)
+            row = self._append()
+            self.table[row] = self._describe(insn) + list(static)
+            known = self._by_shape[insn.shape] = (row, watched)
+        return known
+
+    def _describe(self, insn) -> list[int]:
+        """What cortex_m4.CortexM4Timing._cost reads of `insn`, as it reads it (D_DECODABLE to
+        D_STATIC)."""
+        timing = self.timing
+        name, reads, writes = timing._describe(insn)
+        cost = timing._cost(insn, None)
+        fp_reads = {r for r in reads if r.startswith(("s", "d"))}
+        if name in FP_MAC and insn.operands:
+            fp_reads.discard(insn.reg_name(insn.operands[0].reg))  # (the addend is read a cycle late)
+        d = [0] * R.D_STATIC
+        d[R.D_DECODABLE], d[R.D_SIZE], d[R.D_IT] = 1, insn.size, int(name.startswith("it"))
+        d[R.D_CYCLES], d[R.D_LSU], d[R.D_CPI] = cost.cycles, cost.lsu, cost.cpi
+        d[R.D_STALL_REFILL], d[R.D_STALL_DIVIDE], d[R.D_REFILL] = cost.stall_refill, cost.stall_divide, cost.refill
+        d[R.D_PIPELINABLE] = int(_pipelinable(insn, name))
+        d[R.D_MEMORY] = int(name in MEMORY or name.startswith(FP_MEMORY))
+        d[R.D_ADDRESS] = self._mask(timing._address_registers(insn, name), self._core_bits)
+        d[R.D_FP_READS] = self._mask(fp_reads, self._fp_bits)
+        d[R.D_LOAD] = int(name in LOADS or name.startswith("ldrex"))
+        d[R.D_WRITES] = self._mask([r for r in writes if not _FP_REGISTER.match(r)], self._core_bits)
+        d[R.D_FP_PRODUCER] = int(name.startswith("v") and not name.startswith(FP_MEMORY + ("vmov", "vmrs", "vmsr"))
+                                 and name not in ("vdiv", "vsqrt"))
+        d[R.D_FP_WRITES] = self._mask({r for r in writes if r.startswith(("s", "d")) and r != "pc"}, self._fp_bits)
+        return d
+
+    @staticmethod
+    def _mask(names, bits: dict[str, int]) -> int:
+        mask = 0
+        for name in names:
+            bit = bits.get(name)
+            if bit is None:
+                if len(bits) >= 63:
+                    raise TooManyRegisters(name)
+                bit = bits[name] = len(bits)
+            mask |= 1 << bit
+        return mask
+
+
+def _pipelinable(insn, name: str) -> bool:
+    """Whether CortexM4Timing._load_store gives `insn` the pipelining saving after a load that
+    pipelines with it (its branch of _cost: not FP, not TBB/TBH)."""
+    if name.startswith("v") or name in ("tbb", "tbh"):
+        return False
+    if not (name in LOADS or name in STORES or name in MEMORY and name not in MULTIPLES):
+        return False
+    if name in ("ldrd", "strd"):
+        return False
+    if name.startswith(("ldrex", "strex")):
+        return True
+    is_store = name in STORES or name.startswith("strex")
+    memory = [op for op in insn.operands if op.type == cs_arm.ARM_OP_MEM]
+    register_offset = bool(memory and memory[0].mem.index)
+    return not is_store or register_offset

@@ -1,0 +1,94 @@
+"""The Cortex-M4 decode rows made in native code from each encoding's descriptor
+(machine/native/m4_rows.py, timing/m4_descriptors.py) equal the Python model's, made afresh
+from capstone's own instructions, on code that exercises every neighbour rule: load
+pipelining, address and FP-result interlocks (a MAC's addend excepted), IT folding after a
+16-bit and a 32-bit instruction, literal loads, a branch to itself, undecodable bytes, code
+read from inside an IT block and an IT inside an IT block (which capstone reads its own way)."""
+import numpy as np
+import pytest
+
+from mcusim.config.loader import core_timing_table, load_core
+from mcusim.machine import native as N
+from mcusim.timing import decoder as decoder_module
+from mcusim.timing.cortex_m4 import CortexM4Timing
+from mcusim.timing.decoder import Decoder
+
+BASE = 0x1000
+LDR_R0_R1, LDR_R2_R0, LDR_R3_R1_4, ADDS_R1_1 = "0868", "0268", "4b68", "0131"
+IT_EQ, IT_NE, MOV_R0_R1, B_SELF, LDR_LITERAL = "08bf", "18bf", "0846", "fee7", "0148"
+VADD_S0, VMLA_S0, VMUL_S0_S0, MOVW_R0, POP_R4, BX_LR = "30ee810a", "00ee810a", "20ee200a", "4ff00000", "5df8044b", "7047"
+UNDECODABLE, UDF = "ffffffff", "00de"
+
+CASES = {
+    "loads pipeline, and wait for an address just loaded or computed":
+        [LDR_R0_R1, LDR_R3_R1_4, LDR_R2_R0, ADDS_R1_1, LDR_R0_R1, POP_R4, LDR_R0_R1, BX_LR],
+    "FP results: the next reads them a cycle late, a MAC's addend on time":
+        [VADD_S0, VMLA_S0, VMUL_S0_S0, VADD_S0, VMUL_S0_S0, LDR_R0_R1, BX_LR],
+    "IT folds after a 16-bit instruction, not after a 32-bit one":
+        [ADDS_R1_1, IT_EQ, MOV_R0_R1, MOVW_R0, IT_NE, MOV_R0_R1, LDR_R0_R1, IT_EQ, LDR_R2_R0, BX_LR],
+    "literal loads and a branch to itself": [LDR_LITERAL, LDR_R0_R1, LDR_LITERAL, B_SELF, BX_LR],
+    "undecodable bytes, also inside an IT block": [IT_EQ, UNDECODABLE, MOV_R0_R1, UDF, LDR_R0_R1, BX_LR],
+    "an IT inside an IT block": [IT_NE, IT_EQ, MOV_R0_R1, ADDS_R1_1, BX_LR],
+}
+
+
+def decoders(code: bytes):
+    """The memoised decoder (native rows) and the plain one, on states of their own."""
+    core = load_core("cortex-m4")
+    table = core_timing_table(core)
+
+    def read(address, size):
+        offset = address - BASE
+        if offset < 0 or offset + size > len(code):
+            raise ValueError("unmapped")
+        return code[offset: offset + size]
+
+    return [Decoder(N.NativeState(), read, core.default_instruction_cycles, timing=CortexM4Timing(table),
+                    memoise=memoise) for memoise in (True, False)]
+
+
+def rows(decoder) -> np.ndarray:
+    """The window's tables as the hooks read them, and each instruction's own row."""
+    return np.concatenate([decoder.state.rows(0), decoder._costs[0]])
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_native_rows_equal_the_python_model(case, monkeypatch):
+    calls = []
+    native = decoder_module.m4_rows
+    monkeypatch.setattr(decoder_module, "m4_rows", lambda *args: calls.append(args) or native(*args))
+    code = bytes.fromhex("".join(CASES[case]))
+    fast, plain = decoders(code)
+    for decoder in (fast, plain):
+        decoder.decode(BASE, BASE + len(code))
+    assert np.array_equal(rows(fast), rows(plain)), case
+    assert fast.fp_instruction_addresses == plain.fp_instruction_addresses
+    if case != "an IT inside an IT block":
+        assert calls, "the range was decoded in native code"
+    else:
+        assert not calls, "capstone's own reading of nested IT blocks is kept"
+
+
+@pytest.mark.parametrize("split", [2, 4, 6])
+def test_a_range_decoded_after_its_neighbour_pairs_with_it(split):
+    """The range after a decoded one pairs its first instruction with the last one before it
+    (a load after a load pipelines; an IT after a 16-bit instruction folds), also where the
+    range starts inside an IT block."""
+    code = bytes.fromhex(LDR_R0_R1 + LDR_R3_R1_4 + ADDS_R1_1 + IT_EQ + MOV_R0_R1 + LDR_R0_R1 + BX_LR)
+    fast, plain = decoders(code)
+    for decoder in (fast, plain):
+        decoder.decode(BASE, BASE + split)
+        decoder.decode(BASE + split, BASE + len(code))
+    assert np.array_equal(rows(fast), rows(plain))
+
+
+def test_the_rules_change_the_rows():
+    """The cases above are not alike by chance: a load after a load costs less than after an
+    add, and an IT after a 16-bit instruction folds (no cycles, FOLDCNT)."""
+    code = bytes.fromhex(LDR_R0_R1 + LDR_R3_R1_4 + ADDS_R1_1 + LDR_R3_R1_4 + ADDS_R1_1 + IT_EQ + MOV_R0_R1)
+    fast, _ = decoders(code)
+    fast.decode(BASE, BASE + len(code))
+    table = fast._costs[0]
+    pipelined, after_add = table[1, N.F_CYCLES], table[3, N.F_CYCLES]
+    assert pipelined < after_add
+    assert table[5, N.F_CYCLES] == 0 and table[5, N.F_COUNTS] >> (2 * N.LANE) == 1
