@@ -15,7 +15,7 @@ shared and noisy, so read the ratios of one run, not seconds across runs):
 
   mcusim s        RunResult.host_seconds: Machine.run, from the first decode to the stop
                   (decoding code first seen is part of it), in this process, after one untimed
-                  warm-up run of the same ELF (the instrumented run below)
+                  warm-up run of the same ELF in it (and the two instrumented runs below)
   plain Unicorn s Unicorn alone from reset to the semihosting exit (MPS2 boards only: the vendor
                   boards' start-up waits on clock registers): its emu_start calls plus a minimal
                   Python semihosting handler (open/write/istty/close... for newlib's console) and,
@@ -23,14 +23,16 @@ shared and noisy, so read the ratios of one run, not seconds across runs):
                   printing images run too (their output must equal mcusim's)
   QEMU s          qemu-system-arm as a whole process, start-up included (MPS2 boards only)
   decode us/instr host time decoding code first seen (capstone plus the timing model) per decoded
-                  instruction, from benchmarks/where_time_goes.py's instrumentation of the warm-up run,
-                  the first run of the image with an empty decode store (MCUSIM_DECODE_CACHE is a new
-                  folder for each image); "image seen before": a second instrumented run, which
+                  instruction, from benchmarks/where_time_goes.py's instrumentation of a first run in a
+                  new process (as a user's run is: nothing of the images measured before in memory)
+                  with an empty decode store (MCUSIM_DECODE_CACHE is a new
+                  folder for each image); "image seen before": a second such run, which
                   copies the rows (and on the Cortex-M7 boards the schedule state) from the store
                   (timing/decode_store.py). "Another board's build": each program run on the boards
                   in turn with one store, as a user's cache is: what the first run of each board's
-                  image copies from the builds for the boards before it.
-                  The timed runs come after both, so they are runs of an image seen before
+                  image copies from the builds for the boards before it (new processes too).
+                  The timed runs come after both and an untimed one in this process, so they are
+                  runs of an image seen before
   cold/warm start a fresh process running the `mcusim` command (`mcusim run ELF --board B
                   --max-cycles 1`, through its console-script entry): it imports mcusim, builds the
                   simulator and runs to its first block: wall time from spawning the process to its
@@ -49,6 +51,7 @@ against mps2-an500), none below 0.25x; decode <= 10 us per instruction; cold sta
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import statistics
@@ -65,9 +68,6 @@ from unicorn import arm_const as A
 import mcusim
 from mcusim.config import board_names, load_board
 from mcusim.elf import ElfImage
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import where_time_goes  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 PROGRAMS = ("bench", "bench-dsp", "bench-table", "bench-float", "coremark-like", "dhrystone-like", "large-startup",
@@ -271,6 +271,23 @@ def decode_us(seconds: dict, counts: dict) -> float | None:
     return 1e6 * decode / decoded if decoded else None
 
 
+FRESH = ("import json, sys; sys.path.insert(0, sys.argv[1]); import where_time_goes; "
+         "seconds, counts, result = where_time_goes.measure(sys.argv[2], sys.argv[3]); "
+         "print(json.dumps([seconds, counts, result.exit_code, result.exit_detail]))")
+
+
+def measure_fresh(elf: Path, board: str) -> tuple[dict, dict]:
+    """where_time_goes.measure of one run in a new process (the decode store the environment
+    names): a user's run is a process of its own, whose memos of the encodings it met are empty,
+    while this one's hold every image measured before."""
+    done = subprocess.run([sys.executable, "-c", FRESH, str(Path(__file__).resolve().parent), str(elf), board],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    seconds, counts, exit_code, detail = json.loads(done.stdout.strip().splitlines()[-1])
+    assert exit_code == 0, f"{board} {elf.name}: {detail}"
+    return seconds, counts
+
+
 def measure_speed(boards: list[str], programs: list[str], repeat: int, stores: str) -> dict:
     """Per (board, program): instructions, medians and decode cost; checks the outputs agree.
     Each image gets a new decode store in folder `stores`."""
@@ -280,9 +297,10 @@ def measure_speed(boards: list[str], programs: list[str], repeat: int, stores: s
             elf = ROOT / "firmware" / "build" / board / f"{program}.elf"
             # a decode store of its own: the first run is a first decode, the second an image seen before
             os.environ["MCUSIM_DECODE_CACHE"] = tempfile.mkdtemp(prefix="decode-", dir=stores)
-            seconds, counts, warm_up = where_time_goes.measure(str(elf), board)  # untimed, instrumented
+            seconds, counts = measure_fresh(elf, board)  # a user's first run: a new process
+            again, counts_again = measure_fresh(elf, board)  # the image seen before
+            warm_up = mcusim.run(elf, board)  # (untimed: this process's first run of it)
             assert warm_up.exit_code == 0, f"{board} {program}: {warm_up.exit_detail}"
-            again, counts_again, _ = where_time_goes.measure(str(elf), board)  # the image seen before
             ours, plain, qemu = [], [], []
             for _ in range(repeat):
                 result = mcusim.run(elf, board)
@@ -315,7 +333,7 @@ def cross_board_table(boards: list[str], programs: list[str], stores: str) -> li
         os.environ["MCUSIM_DECODE_CACHE"] = tempfile.mkdtemp(prefix="decode-", dir=stores)
         for board in boards:
             elf = ROOT / "firmware" / "build" / board / f"{program}.elf"
-            seconds, counts, _ = where_time_goes.measure(str(elf), board)
+            seconds, counts = measure_fresh(elf, board)
             decoded, copied = counts["instructions decoded"], counts["instructions copied"]
             lines.append(f"| {program} | {board} | {decoded:,} | {copied:,} ({100 * copied / max(decoded, 1):.0f} %) | "
                          f"{fmt(decode_us(seconds, counts), 1)} |")
