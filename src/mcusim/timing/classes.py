@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from .cortex_m4 import DSP_PREFIXES, FP_MEMORY, LOADS, MULTIPLES, MULTIPLY, STORES, base_mnemonic
+from .cortex_m4 import DSP_PREFIXES, FP_MEMORY, MULTIPLES, MULTIPLY, STORES, base_mnemonic, is_load
 
 ALU, MULTIPLY_CLASS, SIMD, FP, BRANCH, LOAD, STORE = range(7)  # the order of native.CLASS_NAMES
 BRANCHES = ("b", "bl", "bx", "blx", "cbz", "cbnz", "tbb", "tbh")
@@ -32,7 +32,7 @@ def power_class(insn, mnemonic: str, operands: str) -> tuple[int, int]:
         return (LOAD if name == "ldrd" else STORE), 2
     if name in ("vldr", "vstr"):
         return (LOAD if name == "vldr" else STORE), 2 if "d" in operands.split(",")[0] else 1
-    if name in LOADS or name.startswith("ldrex"):
+    if is_load(name):
         return LOAD, 1
     if name in STORES or name.startswith("strex"):
         return STORE, 1

@@ -58,6 +58,40 @@ FP_MEMORY = ("vldr", "vstr", "vldm", "vldmia", "vldmdb", "vstm", "vstmia", "vstm
 FP_MAC = ("vmla", "vmls", "vnmla", "vnmls", "vfma", "vfms", "vfnma", "vfnms")
 
 
+def is_load(name: str) -> bool:
+    """A load the next load or store may pipeline with (TRM 3.3.2: LDR and LDREX)."""
+    return name in LOADS or name.startswith("ldrex")
+
+
+def is_memory(name: str) -> bool:
+    """A memory access: its address interlock is LSU time (LDM, VLDR, PUSH... included)."""
+    return name in MEMORY or name.startswith(FP_MEMORY)
+
+
+def makes_fp_result(name: str) -> bool:
+    """An FP operation whose result the next instruction waits a cycle for (TRM 7.2.3)."""
+    return name.startswith("v") and not name.startswith(FP_MEMORY + ("vmov", "vmrs", "vmsr")) \
+        and name not in ("vdiv", "vsqrt")
+
+
+def is_load_store(name: str) -> bool:
+    """An operation _cost times as a single load or store (_load_store): not FP, TBB/TBH or LDM/STM."""
+    return not name.startswith("v") and name not in ("tbb", "tbh") \
+        and (name in LOADS or name in STORES or name in MEMORY and name not in MULTIPLES)
+
+
+def pipelines_after_load(insn, name: str) -> bool:
+    """Of the single loads and stores: one that saves a cycle right after a load it does not
+    wait for (TRM 3.3.2): loads, LDREX/STREX ("pipelined exactly as LDR") and stores with a
+    register offset; not LDRD/STRD, nor a store with an immediate offset (always one cycle)."""
+    if name in ("ldrd", "strd"):
+        return False
+    if name.startswith(("ldrex", "strex")):
+        return True
+    memory = [op for op in insn.operands if op.type == cs_arm.ARM_OP_MEM]
+    return name not in STORES or bool(memory and memory[0].mem.index)
+
+
 class CortexM4Timing:
     pairwise = True  # a cost depends on the instruction and the one before it alone (decoder._decode_m4)
 
@@ -161,9 +195,7 @@ class CortexM4Timing:
         described = self._neighbour_of.get(previous_key)
         if described is None:
             name, _, writes = self._describe(previous)
-            kind = (name in LOADS or name.startswith("ldrex"), name in MEMORY or name.startswith(FP_MEMORY),
-                    name.startswith("v") and not name.startswith(FP_MEMORY + ("vmov", "vmrs", "vmsr"))
-                    and name not in ("vdiv", "vsqrt"), "pc" in writes)
+            kind = (is_load(name), is_memory(name), makes_fp_result(name), "pc" in writes)
             described = self._neighbour_of[previous_key] = (kind, writes)
         registers, folds = needs
         return described[0], described[1] & registers, previous.size if folds else None
@@ -190,7 +222,7 @@ class CortexM4Timing:
             cycles = t["table_branch"]
             extra_lsu, extra_cpi = 1, cycles - 2
             stall_refill = t["pc_load_refill"]
-        elif name in LOADS or name in STORES or name in MEMORY and name not in MULTIPLES:
+        elif is_load_store(name):
             cycles, pipelinable_load = self._load_store(name, insn, previous)
             extra_lsu = cycles - 1
             pc_reload = t["pc_load_refill"] if writes_pc else 0
@@ -230,7 +262,7 @@ class CortexM4Timing:
             refill = REFILL_IF_TAKEN if conditional else REFILL_ALWAYS  # mov pc, add pc...: 1 + P
         interlock = self._interlock(insn, name, reads, previous)
         cycles += interlock
-        if name in MEMORY or name.startswith(FP_MEMORY):
+        if is_memory(name):
             extra_lsu += interlock
         else:
             extra_cpi += interlock
@@ -248,12 +280,10 @@ class CortexM4Timing:
             return 0
         previous_name, _, previous_writes = self._describe(previous)
         previous_writes = previous_writes - {"pc"}  # a branch computes no address (a literal load's base is PC)
-        if name in MEMORY or name.startswith(FP_MEMORY):
-            previous_is_memory = previous_name in MEMORY or previous_name.startswith(FP_MEMORY)
-            if not previous_is_memory and previous_writes & self._address_registers(insn, name):
+        if is_memory(name):
+            if not is_memory(previous_name) and previous_writes & self._address_registers(insn, name):
                 return self.t["address_dependency"]
-        if previous_name.startswith("v") and not previous_name.startswith(FP_MEMORY + ("vmov", "vmrs", "vmsr")) \
-                and previous_name not in ("vdiv", "vsqrt"):
+        if makes_fp_result(previous_name):
             produced = {r for r in previous_writes if r.startswith("s") or r.startswith("d")}
             used = reads & produced
             if name in FP_MAC and insn.operands and insn.reg_name(insn.operands[0].reg) in used:
@@ -270,18 +300,14 @@ class CortexM4Timing:
         """(cycles, True if a pipelining discount was applied)."""
         t = self.t
         if name in ("ldrd", "strd"):
-            return t["load_store_double"], False
-        is_store = name in STORES or name.startswith("strex")
-        if name.startswith(("ldrex", "strex")):  # TRM 3.3.2: "can be pipelined exactly as LDR"
-            if previous is not None and self._pipelines_after(previous, insn):
-                return t["exclusive"] - (t["load"] - t["load_pipelined"]), True
-            return t["exclusive"], False
-        memory = [op for op in insn.operands if op.type == cs_arm.ARM_OP_MEM]
-        register_offset = bool(memory and memory[0].mem.index)
-        if is_store and not register_offset:
-            return t["store_immediate"], False
-        full = t["store"] if is_store else t["load"]
-        if previous is not None and self._pipelines_after(previous, insn):
+            full = t["load_store_double"]
+        elif name.startswith(("ldrex", "strex")):
+            full = t["exclusive"]
+        elif name in STORES:
+            full = t["store"] if pipelines_after_load(insn, name) else t["store_immediate"]
+        else:
+            full = t["load"]
+        if pipelines_after_load(insn, name) and previous is not None and self._pipelines_after(previous, insn):
             return full - (t["load"] - t["load_pipelined"]), True
         return full, False
 
@@ -289,7 +315,7 @@ class CortexM4Timing:
         """TRM 3.3.2: a load/store right after a load (not after a store) saves a cycle unless
         it uses the loaded register for its address."""
         previous_name, _, loaded = self._describe(previous)
-        if previous_name not in LOADS and not previous_name.startswith("ldrex"):
+        if not is_load(previous_name):
             return False
         if "pc" in loaded:
             return False

@@ -21,8 +21,8 @@ from capstone import arm as cs_arm
 
 from ..machine.native import REFILL_CYCLES_MASK, STATIC_CYCLES_MASK, STATIC_SHIFT, STATIC_TAKEN
 from ..machine.native import m7_schedule as S
-from .cortex_m4 import (BRANCHES, DSP_PREFIXES, FP_MAC, FP_MEMORY, LOADS, MEMORY, MULTIPLES, MULTIPLY,
-                        REFILL_ALWAYS, REFILL_IF_TAKEN, STORES, Cost, base_mnemonic)
+from .cortex_m4 import (BRANCHES, DSP_PREFIXES, FP_MAC, MULTIPLES, MULTIPLY, REFILL_ALWAYS, REFILL_IF_TAKEN, STORES,
+                        Cost, base_mnemonic, is_load, is_memory)
 
 FLAGS = "apsr"      # the condition flags, tracked from the instruction itself (capstone's register lists omit them)
 CORE_REGISTERS = {f"r{i}" for i in range(13)} | {"sb", "sl", "fp", "ip", "sp", "lr", "pc"}
@@ -301,7 +301,7 @@ class CortexM7Timing:
         info.fp = name.startswith("v")
         info.branch = name in BRANCHES or name in ("tbb", "tbh") or "pc" in writes
         memory_operand = next((op for op in insn.operands if op.type == cs_arm.ARM_OP_MEM), None)
-        info.memory = name in MEMORY or name.startswith(FP_MEMORY)
+        info.memory = is_memory(name)
         if memory_operand is not None:
             info.early = {self._reg(insn, memory_operand.mem.base)} if memory_operand.mem.base else set()
             if memory_operand.mem.index:
@@ -334,7 +334,7 @@ class CortexM7Timing:
         info.early_alu = (name in EARLY_ALU and not info.shifter and not conditional and not info.memory
                           and "pc" not in writes and "pc" not in reads)
         info.latency = t["alu_latency"]
-        if name in LOADS or name.startswith("ldrex") or name == "ldrd":
+        if is_load(name) or name == "ldrd":
             info.load = True
             info.latency = t["load_narrow_latency"] if name in NARROW_LOADS else t["load_latency"]
             info.word_load = name in ("ldr", "ldrt", "ldrd")

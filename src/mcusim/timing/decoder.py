@@ -14,14 +14,14 @@ from capstone import arm as cs_arm
 from ..machine.native import (CALL_FLAG, F_CLASS_A, F_CLASS_B, F_CLASS_C, F_COUNTS, F_CYCLES, F_DIVIDE, F_FP, F_INSTRUCTIONS, F_ISB, F_LITERAL, F_REFILL, F_SP_WRITE, F_STALLS,
                               F_START_ADJUST, F_START_FLAGS, F_UNMASK, FIELDS, KIND, KIND_CONTINUATION,
                               KIND_SELF_LOOP, KIND_START, LANE, SP_SELECT, resum_window)
-from ..machine.registers import UNICORN_REGISTERS
-from .classes import packed, power_class
-from .cortex_m4 import FP_MEMORY, MEMORY, base_mnemonic
-from .literal_loads import LITERAL_LOADS, literal_read
 from ..machine.native.m4_rows import m4_rows
+from ..machine.registers import UNICORN_REGISTERS
+from . import m4_descriptors
+from .classes import packed, power_class
+from .cortex_m4 import base_mnemonic, is_memory
+from .literal_loads import LITERAL_LOADS, literal_read
 from .instruction import (MAX_KNOWN, decodable_runs, disassemble, disassemble_one, disassemble_run, instructions_of,
                           it_block_length, lite_runs, thumb_length)
-from . import m4_descriptors
 from .m4_descriptors import IT, UNDECODABLE, TooManyRegisters
 
 _capstone = Cs(CS_ARCH_ARM, CS_MODE_THUMB | CS_MODE_MCLASS)
@@ -359,8 +359,10 @@ class Decoder:
             key = (code[offset: offset + length], context)
             entry = known(key)
             if entry is None:
-                if text is None:  # capstone's reading of the rest, from the first new encoding on (no IT
-                    first = it_at if context is not None else offset  # block is open before its IT)
+                if text is None:
+                    # capstone's reading of the rest of the range, from this encoding (or its IT) on:
+                    # no IT block is open there, so it reads what follows as a pass over the range would
+                    first = it_at if context is not None else offset
                     text = instructions_of(list(lite_runs(code[first:], start + first, end)), code, start, end,
                                            copies=False)
                 insn = text.get(start + offset)
@@ -372,7 +374,7 @@ class Decoder:
             if kind == UNDECODABLE:
                 it_left = 0  # (capstone's pass stops there: what follows is read without the IT)
             elif kind == IT:
-                if context is not None:  # (an IT inside an IT block: capstone reads on its own way)
+                if context is not None:  # (an IT inside an IT block: capstone reads it its own way)
                     return None
                 it_left, context, it_at = it_block_length(halfword), (halfword, 0), offset
             if watched is not None and self._note_special(start + offset, *watched):
@@ -611,8 +613,7 @@ def _plain_disassemble(code: bytes, start: int, end: int) -> dict:
 
 
 def _is_memory(insn) -> bool:
-    name = base_mnemonic(insn)
-    return name in MEMORY or name.startswith(FP_MEMORY)
+    return is_memory(base_mnemonic(insn))
 
 
 def _divide_operands(mnemonic: str, operands: str) -> int:

@@ -15,7 +15,8 @@ import numpy as np
 from capstone import arm as cs_arm
 
 from ..machine.native import m4_rows as R
-from .cortex_m4 import FP_MAC, FP_MEMORY, LOADS, MEMORY, MULTIPLES, STORES, base_mnemonic
+from .cortex_m4 import (FP_MAC, base_mnemonic, is_load, is_load_store, is_memory, makes_fp_result,
+                        pipelines_after_load)
 from .literal_loads import LITERAL_LOADS, literal_read
 
 UNDECODABLE, PLAIN, IT = -1, 0, 1  # an encoding's kind, for the decoder's IT tracking
@@ -127,14 +128,13 @@ class Descriptors:
         d[R.D_DECODABLE], d[R.D_SIZE], d[R.D_IT] = 1, insn.size, int(name.startswith("it"))
         d[R.D_CYCLES], d[R.D_LSU], d[R.D_CPI] = cost.cycles, cost.lsu, cost.cpi
         d[R.D_STALL_REFILL], d[R.D_STALL_DIVIDE], d[R.D_REFILL] = cost.stall_refill, cost.stall_divide, cost.refill
-        d[R.D_PIPELINABLE] = int(_pipelinable(insn, name))
-        d[R.D_MEMORY] = int(name in MEMORY or name.startswith(FP_MEMORY))
+        d[R.D_PIPELINABLE] = int(is_load_store(name) and pipelines_after_load(insn, name))
+        d[R.D_MEMORY] = int(is_memory(name))
         d[R.D_ADDRESS] = self._mask(timing._address_registers(insn, name), self._core_bits)
         d[R.D_FP_READS] = self._mask(fp_reads, self._fp_bits)
-        d[R.D_LOAD] = int(name in LOADS or name.startswith("ldrex"))
+        d[R.D_LOAD] = int(is_load(name))
         d[R.D_WRITES] = self._mask([r for r in writes if not _FP_REGISTER.match(r)], self._core_bits)
-        d[R.D_FP_PRODUCER] = int(name.startswith("v") and not name.startswith(FP_MEMORY + ("vmov", "vmrs", "vmsr"))
-                                 and name not in ("vdiv", "vsqrt"))
+        d[R.D_FP_PRODUCER] = int(makes_fp_result(name))
         d[R.D_FP_WRITES] = self._mask({r for r in writes if r.startswith(("s", "d")) and r != "pc"}, self._fp_bits)
         return d
 
@@ -150,19 +150,3 @@ class Descriptors:
             mask |= 1 << bit
         return mask
 
-
-def _pipelinable(insn, name: str) -> bool:
-    """Whether CortexM4Timing._load_store gives `insn` the pipelining saving after a load that
-    pipelines with it (its branch of _cost: not FP, not TBB/TBH)."""
-    if name.startswith("v") or name in ("tbb", "tbh"):
-        return False
-    if not (name in LOADS or name in STORES or name in MEMORY and name not in MULTIPLES):
-        return False
-    if name in ("ldrd", "strd"):
-        return False
-    if name.startswith(("ldrex", "strex")):
-        return True
-    is_store = name in STORES or name.startswith("strex")
-    memory = [op for op in insn.operands if op.type == cs_arm.ARM_OP_MEM]
-    register_offset = bool(memory and memory[0].mem.index)
-    return not is_store or register_offset
