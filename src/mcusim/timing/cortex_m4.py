@@ -74,6 +74,11 @@ def makes_fp_result(name: str) -> bool:
         and name not in ("vdiv", "vsqrt")
 
 
+def fp_named(registers) -> set[str]:
+    """The registers whose names start with s or d (the FP registers an FP result is written to)."""
+    return {r for r in registers if r.startswith(("s", "d"))}
+
+
 def is_load_store(name: str) -> bool:
     """An operation _cost times as a single load or store (_load_store): not FP, TBB/TBH or LDM/STM."""
     return not name.startswith("v") and name not in ("tbb", "tbh") \
@@ -283,14 +288,18 @@ class CortexM4Timing:
         if is_memory(name):
             if not is_memory(previous_name) and previous_writes & self._address_registers(insn, name):
                 return self.t["address_dependency"]
-        if makes_fp_result(previous_name):
-            produced = {r for r in previous_writes if r.startswith("s") or r.startswith("d")}
-            used = reads & produced
-            if name in FP_MAC and insn.operands and insn.reg_name(insn.operands[0].reg) in used:
-                used = used - {insn.reg_name(insn.operands[0].reg)}  # the addend is read a cycle late
-            if used:
-                return self.t["fp_result_dependency"]
+        if makes_fp_result(previous_name) and self.fp_reads(insn, name, reads) & fp_named(previous_writes):
+            return self.t["fp_result_dependency"]
         return 0
+
+    @staticmethod
+    def fp_reads(insn, name: str, reads) -> set[str]:
+        """The registers read that an FP result can hold `insn` up for: the s/d-named ones, less a
+        multiply-accumulate's addend (TRM 7.2.3: read a cycle late)."""
+        used = fp_named(reads)
+        if name in FP_MAC and insn.operands:
+            used.discard(insn.reg_name(insn.operands[0].reg))
+        return used
 
     @staticmethod
     def _conditional(insn, name: str) -> bool:
@@ -299,15 +308,16 @@ class CortexM4Timing:
     def _load_store(self, name: str, insn, previous) -> tuple[int, bool]:
         """(cycles, True if a pipelining discount was applied)."""
         t = self.t
+        pipelines = pipelines_after_load(insn, name)
         if name in ("ldrd", "strd"):
             full = t["load_store_double"]
         elif name.startswith(("ldrex", "strex")):
             full = t["exclusive"]
         elif name in STORES:
-            full = t["store"] if pipelines_after_load(insn, name) else t["store_immediate"]
+            full = t["store"] if pipelines else t["store_immediate"]  # (a register offset, or always one cycle)
         else:
             full = t["load"]
-        if pipelines_after_load(insn, name) and previous is not None and self._pipelines_after(previous, insn):
+        if pipelines and previous is not None and self._pipelines_after(previous, insn):
             return full - (t["load"] - t["load_pipelined"]), True
         return full, False
 

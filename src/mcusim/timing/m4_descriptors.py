@@ -15,7 +15,7 @@ import numpy as np
 from capstone import arm as cs_arm
 
 from ..machine.native import m4_rows as R
-from .cortex_m4 import (FP_MAC, base_mnemonic, is_load, is_load_store, is_memory, makes_fp_result,
+from .cortex_m4 import (base_mnemonic, fp_named, is_load, is_load_store, is_memory, makes_fp_result,
                         pipelines_after_load)
 from .literal_loads import LITERAL_LOADS, literal_read
 
@@ -121,9 +121,6 @@ class Descriptors:
         timing = self.timing
         name, reads, writes = timing._describe(insn)
         cost = timing._cost(insn, None)
-        fp_reads = {r for r in reads if r.startswith(("s", "d"))}
-        if name in FP_MAC and insn.operands:
-            fp_reads.discard(insn.reg_name(insn.operands[0].reg))  # (the addend is read a cycle late)
         d = [0] * R.D_STATIC
         d[R.D_DECODABLE], d[R.D_SIZE], d[R.D_IT] = 1, insn.size, int(name.startswith("it"))
         d[R.D_CYCLES], d[R.D_LSU], d[R.D_CPI] = cost.cycles, cost.lsu, cost.cpi
@@ -131,11 +128,11 @@ class Descriptors:
         d[R.D_PIPELINABLE] = int(is_load_store(name) and pipelines_after_load(insn, name))
         d[R.D_MEMORY] = int(is_memory(name))
         d[R.D_ADDRESS] = self._mask(timing._address_registers(insn, name), self._core_bits)
-        d[R.D_FP_READS] = self._mask(fp_reads, self._fp_bits)
+        d[R.D_FP_READS] = self._mask(timing.fp_reads(insn, name, reads), self._fp_bits)
         d[R.D_LOAD] = int(is_load(name))
         d[R.D_WRITES] = self._mask([r for r in writes if not _FP_REGISTER.match(r)], self._core_bits)
         d[R.D_FP_PRODUCER] = int(makes_fp_result(name))
-        d[R.D_FP_WRITES] = self._mask({r for r in writes if r.startswith(("s", "d")) and r != "pc"}, self._fp_bits)
+        d[R.D_FP_WRITES] = self._mask(fp_named(writes), self._fp_bits)
         return d
 
     @staticmethod
