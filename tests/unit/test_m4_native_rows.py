@@ -3,7 +3,8 @@
 from capstone's own instructions, on code that exercises every neighbour rule: load
 pipelining, address and FP-result interlocks (a MAC's addend excepted), IT folding after a
 16-bit and a 32-bit instruction, literal loads, a branch to itself, undecodable bytes, code
-read from inside an IT block and an IT inside an IT block (which capstone reads its own way)."""
+read from inside an IT block, an IT inside an IT block (which capstone reads its own way) and
+an encoding capstone reads as taking no IT slot."""
 import numpy as np
 import pytest
 
@@ -18,6 +19,7 @@ LDR_R0_R1, LDR_R2_R0, LDR_R3_R1_4, ADDS_R1_1 = "0868", "0268", "4b68", "0131"
 IT_EQ, IT_NE, MOV_R0_R1, B_SELF, LDR_LITERAL = "08bf", "18bf", "0846", "fee7", "0148"
 VADD_S0, VMLA_S0, VMUL_S0_S0, MOVW_R0, POP_R4, BX_LR = "30ee810a", "00ee810a", "20ee200a", "4ff00000", "5df8044b", "7047"
 UNDECODABLE, UDF = "ffffffff", "00de"
+IT_VS, NOP, B_BACK, VMAXNM = "68bf", "00bf", "58e7", "c7fe0ffb"
 
 CASES = {
     "loads pipeline, and wait for an address just loaded or computed":
@@ -29,6 +31,8 @@ CASES = {
     "literal loads and a branch to itself": [LDR_LITERAL, LDR_R0_R1, LDR_LITERAL, B_SELF, BX_LR],
     "undecodable bytes, also inside an IT block": [IT_EQ, UNDECODABLE, MOV_R0_R1, UDF, LDR_R0_R1, BX_LR],
     "an IT inside an IT block": [IT_NE, IT_EQ, MOV_R0_R1, ADDS_R1_1, BX_LR],
+    "an ARMv8 FP encoding (data read as code) leaves its IT slot to the next, as capstone reads it":
+        [IT_VS, NOP, B_BACK, IT_VS, VMAXNM, B_BACK, BX_LR],
 }
 
 

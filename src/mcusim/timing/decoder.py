@@ -22,7 +22,7 @@ from .cortex_m4 import base_mnemonic, is_memory
 from .literal_loads import LITERAL_LOADS, literal_read
 from .instruction import (MAX_KNOWN, decodable_runs, disassemble, disassemble_one, disassemble_run, instructions_of,
                           it_block_length, lite_runs, thumb_length)
-from .m4_descriptors import IT, UNDECODABLE, TooManyRegisters
+from .m4_descriptors import IT, NO_IT_SLOT, UNDECODABLE, TooManyRegisters
 
 _capstone = Cs(CS_ARCH_ARM, CS_MODE_THUMB | CS_MODE_MCLASS)
 _capstone_detail = Cs(CS_ARCH_ARM, CS_MODE_THUMB | CS_MODE_MCLASS)
@@ -341,9 +341,10 @@ class Decoder:
             before = descriptors.row_of(previous) if previous is not None else -1
         except TooManyRegisters:
             return None
-        known, add = descriptors.by_key.get, descriptors.add
+        known, add, add_renamed = descriptors.by_key.get, descriptors.add, descriptors.add_renamed
         rows, specials = [], []
-        text = None  # capstone's Instructions by address, made when an encoding is new
+        items = None  # capstone's cheap text of the range, read when an encoding is new
+        places = {}  # address -> its place in items
         context, it_left = None, 0  # (the IT's halfword, this instruction's position after it); left
         it_at = 0  # the IT's offset
         size, limit = len(code), end - start
@@ -359,15 +360,23 @@ class Decoder:
             key = (code[offset: offset + length], context)
             entry = known(key)
             if entry is None:
-                if text is None:
+                if items is None:
                     # capstone's reading of the rest of the range, from this encoding (or its IT) on:
                     # no IT block is open there, so it reads what follows as a pass over the range would
                     first = it_at if context is not None else offset
-                    text = instructions_of(list(lite_runs(code[first:], start + first, end)), code, start, end,
-                                           copies=False)
-                insn = text.get(start + offset)
+                    items = list(lite_runs(code[first:], start + first, end))
+                    places = {item[0]: place for place, item in enumerate(items)}
+                place = places.get(start + offset)
                 try:
-                    entry = add(key, insn if insn is not None and insn.size == length else None, length)
+                    if place is None or items[place][1] != length:
+                        entry = add(key, None, length)
+                    else:
+                        address, _, mnemonic, operands = items[place]
+                        entry = add_renamed(key, address, mnemonic, operands)
+                        if entry is None:  # capstone's detail (from an IT among the 4 before, which it may read as open)
+                            insn = instructions_of(items[max(0, place - 4): place + 1], code, start, end,
+                                                   copies=False).get(address)
+                            entry = add(key, insn if insn is not None and insn.size == length else None, length)
                 except TooManyRegisters:
                     return None
             row, kind, watched = entry
@@ -377,6 +386,8 @@ class Decoder:
                 if context is not None:  # (an IT inside an IT block: capstone reads it its own way)
                     return None
                 it_left, context, it_at = it_block_length(halfword), (halfword, 0), offset
+            elif kind == NO_IT_SLOT:
+                it_left, context = it_left + 1, (context[0], context[1] - 1)
             if watched is not None and self._note_special(start + offset, *watched):
                 specials.append((offset, *watched))
             rows.append(row)

@@ -5,7 +5,10 @@ before it is (cortex_m4.py), and a decode row on nothing else but the bytes (a l
 branch to itself). So each encoding met (its bytes and IT context) is read from capstone and
 described once, by the Python model itself: its static row, its Cost with no instruction before
 it, and, as register bit masks, what the neighbour rules read of it and of the instruction
-before. A range of encodings met before is then one native call, however long.
+before. A range of encodings met before is then one native call, however long. An encoding
+whose register pattern was met (timing/register_pattern.py: the same operation on other
+registers, at another offset) is described from the first with its registers renamed, from
+capstone's cheap text alone.
 """
 from __future__ import annotations
 
@@ -18,8 +21,16 @@ from ..machine.native import m4_rows as R
 from .cortex_m4 import (base_mnemonic, fp_named, is_load, is_load_store, is_memory, makes_fp_result,
                         pipelines_after_load)
 from .literal_loads import LITERAL_LOADS, literal_read
+from .register_pattern import RENAMEABLE, register_pattern
 
-UNDECODABLE, PLAIN, IT = -1, 0, 1  # an encoding's kind, for the decoder's IT tracking
+UNDECODABLE, PLAIN, IT, NO_IT_SLOT = -1, 0, 1, 2  # an encoding's kind, for the decoder's IT tracking
+
+
+def takes_no_it_slot(code: bytes) -> bool:
+    """An ARMv8 floating-point encoding (VSEL, VMAXNM, VMINNM, VRINTA/N/P/M, VCVTA/N/P/M: hw1
+    1111 1110, coprocessor 10 or 11 in hw2; not in ARMv7E-M, so only data read as code), which
+    capstone decodes unconditionally, leaving an IT block's slot to the next instruction."""
+    return len(code) == 4 and code[1] == 0xFE and code[3] & 0x0E == 0x0A
 MAX_DESCRIPTORS = 1 << 16  # rows and encodings (code running away through data must not grow them without end)
 _FP_REGISTER = re.compile(r"[sd]\d+$")
 
@@ -58,6 +69,8 @@ class Descriptors:
         self.constants[R.C_FP_RESULT_DEPENDENCY] = t["fp_result_dependency"]
         self.constants[R.C_INSTRUCTION_CYCLES] = instruction_cycles
         self.constants[R.C_PC_BIT] = self._mask(["pc"], self._core_bits)
+        self._mask_fields = ((R.D_ADDRESS, self._core_bits), (R.D_WRITES, self._core_bits),
+                             (R.D_FP_READS, self._fp_bits), (R.D_FP_WRITES, self._fp_bits))
         self._clear()
 
     def _clear(self) -> None:  # (the register bits stay: the table's masks are built from them)
@@ -66,6 +79,9 @@ class Descriptors:
         self.by_key: dict[tuple, tuple] = {}  # (bytes, IT context) -> (row, kind, (mnemonic, operands) if watched)
         self._by_shape: dict[int, tuple] = {}  # Instruction.shape -> (row, watched)
         self._undecodable: dict[int, int] = {}  # length -> the row of an encoding capstone cannot decode
+        self._patterns: dict[tuple, tuple | None] = {}  # register pattern -> (row, may read a literal, watched,
+        #                                                 _slots), None: not renamed (a register outside the text)
+        self._renamed: dict[tuple, int] = {}  # (register pattern, names) -> row
 
     def add(self, key: tuple, insn, length: int) -> tuple:
         """The entry of encoding `key` (its bytes and IT context), which capstone decoded as `insn`
@@ -75,21 +91,68 @@ class Descriptors:
             if row is None:
                 row = self._undecodable[length] = self._append()
                 self.table[row, R.D_SIZE] = length
-            entry = (row, UNDECODABLE, None)
-        else:
-            row, watched = self._shape_row(insn)
-            literal = literal_read(key[0]) if insn.cc in (cs_arm.ARM_CC_AL, cs_arm.ARM_CC_INVALID) \
-                and base_mnemonic(insn) in LITERAL_LOADS else 0
-            self_loop = insn.mnemonic in ("b", "b.w") and insn.op_str == f"#{insn.address:#x}"
-            if literal or self_loop:  # (other encodings of a shape share its row)
-                own = self._append()
-                self.table[own] = self.table[row]
-                self.table[own, R.D_LITERAL], self.table[own, R.D_SELF_LOOP] = literal, int(self_loop)
-                row = own
-            kind = IT if insn.mnemonic.startswith("it") else PLAIN
-            entry = (row, kind, (insn.mnemonic, insn.op_str) if watched else None)
-        self.by_key[key] = entry
+            entry = self.by_key[key] = (row, UNDECODABLE, None)
+            return entry
+        row, watched = self._shape_row(insn)
+        literal = insn.cc in (cs_arm.ARM_CC_AL, cs_arm.ARM_CC_INVALID) and base_mnemonic(insn) in LITERAL_LOADS
+        pattern = register_pattern(key[0], insn.mnemonic, insn.op_str)
+        if pattern is not None and pattern[0] not in self._patterns:
+            slots = self._slots(row, pattern[1])
+            self._patterns[pattern[0]] = (row, literal, watched, slots) if slots is not None else None
+            self._renamed[pattern] = row
+        return self._entry(key, row, insn.mnemonic, insn.op_str, insn.address, literal, watched)
+
+    def add_renamed(self, key: tuple, address: int, mnemonic: str, op_str: str) -> tuple | None:
+        """The entry of encoding `key`, which capstone printed as `mnemonic op_str` at `address`,
+        from an encoding of its register pattern met before; None if none was."""
+        pattern = register_pattern(key[0], mnemonic, op_str)
+        first = self._patterns.get(pattern[0]) if pattern is not None else None
+        if first is None:
+            return None
+        first_row, literal, watched, slots = first
+        row = self._renamed.get(pattern)
+        if row is None:
+            described = self.table[first_row].copy()
+            names = pattern[1]
+            for (field, bits), field_slots in zip(self._mask_fields, slots):
+                described[field] = self._mask([names[s] if type(s) is int else s for s in field_slots], bits)
+            row = self._renamed[pattern] = self._append()
+            self.table[row] = described
+        return self._entry(key, row, mnemonic, op_str, address, literal, watched)
+
+    def _entry(self, key: tuple, row: int, mnemonic: str, op_str: str, address: int, literal: bool,
+               watched: bool) -> tuple:
+        """by_key's entry of an encoding whose shape has `row`: a literal read or a branch to
+        itself gets a row of its own (other encodings of a shape share its row)."""
+        literal = literal_read(key[0]) if literal else 0
+        self_loop = mnemonic in ("b", "b.w") and op_str == f"#{address:#x}"
+        if literal or self_loop:
+            own = self._append()
+            self.table[own] = self.table[row]
+            self.table[own, R.D_LITERAL], self.table[own, R.D_SELF_LOOP] = literal, int(self_loop)
+            row = own
+        kind = IT if mnemonic.startswith("it") else NO_IT_SLOT if key[1] is not None and takes_no_it_slot(key[0]) \
+            else PLAIN
+        entry = self.by_key[key] = (row, kind, (mnemonic, op_str) if watched else None)
         return entry
+
+    def _slots(self, row: int, names: tuple[str, ...]) -> tuple | None:
+        """What `row`'s register masks name, each as its place in `names` (renamed) or its name (SP,
+        LR, PC, the flags: kept); None if one is a renameable register its text does not name."""
+        slots = []
+        for field, bits in self._mask_fields:
+            mask = int(self.table[row, field])
+            field_slots = []
+            for bit, name in enumerate(bits):
+                if mask >> bit & 1:
+                    if name in names:
+                        field_slots.append(names.index(name))
+                    elif RENAMEABLE.fullmatch(name):
+                        return None
+                    else:
+                        field_slots.append(name)
+            slots.append(tuple(field_slots))
+        return tuple(slots)
 
     def row_of(self, insn) -> int:
         """The row of a decoded instruction as the one before a range (what the rules read of it)."""

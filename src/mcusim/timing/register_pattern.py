@@ -1,0 +1,46 @@
+"""An encoding's register pattern: what capstone printed for it with its general and FP
+registers numbered in order of appearance, its branch targets and offsets left out.
+
+Compiled code uses one operation on many registers (`ldr r3, [r2, #4]`, `ldr r0, [r1, #8]`),
+and the Cortex-M4 model describes them alike but for which registers they read and write. So
+an encoding whose pattern was met is described from the first one met with its registers
+renamed (timing/m4_descriptors.py), without capstone's detail or the model's analysis. The
+pattern keeps what the model and the decoder's static row read beyond the register names:
+the encoding's form bits (as instruction.alike_key), the mnemonic (with an IT block's
+condition), SP, LR and PC (which the model treats apart), shift amounts and a modified
+immediate. Equal patterns give descriptors equal up to the renaming: checked on every 16-bit
+encoding, on random 32-bit ones and on the kit's builds (tests/unit/test_register_pattern.py).
+"""
+from __future__ import annotations
+
+import re
+
+# r0-r12 (capstone names r9-r12 sb, sl, fp, ip) and the FP registers; not SP, LR or PC
+RENAMEABLE = re.compile(r"\b(r1[0-2]|r[0-9]|sb|sl|fp|ip|[sd](?:3[01]|[12][0-9]|[0-9]))\b")
+_OFFSET = re.compile(r"(?<!lsl )(?<!lsr )(?<!asr )(?<!ror )#[^,\]}!]*")  # an immediate that is not a shift amount
+_CLASS = {name: "%" + ("r" if name[0] not in "sd" else name[0])
+          for name in [f"r{n}" for n in range(13)] + ["sb", "sl", "fp", "ip"] + [f"{k}{n}" for k in "sd" for n in range(32)]}
+
+
+def register_pattern(code: bytes, mnemonic: str, op_str: str) -> tuple[tuple, tuple[str, ...]] | None:
+    """(the pattern, the registers it numbers in order), or None for an encoding described
+    only from capstone's detail."""
+    if mnemonic.startswith(("sdiv", "udiv")):  # (their static row holds their registers' numbers)
+        return None
+    if "#" in op_str:
+        op_str = _OFFSET.sub("#", op_str)
+    if "-" in op_str:  # a register range ({r4-r7}: its count of registers is in the names), or unusual
+        return None
+    parts = RENAMEABLE.split(op_str)  # text, register, text, ..., text
+    found = parts[1::2]
+    names = tuple(dict.fromkeys(found))
+    if len(names) == len(found):  # each register once: its place in the text numbers it
+        parts[1::2] = [_CLASS[name] for name in found]
+    else:
+        parts[1::2] = [_CLASS[name] + str(names.index(name)) for name in found]
+    if len(code) == 4:  # the branch class's op bits (hw2[15:12]); elsewhere they hold a register or an immediate
+        form = (code[1] >> 3, code[3] >> 4 if code[1] >> 3 == 0b11110 and code[3] & 0x80 else -1)
+    else:
+        form = code[1] >> 3
+    return (form, mnemonic, "".join(parts)), names
+
