@@ -114,6 +114,11 @@ class DecodeStore:
         path = root / "decode" / stamp / f"{image}.npz"
         return cls(path, _recent_siblings(path))
 
+    @property
+    def pattern_file(self) -> Path | None:
+        """Where the Cortex-M4 register patterns of this model are kept (pattern_store), if anywhere."""
+        return self.path.parent / "m4-patterns.zip" if self.path is not None else None
+
     def get(self, key: tuple):
         """(rows, specials, length, the timing model's state after them as JSON), or None.
         Rows do not depend on where the code is (see the module's docstring), so another image's

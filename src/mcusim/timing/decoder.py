@@ -71,6 +71,8 @@ class Decoder:
         self._redecoded = False  # a decode wrote over decoded rows (block summaries may be stale)
         self._m4 = m4_descriptors.for_timing(timing, instruction_cycles, _static_row) \
             if memoise and getattr(timing, "pairwise", False) else None  # (rows in native code: _decode_m4)
+        if self._m4 is not None:  # (register patterns met by earlier runs of any image; none without a store)
+            self._m4.use_file(store.pattern_file if store is not None else None)
         self.instructions_decoded = 0  # rows of instructions written, decoded or copied ...
         self.instructions_copied = 0   # ... of them copied from a decode seen before (chunk cache, store)
 
@@ -500,9 +502,12 @@ class Decoder:
         return True
 
     def save_store(self) -> None:
-        """Keep what this run decoded for the next run of the image (see decode_store)."""
+        """Keep what this run decoded for the next run of the image (see decode_store), and the
+        register patterns it described for any image's (pattern_store)."""
         if self.store is not None:
             self.store.save()
+        if self._m4 is not None:
+            self._m4.save_patterns()
 
     def forget_changed_code(self) -> bool:
         """Drop the decode of writable windows whose code bytes changed since; True if any did."""

@@ -13,6 +13,7 @@ capstone's cheap text alone.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import numpy as np
 from capstone import arm as cs_arm
@@ -21,6 +22,7 @@ from ..machine.native import m4_rows as R
 from .cortex_m4 import (base_mnemonic, fp_named, is_load, is_load_store, is_memory, makes_fp_result,
                         pipelines_after_load)
 from .literal_loads import LITERAL_LOADS, literal_read
+from .pattern_store import MAX_PATTERNS, read_patterns, write_patterns
 from .register_pattern import RENAMEABLE, register_pattern
 
 UNDECODABLE, PLAIN, IT, NO_IT_SLOT = -1, 0, 1, 2  # an encoding's kind, for the decoder's IT tracking
@@ -69,9 +71,26 @@ class Descriptors:
         self.constants[R.C_FP_RESULT_DEPENDENCY] = t["fp_result_dependency"]
         self.constants[R.C_INSTRUCTION_CYCLES] = instruction_cycles
         self.constants[R.C_PC_BIT] = self._mask(["pc"], self._core_bits)
-        self._mask_fields = ((R.D_ADDRESS, self._core_bits), (R.D_WRITES, self._core_bits),
-                             (R.D_FP_READS, self._fp_bits), (R.D_FP_WRITES, self._fp_bits))
+        self._mask_fields = tuple(zip(R.D_MASKS, (self._core_bits, self._core_bits, self._fp_bits, self._fp_bits)))
+        # register pattern -> (its descriptor, masks 0; may read a literal; watched; _slots),
+        # None: not renamed (a register outside its text). Not the table's: they outlive make_room.
+        self._patterns: dict[tuple, tuple | None] = {}
+        self._file: Path | None = None  # pattern_store's file of this model, if any
+        self._file_read = True
+        self._learned = False  # patterns described since the file was written
         self._clear()
+
+    def use_file(self, path: Path | None) -> None:
+        """Keep the patterns in `path` (pattern_store): read on the first encoding not known,
+        written by save_patterns."""
+        if path != self._file:
+            self._file, self._file_read = path, path is None
+
+    def save_patterns(self) -> None:
+        """Write the patterns described since the file was last written (the end of a run)."""
+        if self._file is not None and self._learned:
+            write_patterns(self._file, {p: e for p, e in self._patterns.items() if e is not None})
+            self._learned = False
 
     def _clear(self) -> None:  # (the register bits stay: the table's masks are built from them)
         self.table = np.zeros((256, R.DESCRIPTOR), np.int64)
@@ -79,8 +98,6 @@ class Descriptors:
         self.by_key: dict[tuple, tuple] = {}  # (bytes, IT context) -> (row, kind, (mnemonic, operands) if watched)
         self._by_shape: dict[int, tuple] = {}  # Instruction.shape -> (row, watched)
         self._undecodable: dict[int, int] = {}  # length -> the row of an encoding capstone cannot decode
-        self._patterns: dict[tuple, tuple | None] = {}  # register pattern -> (row, may read a literal, watched,
-        #                                                 _slots), None: not renamed (a register outside the text)
         self._renamed: dict[tuple, int] = {}  # (register pattern, names) -> row
 
     def add(self, key: tuple, insn, length: int) -> tuple:
@@ -96,26 +113,39 @@ class Descriptors:
         row, watched = self._shape_row(insn)
         literal = insn.cc in (cs_arm.ARM_CC_AL, cs_arm.ARM_CC_INVALID) and base_mnemonic(insn) in LITERAL_LOADS
         pattern = register_pattern(key[0], insn.mnemonic, insn.op_str)
-        if pattern is not None and pattern[0] not in self._patterns:
+        if pattern is not None and pattern[0] not in self._patterns and len(self._patterns) < MAX_PATTERNS:
             slots = self._slots(row, pattern[1])
-            self._patterns[pattern[0]] = (row, literal, watched, slots) if slots is not None else None
+            values = self.table[row].copy()
+            values[list(R.D_MASKS)] = 0
+            self._patterns[pattern[0]] = (values, literal, watched, slots) if slots is not None else None
             self._renamed[pattern] = row
+            self._learned = True
         return self._entry(key, row, insn.mnemonic, insn.op_str, insn.address, literal, watched)
 
     def add_renamed(self, key: tuple, address: int, mnemonic: str, op_str: str) -> tuple | None:
         """The entry of encoding `key`, which capstone printed as `mnemonic op_str` at `address`,
         from an encoding of its register pattern met before; None if none was."""
         pattern = register_pattern(key[0], mnemonic, op_str)
-        first = self._patterns.get(pattern[0]) if pattern is not None else None
+        if pattern is None:
+            return None
+        first = self._patterns.get(pattern[0])
+        if first is None and not self._file_read:
+            self._file_read = True
+            for known, entry in read_patterns(self._file).items():
+                self._patterns.setdefault(known, entry)
+            first = self._patterns.get(pattern[0])
         if first is None:
             return None
-        first_row, literal, watched, slots = first
+        values, literal, watched, slots = first
         row = self._renamed.get(pattern)
         if row is None:
-            described = self.table[first_row].copy()
+            described = values.copy()
             names = pattern[1]
-            for (field, bits), field_slots in zip(self._mask_fields, slots):
-                described[field] = self._mask([names[s] if type(s) is int else s for s in field_slots], bits)
+            try:
+                for (field, bits), field_slots in zip(self._mask_fields, slots):
+                    described[field] = self._mask([names[s] if type(s) is int else s for s in field_slots], bits)
+            except IndexError:  # (a file's entry numbering more registers than its text has)
+                return None
             row = self._renamed[pattern] = self._append()
             self.table[row] = described
         return self._entry(key, row, mnemonic, op_str, address, literal, watched)

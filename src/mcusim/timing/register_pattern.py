@@ -18,6 +18,8 @@ import re
 # r0-r12 (capstone names r9-r12 sb, sl, fp, ip) and the FP registers; not SP, LR or PC
 RENAMEABLE = re.compile(r"\b(r1[0-2]|r[0-9]|sb|sl|fp|ip|[sd](?:3[01]|[12][0-9]|[0-9]))\b")
 _OFFSET = re.compile(r"(?<!lsl )(?<!lsr )(?<!asr )(?<!ror )#[^,\]}!]*")  # an immediate that is not a shift amount
+MAX_TEXTS = 1 << 16  # operand texts kept numbered (code running away through data must not grow them without end)
+_numbered: dict[str, tuple] = {}  # operand text, offsets left out -> _number's
 _CLASS = {name: "%" + ("r" if name[0] not in "sd" else name[0])
           for name in [f"r{n}" for n in range(13)] + ["sb", "sl", "fp", "ip"] + [f"{k}{n}" for k in "sd" for n in range(32)]}
 
@@ -29,8 +31,25 @@ def register_pattern(code: bytes, mnemonic: str, op_str: str) -> tuple[tuple, tu
         return None
     if "#" in op_str:
         op_str = _OFFSET.sub("#", op_str)
-    if "-" in op_str:  # a register range ({r4-r7}: its count of registers is in the names), or unusual
+    numbered = _numbered.get(op_str)
+    if numbered is None:
+        if len(_numbered) >= MAX_TEXTS:
+            _numbered.clear()
+        numbered = _numbered[op_str] = _number(op_str)
+    if not numbered:
         return None
+    if len(code) == 4:  # the branch class's op bits (hw2[15:12]); elsewhere they hold a register or an immediate
+        form = (code[1] >> 3, code[3] >> 4 if code[1] >> 3 == 0b11110 and code[3] & 0x80 else -1)
+    else:
+        form = code[1] >> 3
+    return (form, mnemonic, numbered[0]), numbered[1]
+
+
+def _number(op_str: str) -> tuple:
+    """(`op_str` with its registers numbered, the registers in order); () for a register range
+    ({r4-r7}: its count of registers is in the names) or another text with a minus sign."""
+    if "-" in op_str:
+        return ()
     parts = RENAMEABLE.split(op_str)  # text, register, text, ..., text
     found = parts[1::2]
     names = tuple(dict.fromkeys(found))
@@ -38,9 +57,4 @@ def register_pattern(code: bytes, mnemonic: str, op_str: str) -> tuple[tuple, tu
         parts[1::2] = [_CLASS[name] for name in found]
     else:
         parts[1::2] = [_CLASS[name] + str(names.index(name)) for name in found]
-    if len(code) == 4:  # the branch class's op bits (hw2[15:12]); elsewhere they hold a register or an immediate
-        form = (code[1] >> 3, code[3] >> 4 if code[1] >> 3 == 0b11110 and code[3] & 0x80 else -1)
-    else:
-        form = code[1] >> 3
-    return (form, mnemonic, "".join(parts)), names
-
+    return "".join(parts), names

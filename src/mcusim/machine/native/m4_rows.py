@@ -33,6 +33,7 @@ D_LITERAL = 17      # F_LITERAL (literal_loads.literal_read of its bytes), 0: no
 D_SELF_LOOP = 18    # a B to itself
 D_STATIC = 19       # .. D_STATIC + FIELDS: the static row (decoder._static_row)
 DESCRIPTOR = D_STATIC + FIELDS
+D_MASKS = (D_ADDRESS, D_WRITES, D_FP_READS, D_FP_WRITES)  # the register bit masks (bits of their Descriptors)
 
 # The timing table's values the rules read (m4_constants gives them in this order).
 C_IT_FOLDED = 0

@@ -1,0 +1,117 @@
+"""The register patterns one run describes serve the next run's first decode of any image
+(timing/pattern_store.py): it renames them without capstone's detail, and gets the rows the
+Python model gives. A damaged or foreign file is ignored."""
+import json
+
+import numpy as np
+import pytest
+
+from mcusim.config.loader import core_timing_table, load_core
+from mcusim.machine import native as N
+from mcusim.timing import decoder as decoder_module
+from mcusim.machine.native import m4_rows as R
+from mcusim.timing import m4_descriptors
+from mcusim.timing.cortex_m4 import CortexM4Timing
+from mcusim.timing.decode_store import DecodeStore
+from mcusim.timing.decoder import Decoder
+from mcusim.timing.pattern_store import read_patterns, write_patterns
+
+BASE = 0x1000
+# ldr r0, [r1]; adds r2, r0, r3; vadd.f32 s0, s1, s2; ldr.w r3, [r1, #4]; str r2, [r0, r1]; bx lr
+FIRST = "0868" + "c218" + "30ee810a" + "d1f80430" + "4250" + "7047"
+# the same operations on other registers, at other offsets
+SECOND = "1a68" + "5019" + "72ee821a" + "d4f80c70" + "8d50" + "7047"
+
+
+def decoder(code: bytes, root, memoise: bool = True) -> Decoder:
+    core = load_core("cortex-m4")
+    timing = CortexM4Timing(core_timing_table(core))
+    store = DecodeStore.open(code.hex()[:32], "test-model", root=root) if memoise else None
+
+    def read(address, size):
+        offset = address - BASE
+        if offset < 0 or offset + size > len(code):
+            raise ValueError("unmapped")
+        return code[offset: offset + size]
+
+    return Decoder(N.NativeState(), read, core.default_instruction_cycles, timing=timing, memoise=memoise,
+                   store=store)
+
+
+def decoded_rows(code: bytes, root, memoise: bool = True) -> np.ndarray:
+    d = decoder(code, root, memoise)
+    d.decode(BASE, BASE + len(code))
+    d.save_store()
+    return np.concatenate([d.state.rows(0), d._costs[0]])
+
+
+@pytest.fixture
+def new_process(monkeypatch):
+    """Each call: the decoders' shared descriptors forgotten, as in a new process."""
+    def forget():
+        monkeypatch.setattr(m4_descriptors, "_shared", {})
+    forget()
+    return forget
+
+
+def test_a_later_run_renames_the_patterns_an_earlier_one_described(tmp_path, new_process, monkeypatch):
+    decoded_rows(bytes.fromhex(FIRST), tmp_path)
+    files = list(tmp_path.glob("decode/*/m4-patterns.zip"))
+    assert len(files) == 1 and len(read_patterns(files[0])) >= 5
+    new_process()
+    details = []
+    detail = decoder_module.instructions_of
+    monkeypatch.setattr(decoder_module, "instructions_of", lambda *a, **k: details.append(a) or detail(*a, **k))
+    code = bytes.fromhex(SECOND)
+    assert np.array_equal(decoded_rows(code, tmp_path), decoded_rows(code, tmp_path, memoise=False))
+    assert not details, "every encoding was renamed from the file, none read from capstone's detail"
+
+
+def test_without_the_file_the_patterns_are_described_again(tmp_path, new_process, monkeypatch):
+    decoded_rows(bytes.fromhex(FIRST), tmp_path)
+    for path in tmp_path.glob("decode/*/m4-patterns.zip"):
+        path.unlink()
+    new_process()
+    details = []
+    detail = decoder_module.instructions_of
+    monkeypatch.setattr(decoder_module, "instructions_of", lambda *a, **k: details.append(a) or detail(*a, **k))
+    decoded_rows(bytes.fromhex(SECOND), tmp_path)
+    assert details
+
+
+@pytest.mark.parametrize("damage", ["not a file of patterns", "foreign version", "a row of another size",
+                                    "a register out of place"])
+def test_a_damaged_or_foreign_file_is_ignored(tmp_path, new_process, damage):
+    decoded_rows(bytes.fromhex(FIRST), tmp_path)
+    path = next(tmp_path.glob("decode/*/m4-patterns.zip"))
+    with np.load(path) as data:
+        version, rows, items = int(data["version"]), data["rows"].copy(), json.loads(bytes(data["patterns"]))
+    if damage == "foreign version":
+        version = 0
+    elif damage == "a row of another size":
+        rows[:, R.D_SIZE] = 6 - rows[:, R.D_SIZE]
+    elif damage == "a register out of place":
+        for item in items:
+            item[3][0] = ["r3"]  # a renameable register named as if it were fixed
+    with open(path, "wb") as out:
+        if damage == "not a file of patterns":
+            out.write(b"PK\x03\x04" + bytes(range(200)))
+        else:
+            np.savez(out, version=np.int64(version), rows=rows, patterns=np.frombuffer(json.dumps(items).encode(), np.uint8))
+    assert read_patterns(path) == {}
+    new_process()
+    code = bytes.fromhex(SECOND)
+    assert np.array_equal(decoded_rows(code, tmp_path), decoded_rows(code, tmp_path, memoise=False))
+
+
+def test_writing_keeps_what_another_run_wrote(tmp_path):
+    path = tmp_path / "patterns.zip"
+    values = np.zeros(R.DESCRIPTOR, np.int64)
+    values[R.D_DECODABLE], values[R.D_SIZE], values[R.D_STATIC + N.KIND] = 1, 2, N.KIND_START
+    one = {(13, "ldr", "%r, [%r]"): (values, True, False, ((1,), (0,), (), ()))}
+    two = {(6, "adds", "%r, #"): (values, False, False, ((), (0,), (), ()))}
+    write_patterns(path, one)
+    write_patterns(path, two)
+    found = read_patterns(path)
+    assert found.keys() == {**one, **two}.keys()
+    assert all(np.array_equal(found[p][0], values) and found[p][1:] == entry[1:] for p, entry in {**one, **two}.items())
