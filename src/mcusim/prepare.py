@@ -1,4 +1,5 @@
-"""`mcusim prepare`: the native code compiled ahead of the first run.
+"""`mcusim prepare`: the native code compiled, and the register patterns of compiled code
+described, ahead of the first run.
 
 numba compiles the hooks the first time a run needs them: 8 to 18 s before the first
 instruction of the first run after an install (docs/performance.md). This does it once, ahead
@@ -6,7 +7,10 @@ of time (scripts/setup.sh runs it): every block hook variant and every other hoo
 bundled examples on every board with and without the captures, so the functions Python calls
 are compiled for the arguments runs give them. Their machine code goes to the object store
 (machine/native/object_store.py), from which later runs load it without numba; a function
-nothing here used is compiled when a run first needs it, as before.
+nothing here used is compiled when a run first needs it, as before. Then every bundled example's
+whole code is decoded once per core model that keeps register patterns (the Cortex-M4:
+timing/pattern_store.py), so that the first run of any firmware renames the patterns compiled
+code uses instead of describing each from capstone's detail (docs/performance.md).
 """
 from __future__ import annotations
 
@@ -56,4 +60,33 @@ def prepare(say=print) -> int:
             kind = "captures" if options is CAPTURES else ", ".join(f"{k}={v}" for k, v in options.items()) or "default"
             say(f"{example} on {board} ({kind}): exit {result.exit_code}, {time.perf_counter() - started:.1f} s")
             steps += 1
-    return steps
+    return steps + describe_patterns(say)
+
+
+def describe_patterns(say=print, programs: list[str] | None = None) -> int:
+    """Decode all of every bundled example (or of `programs`) on the first board of each core
+    model whose decoder keeps register patterns, and keep the patterns (and the decoded rows)
+    in the decode store. Returns the number of images decoded."""
+    from . import examples
+    from .api import Simulator
+    from .config import board_names
+
+    done, images = set(), 0
+    known = examples.available()
+    for board in board_names():
+        started, count, patterns = time.perf_counter(), 0, None
+        for program in programs if programs is not None else sorted(known):
+            if board not in known.get(program, ()):
+                continue
+            decoder = Simulator(examples.path(program, board), board).machine.decoder
+            patterns = decoder.pattern_file
+            if patterns is None or patterns in done and count == 0:
+                break  # (a core model without patterns, the store off, or this model's done)
+            decoder.decode_all()
+            decoder.save_store()
+            count += 1
+        if count:
+            done.add(patterns)
+            images += count
+            say(f"register patterns of {count} examples' code on {board}: {time.perf_counter() - started:.1f} s")
+    return images

@@ -136,6 +136,17 @@ class Decoder:
         finally:
             self._keep_states = set()
 
+    def decode_all(self) -> None:
+        """Decode every code range of the image now rather than as each first runs (mcusim
+        prepare, describing the bundled examples' register patterns ahead of any run)."""
+        for start, _ in list(self._ranges):
+            self.decode_block(start, 2)
+
+    @property
+    def pattern_file(self):
+        """The file the Cortex-M4 register patterns described are kept in (pattern_store), if any."""
+        return self._m4.file if self._m4 is not None else None
+
     def decode_ranges(self, ranges: list[tuple[int, int]]) -> None:
         self._redecoded = False
         for start, end in ranges:
@@ -375,9 +386,10 @@ class Decoder:
                     else:
                         address, _, mnemonic, operands = items[place]
                         entry = add_renamed(key, address, mnemonic, operands)
-                        if entry is None:  # capstone's detail (from an IT among the 4 before, which it may read as open)
-                            insn = instructions_of(items[max(0, place - 4): place + 1], code, start, end,
-                                                   copies=False).get(address)
+                        if entry is None:  # capstone's detail, from an IT among the 4 before (it may read it as open)
+                            begin = next((back for back in range(place - 1, max(-1, place - 5), -1)
+                                          if items[back][2].startswith("it")), place)
+                            insn = instructions_of(items[begin: place + 1], code, start, end, copies=False).get(address)
                             entry = add(key, insn if insn is not None and insn.size == length else None, length)
                 except TooManyRegisters:
                     return None

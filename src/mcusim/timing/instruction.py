@@ -356,6 +356,25 @@ def it_block_length(halfword: int) -> int:
     return 4 - ((mask & -mask).bit_length() - 1)
 
 
+_takes_it_slot: dict[bytes, bool] = {}
+
+
+def takes_it_slot(code: bytes) -> bool:
+    """Whether capstone counts encoding `code` as one of an IT block's instructions. It does not
+    for some it decodes unconditionally (ARMv8 floating-point, dot-product and other encodings
+    not in ARMv7E-M: only data read as code), whose slot then goes to the next instruction. Asked
+    of capstone itself: a NOP after the encoding in a one-instruction IT EQ block prints as NOPEQ
+    if the encoding took no slot."""
+    found = _takes_it_slot.get(code)
+    if found is None:
+        items = list(_lite.disasm_lite(b"\x08\xbf" + code + b"\x00\xbf", 0))
+        found = not (len(items) == 3 and items[2][2] != "nop")
+        if len(_takes_it_slot) >= MAX_KNOWN:
+            _takes_it_slot.clear()
+        _takes_it_slot[code] = found
+    return found
+
+
 def disassemble_one(code: bytes, address: int) -> Instruction | None:
     """The first instruction of `code` at `address`, decoded on its own (no IT context), or None."""
     item = next(_lite.disasm_lite(code, address, 1), None)

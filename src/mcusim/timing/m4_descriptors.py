@@ -21,18 +21,13 @@ from capstone import arm as cs_arm
 from ..machine.native import m4_rows as R
 from .cortex_m4 import (base_mnemonic, fp_named, is_load, is_load_store, is_memory, makes_fp_result,
                         pipelines_after_load)
+from .instruction import takes_it_slot
 from .literal_loads import LITERAL_LOADS, literal_read
 from .pattern_store import MAX_PATTERNS, read_patterns, write_patterns
 from .register_pattern import RENAMEABLE, register_pattern
 
 UNDECODABLE, PLAIN, IT, NO_IT_SLOT = -1, 0, 1, 2  # an encoding's kind, for the decoder's IT tracking
 
-
-def takes_no_it_slot(code: bytes) -> bool:
-    """An ARMv8 floating-point encoding (VSEL, VMAXNM, VMINNM, VRINTA/N/P/M, VCVTA/N/P/M: hw1
-    1111 1110, coprocessor 10 or 11 in hw2; not in ARMv7E-M, so only data read as code), which
-    capstone decodes unconditionally, leaving an IT block's slot to the next instruction."""
-    return len(code) == 4 and code[1] == 0xFE and code[3] & 0x0E == 0x0A
 MAX_DESCRIPTORS = 1 << 16  # rows and encodings (code running away through data must not grow them without end)
 _FP_REGISTER = re.compile(r"[sd]\d+$")
 
@@ -75,7 +70,7 @@ class Descriptors:
         # register pattern -> (its descriptor, masks 0; may read a literal; watched; _slots),
         # None: not renamed (a register outside its text). Not the table's: they outlive make_room.
         self._patterns: dict[tuple, tuple | None] = {}
-        self._file: Path | None = None  # pattern_store's file of this model, if any
+        self.file: Path | None = None  # pattern_store's file of this model, if any
         self._file_read = True
         self._learned = False  # patterns described since the file was written
         self._clear()
@@ -83,13 +78,13 @@ class Descriptors:
     def use_file(self, path: Path | None) -> None:
         """Keep the patterns in `path` (pattern_store): read on the first encoding not known,
         written by save_patterns."""
-        if path != self._file:
-            self._file, self._file_read = path, path is None
+        if path != self.file:
+            self.file, self._file_read = path, path is None
 
     def save_patterns(self) -> None:
         """Write the patterns described since the file was last written (the end of a run)."""
-        if self._file is not None and self._learned:
-            write_patterns(self._file, {p: e for p, e in self._patterns.items() if e is not None})
+        if self.file is not None and self._learned:
+            write_patterns(self.file, {p: e for p, e in self._patterns.items() if e is not None})
             self._learned = False
 
     def _clear(self) -> None:  # (the register bits stay: the table's masks are built from them)
@@ -131,7 +126,7 @@ class Descriptors:
         first = self._patterns.get(pattern[0])
         if first is None and not self._file_read:
             self._file_read = True
-            for known, entry in read_patterns(self._file).items():
+            for known, entry in read_patterns(self.file).items():
                 self._patterns.setdefault(known, entry)
             first = self._patterns.get(pattern[0])
         if first is None:
@@ -161,7 +156,7 @@ class Descriptors:
             self.table[own] = self.table[row]
             self.table[own, R.D_LITERAL], self.table[own, R.D_SELF_LOOP] = literal, int(self_loop)
             row = own
-        kind = IT if mnemonic.startswith("it") else NO_IT_SLOT if key[1] is not None and takes_no_it_slot(key[0]) \
+        kind = IT if mnemonic.startswith("it") else NO_IT_SLOT if key[1] is not None and not takes_it_slot(key[0]) \
             else PLAIN
         entry = self.by_key[key] = (row, kind, (mnemonic, op_str) if watched else None)
         return entry

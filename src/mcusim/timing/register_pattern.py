@@ -1,5 +1,6 @@
 """An encoding's register pattern: what capstone printed for it with its general and FP
-registers numbered in order of appearance, its branch targets and offsets left out.
+registers numbered in order of appearance and its immediates (branch targets, offsets,
+constants, shift amounts) left out.
 
 Compiled code uses one operation on many registers (`ldr r3, [r2, #4]`, `ldr r0, [r1, #8]`),
 and the Cortex-M4 model describes them alike but for which registers they read and write. So
@@ -7,9 +8,12 @@ an encoding whose pattern was met is described from the first one met with its r
 renamed (timing/m4_descriptors.py), without capstone's detail or the model's analysis. The
 pattern keeps what the model and the decoder's static row read beyond the register names:
 the encoding's form bits (as instruction.alike_key), the mnemonic (with an IT block's
-condition), SP, LR and PC (which the model treats apart), shift amounts and a modified
-immediate. Equal patterns give descriptors equal up to the renaming: checked on every 16-bit
-encoding, on random 32-bit ones and on the kit's builds (tests/unit/test_register_pattern.py).
+condition), SP, LR and PC (which the model treats apart); the Cortex-M4 model reads no
+immediate. Equal patterns give descriptors equal up to the renaming: checked on random 16- and
+32-bit encodings of the kinds compiled code uses, with their register fields varied, in and
+out of IT blocks (tests/unit/test_register_pattern.py), and at length by
+scripts/check_register_patterns.py (every 16-bit encoding, random 32-bit ones, the kit's
+builds' encodings with their registers varied: 2,018,660 instructions, none differing).
 """
 from __future__ import annotations
 
@@ -17,9 +21,9 @@ import re
 
 # r0-r12 (capstone names r9-r12 sb, sl, fp, ip) and the FP registers; not SP, LR or PC
 RENAMEABLE = re.compile(r"\b(r1[0-2]|r[0-9]|sb|sl|fp|ip|[sd](?:3[01]|[12][0-9]|[0-9]))\b")
-_OFFSET = re.compile(r"(?<!lsl )(?<!lsr )(?<!asr )(?<!ror )#[^,\]}!]*")  # an immediate that is not a shift amount
+_IMMEDIATE = re.compile(r"#[^,\]}!]*")
 MAX_TEXTS = 1 << 16  # operand texts kept numbered (code running away through data must not grow them without end)
-_numbered: dict[str, tuple] = {}  # operand text, offsets left out -> _number's
+_numbered: dict[str, tuple] = {}  # operand text, immediates left out -> _number's
 _CLASS = {name: "%" + ("r" if name[0] not in "sd" else name[0])
           for name in [f"r{n}" for n in range(13)] + ["sb", "sl", "fp", "ip"] + [f"{k}{n}" for k in "sd" for n in range(32)]}
 
@@ -30,8 +34,8 @@ def register_pattern(code: bytes, mnemonic: str, op_str: str) -> tuple[tuple, tu
     if mnemonic.startswith(("sdiv", "udiv")):  # (their static row holds their registers' numbers)
         return None
     if "#" in op_str:
-        op_str = _OFFSET.sub("#", op_str)
-    numbered = _numbered.get(op_str)
+        op_str = _IMMEDIATE.sub("#", op_str)
+    numbered = _numbered.get(op_str)  # (most texts recur: r3, [r1, #])
     if numbered is None:
         if len(_numbered) >= MAX_TEXTS:
             _numbered.clear()

@@ -1,0 +1,110 @@
+"""Check, at length, that an encoding described from another of its register pattern
+(timing/register_pattern.py) gets the decode rows capstone's own detail and the Cortex-M4 model
+give it: every 16-bit encoding (IT instructions placed with their blocks), random 32-bit
+encodings, and the encodings of ELF files given (the kit's builds by default) with their
+register fields varied, a tenth of them in IT blocks. tests/unit/test_register_pattern.py runs
+a sample of this in the test suite.
+
+    python scripts/check_register_patterns.py [--seed 1] [--wide 30000] [--variants 2] [ELF ...]
+"""
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from elftools.elf.elffile import ELFFile
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT / "src"), str(ROOT / "tests" / "unit")]
+
+from mcusim.timing import m4_descriptors  # noqa: E402
+from test_m4_native_rows import BASE, decoders, rows  # noqa: E402
+
+
+def is_it(code: bytes) -> bool:
+    halfword = int.from_bytes(code[:2], "little")
+    return halfword & 0xFF00 == 0xBF00 and halfword & 0xF != 0
+
+
+def wide(code: bytes) -> bool:
+    return int.from_bytes(code[:2], "little") >= 0xE800
+
+
+def encodings_of(elf: Path) -> set[bytes]:
+    """The halfwords and 32-bit encodings of an ELF's executable segments, read as Thumb code."""
+    found = set()
+    with open(elf, "rb") as f:
+        for segment in ELFFile(f).iter_segments():
+            if segment["p_type"] == "PT_LOAD" and segment["p_flags"] & 1:
+                data, at = segment.data(), 0
+                while at + 4 <= len(data):
+                    size = 4 if wide(data[at: at + 2]) else 2
+                    found.add(data[at: at + size])
+                    at += size
+    return found
+
+
+def variant(code: bytes, rng: random.Random) -> bytes:
+    """`code` with register fields (and some bits around them) changed."""
+    if len(code) == 2:
+        return (int.from_bytes(code, "little") ^ rng.randrange(0x40)).to_bytes(2, "little")
+    first, second = int.from_bytes(code[:2], "little"), int.from_bytes(code[2:], "little")
+    first ^= rng.choice([0, 0xF, 0x4F]) & rng.randrange(0x10000)
+    second ^= rng.choice([0xF000, 0x0F00, 0x000F, 0xFF0F, 0xF0AF]) & rng.randrange(0x10000)
+    return first.to_bytes(2, "little") + second.to_bytes(2, "little")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--wide", type=int, default=30000, help="random 32-bit encodings")
+    parser.add_argument("--variants", type=int, default=2, help="register variants of each ELF encoding")
+    parser.add_argument("elf", nargs="*", type=Path)
+    args = parser.parse_args()
+    rng = random.Random(args.seed)
+    elfs = args.elf or sorted((ROOT / "firmware" / "build").glob("mcu-m/*.elf"))
+    plain = [h.to_bytes(2, "little") for h in range(0xE800) if not is_it(h.to_bytes(2, "little"))]
+    plain += [rng.randrange(0xE800, 0x10000).to_bytes(2, "little") + rng.randrange(0x10000).to_bytes(2, "little")
+              for _ in range(args.wide)]
+    for elf in elfs:
+        for code in sorted(encodings_of(elf)):
+            for changed in [code] + [variant(code, rng) for _ in range(args.variants)]:
+                if not is_it(changed) and (len(changed) == 4) == wide(changed):
+                    plain.append(changed)
+    rng.shuffle(plain)
+    sequence = []
+    for code in plain:
+        if rng.random() < 0.1:  # an IT block before it
+            mask = rng.randrange(1, 16)
+            sequence.append((0xBF00 | rng.randrange(14) << 4 | mask).to_bytes(2, "little"))
+            sequence += [rng.choice(plain) for _ in range(4 - ((mask & -mask).bit_length() - 1))]
+        sequence.append(code)
+    renamed = [0]
+    add_renamed = m4_descriptors.Descriptors.add_renamed
+
+    def counted(self, *args):
+        entry = add_renamed(self, *args)
+        renamed[0] += entry is not None
+        return entry
+
+    m4_descriptors.Descriptors.add_renamed = counted
+    started, bad = time.perf_counter(), 0
+    for at in range(0, len(sequence), 64):
+        code = b"".join(sequence[at: at + 64])
+        fast, reference = decoders(code)
+        for decoder in (fast, reference):
+            decoder.decode(BASE, BASE + len(code))
+        if not np.array_equal(rows(fast), rows(reference)):
+            bad += 1
+            print(f"differs: {code.hex()}")
+    print(f"{len(sequence):,} instructions in {len(sequence) // 64 + 1:,} ranges, {renamed[0]:,} renamed, "
+          f"{bad} ranges differ ({time.perf_counter() - started:.0f} s)")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
