@@ -31,6 +31,9 @@ shared and noisy, so read the ratios of one run, not seconds across runs):
                   (timing/decode_store.py). "Another board's build": each program run on the boards
                   in turn with one store, as a user's cache is: what the first run of each board's
                   image copies from the builds for the boards before it (new processes too).
+                  "After mcusim prepare": the first run of each program that is not a bundled
+                  example in a store describe_patterns filled (the bundled examples' code decoded,
+                  the Cortex-M4 register patterns described), as after scripts/setup.sh.
                   The timed runs come after both and an untimed one in this process, so they are
                   runs of an image seen before
   cold/warm start a fresh process running the `mcusim` command (`mcusim run ELF --board B
@@ -340,6 +343,40 @@ def cross_board_table(boards: list[str], programs: list[str], stores: str) -> li
     return lines
 
 
+PREPARE_PATTERNS = "from mcusim.prepare import describe_patterns; describe_patterns()"
+
+
+def prepared_decode_table(boards: list[str], programs: list[str], rows: dict, stores: str) -> list[str]:
+    """Each program that is not a bundled example (so new code to `mcusim prepare`) on each board:
+    its first run in a new process with a decode store `mcusim prepare` filled (every bundled
+    example's code decoded once per core model keeping register patterns: timing/pattern_store.py),
+    beside its first run with an empty store (measure_speed's)."""
+    from mcusim import examples
+
+    template = tempfile.mkdtemp(prefix="decode-prepared-", dir=stores)
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-c", PREPARE_PATTERNS], env={**os.environ, "MCUSIM_DECODE_CACHE": template},
+                   check=True, capture_output=True)
+    seconds_taken = time.perf_counter() - started
+    lines = ["| board | program | instructions decoded | us per instruction, first run, empty store | "
+             "first run after `mcusim prepare` | goal <= 10 us |", "|---|---|---|---|---|---|"]
+    bundled = set(examples.available())
+    for board in boards:
+        for program in programs:
+            if program in bundled or (board, program) not in rows:
+                continue
+            store = tempfile.mkdtemp(prefix="decode-", dir=stores)
+            shutil.copytree(template, store, dirs_exist_ok=True)
+            os.environ["MCUSIM_DECODE_CACHE"] = store
+            seconds, counts = measure_fresh(ROOT / "firmware" / "build" / board / f"{program}.elf", board)
+            after = decode_us(seconds, counts)
+            lines.append(f"| {board} | {program} | {counts['instructions decoded']:,} | "
+                         f"{fmt(rows[board, program]['decode_us'], 1)} | {fmt(after, 1)} | "
+                         f"{verdict(after, DECODE_US_GOAL)} |")
+    lines.append(f"\nDecoding the bundled examples' code (what `mcusim prepare` adds for this) took {seconds_taken:.1f} s.")
+    return lines
+
+
 def speed_table(rows: dict) -> list[str]:
     lines = ["| board | program | instructions | mcusim s | MIPS | plain Unicorn s | mcusim / Unicorn (goal <= 2x) | "
              "QEMU s | mcusim / QEMU |", "|---|---|---|---|---|---|---|---|---|"]
@@ -422,6 +459,7 @@ def main() -> None:
     try:
         rows = measure_speed(boards, programs, repeat, stores)
         cross_board = cross_board_table(boards, programs, stores)
+        prepared = prepared_decode_table(boards, programs, rows, stores)
     finally:
         shutil.rmtree(stores, ignore_errors=True)
 
@@ -434,6 +472,9 @@ def main() -> None:
     print("\nThe first run of a program's build for each board in turn, one decode store for all (host us per "
           "decoded instruction, copies included):\n")
     print("\n".join(cross_board))
+    print("\nThe first run of a program that is not a bundled example, after `mcusim prepare` (host us per decoded "
+          "instruction; new processes):\n")
+    print("\n".join(prepared))
     start_program = STRETCH_PROGRAM if STRETCH_PROGRAM in programs else programs[0]
     print(f"\nStart to the first instruction ({start_program}; a fresh `mcusim run --max-cycles 1` process: Python, "
           f"imports, simulator, first block; cold = empty numba cache; warm = median of {max(repeat, 1)}):\n")

@@ -606,7 +606,10 @@ def prepare_command():
     does it), and runs the bundled hello and bench examples on every board with and without the captures,
     so that later runs load the machine code without importing numba. It is kept in the
     object store: MCUSIM_NATIVE_STORE if that names a folder, else beside NUMBA_CACHE_DIR,
-    else in the package's __pycache__ or ~/.cache/mcusim (docs/performance.md)."""
+    else in the package's __pycache__ or ~/.cache/mcusim (docs/performance.md). Then it decodes
+    every bundled example's code once, so that the first run of any firmware on a Cortex-M4
+    board finds most of its instructions' register patterns described (kept in the decode
+    store, MCUSIM_DECODE_CACHE)."""
     import time
 
     from .machine.native.object_store import STORE

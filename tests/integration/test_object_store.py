@@ -152,6 +152,7 @@ def test_after_mcusim_prepare_a_first_run_imports_no_numba(tmp_path):
                           timeout=1200, env=environment)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "block hook (captures, power, fetch)" in done.stderr and str(tmp_path / "store") in done.stderr
+    assert "register patterns of" in done.stderr  # (the bundled examples' code described for first runs)
     from mcusim import examples
 
     for board in ("mcu-d", "mps2-an386"):

@@ -115,3 +115,34 @@ def test_writing_keeps_what_another_run_wrote(tmp_path):
     found = read_patterns(path)
     assert found.keys() == {**one, **two}.keys()
     assert all(np.array_equal(found[p][0], values) and found[p][1:] == entry[1:] for p, entry in {**one, **two}.items())
+
+
+def test_prepare_describes_the_examples_patterns_for_any_first_run(tmp_path, new_process, monkeypatch):
+    """`mcusim prepare` decodes bundled examples' code (here two) once per core model keeping
+    patterns: a first run of another program then renames most of its new encodings."""
+    from mcusim import examples
+    from mcusim.api import Simulator
+    from mcusim.prepare import describe_patterns
+
+    monkeypatch.setenv("MCUSIM_DECODE_CACHE", str(tmp_path))
+    said = []
+    assert describe_patterns(said.append, programs=["bench", "hello"]) == 2 and len(said) == 1
+    assert len(read_patterns(next(tmp_path.glob("decode/*/m4-patterns.zip")))) > 100
+    new_process()
+    calls = {"renamed": 0, "described": 0}
+    add, add_renamed = m4_descriptors.Descriptors.add, m4_descriptors.Descriptors.add_renamed
+
+    def renamed(self, *args):
+        entry = add_renamed(self, *args)
+        calls["renamed"] += entry is not None
+        return entry
+
+    def described(self, *args):
+        calls["described"] += 1
+        return add(self, *args)
+
+    monkeypatch.setattr(m4_descriptors.Descriptors, "add_renamed", renamed)
+    monkeypatch.setattr(m4_descriptors.Descriptors, "add", described)
+    assert Simulator(examples.path("isa", "mcu-m"), "mcu-m").run().exit_code == 0
+    assert calls["renamed"] > 10 * calls["described"] > 0  # (without the file: about 5x)
+    assert Simulator(examples.path("isa", "mcu-d"), "mcu-d").machine.decoder.pattern_file is None  # (Cortex-M7)
