@@ -1,0 +1,115 @@
+"""Where the time of decoding code first seen goes, part by part, in one run of an ELF in this
+process: host microseconds per decoded instruction and per call of each part (each part's own
+time includes the parts it calls: the renamed descriptor includes the register pattern and the
+pattern file's reading), and the counts of encodings described from capstone's detail and renamed
+from their register pattern (timing/register_pattern.py).
+
+    python benchmarks/decode_parts.py ELF BOARD [--store DIR|off] [--all] [--no-gc]
+
+--store: the decode store folder (MCUSIM_DECODE_CACHE; default off, so no pattern file: a first
+run on a fresh install). --all: decode every code range of the image instead of running it (as
+`mcusim prepare` does). --no-gc: Python's garbage collector off (its pauses fall on whatever
+allocates when they are due; its own time is given apart either way). Each wrapped call adds
+a little time of its own (under a microsecond): compare parts within a run, and totals with
+benchmarks/compare_trees.py --decode.
+"""
+from __future__ import annotations
+
+import argparse
+import functools
+import gc
+import importlib
+import os
+import sys
+import time
+
+PARTS = [  # (module, attribute, label), in the order printed
+    ("mcusim.timing.decoder", "lite_runs", "capstone's cheap pass (lite_runs)"),
+    ("mcusim.timing.m4_descriptors", "register_pattern", "register pattern"),
+    ("mcusim.timing.m4_descriptors", "read_patterns", "pattern file read"),
+    ("mcusim.timing.m4_descriptors.Descriptors", "add_renamed", "renamed descriptor (add_renamed)"),
+    ("mcusim.timing.decoder", "instructions_of", "capstone's detail (instructions_of)"),
+    ("mcusim.timing.m4_descriptors.Descriptors", "add", "model's description (Descriptors.add)"),  # DESCRIBED
+    ("mcusim.timing.decode_store", "_read_siblings", "other images' decode files read"),
+    ("mcusim.timing.decoder", "m4_rows", "native rows (m4_rows)"),
+    ("mcusim.timing.decoder.Decoder", "_write_rows", "rows written"),
+    ("mcusim.timing.decoder.Decoder", "decode_block", "decode, in all"),
+]
+
+
+DESCRIBED = "model's description (Descriptors.add)"
+
+
+def _owner(path: str):
+    """The module, or the class (a path ending in a capitalised name), `path` names."""
+    module, _, last = path.rpartition(".")
+    if last[:1].isupper():
+        return getattr(sys.modules[module], last)
+    return sys.modules[path]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("elf")
+    parser.add_argument("board")
+    parser.add_argument("--store", default="off")
+    parser.add_argument("--all", action="store_true")
+    parser.add_argument("--no-gc", action="store_true")
+    args = parser.parse_args()
+    os.environ["MCUSIM_DECODE_CACHE"] = args.store
+    for module in sorted({path.rpartition(".")[0] if path.rpartition(".")[2][:1].isupper() else path
+                          for path, _, _ in PARTS}):
+        importlib.import_module(module)
+    from mcusim.api import Simulator
+
+    spent, calls, results = {}, {}, {"renamed": 0}
+    for path, name, label in PARTS:
+        owner = _owner(path)
+        original = getattr(owner, name, None)
+        if original is None:  # (an older mcusim, measured for comparison)
+            continue
+
+        def timed(*a, _original=original, _label=label, **k):
+            started = time.perf_counter()
+            try:
+                result = _original(*a, **k)
+                if _label.startswith("renamed") and result is not None:
+                    results["renamed"] += 1
+                return list(result) if _label.startswith("capstone's cheap") else result
+            finally:
+                spent[_label] = spent.get(_label, 0.0) + time.perf_counter() - started
+                calls[_label] = calls.get(_label, 0) + 1
+        setattr(owner, name, functools.wraps(original)(timed))
+    collecting = [0.0, 0.0]
+
+    def collector(phase, info):
+        if phase == "start":
+            collecting[1] = time.perf_counter()
+        else:
+            collecting[0] += time.perf_counter() - collecting[1]
+
+    simulator = Simulator(args.elf, args.board)
+    decoder = simulator.machine.decoder
+    if args.no_gc:
+        gc.disable()
+    gc.callbacks.append(collector)
+    if args.all:
+        for start, _ in list(decoder._ranges):  # (Decoder.decode_all, also in an older mcusim)
+            decoder.decode_block(start, 2)
+    else:
+        simulator.run()
+    gc.callbacks.remove(collector)
+    decoded = decoder.instructions_decoded
+    print(f"{os.path.basename(args.elf)} on {args.board}: {decoded:,} instructions decoded "
+          f"({decoder.instructions_copied:,} copied), {calls.get(DESCRIBED, 0):,} "
+          f"encodings described from capstone's detail, {results['renamed']:,} renamed from their register pattern")
+    print("| part | calls | us per call | us per decoded instruction |\n|---|---|---|---|")
+    for _, _, label in PARTS:
+        if label in spent:
+            print(f"| {label} | {calls[label]:,} | {1e6 * spent[label] / calls[label]:.1f} | "
+                  f"{1e6 * spent[label] / max(decoded, 1):.1f} |")
+    print(f"| garbage collector (during the run, all of it) | | | {1e6 * collecting[0] / max(decoded, 1):.1f} |")
+
+
+if __name__ == "__main__":
+    main()
