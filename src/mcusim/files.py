@@ -1,11 +1,12 @@
 """Host files: opening an input (firmware, a bundle's files, a power model) only when it is a
 regular file (a FIFO would block the reader until a writer came, /dev/zero would never end),
-the descriptor behind a stream, which waits on the host select on, and mcusim's folder in the
-user's cache."""
+the descriptor behind a stream, which waits on the host select on, mcusim's folder in the
+user's cache, and a cache file written whole."""
 from __future__ import annotations
 
 import os
 import stat
+import tempfile
 from pathlib import Path
 
 
@@ -43,3 +44,24 @@ def user_cache_dir() -> Path | None:
     without a home (never a folder relative to the working directory)."""
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "mcusim" if os.path.isabs(base) else None
+
+
+def write_whole(path: Path, write) -> bool:
+    """Write `path` through `write(file)` into a temporary file beside it, renamed over it, so a
+    reader never sees half of it (the folder, if made, private to its user). False, with nothing
+    left behind, where it cannot be written."""
+    temporary = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        with tempfile.NamedTemporaryFile(dir=path.parent, suffix=".tmp", delete=False) as out:
+            temporary = out.name
+            write(out)
+        os.replace(temporary, path)
+        return True
+    except OSError:
+        if temporary is not None:
+            try:
+                os.unlink(temporary)
+            except OSError:
+                pass
+        return False

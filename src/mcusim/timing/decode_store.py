@@ -27,13 +27,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
 from ..machine.native import FIELDS, KIND
-from ..files import user_cache_dir
+from ..files import user_cache_dir, write_whole
 from ..machine.numba_cache import package_stamp
 from .decoder import can_store
 
@@ -155,26 +154,13 @@ class DecodeStore:
         blocks = [self._entries[d][0] for d in digests]
         offsets = np.zeros(len(blocks) + 1, np.int64)
         offsets[1:] = np.cumsum([len(b) for b in blocks])
-        temporary = None
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            with tempfile.NamedTemporaryFile(dir=self.path.parent, suffix=".tmp", delete=False) as out:
-                temporary = out.name
-                np.savez_compressed(out, digests=np.frombuffer(b"".join(digests), np.uint8).reshape(-1, 16),
-                                    offsets=offsets,
-                                    lengths=np.array([self._entries[d][2] for d in digests], np.int64),
-                                    rows=np.concatenate(blocks) if blocks else np.zeros((0, FIELDS), np.int64),
-                                    specials=np.frombuffer(json.dumps(
-                                        [self._entries[d][1] for d in digests]).encode("utf-8"), np.uint8),
-                                    states=np.frombuffer(json.dumps(
-                                        [self._entries[d][3] for d in digests]).encode("utf-8"), np.uint8))
-            os.replace(temporary, self.path)
-        except OSError:
-            if temporary is not None:
-                try:
-                    os.unlink(temporary)
-                except OSError:
-                    pass
+        written = write_whole(self.path, lambda out: np.savez_compressed(
+            out, digests=np.frombuffer(b"".join(digests), np.uint8).reshape(-1, 16), offsets=offsets,
+            lengths=np.array([self._entries[d][2] for d in digests], np.int64),
+            rows=np.concatenate(blocks) if blocks else np.zeros((0, FIELDS), np.int64),
+            specials=np.frombuffer(json.dumps([self._entries[d][1] for d in digests]).encode("utf-8"), np.uint8),
+            states=np.frombuffer(json.dumps([self._entries[d][3] for d in digests]).encode("utf-8"), np.uint8)))
+        if not written:
             return
         _prune(self.path.parents[1], keep=self.path)
 

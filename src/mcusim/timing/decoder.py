@@ -344,10 +344,12 @@ class Decoder:
     def _decode_m4(self, start: int, end: int, code: bytes, previous) -> tuple[set[int], int, list] | None:
         """_decode_fresh for the Cortex-M4 model, whose rows depend on each instruction's encoding
         and the one before it alone: each encoding is looked up by its bytes and IT context
-        (m4_descriptors); capstone reads a range from its first encoding not met before on (in
-        one pass: an IT block's condition shows in its instructions' text, and a known encoding
-        is no disassembly); one native call makes the rows. None (then _decode_fresh decodes
-        it) where an IT sits inside an IT block, which capstone reads its own way."""
+        (m4_descriptors); capstone's cheap pass reads a range from its first encoding not met
+        before on (an IT block's condition shows in its instructions' text, and a known encoding
+        is no disassembly); a new encoding of a register pattern met before is renamed from it,
+        and only one of a new pattern gets capstone's detail and the model's description; one
+        native call makes the rows. None (then _decode_fresh decodes it) where an IT sits inside
+        an IT block, which capstone reads its own way."""
         descriptors = self._m4
         descriptors.make_room()
         try:

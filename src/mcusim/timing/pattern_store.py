@@ -18,11 +18,10 @@ user alone: what is read from it is trusted once checked for form.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
+from ..files import write_whole
 from ..machine.native import KIND, KIND_START
 from ..machine.native import m4_rows as R
 from .register_pattern import RENAMEABLE
@@ -71,21 +70,8 @@ def write_patterns(path: Path, patterns: dict[tuple, tuple]) -> None:
     items = [[[form, mnemonic, text], literal, watched, [list(s) for s in slots]]
              for (form, mnemonic, text), (_, literal, watched, slots) in merged.items()]
     rows = np.array([entry[0] for entry in merged.values()], np.int64).reshape(-1, R.DESCRIPTOR)
-    temporary = None
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        with tempfile.NamedTemporaryFile(dir=path.parent, suffix=".tmp", delete=False) as out:
-            temporary = out.name
-            np.savez(out, version=np.int64(VERSION), rows=rows,
-                     patterns=np.frombuffer(json.dumps(items, separators=(",", ":")).encode("utf-8"), np.uint8))
-        os.replace(temporary, path)
-    except OSError:
-        if temporary is not None:
-            try:
-                os.unlink(temporary)
-            except OSError:
-                pass
-
+    write_whole(path, lambda out: np.savez(out, version=np.int64(VERSION), rows=rows, patterns=np.frombuffer(
+        json.dumps(items, separators=(",", ":")).encode("utf-8"), np.uint8)))
 
 def _pattern(key) -> tuple:
     """A file entry's pattern as register_pattern gives it; ValueError if it is not one."""
