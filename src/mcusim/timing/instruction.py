@@ -38,7 +38,7 @@ _register_names: dict[int, str] = {}
 _next_key = [0]
 _shapes: dict[tuple, int] = {}
 _next_shape = [0]
-_IMMEDIATE = re.compile(r"#[^,\]}!]*")
+IMMEDIATE = re.compile(r"#[^,\]}!]*")  # an immediate in capstone's operand text
 _alike: dict[tuple, "Instruction"] = {}  # alike_key -> an Instruction with it
 _OFFSET = re.compile(r"(?<!lsl )(?<!lsr )(?<!asr )(?<!ror )#[^,\]}!]*")  # an immediate that is not a shift amount
 _SHIFTS = ("lsl", "lsr", "asr", "ror")
@@ -104,7 +104,7 @@ class Instruction:
                           op.shift.value, op.imm if keep_immediate and op.type == ARM_OP_IMM else None)
                          for op in self.operands)
         access = None if self._access is None else (tuple(self._access[0]), tuple(self._access[1]))
-        return (self.size, self.mnemonic, _IMMEDIATE.sub("#", self.op_str), self.cc, self.update_flags,
+        return (self.size, self.mnemonic, IMMEDIATE.sub("#", self.op_str), self.cc, self.update_flags,
                 self.writeback, access, operands)
 
     def alike(self, key: int, address: int, code: bytes, op_str: str) -> "Instruction":

@@ -8,9 +8,9 @@ large-startup's, the kit's other programs and a public CoreMark build bring a fe
 few hundred new ones each), so the patterns one run describes serve the first run of any
 other image. They depend only on the Cortex-M4 model and its timing table, so they live beside
 the decode store's files of that model (decode_store.DecodeStore.pattern_file: the folder's
-stamp covers the timing sources and table), in one file (NumPy's, read without pickle), read when a run first meets an
-encoding it does not know and written whole (merged with what another run wrote meanwhile, a
-temporary file renamed over it) after a run that described new ones. A file that cannot be read
+stamp covers the timing sources and table), in one file (NumPy's, read without pickle), read
+when a run first meets an encoding it does not know and written whole (merged with what
+another run wrote meanwhile: files.write_whole) after a run that described new ones. A file that cannot be read
 or does not check out is ignored and one that cannot be written is skipped: the file only saves
 time, never changes a result. As for the decode store, the folder must be writable by its
 user alone: what is read from it is trusted once checked for form.
@@ -21,6 +21,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+
 from ..files import write_whole
 from ..machine.native import KIND, KIND_START
 from ..machine.native import m4_rows as R
@@ -72,6 +73,7 @@ def write_patterns(path: Path, patterns: dict[tuple, tuple]) -> None:
     rows = np.array([entry[0] for entry in merged.values()], np.int64).reshape(-1, R.DESCRIPTOR)
     write_whole(path, lambda out: np.savez(out, version=np.int64(VERSION), rows=rows, patterns=np.frombuffer(
         json.dumps(items, separators=(",", ":")).encode("utf-8"), np.uint8)))
+
 
 def _pattern(key) -> tuple:
     """A file entry's pattern as register_pattern gives it; ValueError if it is not one."""

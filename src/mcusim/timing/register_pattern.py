@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import re
 
+from .instruction import IMMEDIATE
+
 # r0-r12 (capstone names r9-r12 sb, sl, fp, ip) and the FP registers; not SP, LR or PC
 RENAMEABLE = re.compile(r"\b(r1[0-2]|r[0-9]|sb|sl|fp|ip|[sd](?:3[01]|[12][0-9]|[0-9]))\b")
-_IMMEDIATE = re.compile(r"#[^,\]}!]*")
 MAX_TEXTS = 1 << 16  # operand texts kept numbered (code running away through data must not grow them without end)
 _numbered: dict[str, tuple] = {}  # operand text, immediates left out -> _number's
 _CLASS = {name: "%" + ("r" if name[0] not in "sd" else name[0])
@@ -34,7 +35,7 @@ def register_pattern(code: bytes, mnemonic: str, op_str: str) -> tuple[tuple, tu
     if mnemonic.startswith(("sdiv", "udiv")):  # (their static row holds their registers' numbers)
         return None
     if "#" in op_str:
-        op_str = _IMMEDIATE.sub("#", op_str)
+        op_str = IMMEDIATE.sub("#", op_str)
     numbered = _numbered.get(op_str)  # (most texts recur: r3, [r1, #])
     if numbered is None:
         if len(_numbered) >= MAX_TEXTS:
