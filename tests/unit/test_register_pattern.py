@@ -79,6 +79,9 @@ def test_a_pattern_numbers_registers_and_keeps_what_the_model_reads():
     assert register_pattern(bytes.fromhex("01eb8302"), "add.w", "r2, r1, r3, lsl #3")[0] == shifted  # (not read)
     assert register_pattern(bytes.fromhex("01eb8302"), "add.w", "r2, r1, r3, lsr #2")[0] != shifted
     assert register_pattern(b"\x04\x00", "vadd.f32", "s0, s1, s2")[1] == ("s0", "s1", "s2")
+    core = bytes.fromhex("10ee109a")  # vmov r9, s0: capstone names r9 sb, a core register, not an FP one
+    assert register_pattern(core, "vmov", "sb, s0")[0] == register_pattern(core, "vmov", "r3, s0")[0]
+    assert register_pattern(core, "vmov", "sb, s0")[0] != register_pattern(core, "vmov", "s1, s0")[0]
     assert register_pattern(b"\x04\x00", "push", "{r4-r7, lr}") is None  # a count of registers in the names
     assert register_pattern(bytes.fromhex("91fbf1f0"), "sdiv", "r0, r1, r1") is None  # registers in the row
 

@@ -25,8 +25,8 @@ from .instruction import IMMEDIATE
 RENAMEABLE = re.compile(r"\b(r1[0-2]|r[0-9]|sb|sl|fp|ip|[sd](?:3[01]|[12][0-9]|[0-9]))\b")
 MAX_TEXTS = 1 << 16  # operand texts kept numbered (code running away through data must not grow them without end)
 _numbered: dict[str, tuple] = {}  # operand text, immediates left out -> _number's
-_CLASS = {name: "%" + ("r" if name[0] not in "sd" else name[0])
-          for name in [f"r{n}" for n in range(13)] + ["sb", "sl", "fp", "ip"] + [f"{k}{n}" for k in "sd" for n in range(32)]}
+_CLASS = {**{name: "%r" for name in [f"r{n}" for n in range(13)] + ["sb", "sl", "fp", "ip"]},  # (sb, sl: core)
+          **{f"{kind}{n}": f"%{kind}" for kind in "sd" for n in range(32)}}
 
 
 def register_pattern(code: bytes, mnemonic: str, op_str: str) -> tuple[tuple, tuple[str, ...]] | None:
