@@ -96,3 +96,19 @@ def test_the_rules_change_the_rows():
     pipelined, after_add = table[1, N.F_CYCLES], table[3, N.F_CYCLES]
     assert pipelined < after_add
     assert table[5, N.F_CYCLES] == 0 and table[5, N.F_COUNTS] >> (2 * N.LANE) == 1
+
+
+def test_a_decoder_that_met_every_fp_register_name_still_decodes_natively(monkeypatch):
+    """Code read from data can name all 64 FP registers, more than a 63-bit mask holds: the
+    descriptors start afresh between ranges before that, rather than leave native code."""
+    calls = []
+    native = decoder_module.m4_rows
+    monkeypatch.setattr(decoder_module, "m4_rows", lambda *args: calls.append(args) or native(*args))
+    code = bytes.fromhex("".join(CASES["FP results: the next reads them a cycle late, a MAC's addend on time"]))
+    fast, plain = decoders(code)
+    others = [f"s{n}" for n in range(4, 32)] + [f"d{n}" for n in range(32)] + ["q0", "q1", "q2"]  # (not s0-s3)
+    fast._m4._clear()  # (the process's descriptors, whatever earlier tests left)
+    fast._m4._mask(others, fast._m4._fp_bits)  # (63 bits taken: one name more would not fit)
+    for decoder in (fast, plain):
+        decoder.decode(BASE, BASE + len(code))
+    assert calls and np.array_equal(rows(fast), rows(plain))

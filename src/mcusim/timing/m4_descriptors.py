@@ -28,6 +28,7 @@ from .register_pattern import RENAMEABLE, register_pattern
 
 UNDECODABLE, PLAIN, IT, NO_IT_SLOT = -1, 0, 1, 2  # an encoding's kind, for the decoder's IT tracking
 
+FULL_BITS = 48  # register names a mask holds before make_room starts afresh (63 at most)
 MAX_DESCRIPTORS = 1 << 16  # rows and encodings (code running away through data must not grow them without end)
 _FP_REGISTER = re.compile(r"[sd]\d+$")
 
@@ -65,7 +66,6 @@ class Descriptors:
         self.constants[R.C_ADDRESS_DEPENDENCY] = t["address_dependency"]
         self.constants[R.C_FP_RESULT_DEPENDENCY] = t["fp_result_dependency"]
         self.constants[R.C_INSTRUCTION_CYCLES] = instruction_cycles
-        self.constants[R.C_PC_BIT] = self._mask(["pc"], self._core_bits)
         self._mask_fields = tuple(zip(R.D_MASKS, (self._core_bits, self._core_bits, self._fp_bits, self._fp_bits)))
         # register pattern -> (its descriptor, masks 0; may read a literal; watched; _slots),
         # None: not renamed (a register outside its text). Not the table's: they outlive make_room.
@@ -87,7 +87,11 @@ class Descriptors:
             write_patterns(self.file, {p: e for p, e in self._patterns.items() if e is not None})
             self._learned = False
 
-    def _clear(self) -> None:  # (the register bits stay: the table's masks are built from them)
+    def _clear(self) -> None:
+        """Forget every row and the register bits their masks use (the patterns keep names)."""
+        self._core_bits.clear()
+        self._fp_bits.clear()
+        self.constants[R.C_PC_BIT] = self._mask(["pc"], self._core_bits)
         self.table = np.zeros((256, R.DESCRIPTOR), np.int64)
         self.count = 0
         self.by_key: dict[tuple, tuple] = {}  # (bytes, IT context) -> (row, kind, (mnemonic, operands) if watched)
@@ -184,8 +188,11 @@ class Descriptors:
         return self._shape_row(insn)[0]
 
     def make_room(self) -> None:
-        """Start the table afresh if it is full (between ranges: a range's rows stay valid)."""
-        if self.count >= MAX_DESCRIPTORS or len(self.by_key) >= MAX_DESCRIPTORS:
+        """Start afresh if the table is full, or the register bits nearly are (code read from data
+        names every FP register: 64 of them, beyond a 63-bit mask), between ranges: a range's
+        rows stay valid."""
+        if self.count >= MAX_DESCRIPTORS or len(self.by_key) >= MAX_DESCRIPTORS \
+                or max(len(self._core_bits), len(self._fp_bits)) > FULL_BITS:
             self._clear()
 
     def _append(self) -> int:
