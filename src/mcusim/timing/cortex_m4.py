@@ -8,6 +8,7 @@ the native hooks. Every number comes from cores/cortex-m4.toml, where its source
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from capstone import arm as cs_arm
@@ -74,9 +75,12 @@ def makes_fp_result(name: str) -> bool:
         and name not in ("vdiv", "vsqrt")
 
 
+FP_REGISTER = re.compile(r"[sd]\d+")  # s0-s31, d0-d31 (not sb, sl or sp: core registers)
+
+
 def fp_named(registers) -> set[str]:
-    """The registers whose names start with s or d (the FP registers an FP result is written to)."""
-    return {r for r in registers if r.startswith(("s", "d"))}
+    """The FP registers among `registers` (those an FP result is written to)."""
+    return {r for r in registers if FP_REGISTER.fullmatch(r)}
 
 
 def is_load_store(name: str) -> bool:

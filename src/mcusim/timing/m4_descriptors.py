@@ -12,14 +12,13 @@ capstone's cheap text alone.
 """
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import numpy as np
 from capstone import arm as cs_arm
 
 from ..machine.native import m4_rows as R
-from .cortex_m4 import (base_mnemonic, fp_named, is_load, is_load_store, is_memory, makes_fp_result,
+from .cortex_m4 import (FP_REGISTER, base_mnemonic, fp_named, is_load, is_load_store, is_memory, makes_fp_result,
                         pipelines_after_load)
 from .instruction import takes_it_slot
 from .literal_loads import LITERAL_LOADS, literal_read
@@ -30,7 +29,6 @@ UNDECODABLE, PLAIN, IT, NO_IT_SLOT = -1, 0, 1, 2  # an encoding's kind, for the 
 
 FULL_BITS = 48  # register names a mask holds before make_room starts afresh (63 at most)
 MAX_DESCRIPTORS = 1 << 16  # rows and encodings (code running away through data must not grow them without end)
-_FP_REGISTER = re.compile(r"[sd]\d+$")
 
 
 class TooManyRegisters(Exception):
@@ -225,7 +223,7 @@ class Descriptors:
         d[R.D_ADDRESS] = self._mask(timing._address_registers(insn, name), self._core_bits)
         d[R.D_FP_READS] = self._mask(timing.fp_reads(insn, name, reads), self._fp_bits)
         d[R.D_LOAD] = int(is_load(name))
-        d[R.D_WRITES] = self._mask([r for r in writes if not _FP_REGISTER.match(r)], self._core_bits)
+        d[R.D_WRITES] = self._mask([r for r in writes if not FP_REGISTER.fullmatch(r)], self._core_bits)
         d[R.D_FP_PRODUCER] = int(makes_fp_result(name))
         d[R.D_FP_WRITES] = self._mask(fp_named(writes), self._fp_bits)
         return d
