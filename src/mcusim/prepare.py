@@ -10,7 +10,8 @@ are compiled for the arguments runs give them. Their machine code goes to the ob
 nothing here used is compiled when a run first needs it, as before. Then every bundled example's
 whole code is decoded once per core model that keeps register patterns (the Cortex-M4:
 timing/pattern_store.py), so that the first run of any firmware renames the patterns compiled
-code uses instead of describing each from capstone's detail (docs/performance.md).
+code uses instead of describing each from capstone's detail, and every 16-bit encoding is
+described (timing/thumb16_table.py), so that one is a look-up (docs/performance.md).
 """
 from __future__ import annotations
 
@@ -89,4 +90,7 @@ def describe_patterns(say=print, programs: list[str] | None = None) -> int:
             done.add(patterns)
             images += count
             say(f"register patterns of {count} examples' code on {board}: {time.perf_counter() - started:.1f} s")
+            started = time.perf_counter()
+            decoder.describe_short_encodings()
+            say(f"every 16-bit encoding on {board}: {time.perf_counter() - started:.1f} s")
     return images

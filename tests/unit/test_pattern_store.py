@@ -15,6 +15,7 @@ from mcusim.timing.cortex_m4 import CortexM4Timing
 from mcusim.timing.decode_store import DecodeStore
 from mcusim.timing.decoder import Decoder
 from mcusim.timing.pattern_store import read_patterns, write_patterns
+from mcusim.timing.thumb16_table import read_table, table_file
 
 BASE = 0x1000
 # ldr r0, [r1]; adds r2, r0, r3; vadd.f32 s0, s1, s2; ldr.w r3, [r1, #4]; str r2, [r0, r1]; bx lr
@@ -126,15 +127,23 @@ def test_prepare_describes_the_examples_patterns_for_any_first_run(tmp_path, new
 
     monkeypatch.setenv("MCUSIM_DECODE_CACHE", str(tmp_path))
     said = []
-    assert describe_patterns(said.append, programs=["bench", "hello"]) == 2 and len(said) == 1
-    assert len(read_patterns(next(tmp_path.glob("decode/*/m4-patterns.zip")))) > 100
+    assert describe_patterns(said.append, programs=["bench", "hello"]) == 2 and len(said) == 2
+    patterns = next(tmp_path.glob("decode/*/m4-patterns.zip"))
+    assert len(read_patterns(patterns)) > 100
+    assert read_table(table_file(patterns), m4_descriptors.CORE_NAMES) is not None, "every 16-bit encoding"
     new_process()
-    calls = {"renamed": 0, "described": 0}
-    add, add_renamed = m4_descriptors.Descriptors.add, m4_descriptors.Descriptors.add_renamed
+    calls = {"renamed": 0, "described": 0, "16-bit table": 0}
+    add, add_renamed, add_short = (m4_descriptors.Descriptors.add, m4_descriptors.Descriptors.add_renamed,
+                                   m4_descriptors.Descriptors.add_short)
 
     def renamed(self, *args):
         entry = add_renamed(self, *args)
         calls["renamed"] += entry is not None
+        return entry
+
+    def short(self, *args):
+        entry = add_short(self, *args)
+        calls["16-bit table"] += entry is not None
         return entry
 
     def described(self, *args):
@@ -143,6 +152,8 @@ def test_prepare_describes_the_examples_patterns_for_any_first_run(tmp_path, new
 
     monkeypatch.setattr(m4_descriptors.Descriptors, "add_renamed", renamed)
     monkeypatch.setattr(m4_descriptors.Descriptors, "add", described)
+    monkeypatch.setattr(m4_descriptors.Descriptors, "add_short", short)
     assert Simulator(examples.path("isa", "mcu-m"), "mcu-m").run().exit_code == 0
-    assert calls["renamed"] > 10 * calls["described"] > 0  # (without the file: about 5x)
+    assert calls["16-bit table"] > 0 and calls["renamed"] > 0
+    assert calls["renamed"] + calls["16-bit table"] > 10 * calls["described"] > 0  # (without the files: about 5x)
     assert Simulator(examples.path("isa", "mcu-d"), "mcu-d").machine.decoder.pattern_file is None  # (Cortex-M7)

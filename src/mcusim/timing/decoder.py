@@ -142,6 +142,12 @@ class Decoder:
         for start, _ in list(self._ranges):
             self.decode_block(start, 2)
 
+    def describe_short_encodings(self) -> None:
+        """Describe every 16-bit encoding and keep the table beside the register patterns
+        (thumb16_table; mcusim prepare), where this decoder keeps patterns."""
+        if self._m4 is not None:
+            self._m4.write_short()
+
     @property
     def pattern_file(self):
         """The file the Cortex-M4 register patterns described are kept in (pattern_store), if any."""
@@ -346,9 +352,10 @@ class Decoder:
         and the one before it alone: each encoding is looked up by its bytes and IT context
         (m4_descriptors); capstone's cheap pass reads a range from its first encoding not met
         before on (an IT block's condition shows in its instructions' text, and a known encoding
-        is no disassembly); a new encoding of a register pattern met before is renamed from it,
-        and only one of a new pattern gets capstone's detail and the model's description; one
-        native call makes the rows. None (then _decode_fresh decodes it) where an IT sits inside
+        is no disassembly); a new 16-bit encoding outside an IT block is looked up in the table
+        of them all (thumb16_table), if prepare made one; a new encoding of a register pattern met
+        before is renamed from it, and only one of a new pattern gets capstone's detail and the
+        model's description; one native call makes the rows. None (then _decode_fresh decodes it) where an IT sits inside
         an IT block, which capstone reads its own way."""
         descriptors = self._m4
         descriptors.make_room()
@@ -356,7 +363,8 @@ class Decoder:
             before = descriptors.row_of(previous) if previous is not None else -1
         except TooManyRegisters:
             return None
-        known, add, add_renamed = descriptors.by_key.get, descriptors.add, descriptors.add_renamed
+        known, add, add_renamed, add_short = (descriptors.by_key.get, descriptors.add, descriptors.add_renamed,
+                                              descriptors.add_short)
         rows, specials = [], []
         items = None  # capstone's cheap text of the range, read when an encoding is new
         places = {}  # address -> its place in items
@@ -374,6 +382,8 @@ class Decoder:
                 context = None
             key = (code[offset: offset + length], context)
             entry = known(key)
+            if entry is None and length == 2 and context is None:
+                entry = add_short(key, halfword)
             if entry is None:
                 if items is None:
                     # capstone's reading of the rest of the range, from this encoding (or its IT) on:

@@ -8,7 +8,8 @@ it, and, as register bit masks, what the neighbour rules read of it and of the i
 before. A range of encodings met before is then one native call, however long. An encoding
 whose register pattern was met (timing/register_pattern.py: the same operation on other
 registers, at another offset) is described from the first with its registers renamed, from
-capstone's cheap text alone.
+capstone's cheap text alone; a 16-bit one outside an IT block is found by its halfword in the
+table `mcusim prepare` keeps of all of them (timing/thumb16_table.py).
 """
 from __future__ import annotations
 
@@ -20,15 +21,21 @@ from capstone import arm as cs_arm
 from ..machine.native import m4_rows as R
 from .cortex_m4 import (FP_REGISTER, base_mnemonic, fp_named, is_load, is_load_store, is_memory, makes_fp_result,
                         pipelines_after_load)
-from .instruction import takes_it_slot
+from .instruction import instructions_of, lite_runs, takes_it_slot
 from .literal_loads import LITERAL_LOADS, literal_read
 from .pattern_store import MAX_PATTERNS, read_patterns, write_patterns
 from .register_pattern import RENAMEABLE, register_pattern
+from .thumb16_table import HALFWORDS, read_table, rows_fit, table_file, write_table
 
 UNDECODABLE, PLAIN, IT, NO_IT_SLOT = -1, 0, 1, 2  # an encoding's kind, for the decoder's IT tracking
 
 FULL_BITS = 48  # register names a mask holds before make_room starts afresh (63 at most)
 MAX_DESCRIPTORS = 1 << 16  # rows and encodings (code running away through data must not grow them without end)
+# the core registers' names (r9-r12 as capstone names them, the flags and IT state as the model
+# does), given mask bits in this order whenever the table starts afresh: thumb16_table's rows
+# hold their masks in these bits
+CORE_NAMES = ("pc", *(f"r{n}" for n in range(9)), "sb", "sl", "fp", "ip", "sp", "lr", "cpsr", "itstate")
+SHORT_ADDRESS = 0x10000000  # where describe_short has capstone read each 16-bit encoding (rows do not depend on it)
 
 
 class TooManyRegisters(Exception):
@@ -71,6 +78,8 @@ class Descriptors:
         self.file: Path | None = None  # pattern_store's file of this model, if any
         self._file_read = True
         self._learned = False  # patterns described since the file was written
+        self._short: tuple | None = None  # thumb16_table's (index, rows, kind of each row), once read
+        self._short_read = True
         self._clear()
 
     def use_file(self, path: Path | None) -> None:
@@ -78,6 +87,7 @@ class Descriptors:
         written by save_patterns."""
         if path != self.file:
             self.file, self._file_read = path, path is None
+            self._short, self._short_read, self._short_base = None, path is None, None
 
     def save_patterns(self) -> None:
         """Write the patterns described since the file was last written (the end of a run)."""
@@ -90,8 +100,10 @@ class Descriptors:
         self._core_bits.clear()
         self._fp_bits.clear()
         self.constants[R.C_PC_BIT] = self._mask(["pc"], self._core_bits)
+        self._mask(CORE_NAMES, self._core_bits)
         self.table = np.zeros((256, R.DESCRIPTOR), np.int64)
         self.count = 0
+        self._short_base: int | None = None  # where thumb16_table's rows start in table, once placed
         self.by_key: dict[tuple, tuple] = {}  # (bytes, IT context) -> (row, kind, (mnemonic, operands) if watched)
         self._by_shape: dict[int, tuple] = {}  # Instruction.shape -> (row, watched)
         self._undecodable: dict[int, int] = {}  # length -> the row of an encoding capstone cannot decode
@@ -118,6 +130,67 @@ class Descriptors:
             self._renamed[pattern] = row
             self._learned = True
         return self._entry(key, row, insn.mnemonic, insn.op_str, insn.address, literal, watched)
+
+    def add_short(self, key: tuple, halfword: int) -> tuple | None:
+        """The entry of 16-bit encoding `key` outside an IT block from the file's table of every
+        16-bit encoding (thumb16_table), or None if it has none (or it is left out there). The
+        table's rows go into this table, one block, the first time one is used after _clear."""
+        if not self._short_read:
+            self._short_read = True
+            found = read_table(table_file(self.file), CORE_NAMES)
+            if found is not None:
+                index, rows = found
+                kinds = np.where(rows[:, R.D_DECODABLE] == 0, UNDECODABLE, np.where(rows[:, R.D_IT] == 1, IT, PLAIN))
+                self._short = (index, rows, kinds.tolist())
+        if self._short is None:
+            return None
+        index, rows, kinds = self._short
+        place = int(index[halfword]) if halfword < HALFWORDS else -1  # (else the first half of a 32-bit one cut short)
+        if place < 0:
+            return None
+        if self._short_base is None:
+            self._short_base = self._append(len(rows))
+            self.table[self._short_base: self.count] = rows
+        entry = self.by_key[key] = (self._short_base + place, kinds[place], None)
+        return entry
+
+    def describe_short(self) -> tuple[np.ndarray, np.ndarray]:
+        """thumb16_table's table: every 16-bit encoding described outside an IT block as the decoder
+        would, in a Descriptors of its own (this one's register patterns shared): each halfword's
+        place among the distinct rows (-1: left out) and the rows."""
+        fresh = Descriptors(self.timing, int(self.constants[R.C_INSTRUCTION_CYCLES]), self.static_row)
+        fresh._patterns = self._patterns
+        places = np.full(HALFWORDS, -1, np.int64)
+        for halfword in range(HALFWORDS):
+            code = halfword.to_bytes(2, "little")
+            key = (code, None)
+            items = list(lite_runs(code, SHORT_ADDRESS, SHORT_ADDRESS + 2))
+            if items and items[0][1] == 2:
+                address, _, mnemonic, operands = items[0]
+                entry = fresh.add_renamed(key, address, mnemonic, operands)
+                if entry is None:
+                    insn = instructions_of(items, code, address, address + 2, copies=False).get(address)
+                    entry = fresh.add(key, insn if insn is not None and insn.size == 2 else None, 2)
+            else:
+                entry = fresh.add(key, None, 2)
+            row, kind, watched = entry
+            if watched is None and kind == (UNDECODABLE if fresh.table[row, R.D_DECODABLE] == 0 else
+                                            IT if fresh.table[row, R.D_IT] == 1 else PLAIN):
+                places[halfword] = row
+        used = places >= 0
+        distinct, inverse = np.unique(fresh.table[places[used]], axis=0, return_inverse=True)
+        fits = np.array([rows_fit(row[None], len(CORE_NAMES)) for row in distinct], bool)
+        renumbered = np.where(fits, np.cumsum(fits) - 1, -1)  # (rows that do not fit are left out)
+        index = np.full(HALFWORDS, -1, np.int32)
+        index[used] = renumbered[inverse.reshape(-1)]
+        return index, distinct[fits]
+        return index, distinct
+
+    def write_short(self) -> None:
+        """describe_short's table, kept in the file beside this model's patterns (if it has one)."""
+        if self.file is not None:
+            index, rows = self.describe_short()
+            write_table(table_file(self.file), index, rows, CORE_NAMES)
 
     def add_renamed(self, key: tuple, address: int, mnemonic: str, op_str: str) -> tuple | None:
         """The entry of encoding `key`, which capstone printed as `mnemonic op_str` at `address`,
@@ -193,11 +266,13 @@ class Descriptors:
                 or max(len(self._core_bits), len(self._fp_bits)) > FULL_BITS:
             self._clear()
 
-    def _append(self) -> int:
-        if self.count == len(self.table):
-            self.table = np.concatenate([self.table, np.zeros_like(self.table)])
-        self.count += 1
-        return self.count - 1
+    def _append(self, rows: int = 1) -> int:
+        """The first of `rows` new rows (zeros) at the table's end."""
+        if self.count + rows > len(self.table):
+            size = 1 << (self.count + rows - 1).bit_length()  # (doubled, or more for a block)
+            self.table = np.concatenate([self.table, np.zeros((size - len(self.table), R.DESCRIPTOR), np.int64)])
+        self.count += rows
+        return self.count - rows
 
     def _shape_row(self, insn) -> tuple[int, bool]:
         known = self._by_shape.get(insn.shape)

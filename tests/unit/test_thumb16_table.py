@@ -1,0 +1,98 @@
+"""The table of every 16-bit encoding `mcusim prepare` keeps (timing/thumb16_table.py) gives a
+first run the rows capstone's detail and the Cortex-M4 model give, found by halfword; a
+damaged or foreign file is ignored."""
+import numpy as np
+import pytest
+
+from mcusim.machine.native import m4_rows as R
+from mcusim.timing import m4_descriptors, thumb16_table
+from mcusim.timing.thumb16_table import HALFWORDS, read_table, write_table
+from test_m4_native_rows import BASE, decoders, rows
+from test_register_pattern import _code
+
+
+@pytest.fixture(scope="module")
+def table(tmp_path_factory):
+    """The table, described in a process state of its own, and the folder its file is in."""
+    saved = m4_descriptors._shared
+    m4_descriptors._shared = {}
+    try:
+        fast, _ = decoders(b"")
+        index, distinct = fast._m4.describe_short()
+    finally:
+        m4_descriptors._shared = saved
+    folder = tmp_path_factory.mktemp("patterns")
+    write_table(folder / thumb16_table.FILE_NAME, index, distinct, m4_descriptors.CORE_NAMES)
+    return index, distinct, folder
+
+
+@pytest.fixture
+def new_process(monkeypatch):
+    """The decoders' shared descriptors forgotten, as in a new process."""
+    monkeypatch.setattr(m4_descriptors, "_shared", {})
+
+
+def test_the_table_covers_the_16_bit_encodings_but_those_it_leaves_out(table):
+    index, distinct, folder = table
+    kept = index >= 0
+    assert 55_000 < kept.sum() < HALFWORDS and 1_000 < len(distinct) < 10_000
+    left_out = {halfword for halfword in range(HALFWORDS) if not kept[halfword]}
+    assert 0xBF40 in left_out, "SEV, which the machine watches"
+    assert 0xE7FE in left_out, "a branch to itself"
+    assert set(range(0x4800, 0x5000)) <= left_out, "literal loads"
+    found = read_table(folder / thumb16_table.FILE_NAME, m4_descriptors.CORE_NAMES)
+    assert found is not None and np.array_equal(found[0], index) and np.array_equal(found[1], distinct)
+
+
+@pytest.mark.parametrize("seed", [3, 4])
+def test_rows_from_the_table_equal_capstones_own(table, seed, new_process, monkeypatch):
+    _, _, folder = table
+    found = []
+    add_short = m4_descriptors.Descriptors.add_short
+    monkeypatch.setattr(m4_descriptors.Descriptors, "add_short",
+                        lambda self, *args: found.append(add_short(self, *args)) or found[-1])
+    code = _code(seed, 3000)  # (16- and 32-bit encodings, IT blocks)
+    for at in range(0, len(code), 128):
+        piece = code[at: at + 128]
+        fast, plain = decoders(piece)
+        fast._m4.use_file(folder / "m4-patterns.zip")  # (no patterns there: the table beside it)
+        for decoder in (fast, plain):
+            decoder.decode(BASE, BASE + len(piece))
+        assert np.array_equal(rows(fast), rows(plain)), piece.hex()
+    assert sum(entry is not None for entry in found) > 1000, "16-bit encodings were found in the table"
+
+
+DAMAGES = ["not a table", "cut short", "another version", "other register names", "a place out of range",
+           "a row of another size", "an FP register bit"]
+
+
+@pytest.mark.parametrize("damage", DAMAGES)
+def test_a_damaged_or_foreign_file_is_ignored(table, tmp_path, damage, new_process):
+    index, distinct, folder = table
+    index, distinct, names = index.copy(), distinct.copy(), m4_descriptors.CORE_NAMES
+    path = tmp_path / thumb16_table.FILE_NAME
+    if damage == "other register names":
+        names = names[1:] + names[:1]
+    elif damage == "a place out of range":
+        index[7] = len(distinct)
+    elif damage == "a row of another size":
+        distinct[0, R.D_SIZE] = 4
+    elif damage == "an FP register bit":
+        distinct[0, R.D_FP_READS] = 1
+    write_table(path, index, distinct, names)
+    data = path.read_bytes()
+    if damage == "not a table":
+        data = b"PK\x03\x04" + bytes(range(200))
+    elif damage == "cut short":
+        data = data[:-8]
+    elif damage == "another version":
+        data = data[:8] + (thumb16_table.VERSION + 1).to_bytes(4, "little") + data[12:]
+    path.write_bytes(data)
+    assert read_table(path, m4_descriptors.CORE_NAMES) is None
+    code = _code(5, 40)
+    fast, plain = decoders(code)
+    fast._m4.use_file(tmp_path / "m4-patterns.zip")
+    for decoder in (fast, plain):
+        decoder.decode(BASE, BASE + len(code))
+    assert np.array_equal(rows(fast), rows(plain))
+    assert fast._m4._short is None
