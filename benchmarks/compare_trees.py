@@ -4,7 +4,7 @@ alternating so both see the same machine load, and whether they simulated the sa
     git worktree add /tmp/base <commit>
     python benchmarks/compare_trees.py --base /tmp/base [--new .] [--repeat 3] [--workloads B:ELF,...]
     python benchmarks/compare_trees.py --base /tmp/base --cycles [--workloads B:ELF,...]
-    python benchmarks/compare_trees.py --base /tmp/base --decode [--repeat 5] [--workloads B:ELF,...]
+    python benchmarks/compare_trees.py --base /tmp/base --decode [--prepared] [--repeat 5] [--workloads B:ELF,...]
 
 Each run is a fresh process (`Simulator(elf, board).run()`, the numba cache warmed by a first,
 untimed run of each tree); the table gives the fastest of `--repeat` runs per tree and the
@@ -15,14 +15,19 @@ each run decodes its code the first time (the decode store off, `MCUSIM_DECODE_C
 the table gives host microseconds per instruction decoded (time in Decoder.decode_block over the
 instructions it decoded), the median and range of `--repeat` fresh processes per tree: decoding
 new code is first-run work, so it is measured in first runs ("same cycles": every run of both).
+With --prepared each run starts from a copy of a decode store its tree's `mcusim prepare` filled
+(the bundled examples' register patterns and, where a tree makes one, the table of 16-bit
+encodings), as a first run of new firmware after scripts/setup.sh does.
 """
 from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -48,29 +53,51 @@ def run(tree: Path, elf: Path, board: str) -> tuple[float, int, int]:
     return float(seconds), int(cycles), int(data_wait)
 
 
-def decode_us(tree: Path, elf: Path, board: str) -> tuple[float, int]:
-    """(host us per instruction decoded, cycles) of a first run (no decode store) in a fresh process."""
-    done = subprocess.run([sys.executable, "-c", DECODE, str(tree), str(elf), board], capture_output=True, text=True,
-                          env={**os.environ, "MCUSIM_DECODE_CACHE": "off"})
+PREPARE = ("import sys; sys.path.insert(0, sys.argv[1] + '/src'); from mcusim.prepare import describe_patterns; "
+           "describe_patterns(lambda line: None)")
+
+
+def decode_us(tree: Path, elf: Path, board: str, prepared: Path | None = None) -> tuple[float, int]:
+    """(host us per instruction decoded, cycles) of a first run in a fresh process: no decode store,
+    or a copy of `prepared` (a store `mcusim prepare` filled) of its own."""
+    with tempfile.TemporaryDirectory(prefix="decode-") as store:
+        if prepared is not None:
+            shutil.copytree(prepared, store, dirs_exist_ok=True)
+        done = subprocess.run([sys.executable, "-c", DECODE, str(tree), str(elf), board], capture_output=True,
+                              text=True, env={**os.environ, "MCUSIM_DECODE_CACHE": store if prepared else "off"})
     if done.returncode != 0:
         sys.exit(f"{tree}: {board} {elf.name} failed:\n{done.stderr[-2000:]}")
     us, cycles = done.stdout.split()
     return float(us), int(cycles)
 
 
-def compare_decode(trees: dict[str, Path], workloads: list[str], repeat: int) -> None:
+def prepared_store(tree: Path, folder: str) -> Path:
+    """A decode store in `folder` with what `tree`'s `mcusim prepare` describes of the bundled
+    examples (register patterns, the table of 16-bit encodings)."""
+    subprocess.run([sys.executable, "-c", PREPARE, str(tree)], check=True, capture_output=True,
+                   env={**os.environ, "MCUSIM_DECODE_CACHE": folder})
+    return Path(folder)
+
+
+def compare_decode(trees: dict[str, Path], workloads: list[str], repeat: int, prepared: bool = False) -> None:
+    with tempfile.TemporaryDirectory(prefix="prepared-") as folder:
+        stores = {name: prepared_store(tree, f"{folder}/{name}") if prepared else None for name, tree in trees.items()}
+        _compare_decode(trees, workloads, repeat, stores)
+
+
+def _compare_decode(trees: dict[str, Path], workloads: list[str], repeat: int, stores: dict) -> None:
     print("| board | program | base us/instruction, median (range) | new | new / base | same cycles |")
     print("|---|---|---|---|---|---|")
     for workload in workloads:
         board, program = workload.split(":")
         elf = ROOT / "firmware" / "build" / board / f"{program}.elf"
-        for tree in trees.values():
-            decode_us(tree, elf, board)  # warm the numba cache
+        for name, tree in trees.items():
+            decode_us(tree, elf, board, stores[name])  # warm the numba cache
         found = {name: [] for name in trees}
         cycles = set()
         for _ in range(repeat):
             for name, tree in trees.items():
-                us, simulated = decode_us(tree, elf, board)
+                us, simulated = decode_us(tree, elf, board, stores[name])
                 found[name].append(us)
                 cycles.add(simulated)
         base, new = (statistics.median(found[name]) for name in trees)
@@ -100,10 +127,13 @@ def main() -> None:
     parser.add_argument("--cycles", action="store_true", help="compare the cycles simulated, not host time")
     parser.add_argument("--decode", action="store_true",
                         help="compare host us per instruction decoded in first runs (the decode store off)")
+    parser.add_argument("--prepared", action="store_true",
+                        help="with --decode: first runs with a decode store each tree's `mcusim prepare` filled "
+                             "(copied afresh for every run), not none")
     args = parser.parse_args()
     trees = {"base": args.base.resolve(), "new": args.new.resolve()}
     if args.decode:
-        compare_decode(trees, args.workloads.split(","), args.repeat)
+        compare_decode(trees, args.workloads.split(","), args.repeat, args.prepared)
         return
     if args.cycles:
         compare_cycles(trees, args.workloads.split(","))

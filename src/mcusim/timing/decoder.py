@@ -31,6 +31,7 @@ _capstone_detail.detail = True
 
 CHUNK_CACHE_BYTES = 2048    # blocks decoded at run time (Unicorn's are at most 1 KB) are kept by content ...
 CHUNK_CACHE_ENTRIES = 512   # ... this many at most
+PENDING_ADDRESS = 0x10000000  # where _describe_pending has capstone read new encodings (rows do not depend on it)
 
 
 class Decoder:
@@ -366,7 +367,8 @@ class Decoder:
         known, add, add_renamed, add_short = (descriptors.by_key.get, descriptors.add, descriptors.add_renamed,
                                               descriptors.add_short)
         rows, specials = [], []
-        items = None  # capstone's cheap text of the range, read when an encoding is new
+        pending = {}  # new encodings outside an IT block, but an IT -> [(place in rows, offset)]: described together
+        items = None  # capstone's cheap text of the range, read when an encoding in an IT block is new
         places = {}  # address -> its place in items
         context, it_left = None, 0  # (the IT's halfword, this instruction's position after it); left
         it_at = 0  # the IT's offset
@@ -384,10 +386,16 @@ class Decoder:
             entry = known(key)
             if entry is None and length == 2 and context is None:
                 entry = add_short(key, halfword)
+            if entry is None and context is None and (halfword >= 0xE800 if length == 4 else halfword >> 8 != 0xBF):
+                # (no IT, whose kind the IT tracking reads, nor the half of a 32-bit encoding cut short)
+                pending.setdefault(key, []).append((len(rows), offset))
+                rows.append(-1)
+                offset += length
+                continue
             if entry is None:
                 if items is None:
-                    # capstone's reading of the rest of the range, from this encoding (or its IT) on:
-                    # no IT block is open there, so it reads what follows as a pass over the range would
+                    # capstone's reading of the rest of the range, from this encoding's IT on: no IT
+                    # block is open there, so it reads what follows as a pass over the range would
                     first = it_at if context is not None else offset
                     items = list(lite_runs(code[first:], start + first, end))
                     places = {item[0]: place for place, item in enumerate(items)}
@@ -418,6 +426,8 @@ class Decoder:
                 specials.append((offset, *watched))
             rows.append(row)
             offset += length
+        if pending and not self._describe_pending(pending, rows, specials, start):
+            return None
         if not rows:
             return set(), start + offset, specials
         table = np.zeros((offset >> 1, FIELDS), np.int64)
@@ -425,6 +435,44 @@ class Decoder:
         dirty = self._write_rows(start, table, len(rows))
         self._snapshot(dirty, start, code[: end - start])
         return dirty, start + offset, specials
+
+    def _describe_pending(self, pending: dict, rows: list, specials: list, start: int) -> bool:
+        """Describe _decode_m4's new encodings outside an IT block from one capstone pass over
+        them alone, one after the other at PENDING_ADDRESS (read outside an IT block, each
+        prints as it does where it is, but for absolute branch targets, which neither a register
+        pattern nor the model reads; a branch to itself is one there too), rather than a pass
+        over the rest of the range (most of it known encodings: 80 % of a large start-up's
+        instructions were read for 12 % that were new); fill in their rows and note the
+        watched ones. False where a mask cannot hold the registers (TooManyRegisters)."""
+        descriptors = self._m4
+        code = b"".join(key[0] for key in pending)
+        items = {item[0]: item for item in lite_runs(code, PENDING_ADDRESS, PENDING_ADDRESS + len(code))}
+        address = PENDING_ADDRESS
+        noted = False
+        for key, uses in pending.items():
+            length = len(key[0])
+            item = items.get(address)
+            try:
+                if item is None or item[1] != length:
+                    entry = descriptors.add(key, None, length)
+                else:
+                    entry = descriptors.add_renamed(key, address, item[2], item[3])
+                    if entry is None:
+                        insn = instructions_of([item], code, PENDING_ADDRESS, PENDING_ADDRESS + len(code),
+                                               copies=False).get(address)
+                        entry = descriptors.add(key, insn if insn is not None and insn.size == length else None, length)
+            except TooManyRegisters:
+                return False
+            row, _, watched = entry
+            for place, offset in uses:
+                rows[place] = row
+                if watched is not None and self._note_special(start + offset, *watched):
+                    specials.append((offset, *watched))
+                    noted = True
+            address += length
+        if noted:
+            specials.sort(key=lambda special: special[0])
+        return True
 
     def _decode_untimed(self, start: int, end: int, code: bytes) -> tuple[set[int], int, list]:
         """_decode_fresh without a timing model: a fixed cost, and capstone for the classes."""
