@@ -17,6 +17,7 @@ from mcusim.config.loader import core_timing_table
 from mcusim.machine import native as N
 from mcusim.timing.cortex_m4 import CortexM4Timing
 from mcusim.timing.cortex_m7 import CortexM7Timing
+from mcusim.timing import decode_store
 from mcusim.timing.decoder import Decoder
 from mcusim.timing.instruction import thumb_length
 
@@ -170,14 +171,17 @@ def test_a_cortex_m7_state_the_store_cannot_read_means_a_fresh_decode(firmware_b
     elf = firmware_build / "mps2-an500" / "exceptions.elf"
     fresh, fresh_tables, _ = _run_with_store(elf, "mps2-an500", "off", monkeypatch)
     _run_with_store(elf, "mps2-an500", str(tmp_path), monkeypatch)
-    [path] = tmp_path.glob("decode/*/*.npz")
-    with np.load(path) as data:
-        arrays = dict(data)
-    states = json.loads(bytes(arrays["states"]).decode())
+    [path] = tmp_path.glob("decode/*/*.rows")
+    entries = decode_store._read(path)
+    digests = list(entries)
+    states = [entries[d][3] for d in digests]
     assert states and all(json.loads(state)[0] >= 1 for state in states)  # (free - cycle: a real state)
     damaged = ['[1, [["ldr"]], [], [], [], []]' if n % 2 else state for n, state in enumerate(states)]
-    arrays["states"] = np.frombuffer(json.dumps(damaged).encode(), np.uint8)
-    np.savez(path, **arrays)
+    blocks = [entries[d][0] for d in digests]
+    path.write_bytes(decode_store.pack(digests, np.cumsum([0] + [len(b) for b in blocks]),
+                                       np.array([entries[d][2] for d in digests]), np.concatenate(blocks),
+                                       json.dumps([[list(s) for s in entries[d][1]] for d in digests]).encode(),
+                                       json.dumps(damaged).encode()))
     again, tables, decoder = _run_with_store(elf, "mps2-an500", str(tmp_path), monkeypatch)
     assert 0 < decoder.instructions_copied < decoder.instructions_decoded
     assert (again.exit_code, again.instructions, again.cycles, again.stdout) == \

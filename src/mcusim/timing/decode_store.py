@@ -13,9 +13,9 @@ in the SIBLINGS most recently used files of other images under the same model (t
 library code in another build, or the same program built for another board), read on the
 first miss; what is found there is kept in the image's own file.
 
-One file per image and model, `<root>/decode/<stamp>/<image>.npz`, written whole (a temporary
-file renamed over it) after a run that decoded something new, read with NumPy's pickle-free
-loader and checked before use. The root is `MCUSIM_DECODE_CACHE` (`off` or `0`: no store),
+One file per image and model, `<root>/decode/<stamp>/<image>.rows` (`pack`: a header and one
+zlib stream of arrays and JSON, no pickle), written whole (a temporary file renamed over it)
+after a run that decoded something new, and checked before use. The root is `MCUSIM_DECODE_CACHE` (`off` or `0`: no store),
 else `$XDG_CACHE_HOME/mcusim` or `~/.cache/mcusim`. The stamp covers the timing and native
 sources and the timing table, so a changed mcusim or core table starts afresh. A file that
 cannot be read is ignored and one that cannot be written is skipped: the store only saves
@@ -27,12 +27,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import struct
+import zlib
 from pathlib import Path
 
 import numpy as np
 
 from ..machine.native import FIELDS, KIND
-from ..files import user_cache_dir, write_whole
+from ..files import open_regular, user_cache_dir, write_whole
 from ..machine.numba_cache import package_stamp
 from .decoder import can_store
 
@@ -40,6 +42,10 @@ SIBLINGS = 3  # other images' files of the same model (the most recently used) a
 MAX_BYTES = 256 << 20  # the whole store (files of other images and older mcusim versions included)
 MAX_ROWS = 1 << 19      # rows (halfwords) one image keeps, 64 MB in memory: code generated at run
 #                         time (firmware running away through RAM, a JIT) must not grow it without end
+MAX_TEXT = 1 << 26  # bytes of a file's specials' or states' JSON
+SUFFIX = ".rows"
+MAGIC, VERSION = b"mcusimDS", 1
+HEADER = struct.Struct("<8sIIIII")  # MAGIC, VERSION, entries, rows, the specials' and states' JSON sizes
 _SOURCES = (Path(__file__).parent, Path(__file__).parents[1] / "machine" / "native")
 
 
@@ -110,7 +116,7 @@ class DecodeStore:
         if root is None:
             return cls(None)
         stamp = hashlib.sha256("\0".join([package_stamp(d) for d in _SOURCES] + [model]).encode()).hexdigest()[:24]
-        path = root / "decode" / stamp / f"{image}.npz"
+        path = root / "decode" / stamp / f"{image}{SUFFIX}"
         return cls(path, _recent_siblings(path))
 
     @property
@@ -154,46 +160,67 @@ class DecodeStore:
         blocks = [self._entries[d][0] for d in digests]
         offsets = np.zeros(len(blocks) + 1, np.int64)
         offsets[1:] = np.cumsum([len(b) for b in blocks])
-        written = write_whole(self.path, lambda out: np.savez_compressed(
-            out, digests=np.frombuffer(b"".join(digests), np.uint8).reshape(-1, 16), offsets=offsets,
-            lengths=np.array([self._entries[d][2] for d in digests], np.int64),
-            rows=np.concatenate(blocks) if blocks else np.zeros((0, FIELDS), np.int64),
-            specials=np.frombuffer(json.dumps([self._entries[d][1] for d in digests]).encode("utf-8"), np.uint8),
-            states=np.frombuffer(json.dumps([self._entries[d][3] for d in digests]).encode("utf-8"), np.uint8)))
-        if not written:
+        packed = pack(digests, offsets, np.array([self._entries[d][2] for d in digests], np.int64),
+                      np.concatenate(blocks) if blocks else np.zeros((0, FIELDS), np.int64),
+                      json.dumps([self._entries[d][1] for d in digests]).encode("utf-8"),
+                      json.dumps([self._entries[d][3] for d in digests]).encode("utf-8"))
+        if not write_whole(self.path, lambda out: out.write(packed)):
             return
         _prune(self.path.parents[1], keep=self.path)
+
+
+def pack(digests: list[bytes], offsets: np.ndarray, lengths: np.ndarray, rows: np.ndarray, specials: bytes,
+         states: bytes) -> bytes:
+    """A store file: HEADER, then one zlib stream of the digests (16 bytes each), the rows' offsets
+    (one more than the digests), the lengths, the rows (FIELDS each, int64 little-endian) and the
+    specials' and states' JSON. One read and one decompression, viewed in place: NumPy's zip
+    format (a member, a header parse and a checksum per array) took 2 to 3 ms a file, and a first
+    run reads three other images' files."""
+    payload = b"".join([b"".join(digests), offsets.astype("<i8").tobytes(), lengths.astype("<i8").tobytes(),
+                        np.ascontiguousarray(rows, "<i8").tobytes(), specials, states])
+    return HEADER.pack(MAGIC, VERSION, len(digests), len(rows), len(specials), len(states)) + zlib.compress(payload)
 
 
 def _read(path: Path) -> dict | None:
     """A store file's entries by digest, or None where it is missing, damaged or foreign."""
     try:
-        with np.load(path, allow_pickle=False) as data:
-            digests, offsets, lengths, rows = data["digests"], data["offsets"], data["lengths"], data["rows"]
-            specials = json.loads(bytes(data["specials"]).decode("utf-8"))
-            states = json.loads(bytes(data["states"]).decode("utf-8"))
-        count = len(digests)
-        valid = (digests.dtype == np.uint8 and digests.shape == (count, 16)
-                 and offsets.dtype == lengths.dtype == rows.dtype == np.int64
-                 and offsets.shape == (count + 1,) and lengths.shape == (count,)
-                 and rows.ndim == 2 and rows.shape[1] == FIELDS and len(specials) == count
-                 and offsets[0] == 0 and offsets[-1] == len(rows) and bool(np.all(np.diff(offsets) > 0))
+        with open_regular(path) as file:
+            data = file.read()
+        magic, version, count, total, specials_size, states_size = HEADER.unpack_from(data)
+        if magic != MAGIC or version != VERSION or max(count, total) > MAX_ROWS \
+                or max(specials_size, states_size) > MAX_TEXT:
+            return None
+        sizes = [16 * count, 8 * (count + 1), 8 * count, 8 * FIELDS * total, specials_size, states_size]
+        inflate = zlib.decompressobj()
+        payload = inflate.decompress(data[HEADER.size:], sum(sizes) + 1)
+        if len(payload) != sum(sizes) or not inflate.eof or inflate.unconsumed_tail:
+            return None
+        ends = np.cumsum(sizes).tolist()
+        digests = payload[: ends[0]]
+        offsets = np.frombuffer(payload, "<i8", count + 1, ends[0])
+        lengths = np.frombuffer(payload, "<i8", count, ends[1])
+        rows = np.frombuffer(payload, "<i8", FIELDS * total, ends[2]).reshape(total, FIELDS)
+        specials = json.loads(payload[ends[3]: ends[4]].decode("utf-8"))
+        states = json.loads(payload[ends[4]: ends[5]].decode("utf-8"))
+        valid = (offsets[0] == 0 and offsets[-1] == total and bool(np.all(np.diff(offsets) > 0))
                  and bool(np.all((rows[:, KIND] >= 0) & (rows[:, KIND] <= 3)))
+                 and isinstance(specials, list) and len(specials) == count
                  and all(_specials_valid(entry) for entry in specials)
                  and isinstance(states, list) and len(states) == count
                  and all(isinstance(state, str) for state in states))
-    except Exception:  # (missing, damaged or foreign: whatever NumPy, zipfile or json raise, no rows)
+    except (OSError, ValueError, struct.error, zlib.error):  # (missing, damaged or foreign: no rows)
         return None
-    if not valid or len(rows) > MAX_ROWS:
+    if not valid:
         return None
-    return {digests[i].tobytes(): (rows[offsets[i]: offsets[i + 1]], [tuple(s) for s in specials[i]],
-                                   int(lengths[i]), states[i]) for i in range(count)}
+    starts, sizes = offsets.tolist(), lengths.tolist()
+    return {digests[16 * i: 16 * i + 16]: (rows[starts[i]: starts[i + 1]], [tuple(s) for s in specials[i]],
+                                           sizes[i], states[i]) for i in range(count)}
 
 
 def _recent_siblings(path: Path) -> list[Path]:
     """The most recently used files of other images beside `path` (the same model and mcusim)."""
     try:
-        found = [(other.stat().st_mtime, other) for other in path.parent.glob("*.npz") if other != path]
+        found = [(other.stat().st_mtime, other) for other in path.parent.glob(f"*{SUFFIX}") if other != path]
     except OSError:
         return []
     return [other for _, other in sorted(found, reverse=True)[:SIBLINGS]]
@@ -224,7 +251,7 @@ def _prune(root: Path, keep: Path) -> None:
     """Delete the least recently used files until the store holds MAX_BYTES or less."""
     files = []
     try:
-        for path in root.glob("*/*.npz"):
+        for path in [*root.glob(f"*/*{SUFFIX}"), *root.glob("*/*.npz")]:  # (.npz: older mcusim versions' files)
             if path != keep:
                 info = path.stat()
                 files.append((info.st_mtime, info.st_size, path))

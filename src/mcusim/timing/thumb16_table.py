@@ -28,7 +28,7 @@ from ..machine.native import KIND, KIND_START
 from ..machine.native import m4_rows as R
 
 VERSION = 1
-FILE_NAME = "m4-thumb16.bin"  # beside pattern_store's file (not .npz: the decode store takes those for its own)
+FILE_NAME = "m4-thumb16.bin"  # beside pattern_store's file (the decode store's own files are <image>.rows)
 HALFWORDS = 0xE800  # a halfword below it is a whole 16-bit instruction (instruction.thumb_length)
 MAGIC = b"mcusim16"
 HEADER = struct.Struct("<8sIII")  # MAGIC, VERSION, the names' JSON size, rows; then the names, 8-aligned
