@@ -174,8 +174,8 @@ def pack(digests: list[bytes], offsets: np.ndarray, lengths: np.ndarray, rows: n
     """A store file: HEADER, then one zlib stream of the digests (16 bytes each), the rows' offsets
     (one more than the digests), the lengths, the rows (FIELDS each, int64 little-endian) and the
     specials' and states' JSON. One read and one decompression, viewed in place: NumPy's zip
-    format (a member, a header parse and a checksum per array) took 2 to 3 ms a file, and a first
-    run reads three other images' files."""
+    format costs a member, a header parse and a checksum per array, and a first run reads three
+    other images' files (docs/performance.md, "Twentieth pass")."""
     payload = b"".join([b"".join(digests), offsets.astype("<i8").tobytes(), lengths.astype("<i8").tobytes(),
                         np.ascontiguousarray(rows, "<i8").tobytes(), specials, states])
     return HEADER.pack(MAGIC, VERSION, len(digests), len(rows), len(specials), len(states)) + zlib.compress(payload)

@@ -351,12 +351,13 @@ class Decoder:
     def _decode_m4(self, start: int, end: int, code: bytes, previous) -> tuple[set[int], int, list] | None:
         """_decode_fresh for the Cortex-M4 model, whose rows depend on each instruction's encoding
         and the one before it alone: each encoding is looked up by its bytes and IT context
-        (m4_descriptors); capstone's cheap pass reads a range from its first encoding not met
-        before on (an IT block's condition shows in its instructions' text, and a known encoding
-        is no disassembly); a new 16-bit encoding outside an IT block is looked up in the table
-        of them all (thumb16_table), if prepare made one; a new encoding of a register pattern met
-        before is renamed from it, and only one of a new pattern gets capstone's detail and the
-        model's description; one native call makes the rows. None (then _decode_fresh decodes it) where an IT sits inside
+        (m4_descriptors). A new 16-bit encoding outside an IT block is looked up in the table of
+        them all (thumb16_table), if prepare made one; the other new encodings outside an IT
+        block are read by capstone's cheap pass together, alone (_describe_pending), and one in
+        an IT block by a pass over the range from its IT on (an IT block's condition shows in its
+        instructions' text). A new encoding of a register pattern met before is renamed from it,
+        and only one of a new pattern gets capstone's detail and the model's description; one
+        native call makes the rows. None (then _decode_fresh decodes it) where an IT sits inside
         an IT block, which capstone reads its own way."""
         descriptors = self._m4
         descriptors.make_room()
@@ -441,9 +442,8 @@ class Decoder:
         them alone, one after the other at PENDING_ADDRESS (read outside an IT block, each
         prints as it does where it is, but for absolute branch targets, which neither a register
         pattern nor the model reads; a branch to itself is one there too), rather than a pass
-        over the rest of the range (most of it known encodings: 80 % of a large start-up's
-        instructions were read for 12 % that were new); fill in their rows and note the
-        watched ones. False where a mask cannot hold the registers (TooManyRegisters)."""
+        over the rest of the range (most of it encodings already known); fill in their rows and
+        note the watched ones. False where a mask cannot hold the registers (TooManyRegisters)."""
         descriptors = self._m4
         code = b"".join(key[0] for key in pending)
         items = {item[0]: item for item in lite_runs(code, PENDING_ADDRESS, PENDING_ADDRESS + len(code))}

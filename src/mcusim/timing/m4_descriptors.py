@@ -184,7 +184,6 @@ class Descriptors:
         index = np.full(HALFWORDS, -1, np.int32)
         index[used] = renumbered[inverse.reshape(-1)]
         return index, distinct[fits]
-        return index, distinct
 
     def write_short(self) -> None:
         """describe_short's table, kept in the file beside this model's patterns (if it has one)."""

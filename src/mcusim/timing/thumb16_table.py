@@ -1,9 +1,10 @@
 """Every 16-bit Thumb encoding's Cortex-M4 descriptor, kept on disk beside the register
 patterns, so that a first run finds a 16-bit encoding new to it by its halfword.
 
-A first run of new firmware meets a few thousand encodings it does not know, about half of them
-16-bit. Each costs capstone's cheap text, its register pattern and the renamed descriptor
-(timing/m4_descriptors.py): about ten microseconds of Python. There are only 59,392 16-bit
+A first run of new firmware meets a few thousand encodings it does not know, more than half of
+them 16-bit. Each cost capstone's cheap text, its register pattern and the renamed descriptor
+(timing/m4_descriptors.py): over ten microseconds of Python (docs/performance.md, "Twentieth
+pass"). There are only 59,392 16-bit
 encodings (halfwords below 0xE800; the rest begin a 32-bit one), so `mcusim prepare` describes
 every one of them once, outside an IT block, as the decoder would (m4_descriptors.Descriptors
 .describe_short), and keeps the distinct descriptors and each halfword's place among them. The
