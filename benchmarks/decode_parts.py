@@ -30,7 +30,7 @@ PARTS = [  # (module, attribute, label), in the order printed
     ("mcusim.timing.m4_descriptors", "read_patterns", "pattern file read"),
     ("mcusim.timing.m4_descriptors.Descriptors", "add_short", "16-bit table (add_short)"),
     ("mcusim.timing.m4_descriptors.Descriptors", "add_renamed", "renamed descriptor (add_renamed)"),
-    ("mcusim.timing.decoder", "instructions_of", "capstone's detail (instructions_of)"),
+    ("mcusim.timing.m4_descriptors", "instructions_of", "capstone's detail (instructions_of)"),
     ("mcusim.timing.m4_descriptors.Descriptors", "add", "model's description (Descriptors.add)"),  # DESCRIBED
     ("mcusim.timing.decode_store", "_read_siblings", "other images' decode files read"),
     ("mcusim.timing.decoder", "m4_rows", "native rows (m4_rows)"),

@@ -15,12 +15,13 @@ first miss; what is found there is kept in the image's own file.
 
 One file per image and model, `<root>/decode/<stamp>/<image>.rows` (`pack`: a header and one
 zlib stream of arrays and JSON, no pickle), written whole (a temporary file renamed over it)
-after a run that decoded something new, and checked before use. The root is `MCUSIM_DECODE_CACHE` (`off` or `0`: no store),
-else `$XDG_CACHE_HOME/mcusim` or `~/.cache/mcusim`. The stamp covers the timing and native
-sources and the timing table, so a changed mcusim or core table starts afresh. A file that
-cannot be read is ignored and one that cannot be written is skipped: the store only saves
-time, never changes a result. The oldest files go once the store passes MAX_BYTES. Like
-numba's cache, the folder must be writable by its user alone: rows read from it are trusted.
+after a run that decoded something new, and checked before use. The root is
+`MCUSIM_DECODE_CACHE` (`off` or `0`: no store), else `$XDG_CACHE_HOME/mcusim` or
+`~/.cache/mcusim`. The stamp covers the timing and native sources and the timing table, so a
+changed mcusim or core table starts afresh. A file that cannot be read is ignored and one that
+cannot be written is skipped: the store only saves time, never changes a result. The oldest
+files go once the store passes MAX_BYTES. Like numba's cache, the folder must be writable by
+its user alone: rows read from it are trusted.
 """
 from __future__ import annotations
 
@@ -212,9 +213,9 @@ def _read(path: Path) -> dict | None:
         return None
     if not valid:
         return None
-    starts, sizes = offsets.tolist(), lengths.tolist()
+    starts, code_lengths = offsets.tolist(), lengths.tolist()
     return {digests[16 * i: 16 * i + 16]: (rows[starts[i]: starts[i + 1]], [tuple(s) for s in specials[i]],
-                                           sizes[i], states[i]) for i in range(count)}
+                                           code_lengths[i], states[i]) for i in range(count)}
 
 
 def _recent_siblings(path: Path) -> list[Path]:

@@ -20,7 +20,7 @@ from . import m4_descriptors
 from .classes import packed, power_class
 from .cortex_m4 import base_mnemonic, is_memory
 from .literal_loads import LITERAL_LOADS, literal_read
-from .instruction import (MAX_KNOWN, decodable_runs, disassemble, disassemble_one, disassemble_run, instructions_of,
+from .instruction import (MAX_KNOWN, decodable_runs, disassemble, disassemble_one, disassemble_run,
                           it_block_length, lite_runs, thumb_length)
 from .m4_descriptors import IT, NO_IT_SLOT, UNDECODABLE, TooManyRegisters
 
@@ -365,8 +365,7 @@ class Decoder:
             before = descriptors.row_of(previous) if previous is not None else -1
         except TooManyRegisters:
             return None
-        known, add, add_renamed, add_short = (descriptors.by_key.get, descriptors.add, descriptors.add_renamed,
-                                              descriptors.add_short)
+        known, add_new, add_short = descriptors.by_key.get, descriptors.add_new, descriptors.add_short
         rows, specials = [], []
         pending = {}  # new encodings outside an IT block, but an IT -> [(place in rows, offset)]: described together
         items = None  # capstone's cheap text of the range, read when an encoding in an IT block is new
@@ -400,18 +399,8 @@ class Decoder:
                     first = it_at if context is not None else offset
                     items = list(lite_runs(code[first:], start + first, end))
                     places = {item[0]: place for place, item in enumerate(items)}
-                place = places.get(start + offset)
                 try:
-                    if place is None or items[place][1] != length:
-                        entry = add(key, None, length)
-                    else:
-                        address, _, mnemonic, operands = items[place]
-                        entry = add_renamed(key, address, mnemonic, operands)
-                        if entry is None:  # capstone's detail, from an IT among the 4 before (it may read it as open)
-                            begin = next((back for back in range(place - 1, max(-1, place - 5), -1)
-                                          if items[back][2].startswith("it")), place)
-                            insn = instructions_of(items[begin: place + 1], code, start, end, copies=False).get(address)
-                            entry = add(key, insn if insn is not None and insn.size == length else None, length)
+                    entry = add_new(key, length, items, places.get(start + offset), code, start, end)
                 except TooManyRegisters:
                     return None
             row, kind, watched = entry
@@ -446,24 +435,18 @@ class Decoder:
         note the watched ones. False where a mask cannot hold the registers (TooManyRegisters)."""
         descriptors = self._m4
         code = b"".join(key[0] for key in pending)
-        items = {item[0]: item for item in lite_runs(code, PENDING_ADDRESS, PENDING_ADDRESS + len(code))}
+        end = PENDING_ADDRESS + len(code)
+        items = list(lite_runs(code, PENDING_ADDRESS, end))
+        places = {item[0]: place for place, item in enumerate(items)}
         address = PENDING_ADDRESS
         noted = False
         for key, uses in pending.items():
             length = len(key[0])
-            item = items.get(address)
             try:
-                if item is None or item[1] != length:
-                    entry = descriptors.add(key, None, length)
-                else:
-                    entry = descriptors.add_renamed(key, address, item[2], item[3])
-                    if entry is None:
-                        insn = instructions_of([item], code, PENDING_ADDRESS, PENDING_ADDRESS + len(code),
-                                               copies=False).get(address)
-                        entry = descriptors.add(key, insn if insn is not None and insn.size == length else None, length)
+                row, _, watched = descriptors.add_new(key, length, items, places.get(address), code, PENDING_ADDRESS,
+                                                      end)
             except TooManyRegisters:
                 return False
-            row, _, watched = entry
             for place, offset in uses:
                 rows[place] = row
                 if watched is not None and self._note_special(start + offset, *watched):

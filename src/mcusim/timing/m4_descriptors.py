@@ -131,6 +131,24 @@ class Descriptors:
             self._learned = True
         return self._entry(key, row, insn.mnemonic, insn.op_str, insn.address, literal, watched)
 
+    def add_new(self, key: tuple, length: int, items: list, place: int | None, code: bytes, start: int,
+                end: int) -> tuple:
+        """The entry of encoding `key` (`length` bytes), new to this table, from capstone's cheap
+        pass over code[: end - start] at `start` (instruction.lite_runs' `items`; `place`: its item,
+        None where capstone has none): renamed from its register pattern if one was met, else
+        from capstone's detail, read from an IT among the 4 items before it (capstone may read
+        it as open), and the model's description. TooManyRegisters where a mask is full."""
+        if place is None or items[place][1] != length:
+            return self.add(key, None, length)
+        address, _, mnemonic, operands = items[place]
+        entry = self.add_renamed(key, address, mnemonic, operands)
+        if entry is None:
+            begin = next((back for back in range(place - 1, max(-1, place - 5), -1)
+                          if items[back][2].startswith("it")), place)
+            insn = instructions_of(items[begin: place + 1], code, start, end, copies=False).get(address)
+            entry = self.add(key, insn if insn is not None and insn.size == length else None, length)
+        return entry
+
     def add_short(self, key: tuple, halfword: int) -> tuple | None:
         """The entry of 16-bit encoding `key` outside an IT block from the file's table of every
         16-bit encoding (thumb16_table), or None if it has none (or it is left out there). The
@@ -165,15 +183,8 @@ class Descriptors:
             code = halfword.to_bytes(2, "little")
             key = (code, None)
             items = list(lite_runs(code, SHORT_ADDRESS, SHORT_ADDRESS + 2))
-            if items and items[0][1] == 2:
-                address, _, mnemonic, operands = items[0]
-                entry = fresh.add_renamed(key, address, mnemonic, operands)
-                if entry is None:
-                    insn = instructions_of(items, code, address, address + 2, copies=False).get(address)
-                    entry = fresh.add(key, insn if insn is not None and insn.size == 2 else None, 2)
-            else:
-                entry = fresh.add(key, None, 2)
-            row, kind, watched = entry
+            row, kind, watched = fresh.add_new(key, 2, items, 0 if items else None, code, SHORT_ADDRESS,
+                                               SHORT_ADDRESS + 2)
             if watched is None and kind == (UNDECODABLE if fresh.table[row, R.D_DECODABLE] == 0 else
                                             IT if fresh.table[row, R.D_IT] == 1 else PLAIN):
                 places[halfword] = row

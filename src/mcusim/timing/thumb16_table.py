@@ -4,10 +4,10 @@ patterns, so that a first run finds a 16-bit encoding new to it by its halfword.
 A first run of new firmware meets a few thousand encodings it does not know, more than half of
 them 16-bit. Each cost capstone's cheap text, its register pattern and the renamed descriptor
 (timing/m4_descriptors.py): over ten microseconds of Python (docs/performance.md, "Twentieth
-pass"). There are only 59,392 16-bit
-encodings (halfwords below 0xE800; the rest begin a 32-bit one), so `mcusim prepare` describes
-every one of them once, outside an IT block, as the decoder would (m4_descriptors.Descriptors
-.describe_short), and keeps the distinct descriptors and each halfword's place among them. The
+pass"). There are only 59,392 16-bit encodings (halfwords below 0xE800; the rest begin a 32-bit
+one), so `mcusim prepare` describes every one of them once, outside an IT block, as the decoder
+would (m4_descriptors.Descriptors.describe_short), and keeps the distinct descriptors and each
+halfword's place among them. The
 masks name registers by the bits m4_descriptors.CORE_NAMES fixes, which every Descriptors
 gives them first, so the rows are used as read. Left out (the decoder then describes them as
 before): encodings in an IT block (their condition changes the text), literal loads and a
