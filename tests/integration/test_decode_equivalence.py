@@ -177,11 +177,8 @@ def test_a_cortex_m7_state_the_store_cannot_read_means_a_fresh_decode(firmware_b
     states = [entries[d][3] for d in digests]
     assert states and all(json.loads(state)[0] >= 1 for state in states)  # (free - cycle: a real state)
     damaged = ['[1, [["ldr"]], [], [], [], []]' if n % 2 else state for n, state in enumerate(states)]
-    blocks = [entries[d][0] for d in digests]
-    path.write_bytes(decode_store.pack(digests, np.cumsum([0] + [len(b) for b in blocks]),
-                                       np.array([entries[d][2] for d in digests]), np.concatenate(blocks),
-                                       json.dumps([[list(s) for s in entries[d][1]] for d in digests]).encode(),
-                                       json.dumps(damaged).encode()))
+    path.write_bytes(decode_store.pack(digests, [(*entries[d][:3], state, *entries[d][4:])
+                                                 for d, state in zip(digests, damaged)]))
     again, tables, decoder = _run_with_store(elf, "mps2-an500", str(tmp_path), monkeypatch)
     assert 0 < decoder.instructions_copied < decoder.instructions_decoded
     assert (again.exit_code, again.instructions, again.cycles, again.stdout) == \

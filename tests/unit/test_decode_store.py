@@ -47,7 +47,16 @@ def test_rows_specials_and_lengths_come_back_in_a_new_store(tmp_path):
     assert again.get((b"\x01\x02", 2, None, ())) is None
 
 
-@pytest.mark.parametrize("damage", ["truncated", "garbage", "wrong shape", "bad kind", "bad specials", "bad states"])
+def _file(rows=None, specials=((0, "sdiv", "r0, r1, r2"),), state="null", count=3) -> bytes:
+    """A store file written by hand: one entry, _key(0)'s, of `count` rows (`rows` as given: an
+    array, or the bytes of its chunk)."""
+    if rows is None:
+        rows = np.zeros((3, N.FIELDS), np.int64) + np.eye(1, N.FIELDS, N.KIND, np.int64) * N.KIND_START
+    return decode_store.pack([_key_digest(_key(0))], [(rows, [list(s) for s in specials], 6, state, count)])
+
+
+@pytest.mark.parametrize("damage", ["truncated", "garbage", "wrong shape", "bad specials", "bad states",
+                                    "chunks cut"])
 def test_a_damaged_file_is_an_empty_store(tmp_path, damage):
     path = tmp_path / "image.rows"
     store = DecodeStore(path)
@@ -58,28 +67,39 @@ def test_a_damaged_file_is_an_empty_store(tmp_path, damage):
         path.write_bytes(path.read_bytes()[:300])
     elif damage == "garbage":
         path.write_bytes(b"PK\x03\x04" + bytes(range(256)) * 4)
+    elif damage == "chunks cut":  # (the first stream intact, the rows' chunks one byte short)
+        path.write_bytes(path.read_bytes()[:-1])
+    elif damage == "wrong shape":  # (the header saying one row more than the stream holds)
+        packed = _file()
+        header = list(decode_store.HEADER.unpack_from(packed))
+        header[3] += 1
+        path.write_bytes(decode_store.HEADER.pack(*header) + packed[decode_store.HEADER.size:])
     else:
-        rows = np.zeros((3, N.FIELDS), np.int64)
-        rows[:, N.KIND] = 9 if damage == "bad kind" else N.KIND_START
-        specials = b'[[[0, "sdiv", 7]]]' if damage == "bad specials" else b"[[]]"
-        states = b'[[1, 2]]' if damage == "bad states" else b'["null"]'
-        packed = decode_store.pack([bytes(16)], np.array([0, 3]), np.array([6]), rows, specials, states)
-        if damage == "wrong shape":  # (the header saying one row more than the stream holds)
-            header = list(decode_store.HEADER.unpack_from(packed))
-            header[3] += 1
-            packed = decode_store.HEADER.pack(*header) + packed[decode_store.HEADER.size:]
-        path.write_bytes(packed)
+        path.write_bytes(_file(specials=[(0, "sdiv", 7)]) if damage == "bad specials" else _file(state=[1, 2]))
     assert len(DecodeStore(path)) == 0
+
+
+@pytest.mark.parametrize("damage", ["bad kind", "fewer rows", "not zlib"])
+def test_an_entry_whose_rows_are_damaged_is_a_miss(tmp_path, damage):
+    """An entry's rows are checked when it is first used (a run inflates only the entries it uses)."""
+    rows = np.zeros((3, N.FIELDS), np.int64) + np.eye(1, N.FIELDS, N.KIND, np.int64) * N.KIND_START
+    if damage == "bad kind":
+        rows[1, N.KIND] = 9
+    elif damage == "fewer rows":
+        rows = rows[:2]
+    path = tmp_path / "image.rows"
+    path.write_bytes(_file(b"\x78\x9c not a stream" if damage == "not zlib" else rows, count=3))
+    store = DecodeStore(path)
+    assert store.get(_key(0)) is None and len(store) == 0
 
 
 def test_a_well_formed_file_written_by_hand_is_read(tmp_path):
     """(the damaged files above fail for their damage alone)"""
     path = tmp_path / "image.rows"
-    rows = np.zeros((3, N.FIELDS), np.int64)
-    rows[:, N.KIND] = N.KIND_START
-    path.write_bytes(decode_store.pack([bytes(16)], np.array([0, 3]), np.array([6]), rows,
-                                       b'[[[0, "sdiv", "r0, r1, r2"]]]', b'["null"]'))
-    assert len(DecodeStore(path)) == 1
+    path.write_bytes(_file())
+    rows, specials, length, after = DecodeStore(path).get(_key(0))
+    assert rows.shape == (3, N.FIELDS) and np.all(rows[:, N.KIND] == N.KIND_START)
+    assert specials == [(0, "sdiv", "r0, r1, r2")] and length == 6 and after == "null"
 
 
 def test_a_store_that_cannot_be_written_is_skipped(tmp_path):

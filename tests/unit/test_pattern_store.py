@@ -13,6 +13,7 @@ from mcusim.timing import m4_descriptors
 from mcusim.timing.cortex_m4 import CortexM4Timing
 from mcusim.timing.decode_store import DecodeStore
 from mcusim.timing.decoder import Decoder
+from mcusim.timing import pattern_store
 from mcusim.timing.pattern_store import read_patterns, write_patterns
 from mcusim.timing.thumb16_table import read_table, table_file
 
@@ -56,7 +57,7 @@ def new_process(monkeypatch):
 
 def test_a_later_run_renames_the_patterns_an_earlier_one_described(tmp_path, new_process, monkeypatch):
     decoded_rows(bytes.fromhex(FIRST), tmp_path)
-    files = list(tmp_path.glob("decode/*/m4-patterns.zip"))
+    files = list(tmp_path.glob("decode/*/m4-patterns.bin"))
     assert len(files) == 1 and len(read_patterns(files[0])) >= 5
     new_process()
     details = []
@@ -69,7 +70,7 @@ def test_a_later_run_renames_the_patterns_an_earlier_one_described(tmp_path, new
 
 def test_without_the_file_the_patterns_are_described_again(tmp_path, new_process, monkeypatch):
     decoded_rows(bytes.fromhex(FIRST), tmp_path)
-    for path in tmp_path.glob("decode/*/m4-patterns.zip"):
+    for path in tmp_path.glob("decode/*/m4-patterns.bin"):
         path.unlink()
     new_process()
     details = []
@@ -80,41 +81,62 @@ def test_without_the_file_the_patterns_are_described_again(tmp_path, new_process
 
 
 @pytest.mark.parametrize("damage", ["not a file of patterns", "foreign version", "a row of another size",
-                                    "a register out of place"])
+                                    "a size of another form", "a register out of place", "a register beyond 63",
+                                    "cut short"])
 def test_a_damaged_or_foreign_file_is_ignored(tmp_path, new_process, damage):
     decoded_rows(bytes.fromhex(FIRST), tmp_path)
-    path = next(tmp_path.glob("decode/*/m4-patterns.zip"))
-    with np.load(path) as data:
-        version, rows, items = int(data["version"]), data["rows"].copy(), json.loads(bytes(data["patterns"]))
-    if damage == "foreign version":
-        version = 0
-    elif damage == "a row of another size":
-        rows[:, R.D_SIZE] = 6 - rows[:, R.D_SIZE]
-    elif damage == "a register out of place":
-        for item in items:
-            item[3][0] = ["r3"]  # a renameable register named as if it were fixed
-    with open(path, "wb") as out:
-        if damage == "not a file of patterns":
-            out.write(b"PK\x03\x04" + bytes(range(200)))
-        else:
-            np.savez(out, version=np.int64(version), rows=rows, patterns=np.frombuffer(json.dumps(items).encode(), np.uint8))
-    assert read_patterns(path) == {}
+    path = next(tmp_path.glob("decode/*/m4-patterns.bin"))
+    found = read_patterns(path)
+    rows, flags, keys, slots = found.rows.copy(), found.flags, found.keys, found.slots
+    packed = pattern_store.pack(rows, flags, keys, slots)
+    assert read_patterns(path).keys == read_patterns(path).keys and len(keys) >= 5
+    if damage == "not a file of patterns":
+        packed = b"PK\x03\x04" + bytes(range(200))
+    elif damage == "foreign version":
+        packed = packed[:8] + (0).to_bytes(4, "little") + packed[12:]
+    elif damage == "cut short":
+        packed = packed[:-1]
+    else:
+        if damage == "a row of another size":
+            rows[:, R.D_SIZE] = 6 - rows[:, R.D_SIZE]
+        elif damage == "a size of another form":  # (the rows and their flags agree, their patterns do not)
+            rows[:, R.D_SIZE] = 6 - rows[:, R.D_SIZE]
+            flags = flags ^ pattern_store.WIDE
+        else:  # a renameable register named as if it were fixed, or a register's place no mask holds
+            slots = [json.dumps([["r3" if damage == "a register out of place" else 64], *json.loads(s)[1:]])
+                     for s in slots]
+        packed = pattern_store.pack(rows, flags, keys, slots)
+    path.write_bytes(packed)
+    patterns = read_patterns(path)
+    assert all(patterns.get(_pattern_of(key)) is None for key in keys)
     new_process()
     code = bytes.fromhex(SECOND)
     assert np.array_equal(decoded_rows(code, tmp_path), decoded_rows(code, tmp_path, memoise=False))
 
 
+def _pattern_of(key: str) -> tuple:
+    """The pattern pattern_store.key_text keeps as `key`."""
+    form, mnemonic, text = key.split("\t")
+    return tuple(map(int, form.split(","))) if "," in form else int(form), mnemonic, text
+
+
 def test_writing_keeps_what_another_run_wrote(tmp_path):
-    path = tmp_path / "patterns.zip"
+    path = tmp_path / "patterns.bin"
     values = np.zeros(R.DESCRIPTOR, np.int64)
     values[R.D_DECODABLE], values[R.D_SIZE], values[R.D_STATIC + N.KIND] = 1, 2, N.KIND_START
     one = {(13, "ldr", "%r, [%r]"): (values, True, False, ((1,), (0,), (), ()))}
-    two = {(6, "adds", "%r, #"): (values, False, False, ((), (0,), (), ()))}
+    wide = values.copy()
+    wide[R.D_SIZE] = 4
+    two = {(6, "adds", "%r, #"): (values, False, False, ((), (0,), (), ())),
+           ((30, 8), "bl", "#"): (wide, False, True, ((), ("lr",), (), ()))}
     write_patterns(path, one)
     write_patterns(path, two)
     found = read_patterns(path)
-    assert found.keys() == {**one, **two}.keys()
-    assert all(np.array_equal(found[p][0], values) and found[p][1:] == entry[1:] for p, entry in {**one, **two}.items())
+    assert len(found) == 3 and [_pattern_of(key) for key in found.keys] == [*one, *two]
+    for pattern, entry in {**one, **two}.items():
+        values_found, *rest = found.get(pattern)
+        assert np.array_equal(values_found, entry[0]) and rest == list(entry[1:])
+    assert found.get((6, "adds", "%r, %r")) is None and found.get(((30, 9), "bl", "#")) is None
 
 
 def test_prepare_describes_the_examples_patterns_for_any_first_run(tmp_path, new_process, monkeypatch):
@@ -127,7 +149,7 @@ def test_prepare_describes_the_examples_patterns_for_any_first_run(tmp_path, new
     monkeypatch.setenv("MCUSIM_DECODE_CACHE", str(tmp_path))
     said = []
     assert describe_patterns(said.append, programs=["bench", "hello"]) == 2 and len(said) == 2
-    patterns = next(tmp_path.glob("decode/*/m4-patterns.zip"))
+    patterns = next(tmp_path.glob("decode/*/m4-patterns.bin"))
     assert len(read_patterns(patterns)) > 100
     assert read_table(table_file(patterns), m4_descriptors.CORE_NAMES) is not None, "every 16-bit encoding"
     new_process()

@@ -55,7 +55,7 @@ def test_rows_from_the_table_equal_capstones_own(table, seed, new_process, monke
     for at in range(0, len(code), 128):
         piece = code[at: at + 128]
         fast, plain = decoders(piece)
-        fast._m4.use_file(folder / "m4-patterns.zip")  # (no patterns there: the table beside it)
+        fast._m4.use_file(folder / "m4-patterns.bin")  # (no patterns there: the table beside it)
         for decoder in (fast, plain):
             decoder.decode(BASE, BASE + len(piece))
         assert np.array_equal(rows(fast), rows(plain)), piece.hex()
@@ -91,7 +91,7 @@ def test_a_damaged_or_foreign_file_is_ignored(table, tmp_path, damage, new_proce
     assert read_table(path, m4_descriptors.CORE_NAMES) is None
     code = _code(5, 40)
     fast, plain = decoders(code)
-    fast._m4.use_file(tmp_path / "m4-patterns.zip")
+    fast._m4.use_file(tmp_path / "m4-patterns.bin")
     for decoder in (fast, plain):
         decoder.decode(BASE, BASE + len(code))
     assert np.array_equal(rows(fast), rows(plain))

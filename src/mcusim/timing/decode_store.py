@@ -13,8 +13,9 @@ in the SIBLINGS most recently used files of other images under the same model (t
 library code in another build, or the same program built for another board), read on the
 first miss; what is found there is kept in the image's own file.
 
-One file per image and model, `<root>/decode/<stamp>/<image>.rows` (`pack`: a header and one
-zlib stream of arrays and JSON, no pickle), written whole (a temporary file renamed over it)
+One file per image and model, `<root>/decode/<stamp>/<image>.rows` (`pack`: a header, a zlib stream
+of the index and JSON, and each range's rows compressed alone, inflated when used; no pickle),
+written whole (a temporary file renamed over it)
 after a run that decoded something new, and checked before use. The root is
 `MCUSIM_DECODE_CACHE` (`off` or `0`: no store), else `$XDG_CACHE_HOME/mcusim` or
 `~/.cache/mcusim`. The stamp covers the timing and native sources and the timing table, so a
@@ -38,6 +39,7 @@ from ..machine.native import FIELDS, KIND
 from ..files import open_regular, user_cache_dir, write_whole
 from ..machine.numba_cache import package_stamp
 from .decoder import can_store
+from .pattern_store import FILE_NAME as PATTERN_FILE
 
 SIBLINGS = 3  # other images' files of the same model (the most recently used) a range is looked for in
 MAX_BYTES = 256 << 20  # the whole store (files of other images and older mcusim versions included)
@@ -45,8 +47,8 @@ MAX_ROWS = 1 << 19      # rows (halfwords) one image keeps, 64 MB in memory: cod
 #                         time (firmware running away through RAM, a JIT) must not grow it without end
 MAX_TEXT = 1 << 26  # bytes of a file's specials' or states' JSON
 SUFFIX = ".rows"
-MAGIC, VERSION = b"mcusimDS", 1
-HEADER = struct.Struct("<8sIIIII")  # MAGIC, VERSION, entries, rows, the specials' and states' JSON sizes
+MAGIC, VERSION = b"mcusimDS", 2
+HEADER = struct.Struct("<8sIIIIII")  # MAGIC, VERSION, entries, rows, the first stream's size, the specials' and states' JSON sizes
 _SOURCES = (Path(__file__).parent, Path(__file__).parents[1] / "machine" / "native")
 
 
@@ -95,7 +97,7 @@ class DecodeStore:
         """`siblings`: other images' files a range missing from this one is looked for in (read
         on the first miss; what is found there is kept in this image's file too)."""
         self.path = path
-        self._entries: dict[bytes, tuple[np.ndarray, list, int, str]] = {}  # rows, specials, length, state after
+        self._entries: dict[bytes, tuple] = {}  # rows (or a file's chunk of them), specials, length, state after, row count
         self._rows = 0  # in _entries
         self._added = False
         self._siblings = list(siblings)
@@ -104,7 +106,7 @@ class DecodeStore:
             entries = _read(path)
             if entries:
                 self._entries = entries
-                self._rows = sum(len(entry[0]) for entry in entries.values())
+                self._rows = sum(entry[4] for entry in entries.values())
                 try:
                     os.utime(path)  # (recently used: pruned last)
                 except OSError:
@@ -123,7 +125,7 @@ class DecodeStore:
     @property
     def pattern_file(self) -> Path | None:
         """Where the Cortex-M4 register patterns of this model are kept (pattern_store), if anywhere."""
-        return self.path.parent / "m4-patterns.zip" if self.path is not None else None
+        return self.path.parent / PATTERN_FILE if self.path is not None else None
 
     def get(self, key: tuple):
         """(rows, specials, length, the timing model's state after them as JSON), or None.
@@ -137,16 +139,27 @@ class DecodeStore:
             found = self._sibling_entries.get(digest)
             if found is not None:
                 self._add(digest, found)
-        return found
+        if found is None:
+            return None
+        rows = found[0]
+        if isinstance(rows, bytes):  # (a file's entry, inflated on first use)
+            rows = _inflate(rows, found[4])
+            if rows is None:  # (damaged: a miss, and not kept)
+                self._rows -= found[4]
+                del self._entries[digest]
+                return None
+            found = self._entries[digest] = (rows, *found[1:])
+        return found[:4]
 
     def put(self, key: tuple, rows: np.ndarray, specials: list, length: int, after: str = "null") -> None:
-        self._add(_key_digest(key), (rows, list(specials), length, after))
+        self._add(_key_digest(key), (rows, list(specials), length, after, len(rows)))
 
     def _add(self, digest: bytes, entry: tuple) -> None:
-        if self._rows + len(entry[0]) > MAX_ROWS:
+        """`entry`: (rows, or a file's compressed chunk of them; specials; length; state after; row count)."""
+        if self._rows + entry[4] > MAX_ROWS:
             return
         self._entries[digest] = entry
-        self._rows += len(entry[0])
+        self._rows += entry[4]
         self._added = True
 
     def __len__(self) -> int:
@@ -157,54 +170,73 @@ class DecodeStore:
         if self.path is None or not self._added:
             return
         self._added = False
-        digests = list(self._entries)
-        blocks = [self._entries[d][0] for d in digests]
-        offsets = np.zeros(len(blocks) + 1, np.int64)
-        offsets[1:] = np.cumsum([len(b) for b in blocks])
-        packed = pack(digests, offsets, np.array([self._entries[d][2] for d in digests], np.int64),
-                      np.concatenate(blocks) if blocks else np.zeros((0, FIELDS), np.int64),
-                      json.dumps([self._entries[d][1] for d in digests]).encode("utf-8"),
-                      json.dumps([self._entries[d][3] for d in digests]).encode("utf-8"))
+        packed = pack(list(self._entries), list(self._entries.values()))
         if not write_whole(self.path, lambda out: out.write(packed)):
             return
         _prune(self.path.parents[1], keep=self.path)
 
 
-def pack(digests: list[bytes], offsets: np.ndarray, lengths: np.ndarray, rows: np.ndarray, specials: bytes,
-         states: bytes) -> bytes:
-    """A store file: HEADER, then one zlib stream of the digests (16 bytes each), the rows' offsets
-    (one more than the digests), the lengths, the rows (FIELDS each, int64 little-endian) and the
-    specials' and states' JSON. One read and one decompression, viewed in place: NumPy's zip
-    format costs a member, a header parse and a checksum per array, and a first run reads three
-    other images' files (docs/performance.md, "Twentieth pass")."""
-    payload = b"".join([b"".join(digests), offsets.astype("<i8").tobytes(), lengths.astype("<i8").tobytes(),
-                        np.ascontiguousarray(rows, "<i8").tobytes(), specials, states])
-    return HEADER.pack(MAGIC, VERSION, len(digests), len(rows), len(specials), len(states)) + zlib.compress(payload)
+def pack(digests: list[bytes], entries: list[tuple]) -> bytes:
+    """A store file of `entries` (DecodeStore's: rows, an array of FIELDS columns or a file's chunk
+    of them; specials; length; state after; row count): HEADER; one zlib stream of the digests
+    (16 bytes each), each entry's first row (one more than the entries), the lengths, each
+    entry's first byte among the chunks (one more), and the specials' and states' JSON; then each
+    entry's rows as a zlib chunk of its own (int64 little-endian). A run reads the file and the
+    first stream, and inflates an entry's chunk when the entry is used: a first run reads three
+    other images' files for the few ranges it shares with them (docs/performance.md,
+    "Twenty-first pass")."""
+    chunks = [rows if isinstance(rows, bytes) else zlib.compress(np.ascontiguousarray(rows, "<i8").tobytes())
+              for rows, *_ in entries]
+    firsts = np.zeros(len(entries) + 1, "<i8")
+    firsts[1:] = np.cumsum([entry[4] for entry in entries])
+    starts = np.zeros(len(chunks) + 1, "<i8")
+    starts[1:] = np.cumsum([len(chunk) for chunk in chunks])
+    specials = json.dumps([entry[1] for entry in entries]).encode("utf-8")
+    states = json.dumps([entry[3] for entry in entries]).encode("utf-8")
+    lengths = np.array([entry[2] for entry in entries], "<i8")
+    index = zlib.compress(b"".join([b"".join(digests), firsts.tobytes(), lengths.tobytes(), starts.tobytes(), specials,
+                                    states]))
+    return HEADER.pack(MAGIC, VERSION, len(digests), int(firsts[-1]), len(index), len(specials),
+                       len(states)) + index + b"".join(chunks)
+
+
+def _inflate(chunk: bytes, count: int) -> np.ndarray | None:
+    """An entry's rows from its chunk, or None where it does not hold `count` rows of valid kinds."""
+    try:
+        data = zlib.decompress(chunk)
+    except zlib.error:
+        return None
+    if len(data) != 8 * FIELDS * count:
+        return None
+    rows = np.frombuffer(data, "<i8").reshape(count, FIELDS)
+    return rows if bool(np.all((rows[:, KIND] >= 0) & (rows[:, KIND] <= 3))) else None
 
 
 def _read(path: Path) -> dict | None:
-    """A store file's entries by digest, or None where it is missing, damaged or foreign."""
+    """A store file's entries by digest, each (chunk, specials, length, state after, rows), or None
+    where the file is missing, damaged or foreign (an entry's rows are checked when inflated)."""
     try:
         with open_regular(path) as file:
             data = file.read()
-        magic, version, count, total, specials_size, states_size = HEADER.unpack_from(data)
+        magic, version, count, total, index_size, specials_size, states_size = HEADER.unpack_from(data)
         if magic != MAGIC or version != VERSION or max(count, total) > MAX_ROWS \
                 or max(specials_size, states_size) > MAX_TEXT:
             return None
-        sizes = [16 * count, 8 * (count + 1), 8 * count, 8 * FIELDS * total, specials_size, states_size]
+        sizes = [16 * count, 8 * (count + 1), 8 * count, 8 * (count + 1), specials_size, states_size]
         inflate = zlib.decompressobj()
-        payload = inflate.decompress(data[HEADER.size:], sum(sizes) + 1)
+        payload = inflate.decompress(data[HEADER.size: HEADER.size + index_size], sum(sizes) + 1)
         if len(payload) != sum(sizes) or not inflate.eof or inflate.unconsumed_tail:
             return None
         ends = np.cumsum(sizes).tolist()
         digests = payload[: ends[0]]
-        offsets = np.frombuffer(payload, "<i8", count + 1, ends[0])
+        firsts = np.frombuffer(payload, "<i8", count + 1, ends[0])
         lengths = np.frombuffer(payload, "<i8", count, ends[1])
-        rows = np.frombuffer(payload, "<i8", FIELDS * total, ends[2]).reshape(total, FIELDS)
+        starts = np.frombuffer(payload, "<i8", count + 1, ends[2])
         specials = json.loads(payload[ends[3]: ends[4]].decode("utf-8"))
         states = json.loads(payload[ends[4]: ends[5]].decode("utf-8"))
-        valid = (offsets[0] == 0 and offsets[-1] == total and bool(np.all(np.diff(offsets) > 0))
-                 and bool(np.all((rows[:, KIND] >= 0) & (rows[:, KIND] <= 3)))
+        chunks = data[HEADER.size + index_size:]
+        valid = (firsts[0] == 0 and firsts[-1] == total and bool(np.all(np.diff(firsts) > 0))
+                 and starts[0] == 0 and starts[-1] == len(chunks) and bool(np.all(np.diff(starts) > 0))
                  and isinstance(specials, list) and len(specials) == count
                  and all(_specials_valid(entry) for entry in specials)
                  and isinstance(states, list) and len(states) == count
@@ -213,9 +245,12 @@ def _read(path: Path) -> dict | None:
         return None
     if not valid:
         return None
-    starts, code_lengths = offsets.tolist(), lengths.tolist()
-    return {digests[16 * i: 16 * i + 16]: (rows[starts[i]: starts[i + 1]], [tuple(s) for s in specials[i]],
-                                           code_lengths[i], states[i]) for i in range(count)}
+    counts, places, code_lengths = np.diff(firsts).tolist(), starts.tolist(), lengths.tolist()
+    entries = {}
+    for i in range(count):
+        entries[digests[16 * i: 16 * i + 16]] = (chunks[places[i]: places[i + 1]], [tuple(s) for s in specials[i]],
+                                                 code_lengths[i], states[i], counts[i])
+    return entries
 
 
 def _recent_siblings(path: Path) -> list[Path]:
@@ -232,7 +267,7 @@ def _read_siblings(paths: list[Path]) -> dict:
     entries, rows = {}, 0
     for path in paths:
         found = _read(path) or {}
-        size = sum(len(entry[0]) for entry in found.values())
+        size = sum(entry[4] for entry in found.values())
         if rows + size > MAX_ROWS:
             break
         for digest, entry in found.items():

@@ -23,7 +23,7 @@ from .cortex_m4 import (FP_REGISTER, base_mnemonic, fp_named, is_load, is_load_s
                         pipelines_after_load)
 from .instruction import instructions_of, lite_runs, takes_it_slot
 from .literal_loads import LITERAL_LOADS, literal_read
-from .pattern_store import MAX_PATTERNS, read_patterns, write_patterns
+from .pattern_store import EMPTY, MAX_PATTERNS, Patterns, read_patterns, write_patterns
 from .register_pattern import RENAMEABLE, register_pattern
 from .thumb16_table import HALFWORDS, read_table, rows_fit, table_file, write_table
 
@@ -76,7 +76,7 @@ class Descriptors:
         # None: not renamed (a register outside its text). Not the table's: they outlive make_room.
         self._patterns: dict[tuple, tuple | None] = {}
         self.file: Path | None = None  # pattern_store's file of this model, if any
-        self._file_read = True
+        self._stored: Patterns | None = EMPTY  # its patterns, once read (None: not yet)
         self._learned = False  # patterns described since the file was written
         self._short: tuple | None = None  # thumb16_table's (index, rows, kind of each row), once read
         self._short_read = True
@@ -86,7 +86,7 @@ class Descriptors:
         """Keep the patterns in `path` (pattern_store): read on the first encoding not known,
         written by save_patterns."""
         if path != self.file:
-            self.file, self._file_read = path, path is None
+            self.file, self._stored = path, EMPTY if path is None else None
             self._short, self._short_read, self._short_base = None, path is None, None
 
     def save_patterns(self) -> None:
@@ -177,7 +177,7 @@ class Descriptors:
         would, in a Descriptors of its own (this one's register patterns shared): each halfword's
         place among the distinct rows (-1: left out) and the rows."""
         fresh = Descriptors(self.timing, int(self.constants[R.C_INSTRUCTION_CYCLES]), self.static_row)
-        fresh._patterns = self._patterns
+        fresh._patterns, fresh.file, fresh._stored = self._patterns, self.file, self._stored
         places = np.full(HALFWORDS, -1, np.int64)
         for halfword in range(HALFWORDS):
             code = halfword.to_bytes(2, "little")
@@ -209,13 +209,15 @@ class Descriptors:
         if pattern is None:
             return None
         first = self._patterns.get(pattern[0])
-        if first is None and not self._file_read:
-            self._file_read = True
-            for known, entry in read_patterns(self.file).items():
-                self._patterns.setdefault(known, entry)
-            first = self._patterns.get(pattern[0])
         if first is None:
-            return None
+            if pattern[0] in self._patterns:  # (met, and not renameable)
+                return None
+            if self._stored is None:
+                self._stored = read_patterns(self.file)
+            first = self._stored.get(pattern[0])
+            if first is None:
+                return None
+            self._patterns[pattern[0]] = first
         values, literal, watched, slots = first
         row = self._renamed.get(pattern)
         if row is None:

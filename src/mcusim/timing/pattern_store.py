@@ -8,8 +8,10 @@ large-startup's, the kit's other programs and a public CoreMark build bring a fe
 few hundred new ones each), so the patterns one run describes serve the first run of any
 other image. They depend only on the Cortex-M4 model and its timing table, so they live beside
 the decode store's files of that model (decode_store.DecodeStore.pattern_file: the folder's
-stamp covers the timing sources and table), in one file (NumPy's, read without pickle), read
-when a run first meets an encoding it does not know and written whole (merged with what
+stamp covers the timing sources and table), in one file (`pack`: a header and one zlib stream, no
+pickle), read when a run first meets an encoding it does not know (each pattern's entry is
+checked and made when the run first needs it, so a file of thousands costs a run a dictionary
+of their texts) and written whole (merged with what
 another run wrote meanwhile: files.write_whole) after a run that described new ones. A file that cannot be read
 or does not check out is ignored and one that cannot be written is skipped: the file only saves
 time, never changes a result. As for the decode store, the folder must be writable by its
@@ -18,68 +20,135 @@ user alone: what is read from it is trusted once checked for form.
 from __future__ import annotations
 
 import json
+import struct
+import zlib
 from pathlib import Path
 
 import numpy as np
 
-from ..files import write_whole
+from ..files import open_regular, write_whole
 from ..machine.native import KIND, KIND_START
 from ..machine.native import m4_rows as R
 from .register_pattern import RENAMEABLE
 
-VERSION = 1
+MAGIC, VERSION = b"mcusimRP", 2
+HEADER = struct.Struct("<8sIIII")  # MAGIC, VERSION, patterns, the keys' and the slots' text sizes
+FILE_NAME = "m4-patterns.bin"  # in the decode store's folder of the model (decode_store.DecodeStore.pattern_file)
 MAX_PATTERNS = 1 << 15  # kept in the file (far more than compiled code uses: a few thousand)
+MAX_TEXT = 1 << 24  # bytes of the keys' or the slots' text
+LITERAL, WATCHED, WIDE = 1, 2, 4  # an entry's flag bits (WIDE: a 32-bit encoding's)
 
 
-def read_patterns(path: Path) -> dict[tuple, tuple]:
-    """The file's patterns: pattern -> (descriptor values, may read a literal, watched, slots), as
-    m4_descriptors.Descriptors keeps them; {} where the file is missing, damaged or foreign."""
+def key_text(pattern: tuple) -> str:
+    """A pattern (register_pattern's first item: form, mnemonic, numbered text) as the file keeps it."""
+    form, mnemonic, text = pattern
+    return f"{form[0]},{form[1]}\t{mnemonic}\t{text}" if type(form) is tuple else f"{form}\t{mnemonic}\t{text}"
+
+
+class Patterns:
+    """A pattern file's entries, each made (as m4_descriptors.Descriptors keeps them: descriptor
+    values, read-only; may read a literal; watched; slots) when first asked for: a run uses a
+    few hundred of the file's patterns, which may be thousands."""
+
+    def __init__(self, rows: np.ndarray, flags: np.ndarray, keys: list[str], slots: list[str]):
+        self.rows, self.flags, self.keys, self.slots = rows, flags, keys, slots
+        self._places = dict(zip(keys, range(len(keys))))
+        self._flags = flags.tolist()
+        self._slots: dict[str, tuple | None] = {}  # a slots text -> its slots, None if it does not check out
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def get(self, pattern: tuple) -> tuple | None:
+        """The entry of `pattern`, or None where the file has none (or one that does not check out)."""
+        place = self._places.get(key_text(pattern))
+        if place is None:
+            return None
+        flags = self._flags[place]
+        if bool(flags & WIDE) != (type(pattern[0]) is tuple):  # (a 32-bit encoding's form is a pair)
+            return None
+        text = self.slots[place]
+        slots = self._slots.get(text, False)
+        if slots is False:  # (few distinct texts: most patterns read one of a few registers)
+            slots = self._slots[text] = _slots(text)
+        if slots is None:
+            return None
+        return self.rows[place], bool(flags & LITERAL), bool(flags & WATCHED), slots
+
+
+def _slots(text: str) -> tuple | None:
+    """An entry's slots from its text: four lists, each of places in the pattern's registers
+    (0 to 63) and names of registers the pattern keeps; None if it is not that."""
     try:
-        with np.load(path, allow_pickle=False) as data:
-            version, rows = int(data["version"]), data["rows"]
-            items = json.loads(bytes(data["patterns"]).decode("utf-8"))
-        if version != VERSION or rows.dtype != np.int64 or rows.ndim != 2 or rows.shape[1] != R.DESCRIPTOR \
-                or not isinstance(items, list) or len(items) != len(rows) or len(rows) > MAX_PATTERNS:
-            return {}
-        wide = np.array([isinstance(item, list) and isinstance(item[0], list) and isinstance(item[0][0], list)
-                         for item in items], bool)
-        # a row that says another size than its pattern's form could make the native rows overrun
-        if len(rows) and not (np.all(rows[:, R.D_DECODABLE] == 1) and np.all(rows[:, R.D_SIZE] == np.where(wide, 4, 2))
-                              and np.all(rows[:, [R.D_LITERAL, R.D_SELF_LOOP, *R.D_MASKS]] == 0)
-                              and np.all(rows[:, R.D_STATIC + KIND] == KIND_START)):
-            return {}
-        slots = [x for item in items for field in item[3] for x in field]  # (register places and names)
-        places = [x for x in slots if type(x) is int]
-        names = {x for x in slots if type(x) is not int}
-        if places and not 0 <= min(places) <= max(places) < 64 \
-                or any(type(x) is not str or len(x) >= 16 or RENAMEABLE.fullmatch(x) for x in names):
-            return {}
-        return {_pattern(item[0]): (row, item[1], item[2], tuple(map(tuple, item[3]))) for item, row in zip(items, rows)
-                if type(item[1]) is bool and type(item[2]) is bool and len(item[3]) == 4}
-    except Exception:  # (missing, damaged or foreign: whatever NumPy, zipfile or json raise, nothing)
-        return {}
+        slots = json.loads(text)
+    except ValueError:
+        return None
+    if not (type(slots) is list and len(slots) == 4 and all(type(field) is list and all(
+            (type(x) is int and 0 <= x < 64) or (type(x) is str and len(x) < 16 and not RENAMEABLE.fullmatch(x))
+            for x in field) for field in slots)):
+        return None
+    return tuple(map(tuple, slots))
+
+
+EMPTY = Patterns(np.zeros((0, R.DESCRIPTOR), np.int64), np.zeros(0, np.uint8), [], [])
+
+
+def read_patterns(path: Path) -> Patterns:
+    """The file's patterns; none where the file is missing, damaged or foreign."""
+    try:
+        with open_regular(path) as file:
+            data = file.read()
+        magic, version, count, keys_size, slots_size = HEADER.unpack_from(data)
+        if magic != MAGIC or version != VERSION or count > MAX_PATTERNS or max(keys_size, slots_size) > MAX_TEXT:
+            return EMPTY
+        sizes = [8 * R.DESCRIPTOR * count, count, keys_size, slots_size]
+        inflate = zlib.decompressobj()
+        payload = inflate.decompress(data[HEADER.size:], sum(sizes) + 1)
+        if len(payload) != sum(sizes) or not inflate.eof or inflate.unconsumed_tail:
+            return EMPTY
+        ends = np.cumsum(sizes).tolist()
+        rows = np.frombuffer(payload, "<i8", R.DESCRIPTOR * count).reshape(count, R.DESCRIPTOR)
+        flags = np.frombuffer(payload, np.uint8, count, ends[0])
+        keys = payload[ends[1]: ends[2]].decode("utf-8").split("\n") if count else []
+        slots = payload[ends[2]: ends[3]].decode("utf-8").split("\n") if count else []
+    except (OSError, ValueError, struct.error, zlib.error):  # (missing, damaged or foreign: nothing)
+        return EMPTY
+    # a row that says another size than its flags (get checks those against the pattern's form)
+    # could make the native rows overrun
+    if len(keys) != count or len(slots) != count or len(set(keys)) != count \
+            or not (np.all(rows[:, R.D_DECODABLE] == 1) and np.all(rows[:, R.D_SIZE] == np.where(flags & WIDE, 4, 2))
+                    and np.all(rows[:, [R.D_LITERAL, R.D_SELF_LOOP, *R.D_MASKS]] == 0)
+                    and np.all(rows[:, R.D_STATIC + KIND] == KIND_START) and np.all(flags <= LITERAL | WATCHED | WIDE)):
+        return EMPTY
+    return Patterns(rows, flags, keys, slots)
+
+
+def pack(rows: np.ndarray, flags: np.ndarray, keys: list[str], slots: list[str]) -> bytes:
+    """A pattern file: HEADER, then one zlib stream of the rows (R.DESCRIPTOR int64 each), the
+    flags (a byte each), and the keys' and the slots' texts (a line each, the slots as JSON)."""
+    keys_text, slots_text = "\n".join(keys).encode("utf-8"), "\n".join(slots).encode("utf-8")
+    payload = b"".join([np.ascontiguousarray(rows, "<i8").tobytes(), np.asarray(flags, np.uint8).tobytes(), keys_text,
+                        slots_text])
+    return HEADER.pack(MAGIC, VERSION, len(keys), len(keys_text), len(slots_text)) + zlib.compress(payload)
 
 
 def write_patterns(path: Path, patterns: dict[tuple, tuple]) -> None:
     """Write `patterns` with those already in the file (another run's), MAX_PATTERNS at most;
     silently nothing where it cannot be written."""
-    merged = read_patterns(path)
-    for pattern, entry in patterns.items():
-        if len(merged) >= MAX_PATTERNS:
+    found = read_patterns(path)
+    keys, slots = list(found.keys), list(found.slots)
+    rows, flags = [found.rows], [found.flags]
+    known = set(keys)
+    for pattern, (values, literal, watched, pattern_slots) in patterns.items():
+        key = key_text(pattern)
+        if len(keys) >= MAX_PATTERNS:
             break
-        merged.setdefault(pattern, entry)
-    items = [[[form, mnemonic, text], literal, watched, [list(s) for s in slots]]
-             for (form, mnemonic, text), (_, literal, watched, slots) in merged.items()]
-    rows = np.array([entry[0] for entry in merged.values()], np.int64).reshape(-1, R.DESCRIPTOR)
-    write_whole(path, lambda out: np.savez(out, version=np.int64(VERSION), rows=rows, patterns=np.frombuffer(
-        json.dumps(items, separators=(",", ":")).encode("utf-8"), np.uint8)))
-
-
-def _pattern(key) -> tuple:
-    """A file entry's pattern as register_pattern gives it; ValueError if it is not one."""
-    form, mnemonic, text = key
-    if type(form) is list and len(form) == 2 and type(form[0]) is type(form[1]) is int:
-        form = tuple(form)
-    if not (type(form) in (int, tuple) and type(mnemonic) is str and type(text) is str):
-        raise ValueError("not a pattern")
-    return form, mnemonic, text
+        if key in known or "\n" in key:
+            continue
+        known.add(key)
+        keys.append(key)
+        slots.append(json.dumps([list(field) for field in pattern_slots], separators=(",", ":")))
+        rows.append(np.asarray(values, np.int64).reshape(1, R.DESCRIPTOR))
+        flags.append(np.array([LITERAL * literal | WATCHED * watched | WIDE * (type(pattern[0]) is tuple)], np.uint8))
+    packed = pack(np.concatenate(rows), np.concatenate(flags), keys, slots)
+    write_whole(path, lambda out: out.write(packed))
