@@ -115,3 +115,24 @@ def test_capstone_reads_the_new_encodings_outside_an_it_block_alone(monkeypatch)
         decoder.decode(BASE + len(known), BASE + len(code))
     assert np.array_equal(rows(fast), rows(plain))
     assert read == [bytes.fromhex("d4f80c70")], "the memoised decoder's cheap pass"
+
+
+def test_capstone_reads_a_new_encoding_in_an_it_block_from_its_it_to_the_block_end(monkeypatch):
+    """A new encoding in an IT block: capstone's cheap pass reads the block from its IT (its
+    condition shows in the text), not the rest of the range, and the rows are the model's."""
+    from mcusim.timing import decoder as decoder_module
+    known = bytes.fromhex("0868" + "c218" + "4250" + "d1f80430" + "7047")
+    block = bytes.fromhex("0cbf" + "d4f80c70" + "0868")  # ite eq; ldreq.w r7, [r4, #12] (new); ldrne r0, [r1]
+    code = known + block + known * 8
+    read = []
+    lite_runs = decoder_module.lite_runs
+    monkeypatch.setattr(decoder_module, "lite_runs", lambda code, *a: read.append(a) or lite_runs(code, *a))
+    fast, plain = decoders(code)
+    for decoder in (plain, fast):
+        decoder.decode(BASE, BASE + len(known))
+        read.clear()
+        decoder.decode(BASE + len(known), BASE + len(code))
+    assert np.array_equal(rows(fast), rows(plain))
+    it = BASE + len(known)
+    assert all(a[0] >= it and a[1] <= it + decoder_module.IT_WINDOW for a in read) and \
+        any(a[0] == it for a in read), "the memoised decoder's cheap pass over the IT block"

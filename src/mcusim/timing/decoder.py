@@ -32,6 +32,7 @@ _capstone_detail.detail = True
 CHUNK_CACHE_BYTES = 2048    # blocks decoded at run time (Unicorn's are at most 1 KB) are kept by content ...
 CHUNK_CACHE_ENTRIES = 512   # ... this many at most
 PENDING_ADDRESS = 0x10000000  # where _describe_pending has capstone read new encodings (rows do not depend on it)
+IT_WINDOW = 2 + 4 * 4  # bytes of an IT and the four instructions it can govern (each 4 at most)
 
 
 class Decoder:
@@ -354,7 +355,7 @@ class Decoder:
         (m4_descriptors). A new 16-bit encoding outside an IT block is looked up in the table of
         them all (thumb16_table), if prepare made one; the other new encodings outside an IT
         block are read by capstone's cheap pass together, alone (_describe_pending), and one in
-        an IT block by a pass over the range from its IT on (an IT block's condition shows in its
+        an IT block by a pass over that block from its IT on (an IT block's condition shows in its
         instructions' text). A new encoding of a register pattern met before is renamed from it,
         and only one of a new pattern gets capstone's detail and the model's description; one
         native call makes the rows. None (then _decode_fresh decodes it) where an IT sits inside
@@ -368,7 +369,7 @@ class Decoder:
         known, add_new, add_short = descriptors.by_key.get, descriptors.add_new, descriptors.add_short
         rows, specials = [], []
         pending = {}  # new encodings outside an IT block, but an IT -> [(place in rows, offset)]: described together
-        items = None  # capstone's cheap text of the range, read when an encoding in an IT block is new
+        items = []  # capstone's cheap text of an IT block's bytes, read when an encoding there is new
         places = {}  # address -> its place in items
         context, it_left = None, 0  # (the IT's halfword, this instruction's position after it); left
         it_at = 0  # the IT's offset
@@ -393,11 +394,11 @@ class Decoder:
                 offset += length
                 continue
             if entry is None:
-                if items is None:
-                    # capstone's reading of the rest of the range, from this encoding's IT on: no IT
+                if start + offset not in places:
+                    # capstone's reading of an IT block at most, from this encoding's IT on: no IT
                     # block is open there, so it reads what follows as a pass over the range would
                     first = it_at if context is not None else offset
-                    items = list(lite_runs(code[first:], start + first, end))
+                    items = list(lite_runs(code[first:], start + first, min(end, start + first + IT_WINDOW)))
                     places = {item[0]: place for place, item in enumerate(items)}
                 try:
                     entry = add_new(key, length, items, places.get(start + offset), code, start, end)

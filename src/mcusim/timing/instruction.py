@@ -231,11 +231,13 @@ def _detail_disasm(code: bytes, address: int, count: int = 0):
 def lite_runs(code: bytes, start: int, end: int):
     """(address, size, mnemonic, op_str) of the instructions of code[: end - start] at `start`, in one
     capstone pass per run of decodable code (capstone stops at an encoding it does not know:
-    skip that and go on)."""
+    skip that and go on). Capstone reads what it is given whole before the first item, so it is
+    given the bytes up to `end` and the second half of an instruction there, no more."""
     offset = 0
+    stop = end - start + 2
     while start + offset < end and offset + 2 <= len(code):
         last = None
-        for item in _lite.disasm_lite(code[offset:], start + offset):
+        for item in _lite.disasm_lite(code[offset: stop], start + offset):
             if item[0] >= end:
                 break
             yield item
