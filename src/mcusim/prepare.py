@@ -4,7 +4,8 @@ described, ahead of the first run.
 numba compiles the hooks the first time a run needs them: 8 to 18 s before the first
 instruction of the first run after an install (docs/performance.md). This does it once, ahead
 of time (scripts/setup.sh runs it): every block hook variant and every other hook, then two
-bundled examples on every board with and without the captures, so the functions Python calls
+bundled examples on every board with and without the captures (the decode store off, so that
+they decode their code), so the functions Python calls
 are compiled for the arguments runs give them. Their machine code goes to the object store
 (machine/native/object_store.py), from which later runs load it without numba; a function
 nothing here used is compiled when a run first needs it, as before. Then every bundled example's
@@ -15,7 +16,9 @@ described (timing/thumb16_table.py), so that one is a look-up (docs/performance.
 """
 from __future__ import annotations
 
+import contextlib
 import itertools
+import os
 import time
 
 CAPTURES = dict(profile=True, pc_sample_cycles=997, branch_trace=True, swo=True, timeline=True,
@@ -49,19 +52,39 @@ def prepare(say=print) -> int:
         hook.address  # noqa: B018  (compiles, or loads, and keeps it in the store)
         say(f"{name}: {time.perf_counter() - started:.1f} s")
         steps += 1
-    for board, example in itertools.product(board_names(), EXAMPLES):
-        try:
-            elf = examples.path(example, board)
-        except LookupError as missing:
-            say(f"{board}: skipped ({missing})")
-            continue
-        for options in ({}, CAPTURES, dict(power=False)):
-            started = time.perf_counter()
-            result = Simulator(elf, board, **options).run()
-            kind = "captures" if options is CAPTURES else ", ".join(f"{k}={v}" for k, v in options.items()) or "default"
-            say(f"{example} on {board} ({kind}): exit {result.exit_code}, {time.perf_counter() - started:.1f} s")
-            steps += 1
+    with _decode_store_off():
+        for board, example in itertools.product(board_names(), EXAMPLES):
+            try:
+                elf = examples.path(example, board)
+            except LookupError as missing:
+                say(f"{board}: skipped ({missing})")
+                continue
+            for options in ({}, CAPTURES, dict(power=False)):
+                started = time.perf_counter()
+                result = Simulator(elf, board, **options).run()
+                kind = "captures" if options is CAPTURES else \
+                    ", ".join(f"{k}={v}" for k, v in options.items()) or "default"
+                say(f"{example} on {board} ({kind}): exit {result.exit_code}, {time.perf_counter() - started:.1f} s")
+                steps += 1
     return steps + describe_patterns(say)
+
+
+@contextlib.contextmanager
+def _decode_store_off():
+    """The decode store off (MCUSIM_DECODE_CACHE) while the examples run, so that they decode
+    their code and the native code decoding calls (the Cortex-M4 rows, the Cortex-M7 start
+    schedule) is compiled and stored even where the decode store holds their rows already (a
+    second `mcusim prepare`, after the native store's folder changed): else the first run of new
+    firmware compiles it."""
+    given = os.environ.get("MCUSIM_DECODE_CACHE")
+    os.environ["MCUSIM_DECODE_CACHE"] = "off"
+    try:
+        yield
+    finally:
+        if given is None:
+            del os.environ["MCUSIM_DECODE_CACHE"]
+        else:
+            os.environ["MCUSIM_DECODE_CACHE"] = given
 
 
 def describe_patterns(say=print, programs: list[str] | None = None) -> int:

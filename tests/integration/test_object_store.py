@@ -146,18 +146,23 @@ def test_only_the_native_package_is_stored():
 
 def test_after_mcusim_prepare_a_first_run_imports_no_numba(tmp_path):
     """`mcusim prepare` (scripts/setup.sh) fills the store ahead of the first run: a run of another
-    program than it ran, with captures, on a fresh numba cache, loads everything from the store."""
-    environment = {**os.environ, "MCUSIM_NATIVE_STORE": str(tmp_path / "store")}
-    done = subprocess.run([sys.executable, "-m", "mcusim", "prepare"], capture_output=True, text=True,
-                          timeout=1200, env=environment)
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert "block hook (captures, power, fetch)" in done.stderr and str(tmp_path / "store") in done.stderr
-    assert "register patterns of" in done.stderr  # (the bundled examples' code described for first runs)
+    program than it ran, with captures, on a fresh numba cache, loads everything from the store.
+    Also where the decode store held the examples' rows already (here from an earlier prepare
+    into another native store, as after the native store's folder changed): the examples still
+    decode, so the native code decoding calls is stored too."""
+    decode_store = {"MCUSIM_DECODE_CACHE": str(tmp_path / "decode")}
+    for store in ("earlier", "store"):
+        environment = {**os.environ, **decode_store, "MCUSIM_NATIVE_STORE": str(tmp_path / store)}
+        done = subprocess.run([sys.executable, "-m", "mcusim", "prepare"], capture_output=True, text=True,
+                              timeout=1200, env=environment)
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert "block hook (captures, power, fetch)" in done.stderr and str(tmp_path / store) in done.stderr
+        assert "register patterns of" in done.stderr  # (the bundled examples' code described for first runs)
     from mcusim import examples
 
     for board in ("mcu-d", "mps2-an386"):
         run = _run(examples.path("dwt", board), board, {"profile": True, "pc_sample_cycles": 500},
-                   MCUSIM_NATIVE_STORE=str(tmp_path / "store"), NUMBA_CACHE_DIR=str(tmp_path / "numba"))
+                   MCUSIM_NATIVE_STORE=str(tmp_path / "store"), NUMBA_CACHE_DIR=str(tmp_path / "numba"), **decode_store)
         assert run["figures"][0] == 0 and not run["numba"], board
 
 
