@@ -98,41 +98,41 @@ def test_encodings_printed_alike_in_other_forms_are_told_apart():
     assert np.array_equal(rows(fast), rows(plain))
 
 
+KNOWN = bytes.fromhex("0868" + "c218" + "4250" + "d1f80430" + "7047")
+
+
+def _cheap_passes_after_known(code: bytes, monkeypatch) -> list[tuple]:
+    """Decode KNOWN, then code[len(KNOWN):], with and without memos: (the bytes, start, end) of
+    each cheap pass the memoised decoder made for the second range (its rows equal the model's)."""
+    from mcusim.timing import decoder as decoder_module
+
+    read = []
+    lite_runs = decoder_module.lite_runs
+    monkeypatch.setattr(decoder_module, "lite_runs", lambda code, *a: read.append((code, *a)) or lite_runs(code, *a))
+    fast, plain = decoders(code)
+    for decoder in (plain, fast):
+        decoder.decode(BASE, BASE + len(KNOWN))
+        read.clear()
+        decoder.decode(BASE + len(KNOWN), BASE + len(code))
+    assert np.array_equal(rows(fast), rows(plain))
+    return read
+
+
 def test_capstone_reads_the_new_encodings_outside_an_it_block_alone(monkeypatch):
     """A range whose encodings are known but one: capstone's cheap pass reads that one, not the
     rest of the range after it, and the rows are the model's."""
-    from mcusim.timing import decoder as decoder_module
-
-    known = bytes.fromhex("0868" + "c218" + "4250" + "d1f80430" + "7047")
-    code = known + bytes.fromhex("0868" + "d4f80c70" + "c218" + "4250" + "7047")  # (one new: ldr.w r7, [r4, #12])
-    read = []
-    lite_runs = decoder_module.lite_runs
-    monkeypatch.setattr(decoder_module, "lite_runs", lambda code, *a: read.append(code) or lite_runs(code, *a))
-    fast, plain = decoders(code)
-    for decoder in (plain, fast):
-        decoder.decode(BASE, BASE + len(known))
-        read.clear()
-        decoder.decode(BASE + len(known), BASE + len(code))
-    assert np.array_equal(rows(fast), rows(plain))
-    assert read == [bytes.fromhex("d4f80c70")], "the memoised decoder's cheap pass"
+    code = KNOWN + bytes.fromhex("0868" + "d4f80c70" + "c218" + "4250" + "7047")  # (one new: ldr.w r7, [r4, #12])
+    read = _cheap_passes_after_known(code, monkeypatch)
+    assert [bytes(given) for given, _, _ in read] == [bytes.fromhex("d4f80c70")], "the memoised decoder's cheap pass"
 
 
 def test_capstone_reads_a_new_encoding_in_an_it_block_from_its_it_to_the_block_end(monkeypatch):
     """A new encoding in an IT block: capstone's cheap pass reads the block from its IT (its
     condition shows in the text), not the rest of the range, and the rows are the model's."""
-    from mcusim.timing import decoder as decoder_module
-    known = bytes.fromhex("0868" + "c218" + "4250" + "d1f80430" + "7047")
+    from mcusim.timing.decoder import IT_WINDOW
+
     block = bytes.fromhex("0cbf" + "d4f80c70" + "0868")  # ite eq; ldreq.w r7, [r4, #12] (new); ldrne r0, [r1]
-    code = known + block + known * 8
-    read = []
-    lite_runs = decoder_module.lite_runs
-    monkeypatch.setattr(decoder_module, "lite_runs", lambda code, *a: read.append(a) or lite_runs(code, *a))
-    fast, plain = decoders(code)
-    for decoder in (plain, fast):
-        decoder.decode(BASE, BASE + len(known))
-        read.clear()
-        decoder.decode(BASE + len(known), BASE + len(code))
-    assert np.array_equal(rows(fast), rows(plain))
-    it = BASE + len(known)
-    assert all(a[0] >= it and a[1] <= it + decoder_module.IT_WINDOW for a in read) and \
-        any(a[0] == it for a in read), "the memoised decoder's cheap pass over the IT block"
+    read = _cheap_passes_after_known(KNOWN + block + KNOWN * 8, monkeypatch)
+    it = BASE + len(KNOWN)
+    assert all(start >= it and end <= it + IT_WINDOW for _, start, end in read) and \
+        any(start == it for _, start, _ in read), "the memoised decoder's cheap pass over the IT block"

@@ -15,14 +15,13 @@ first miss; what is found there is kept in the image's own file.
 
 One file per image and model, `<root>/decode/<stamp>/<image>.rows` (`pack`: a header, a zlib stream
 of the index and JSON, and each range's rows compressed alone, inflated when used; no pickle),
-written whole (a temporary file renamed over it)
-after a run that decoded something new, and checked before use. The root is
-`MCUSIM_DECODE_CACHE` (`off` or `0`: no store), else `$XDG_CACHE_HOME/mcusim` or
-`~/.cache/mcusim`. The stamp covers the timing and native sources and the timing table, so a
-changed mcusim or core table starts afresh. A file that cannot be read is ignored and one that
-cannot be written is skipped: the store only saves time, never changes a result. The oldest
-files go once the store passes MAX_BYTES. Like numba's cache, the folder must be writable by
-its user alone: rows read from it are trusted.
+written whole (a temporary file renamed over it) after a run that decoded something new, and
+checked before use. The root is `MCUSIM_DECODE_CACHE` (`off` or `0`: no store), else
+`$XDG_CACHE_HOME/mcusim` or `~/.cache/mcusim`. The stamp covers the timing and native sources and
+the timing table, so a changed mcusim or core table starts afresh. A file that cannot be read is
+ignored and one that cannot be written is skipped: the store only saves time, never changes a
+result. The oldest files go once the store passes MAX_BYTES. Like numba's cache, the folder must be
+writable by its user alone: rows read from it are trusted.
 """
 from __future__ import annotations
 
@@ -48,7 +47,8 @@ MAX_ROWS = 1 << 19      # rows (halfwords) one image keeps, 64 MB in memory: cod
 MAX_TEXT = 1 << 26  # bytes of a file's specials' or states' JSON
 SUFFIX = ".rows"
 MAGIC, VERSION = b"mcusimDS", 2
-HEADER = struct.Struct("<8sIIIIII")  # MAGIC, VERSION, entries, rows, the first stream's size, the specials' and states' JSON sizes
+# MAGIC, VERSION, entries, rows, the first stream's size, the specials' and the states' JSON sizes
+HEADER = struct.Struct("<8sIIIIII")
 _SOURCES = (Path(__file__).parent, Path(__file__).parents[1] / "machine" / "native")
 
 
@@ -97,7 +97,8 @@ class DecodeStore:
         """`siblings`: other images' files a range missing from this one is looked for in (read
         on the first miss; what is found there is kept in this image's file too)."""
         self.path = path
-        self._entries: dict[bytes, tuple] = {}  # rows (or a file's chunk of them), specials, length, state after, row count
+        # rows (or a file's chunk of them), specials, length, state after, row count
+        self._entries: dict[bytes, tuple] = {}
         self._rows = 0  # in _entries
         self._added = False
         self._siblings = list(siblings)

@@ -1,20 +1,19 @@
 """The Cortex-M4 register patterns' descriptors kept on disk from one run to the next, whatever
 the image.
 
-Describing an encoding whose register pattern is new (timing/register_pattern.py) costs
-capstone's detail and the Python model's analysis, over a hundred microseconds; one met before
-is renamed in a few. Compiled code of any program uses mostly the same patterns (after
-large-startup's, the kit's other programs and a public CoreMark build bring a few dozen to a
-few hundred new ones each), so the patterns one run describes serve the first run of any
-other image. They depend only on the Cortex-M4 model and its timing table, so they live beside
-the decode store's files of that model (decode_store.DecodeStore.pattern_file: the folder's
-stamp covers the timing sources and table), in one file (`pack`: a header and one zlib stream, no
-pickle), read when a run first meets an encoding it does not know (each pattern's entry is
-checked and made when the run first needs it, so a file of thousands costs a run a dictionary
-of their texts) and written whole (merged with what
-another run wrote meanwhile: files.write_whole) after a run that described new ones. A file that cannot be read
-or does not check out is ignored and one that cannot be written is skipped: the file only saves
-time, never changes a result. As for the decode store, the folder must be writable by its
+Describing an encoding whose register pattern is new (timing/register_pattern.py) costs capstone's
+detail and the Python model's analysis, over a hundred microseconds; one met before is renamed in a
+few. Compiled code of any program uses mostly the same patterns (after large-startup's, the kit's
+other programs and a public CoreMark build bring a few dozen to a few hundred new ones each), so
+the patterns one run describes serve the first run of any other image. They depend only on the
+Cortex-M4 model and its timing table, so they live beside the decode store's files of that model
+(decode_store.DecodeStore.pattern_file: the folder's stamp covers the timing sources and table), in
+one file (`pack`: a header and one zlib stream, no pickle), read when a run first meets an encoding
+it does not know (each pattern's entry is checked and made when the run first needs it, so a file
+of thousands costs a run a dictionary of their texts) and written whole (merged with what another
+run wrote meanwhile: files.write_whole) after a run that described new ones. A file that cannot be
+read or does not check out is ignored and one that cannot be written is skipped: the file only
+saves time, never changes a result. As for the decode store, the folder must be writable by its
 user alone: what is read from it is trusted once checked for form.
 """
 from __future__ import annotations
