@@ -217,3 +217,15 @@ def test_other_images_are_read_only_on_a_miss_and_only_the_most_recent(tmp_path,
     assert store.get(_key(100)) is None  # (image0: not among the most recent)
     assert store.get(_key(100 + decode_store.SIBLINGS + 1)) is not None
     assert reads[1:] == siblings
+
+
+def test_a_range_from_another_image_is_given_but_not_kept_in_a_full_store(tmp_path, monkeypatch):
+    """A store at MAX_ROWS still gives what another image's file holds, and keeps no more."""
+    folder = tmp_path / "decode" / "stamp"
+    _file_with(folder / "other.rows", [7])
+    monkeypatch.setattr(decode_store, "MAX_ROWS", 6)
+    store = DecodeStore(folder / "this.rows", decode_store._recent_siblings(folder / "this.rows"))
+    for n in (1, 5):  # (2 and 2 rows)
+        store.put(_key(n), _rows(n), [], 2)
+    rows, *_ = store.get(_key(7))  # (4 rows: more than the room left)
+    assert np.array_equal(rows, _rows(7)) and len(store) == 2

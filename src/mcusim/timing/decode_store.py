@@ -134,23 +134,21 @@ class DecodeStore:
         copy (the same library code, another board's build or the last build) serves as well."""
         digest = _key_digest(key)
         found = self._entries.get(digest)
+        if found is not None and isinstance(found[0], bytes):  # (a file's entry, inflated on first use)
+            found = _inflated(found)
+            if found is None:  # (damaged: a miss, and not kept)
+                self._rows -= self._entries.pop(digest)[4]
+            else:
+                self._entries[digest] = found
         if found is None and self._siblings:
             if self._sibling_entries is None:
                 self._sibling_entries = _read_siblings(self._siblings)
             found = self._sibling_entries.get(digest)
             if found is not None:
-                self._add(digest, found)
-        if found is None:
-            return None
-        rows = found[0]
-        if isinstance(rows, bytes):  # (a file's entry, inflated on first use)
-            rows = _inflate(rows, found[4])
-            if rows is None:  # (damaged: a miss, and not kept)
-                self._rows -= found[4]
-                del self._entries[digest]
-                return None
-            found = self._entries[digest] = (rows, *found[1:])
-        return found[:4]
+                found = _inflated(found)
+                if found is not None:
+                    self._add(digest, found)
+        return None if found is None else found[:4]
 
     def put(self, key: tuple, rows: np.ndarray, specials: list, length: int, after: str = "null") -> None:
         self._add(_key_digest(key), (rows, list(specials), length, after, len(rows)))
@@ -201,8 +199,12 @@ def pack(digests: list[bytes], entries: list[tuple]) -> bytes:
                        len(states)) + index + b"".join(chunks)
 
 
-def _inflate(chunk: bytes, count: int) -> np.ndarray | None:
-    """An entry's rows from its chunk, or None where it does not hold `count` rows of valid kinds."""
+def _inflated(entry: tuple) -> tuple | None:
+    """`entry` with its rows inflated from a file's chunk (as it is if they are), or None where the
+    chunk does not hold its count of rows of valid kinds."""
+    chunk, count = entry[0], entry[4]
+    if not isinstance(chunk, bytes):
+        return entry
     try:
         data = zlib.decompress(chunk)
     except zlib.error:
@@ -210,7 +212,7 @@ def _inflate(chunk: bytes, count: int) -> np.ndarray | None:
     if len(data) != 8 * FIELDS * count:
         return None
     rows = np.frombuffer(data, "<i8").reshape(count, FIELDS)
-    return rows if bool(np.all((rows[:, KIND] >= 0) & (rows[:, KIND] <= 3))) else None
+    return (rows, *entry[1:]) if bool(np.all((rows[:, KIND] >= 0) & (rows[:, KIND] <= 3))) else None
 
 
 def _read(path: Path) -> dict | None:
