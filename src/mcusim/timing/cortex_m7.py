@@ -168,6 +168,7 @@ class CortexM7Timing:
         self._run: list[tuple[int, int, int]] = []  # (address, delta, waited) of each instruction costed in the run
         self._described: dict[int, _Insn] = {}  # Instruction.shape -> describe()
         self._idents: dict[tuple, int] = {}  # _Insn.content() -> its ident
+        self._by_ident: list[_Insn] = []  # each ident's _Insn
         self._imported: dict[str, _Pipeline] = {}  # import_state's JSON -> the pipeline it gave
         self._imported_text: str | None = None  # the JSON of the state last imported, while it stands
         # start_adjustments in native code: each ident's _encode row (by ident), and whether it fits
@@ -258,6 +259,7 @@ class CortexM7Timing:
         info.ident = self._idents.get(content, -1)
         if info.ident < 0:
             info.ident = self._idents[content] = len(self._idents)
+            self._by_ident.append(info)
         return info
 
     def begin_run(self) -> None:
@@ -615,6 +617,61 @@ class CortexM7Timing:
             pairs += delta == 0
         return cycles, waited, pairs
 
+    # the in-sequence schedule in native code (machine/native/m7_rows.py) -----------------
+    def constants(self, instruction_cycles: int) -> np.ndarray:
+        """The table's values m7_rows reads, in its K_ order."""
+        t = self.t
+        return np.array([t["early_operand"], t["base_update_latency"], t["alu_latency"], t["word_load_no_bypass"],
+                         t["start_window"], t["branch_early_resolve_cycles"],
+                         min(REFILL_CYCLES_MASK, t["branch_mispredict_early"]),
+                         min(REFILL_CYCLES_MASK, t["branch_mispredict"]), instruction_cycles], np.int64)
+
+    def pipeline_before(self, previous) -> np.ndarray | None:
+        """The pipeline `cost` schedules the successor of `previous` after (the instruction before
+        a range, or None), as m7_schedule's array; None where it does not fit one (a register
+        numbered beyond m7_schedule.REGISTERS, an issued instruction that does not encode)."""
+        pipeline = _EMPTY_PIPELINE.copy()
+        if previous is None or previous.address != self._last_address:
+            return pipeline
+        p = self._pipeline
+        if p.issued and not self._encodable(p.issued):
+            return None
+        pipeline[S.P_CYCLE], pipeline[S.P_FREE], pipeline[S.P_ISSUED] = p.cycle, p.free, len(p.issued)
+        for slot, info in zip((S.P_OLDER, S.P_YOUNGER), p.issued):
+            pipeline[slot] = info.ident
+        for base, cycles in ((S.P_READY, p.ready), (S.P_EARLY, p.early), (S.P_WRITTEN_AT, p.written_at),
+                             (S.P_WORD_LOADED, dict.fromkeys(p.word_loaded, 1))):
+            for register, cycle in cycles.items():
+                number = _register_number(register)
+                if number >= S.REGISTERS:
+                    return None
+                pipeline[base + number] = cycle
+        return pipeline
+
+    def take_pipeline(self, pipeline: np.ndarray, last_address: int) -> None:
+        """Carry on after the instruction at `last_address`, scheduled by m7_rows into `pipeline`."""
+        names = _REGISTER_NAMES
+
+        def cycles(base: int) -> dict:
+            values = pipeline[base: base + S.REGISTERS]
+            return {names[number]: int(values[number]) for number in np.flatnonzero(values != S.ABSENT).tolist()}
+        issued = [self._by_ident[int(pipeline[slot])] for slot in (S.P_OLDER, S.P_YOUNGER)[: pipeline[S.P_ISSUED]]]
+        word_loaded = pipeline[S.P_WORD_LOADED: S.P_WORD_LOADED + S.REGISTERS]
+        self._pipeline = _Pipeline(int(pipeline[S.P_CYCLE]), issued, int(pipeline[S.P_FREE]), cycles(S.P_READY),
+                                   cycles(S.P_WRITTEN_AT), cycles(S.P_EARLY),
+                                   {names[number] for number in np.flatnonzero(word_loaded).tolist()})
+        self._last_address = last_address
+        self._imported_text = None
+
+    @property
+    def encoded(self) -> np.ndarray:
+        """Each ident's m7_schedule encoded row (those encodable has made)."""
+        return self._encoded
+
+    def encodable(self, info: _Insn) -> bool:
+        """Whether `info` has an m7_schedule encoded row (made on first sight)."""
+        return self._encodable([info])
+
     # start_adjustments in native code ---------------------------------------------------
     def _native_adjustments(self, infos: list, in_sequence: list) -> list[tuple[int, int, int]]:
         """start_adjustments' windows scheduled by native m7_schedule (the Python above is the
@@ -671,7 +728,18 @@ class CortexM7Timing:
 
 
 _REGISTER_NUMBERS: dict[str, int] = {}  # register name -> its number in native code (this process)
+_REGISTER_NAMES: list[str] = []  # ... and back
 
 
 def _register_number(name: str) -> int:
-    return _REGISTER_NUMBERS.setdefault(name, len(_REGISTER_NUMBERS))
+    number = _REGISTER_NUMBERS.get(name)
+    if number is None:
+        number = _REGISTER_NUMBERS[name] = len(_REGISTER_NAMES)
+        _REGISTER_NAMES.append(name)
+    return number
+
+
+_EMPTY_PIPELINE = np.empty(S.PIPELINE, np.int64)  # _Pipeline() as m7_schedule's array
+_EMPTY_PIPELINE[[S.P_CYCLE, S.P_FREE, S.P_ISSUED, S.P_OLDER, S.P_YOUNGER]] = 0, 1, 0, -1, -1
+_EMPTY_PIPELINE[S.P_READY:] = S.ABSENT
+_EMPTY_PIPELINE[S.P_WORD_LOADED: S.P_WRITTEN_AT] = 0

@@ -15,8 +15,9 @@ from ..machine.native import (CALL_FLAG, F_CLASS_A, F_CLASS_B, F_CLASS_C, F_COUN
                               F_START_ADJUST, F_START_FLAGS, F_UNMASK, FIELDS, KIND, KIND_CONTINUATION,
                               KIND_SELF_LOOP, KIND_START, LANE, SP_SELECT, resum_window)
 from ..machine.native.m4_rows import m4_rows
+from ..machine.native.m7_rows import UNDECODABLE_2, UNDECODABLE_4, m7_rows
 from ..machine.registers import UNICORN_REGISTERS
-from . import m4_descriptors
+from . import m4_descriptors, m7_descriptors
 from .classes import packed, power_class
 from .cortex_m4 import base_mnemonic, is_memory
 from .literal_loads import LITERAL_LOADS, literal_read
@@ -75,6 +76,8 @@ class Decoder:
             if memoise and getattr(timing, "pairwise", False) else None  # (rows in native code: _decode_m4)
         if self._m4 is not None:  # (register patterns met by earlier runs of any image; none without a store)
             self._m4.use_file(store.pattern_file if store is not None else None)
+        self._m7 = m7_descriptors.Descriptors(timing, instruction_cycles, _static_row) \
+            if memoise and hasattr(timing, "pipeline_before") else None  # (rows in native code: _decode_m7)
         self.instructions_decoded = 0  # rows of instructions written, decoded or copied ...
         self.instructions_copied = 0   # ... of them copied from a decode seen before (chunk cache, store)
 
@@ -293,6 +296,10 @@ class Decoder:
             decoded = self._decode_m4(start, end, code, previous)
             if decoded is not None:
                 return decoded
+        if self._m7 is not None and not self._keep_states:
+            decoded = self._decode_m7(start, end, code, previous)
+            if decoded is not None:
+                return decoded
         specials = []
         address = start
         folded_it = None  # the row of a folded IT
@@ -457,6 +464,51 @@ class Decoder:
         if noted:
             specials.sort(key=lambda special: special[0])
         return True
+
+    def _decode_m7(self, start: int, end: int, code: bytes, previous) -> tuple[set[int], int, list] | None:
+        """_decode_fresh for the Cortex-M7 model: each instruction's descriptor found by its shape
+        (m7_descriptors), and one native call schedules the range in sequence after the pipeline
+        `previous` left and makes its rows and block-start corrections (m7_rows). None (then
+        _decode_fresh schedules it in Python) where the pipeline or an instruction does not fit
+        m7_schedule's arrays."""
+        timing, descriptors = self.timing, self._m7
+        descriptors.make_room()
+        pipeline = timing.pipeline_before(previous)
+        if pipeline is None:
+            return None
+        details = disassemble(code, start, end)
+        row_of = descriptors.row_of
+        instructions, watched = [], []
+        last = None  # the last instruction scheduled
+        size = len(code)
+        address = start
+        while address < end and address - start + 2 <= size:
+            offset = address - start
+            length = min(thumb_length(code[offset] | code[offset + 1] << 8), size - offset)
+            detail = details.get(address)
+            if detail is None or detail.size != length:  # (capstone cannot decode it: Unicorn raises the fault)
+                instructions.append(UNDECODABLE_4 if length == 4 else UNDECODABLE_2)
+            else:
+                found = row_of(detail)
+                if found is None:
+                    return None
+                instructions.append(found[0])
+                if found[1]:
+                    watched.append(detail)
+                last = address
+            address += length
+        specials = [(insn.address - start, insn.mnemonic, insn.op_str) for insn in watched
+                    if self._note_special(insn.address, insn.mnemonic, insn.op_str)]
+        if not instructions:
+            return set(), address, specials
+        table = np.zeros(((address - start) >> 1, FIELDS), np.int64)
+        m7_rows(descriptors.table, timing.encoded, np.array(instructions, np.int64), pipeline, descriptors.constants,
+                table)
+        if last is not None:
+            timing.take_pipeline(pipeline, last)
+        dirty = self._write_rows(start, table, len(instructions))
+        self._snapshot(dirty, start, code[: end - start])
+        return dirty, address, specials
 
     def _decode_untimed(self, start: int, end: int, code: bytes) -> tuple[set[int], int, list]:
         """_decode_fresh without a timing model: a fixed cost, and capstone for the classes."""

@@ -28,11 +28,32 @@ R_EARLY, R_LATE, R_FLAGS = 1, 2, 4
 # a write's bits: written back by the address unit (_Insn.fast), the condition flags
 W_FAST, W_FLAGS = 1, 2
 
-ABSENT = -(1 << 62)  # a register no instruction of the window wrote (no entry in the Python dicts)
+ABSENT = -(1 << 62)  # a register no instruction wrote (no entry in the Python dicts)
+
+# A pipeline (_Pipeline), one int64 array PIPELINE long: the last issue cycle, the first cycle
+# the next instruction may issue alone, how many issued in the last cycle and the encoded rows
+# of the older and younger of them (-1: none), then per register: the first cycle a normal read
+# sees it, the first an early read does where that is not the first + early_operand, whether a
+# word load wrote it last, and the cycle it was last written in.
+P_CYCLE, P_FREE, P_ISSUED, P_OLDER, P_YOUNGER = range(5)
+P_READY = 5
+P_EARLY = P_READY + REGISTERS
+P_WORD_LOADED = P_EARLY + REGISTERS
+P_WRITTEN_AT = P_WORD_LOADED + REGISTERS
+PIPELINE = P_WRITTEN_AT + REGISTERS
 
 
 @njit
-def _operands_ready(encoded, row, ready, early, word_loaded, early_operand, word_load_no_bypass):
+def empty_pipeline(p):
+    """Make `p` an empty pipeline (_Pipeline())."""
+    p[P_CYCLE], p[P_FREE], p[P_ISSUED], p[P_OLDER], p[P_YOUNGER] = 0, 1, 0, -1, -1
+    p[P_READY: P_WORD_LOADED] = ABSENT
+    p[P_WORD_LOADED: P_WRITTEN_AT] = 0
+    p[P_WRITTEN_AT:] = ABSENT
+
+
+@njit
+def _operands_ready(encoded, row, p, early_operand, word_load_no_bypass):
     """First cycle the operands of instruction `row` allow it to issue (_operands_ready)."""
     flags = encoded[row, C_FLAGS]
     index = encoded[row, C_INDEX]
@@ -40,13 +61,13 @@ def _operands_ready(encoded, row, ready, early, word_loaded, early_operand, word
     for k in range(encoded[row, C_READS]):
         register = encoded[row, C_READ + 3 * k]
         bits = encoded[row, C_READ + 3 * k + 1]
-        at = ready[register]
+        at = p[P_READY + register]
         if at == ABSENT:
             continue
         if bits & R_EARLY:
-            at = early[register] if early[register] != ABSENT else at + early_operand
-        if word_loaded[register] and (register == index or flags & (MAC | DIVIDE | EARLY_STAGE) != 0
-                                      and bits & (R_EARLY | R_LATE) == 0):
+            at = p[P_EARLY + register] if p[P_EARLY + register] != ABSENT else at + early_operand
+        if p[P_WORD_LOADED + register] != 0 and (register == index or flags & (MAC | DIVIDE | EARLY_STAGE) != 0
+                                                 and bits & (R_EARLY | R_LATE) == 0):
             at += word_load_no_bypass
         at -= encoded[row, C_READ + 3 * k + 2]
         earliest = max(earliest, at)
@@ -54,13 +75,14 @@ def _operands_ready(encoded, row, ready, early, word_loaded, early_operand, word
 
 
 @njit
-def _pairs(encoded, row, older, issued, cycle, free):
-    """Can instruction `row` issue in the cycle of `older`, issued alone there (_pairs)?"""
+def _pairs(encoded, row, p):
+    """Can instruction `row` issue in the cycle of the one issued alone last (_pairs)?"""
     flags = encoded[row, C_FLAGS]
-    if issued != 1 or flags & (SINGLE | FIRST_ONLY):
+    if p[P_ISSUED] != 1 or flags & (SINGLE | FIRST_ONLY):
         return False
+    older = p[P_OLDER]
     held = encoded[older, C_FLAGS]
-    if held & SINGLE or free > cycle + 1 or encoded[older, C_OCCUPANCY] > 1:
+    if held & SINGLE or p[P_FREE] > p[P_CYCLE] + 1 or encoded[older, C_OCCUPANCY] > 1:
         return False
     if held & flags & (STORE | MAC | BRANCH | FP | SHIFTER):
         return False
@@ -68,61 +90,48 @@ def _pairs(encoded, row, older, issued, cycle, free):
 
 
 @njit
-def _window_sums(encoded, idents, start, stop, ready, early, word_loaded, early_operand, base_update_latency,
-                 alu_latency, word_load_no_bypass):
-    """(cycles, waiting cycles, dual issues) of instructions idents[start:stop] scheduled from an
-    empty pipeline (_issue on a fresh _Pipeline, one after the other)."""
-    ready[:] = ABSENT
-    early[:] = ABSENT
-    word_loaded[:] = 0
-    cycle, free, issued, older = 0, 1, 0, -1
-    cycles = waited = pairs = 0
-    for i in range(start, stop):
-        row = idents[i]
-        operands = _operands_ready(encoded, row, ready, early, word_loaded, early_operand, word_load_no_bypass)
-        if operands <= cycle and _pairs(encoded, row, older, issued, cycle, free):
-            issued = 2
-            when = cycle
-            wait = 0
-            alone = False
+def issue(encoded, row, p, early_operand, base_update_latency, alu_latency, word_load_no_bypass):
+    """Issue instruction `row` after pipeline `p` (updated), as _issue: (cycles since the
+    previous issue, of which waiting for operands)."""
+    operands = _operands_ready(encoded, row, p, early_operand, word_load_no_bypass)
+    cycle = p[P_CYCLE]
+    if operands <= cycle and _pairs(encoded, row, p):
+        p[P_ISSUED], p[P_YOUNGER] = 2, row
+        when, wait, alone = cycle, 0, False
+    else:
+        first = max(cycle + 1, p[P_FREE])
+        when = max(first, operands)
+        wait = when - first
+        p[P_ISSUED], p[P_OLDER], p[P_YOUNGER] = 1, row, -1
+        alone = True
+    p[P_CYCLE] = when
+    p[P_FREE] = max(p[P_FREE], when + encoded[row, C_OCCUPANCY])
+    # the early ALU: only as the older instruction, its sources there early
+    early_alu = encoded[row, C_FLAGS] & EARLY_ALU != 0 and alone
+    for k in range(encoded[row, C_READS]):
+        if not early_alu:
+            break
+        register = encoded[row, C_READ + 3 * k]
+        if p[P_READY + register] == ABSENT or encoded[row, C_READ + 3 * k + 1] & R_FLAGS:
+            continue
+        seen = p[P_EARLY + register] if p[P_EARLY + register] != ABSENT else p[P_READY + register] + early_operand
+        early_alu = seen <= when
+    word_load = encoded[row, C_FLAGS] & WORD_LOAD != 0
+    for k in range(encoded[row, C_WRITES]):
+        register = encoded[row, C_WRITE + 2 * k]
+        bits = encoded[row, C_WRITE + 2 * k + 1]
+        p[P_WRITTEN_AT + register] = when
+        p[P_EARLY + register] = ABSENT
+        if bits & W_FAST:
+            p[P_READY + register] = when + base_update_latency
+            p[P_EARLY + register] = when + base_update_latency + early_operand
+        elif early_alu and not bits & W_FLAGS:
+            p[P_READY + register] = when
+            p[P_EARLY + register] = when + alu_latency
         else:
-            first = max(cycle + 1, free)
-            when = max(first, operands)
-            wait = when - first
-            issued = 1
-            older = row
-            alone = True
-        delta = when - cycle
-        cycle = when
-        free = max(free, when + encoded[row, C_OCCUPANCY])
-        cycles += delta
-        waited += wait
-        pairs += delta == 0
-        # the early ALU (as in _issue): only as the older instruction, its sources there early
-        early_alu = encoded[row, C_FLAGS] & EARLY_ALU != 0 and alone
-        for k in range(encoded[row, C_READS]):
-            if not early_alu:
-                break
-            register = encoded[row, C_READ + 3 * k]
-            if ready[register] == ABSENT or encoded[row, C_READ + 3 * k + 1] & R_FLAGS:
-                continue
-            seen = early[register] if early[register] != ABSENT else ready[register] + early_operand
-            early_alu = seen <= when
-        word_load = encoded[row, C_FLAGS] & WORD_LOAD != 0
-        for k in range(encoded[row, C_WRITES]):
-            register = encoded[row, C_WRITE + 2 * k]
-            bits = encoded[row, C_WRITE + 2 * k + 1]
-            early[register] = ABSENT
-            if bits & W_FAST:
-                ready[register] = when + base_update_latency
-                early[register] = when + base_update_latency + early_operand
-            elif early_alu and not bits & W_FLAGS:
-                ready[register] = when
-                early[register] = when + alu_latency
-            else:
-                ready[register] = when + encoded[row, C_LATENCY]
-            word_loaded[register] = word_load and not bits & W_FAST
-    return cycles, waited, pairs
+            p[P_READY + register] = when + encoded[row, C_LATENCY]
+        p[P_WORD_LOADED + register] = 1 if word_load and not bits & W_FAST else 0
+    return when - cycle, wait
 
 
 @njit
@@ -131,9 +140,7 @@ def start_adjustments(encoded, idents, sequence, adjustments, early_operand, bas
     """Into `adjustments` (one row (cycles, interlock taken back, dual issues lost) per
     instruction): CortexM7Timing.start_adjustments for the run whose instructions are the
     `encoded` rows `idents`, costed in sequence as `sequence` ((cycles, waited) each)."""
-    ready = np.empty(REGISTERS, np.int64)
-    early = np.empty(REGISTERS, np.int64)
-    word_loaded = np.zeros(REGISTERS, np.bool_)
+    p = np.empty(PIPELINE, np.int64)
     count = idents.shape[0]
     for start in range(count):
         stop = start
@@ -142,8 +149,14 @@ def start_adjustments(encoded, idents, sequence, adjustments, early_operand, bas
             stop += 1
             if stop - start == start_window or stop == count or flags & (BRANCH | STOPS_WINDOW):
                 break
-        cycles, waited, pairs = _window_sums(encoded, idents, start, stop, ready, early, word_loaded, early_operand,
-                                             base_update_latency, alu_latency, word_load_no_bypass)
+        empty_pipeline(p)
+        cycles = waited = pairs = 0
+        for i in range(start, stop):
+            delta, wait = issue(encoded, idents[i], p, early_operand, base_update_latency, alu_latency,
+                                word_load_no_bypass)
+            cycles += delta
+            waited += wait
+            pairs += delta == 0
         sequence_cycles = sequence_waited = sequence_pairs = 0
         for i in range(start, stop):
             sequence_cycles += sequence[i, 0]

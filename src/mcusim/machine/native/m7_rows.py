@@ -1,0 +1,96 @@
+"""The Cortex-M7 decode rows of a code range in one native call: each instruction scheduled in
+sequence after the pipeline the range starts in (m7_schedule.issue, as CortexM7Timing.cost
+does), its row made from its descriptor (timing/m7_descriptors.py: the static row and what the
+cost adds to it) and the schedule, and every block-start correction (m7_schedule.start_adjustments).
+Python then runs once per instruction shape met, not per instruction, for the schedule.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .encoding import KIND_CONTINUATION, KIND_SELF_LOOP, KIND_START, LANE
+from .jit import njit
+from .layout import (F_COUNTS, F_CYCLES, F_INSTRUCTIONS, F_LITERAL, F_REFILL, F_STALLS, F_START_ADJUST,
+                     F_START_FLAGS, FIELDS, KIND)
+from .m7_schedule import ABSENT, P_CYCLE, P_WRITTEN_AT, issue, start_adjustments
+
+# A descriptor's fields (one int64 row per instruction shape, literal read and branch to itself).
+D_IDENT = 0      # its m7_schedule encoded row (CortexM7Timing's ident)
+D_SIZE = 1       # bytes
+D_BRANCH = 2     # a branch: a wrong prediction's cost goes into F_REFILL
+D_DIRECT = 3     # a branch to an address in the instruction (resolved early when decided early enough)
+D_DECIDED = 4    # the register whose write decides a conditional branch (m7_schedule's number), -1: none
+D_REFILL = 5     # F_REFILL's bits besides the static row's and the wrong prediction's cycles
+D_LITERAL = 6    # F_LITERAL, 0: none
+D_SELF_LOOP = 7  # a B to itself
+D_STATIC = 8     # .. D_STATIC + FIELDS: the static row (decoder._static_row)
+DESCRIPTOR = D_STATIC + FIELDS
+UNDECODABLE_2, UNDECODABLE_4 = -1, -2  # an instruction capstone cannot decode, of 2 or 4 bytes
+
+# The timing table's values the rows read (CortexM7Timing.constants gives them in this order).
+K_EARLY_OPERAND, K_BASE_UPDATE_LATENCY, K_ALU_LATENCY, K_WORD_LOAD_NO_BYPASS, K_START_WINDOW = range(5)
+K_EARLY_RESOLVE = 5      # branch_early_resolve_cycles
+K_MISPREDICT_EARLY = 6   # a wrong prediction resolved early (at most REFILL_CYCLES_MASK)
+K_MISPREDICT = 7         # ... and late
+K_INSTRUCTION_CYCLES = 8  # an undecodable instruction's cost
+CONSTANTS = 9
+
+
+@njit
+def m7_rows(descriptors, encoded, instructions, pipeline, constants, rows):
+    """Fill `rows` (zeros, one per halfword, FIELDS each) with the decode rows of a range whose
+    instructions are the descriptors at `instructions` (or UNDECODABLE_2/_4), scheduled after
+    `pipeline` (m7_schedule's array, left as the last one leaves it), as Decoder._decode_fresh
+    and CortexM7Timing make them."""
+    early_operand, base_update_latency = constants[K_EARLY_OPERAND], constants[K_BASE_UPDATE_LATENCY]
+    alu_latency, word_load_no_bypass = constants[K_ALU_LATENCY], constants[K_WORD_LOAD_NO_BYPASS]
+    count = instructions.shape[0]
+    idents = np.empty(count, np.int64)
+    sequence = np.empty((count, 2), np.int64)
+    places = np.empty(count, np.int64)
+    run = 0
+    at = 0
+    for i in range(count):
+        d = instructions[i]
+        if d < 0:
+            rows[at, KIND] = KIND_START
+            rows[at, F_CYCLES] = constants[K_INSTRUCTION_CYCLES]
+            rows[at, F_INSTRUCTIONS] = 1
+            size = 4 if d == UNDECODABLE_4 else 2
+        else:
+            ident = descriptors[d, D_IDENT]
+            decided = descriptors[d, D_DECIDED]
+            decided_at = pipeline[P_WRITTEN_AT + decided] if decided >= 0 else ABSENT
+            delta, waited = issue(encoded, ident, pipeline, early_operand, base_update_latency, alu_latency,
+                                  word_load_no_bypass)
+            for field in range(FIELDS):
+                rows[at, field] = descriptors[d, D_STATIC + field]
+            extra = max(0, delta - 1)  # DWT CPICNT (a dual-issue core's waits are not split further)
+            rows[at, F_CYCLES] = delta
+            rows[at, F_COUNTS] = extra << LANE | (1 if delta == 0 else 0) << 2 * LANE
+            rows[at, F_STALLS] = min(waited, extra) << LANE
+            refill = descriptors[d, D_REFILL]
+            if descriptors[d, D_BRANCH] != 0:
+                if descriptors[d, D_DIRECT] != 0 and (decided_at == ABSENT
+                                                      or pipeline[P_CYCLE] - decided_at >= constants[K_EARLY_RESOLVE]):
+                    refill |= constants[K_MISPREDICT_EARLY] << 2
+                else:
+                    refill |= constants[K_MISPREDICT] << 2
+            rows[at, F_REFILL] |= refill
+            if descriptors[d, D_LITERAL] != 0:
+                rows[at, F_LITERAL] = descriptors[d, D_LITERAL]
+            if descriptors[d, D_SELF_LOOP] != 0:
+                rows[at, KIND] = KIND_SELF_LOOP
+            idents[run], sequence[run, 0], sequence[run, 1], places[run] = ident, delta, waited, at
+            run += 1
+            size = descriptors[d, D_SIZE]
+        at += 1
+        if size == 4:
+            rows[at, KIND] = KIND_CONTINUATION
+            at += 1
+    adjustments = np.empty((run, 3), np.int64)
+    start_adjustments(encoded, idents[:run], sequence[:run], adjustments, early_operand, base_update_latency,
+                      alu_latency, word_load_no_bypass, constants[K_START_WINDOW])
+    for j in range(run):
+        rows[places[j], F_START_ADJUST] = adjustments[j, 0]
+        rows[places[j], F_START_FLAGS] = adjustments[j, 1] | 1 << 6 | (adjustments[j, 2] + 8) << 7

@@ -1,0 +1,77 @@
+"""The Cortex-M7 decode rows made in native code (machine/native/m7_rows.py: the in-sequence
+schedule, each row from its shape's descriptor in timing/m7_descriptors.py, the block-start
+corrections) equal the Python model's, made afresh from capstone's own instructions, on
+ranges decoded one after the other, so the pipeline carries from one into the next: every kind
+of instruction the schedule tells apart, IT blocks, literal loads, a branch to itself and
+undecodable bytes; and the pipeline a native decode leaves is the one the Python model leaves."""
+import json
+import random
+
+import numpy as np
+import pytest
+
+from mcusim.config.loader import core_timing_table, load_core
+from mcusim.machine import native as N
+from mcusim.timing import decoder as decoder_module
+from mcusim.timing.cortex_m7 import CortexM7Timing
+from mcusim.timing.decoder import Decoder
+from test_m7_native_schedule import KINDS
+
+BASE = 0x1000
+IT_EQ, IT_NE_T, MOV_R0_R1, LDR_LITERAL, B_SELF, UNDECODABLE = "08bf", "1cbf", "0846", "0148", "fee7", "ffffffff"
+EXTRA = [IT_EQ + MOV_R0_R1, IT_NE_T + MOV_R0_R1 + "0130", LDR_LITERAL, B_SELF, UNDECODABLE]
+
+
+def decoders(code: bytes) -> list[Decoder]:
+    """The memoised decoder (native rows) and the plain one (the Python model, nothing memoised)."""
+    core = load_core("cortex-m7")
+    table = core_timing_table(core)
+
+    def read(address, size):
+        offset = address - BASE
+        if offset < 0 or offset + size > len(code):
+            raise ValueError("unmapped")
+        return code[offset: offset + size]
+
+    return [Decoder(N.NativeState(), read, core.default_instruction_cycles,
+                    timing=CortexM7Timing(table, memoise=memoise), memoise=memoise) for memoise in (True, False)]
+
+
+def rows(decoder) -> np.ndarray:
+    return np.concatenate([decoder.state.rows(0), decoder._costs[0]])
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_native_rows_equal_the_python_model(seed, monkeypatch):
+    calls = []
+    native = decoder_module.m7_rows
+    monkeypatch.setattr(decoder_module, "m7_rows", lambda *args: calls.append(args) or native(*args))
+    rng = random.Random(seed)
+    code = bytes.fromhex("".join(rng.choice(KINDS + EXTRA) for _ in range(600)))
+    fast, plain = decoders(code)
+    cuts = sorted(rng.sample(range(2, len(code), 2), 12)) + [len(code)]
+    for decoder in (fast, plain):
+        start = 0
+        for cut in cuts:
+            decoder.decode(BASE + start, BASE + cut)
+            start = cut
+    assert np.array_equal(rows(fast), rows(plain)), seed
+    assert fast.fp_instruction_addresses == plain.fp_instruction_addresses
+    assert fast.divides == plain.divides
+    assert len(calls) == len(cuts), "every range was decoded in native code"
+    assert np.count_nonzero(rows(fast)[:, N.KIND] == N.KIND_SELF_LOOP) > 0
+
+
+def test_the_pipeline_a_native_decode_leaves_is_the_python_models():
+    """The state the next range (and the decode store) carries on from: a load's result still
+    on its way, a pair issued in the last cycle, a word load's no-bypass, written-at cycles."""
+    # ldr r0, [r1]; ldr r2, [r1], #4; add r1, r0; mul r0, r1, r2; ldr r3, [r0, r2]; adds r0, #1
+    code = bytes.fromhex("0868" "51f8042b" "0144" "01fb02f0" "8358" "0130")
+    fast, plain = decoders(code)
+    for decoder in (fast, plain):
+        decoder.decode(BASE, BASE + len(code))
+    last = BASE + len(code) - 2
+    assert fast.timing.last_address == plain.timing.last_address == last
+    exported = fast.timing.export_state(last)
+    assert exported == plain.timing.export_state(last) and exported[2], "registers still on their way"
+    assert json.loads(fast.timing.state_text(last)) == exported
