@@ -247,13 +247,13 @@ class CortexM7Timing:
         try:
             free, pairing, ready, written_at, early, word_loaded = values
             base = FORGOTTEN_CYCLES  # (any base >= 0 schedules alike: only differences are compared)
-            issued = [] if pairing is None else [self._known(_pairing_insn(pairing))]
+            issued = [] if pairing is None else [self.known(_pairing_insn(pairing))]
             return _Pipeline(base, issued, base + _int(free), _cycles(ready, base), _cycles(written_at, base),
                              _cycles(early, base), set(_registers(word_loaded)))
         except (TypeError, ValueError) as error:
             raise ValueError(f"not a Cortex-M7 pipeline state: {error}") from None
 
-    def _known(self, info: "_Insn") -> "_Insn":
+    def known(self, info: "_Insn") -> "_Insn":
         """`info` with the ident of equal contents in this process."""
         content = info.content()
         info.ident = self._idents.get(content, -1)
@@ -274,7 +274,7 @@ class CortexM7Timing:
         key = getattr(insn, "shape", None) if self.memoise else None
         info = self._described.get(key) if key is not None else None
         if info is None:
-            info = self._known(self._describe(insn))
+            info = self.known(self._describe(insn))
             if key is not None:
                 if len(self._described) >= 1 << 16:
                     self._described.clear()

@@ -22,7 +22,7 @@ from .classes import packed, power_class
 from .cortex_m4 import base_mnemonic, is_memory
 from .literal_loads import LITERAL_LOADS, literal_read
 from .instruction import (MAX_KNOWN, decodable_runs, disassemble, disassemble_one, disassemble_run,
-                          it_block_length, lite_runs, thumb_length)
+                          instructions_of, it_block_length, lite_runs, thumb_length)
 from .m4_descriptors import IT, NO_IT_SLOT, UNDECODABLE, TooManyRegisters
 
 _capstone = Cs(CS_ARCH_ARM, CS_MODE_THUMB | CS_MODE_MCLASS)
@@ -466,17 +466,19 @@ class Decoder:
         return True
 
     def _decode_m7(self, start: int, end: int, code: bytes, previous) -> tuple[set[int], int, list] | None:
-        """_decode_fresh for the Cortex-M7 model: each instruction's descriptor found by its shape
-        (m7_descriptors), and one native call schedules the range in sequence after the pipeline
-        `previous` left and makes its rows and block-start corrections (m7_rows). None (then
-        _decode_fresh schedules it in Python) where the pipeline or an instruction does not fit
-        m7_schedule's arrays."""
+        """_decode_fresh for the Cortex-M7 model: each instruction's descriptor found by its
+        encoding in capstone's cheap pass over the range (m7_descriptors: renamed from its register
+        pattern, or described from capstone's detail), and one native call schedules the range in
+        sequence after the pipeline `previous` left and makes its rows and block-start corrections
+        (m7_rows). None (then _decode_fresh schedules it in Python) where the pipeline or an
+        instruction does not fit m7_schedule's arrays, or capstone's detail disagrees."""
         timing, descriptors = self.timing, self._m7
         descriptors.make_room()
         pipeline = timing.pipeline_before(previous)
         if pipeline is None:
             return None
-        details = disassemble(code, start, end)
+        items = list(lite_runs(code, start, end))  # capstone's cheap pass; its detail only for a new pattern
+        places = {item[0]: place for place, item in enumerate(items)}
         row_of = descriptors.row_of
         instructions, watched = [], []
         last = None  # the last instruction scheduled
@@ -485,20 +487,22 @@ class Decoder:
         while address < end and address - start + 2 <= size:
             offset = address - start
             length = min(thumb_length(code[offset] | code[offset + 1] << 8), size - offset)
-            detail = details.get(address)
-            if detail is None or detail.size != length:  # (capstone cannot decode it: Unicorn raises the fault)
+            place = places.get(address)
+            if place is None or items[place][1] != length:  # (capstone cannot decode it: Unicorn raises the fault)
                 instructions.append(UNDECODABLE_4 if length == 4 else UNDECODABLE_2)
             else:
-                found = row_of(detail)
+                _, _, mnemonic, operands = items[place]
+                found = row_of(code[offset: offset + length], address, mnemonic, operands,
+                               lambda place=place: _detail_of(items, place, code, start, end))
                 if found is None:
                     return None
                 instructions.append(found[0])
                 if found[1]:
-                    watched.append(detail)
+                    watched.append((address, mnemonic, operands))
                 last = address
             address += length
-        specials = [(insn.address - start, insn.mnemonic, insn.op_str) for insn in watched
-                    if self._note_special(insn.address, insn.mnemonic, insn.op_str)]
+        specials = [(at - start, mnemonic, operands) for at, mnemonic, operands in watched
+                    if self._note_special(at, mnemonic, operands)]
         if not instructions:
             return set(), address, specials
         table = np.zeros(((address - start) >> 1, FIELDS), np.int64)
@@ -728,6 +732,13 @@ def _costed_row(insn, cost, memo: bool = True) -> tuple[list, bool, bool, bool]:
             _COSTED.clear()
         _COSTED[key] = (cost, made)
     return made
+
+
+def _detail_of(items: list, place: int, code: bytes, start: int, end: int):
+    """capstone's detail Instruction of lite_runs' item `place` (of code[: end - start] at
+    `start`), read from an IT among the 4 items before it (capstone may read it as open)."""
+    begin = next((back for back in range(place - 1, max(-1, place - 5), -1) if items[back][2].startswith("it")), place)
+    return instructions_of(items[begin: place + 1], code, start, end, copies=False).get(items[place][0])
 
 
 def _plain_disassemble(code: bytes, start: int, end: int) -> dict:

@@ -1,14 +1,20 @@
-"""Each instruction shape's descriptor for the Cortex-M7 rows made in native code
+"""Each encoding's descriptor for the Cortex-M7 rows made in native code
 (machine/native/m7_rows.py).
 
 A Cortex-M7 row depends on the instruction and on the pipeline the in-sequence schedule left
-before it (cortex_m7.py), so it cannot be looked up by encoding as the Cortex-M4's is. What
-the schedule reads of an instruction is its encoded row (CortexM7Timing._encode, by ident);
-what the row adds besides the schedule's cycles is the decoder's static row, the branch bits
-and a literal read or a branch to itself. Those are described once per instruction shape
-(timing/instruction.py), and one native call schedules a whole range and makes its rows.
+before it (cortex_m7.py), so it cannot be looked up whole by encoding as the Cortex-M4's is.
+What the schedule reads of an instruction is its encoded row (CortexM7Timing._encode, by
+ident); what the row adds besides the schedule's cycles is the decoder's static row, the
+branch bits and a literal read or a branch to itself. Those are described once per encoding
+met, and one native call schedules a whole range and makes its rows. An encoding whose
+register pattern was met (timing/register_pattern.py: the same operation on other registers)
+is described from the first with its registers renamed, from capstone's cheap text alone; the
+pattern keeps a modified immediate, which the schedule reads (a shifted constant takes the
+early shifter). Only the first of a pattern gets capstone's detail and the model's analysis.
 """
 from __future__ import annotations
+
+import dataclasses
 
 import numpy as np
 from capstone import arm as cs_arm
@@ -17,8 +23,10 @@ from ..machine.native import STATIC_CYCLES_MASK, STATIC_SHIFT, STATIC_TAKEN
 from ..machine.native import m7_rows as R
 from ..machine.native.m7_schedule import REGISTERS
 from .cortex_m4 import REFILL_ALWAYS, REFILL_IF_TAKEN, base_mnemonic
-from .cortex_m7 import _register_number
+from .cortex_m7 import MODIFIED_IMMEDIATE, _register_number
+from .instruction import IMMEDIATE
 from .literal_loads import LITERAL_LOADS, literal_read
+from .register_pattern import RENAMEABLE, register_pattern
 
 MAX_DESCRIPTORS = 1 << 16  # rows (code running away through data must not grow them without end)
 
@@ -36,26 +44,34 @@ class Descriptors:
     def _clear(self) -> None:
         self.table = np.zeros((256, R.DESCRIPTOR), np.int64)
         self.count = 0
-        # Instruction.shape -> (row, literal loads may read, a B (a branch to itself?), watched), None: not encodable
-        self._by_shape: dict[int, tuple | None] = {}
-        self._own: dict[tuple, int] = {}  # (shape row, literal, branch to itself) -> its own row
+        # each entry: (row, literal loads may read, a B (a branch to itself?), watched), None: not encodable
+        self._by_key: dict[tuple, tuple | None] = {}  # (bytes, mnemonic) -> entry
+        self._by_shape: dict[int, tuple | None] = {}  # Instruction.shape -> entry
+        # register pattern -> (its first encoding's entry, _Insn and registers), None: not renamed
+        self._patterns: dict[tuple, tuple | None] = {}
+        self._renamed: dict[tuple, tuple | None] = {}  # (register pattern, registers) -> entry
+        self._own: dict[tuple, int] = {}  # (row, literal, branch to itself) -> its own row
 
     def make_room(self) -> None:
         """Start afresh if the table is full (between ranges: a range's rows stay valid)."""
-        if self.count >= MAX_DESCRIPTORS:
+        if self.count >= MAX_DESCRIPTORS or len(self._by_key) >= MAX_DESCRIPTORS:
             self._clear()
 
-    def row_of(self, insn) -> tuple[int, bool] | None:
-        """(the descriptor row of capstone Instruction `insn`, whether the machine watches it), or
-        None where its schedule does not encode (too many operands or registers)."""
-        shape = self._by_shape.get(insn.shape, False)
-        if shape is False:
-            shape = self._by_shape[insn.shape] = self._describe(insn)
-        if shape is None:
+    def row_of(self, code: bytes, address: int, mnemonic: str, op_str: str, detail_of) -> tuple[int, bool] | None:
+        """(the descriptor row of encoding `code`, which capstone's cheap pass printed as
+        `mnemonic op_str` at `address`, whether the machine watches it); None where its schedule
+        does not encode (too many operands or registers) or capstone's detail disagrees.
+        `detail_of()` gives its Instruction (capstone's detail), asked for only where its register
+        pattern was not met before (timing/register_pattern.py)."""
+        key = (code, mnemonic)  # (the rest of the text only adds absolute branch targets)
+        entry = self._by_key.get(key, False)
+        if entry is False:
+            entry = self._by_key[key] = self._new(code, mnemonic, op_str, detail_of)
+        if entry is None:
             return None
-        row, literal, jump, watched = shape
-        literal = literal_read(insn.bytes) if literal else 0
-        self_loop = jump and insn.op_str == f"#{insn.address:#x}"
+        row, literal, jump, watched = entry
+        literal = literal_read(code) if literal else 0
+        self_loop = jump and op_str == f"#{address:#x}"
         if literal or self_loop:
             own = self._own.get((row, literal, self_loop))
             if own is None:
@@ -64,6 +80,57 @@ class Descriptors:
                 self.table[own, R.D_LITERAL], self.table[own, R.D_SELF_LOOP] = literal, int(self_loop)
             row = own
         return row, watched
+
+    def _new(self, code: bytes, mnemonic: str, op_str: str, detail_of) -> tuple | None:
+        """The entry of an encoding new to this table: renamed from the first of its register
+        pattern if one was met, else described from capstone's detail."""
+        pattern = register_pattern(code, mnemonic, op_str)
+        if pattern is not None:
+            # a shifted constant takes the early shifter (CortexM7Timing._shifted_constant): its
+            # value is kept in the pattern of an operation that may take one
+            modified = len(code) == 4 and mnemonic.startswith(MODIFIED_IMMEDIATE)
+            pattern = ((pattern[0], tuple(IMMEDIATE.findall(op_str)) if modified else None), pattern[1])
+            first = self._patterns.get(pattern[0])
+            if first is not None:
+                return self._rename(pattern, first)
+        insn = detail_of()
+        if insn is None or insn.size != len(code) or insn.mnemonic != mnemonic:
+            return None
+        entry = self._by_shape.get(insn.shape, False)
+        if entry is False:
+            entry = self._by_shape[insn.shape] = self._describe(insn)
+        if pattern is not None and pattern[0] not in self._patterns:
+            self._patterns[pattern[0]] = self._first(entry, insn, pattern[1])
+        return entry
+
+    def _first(self, entry: tuple | None, insn, names: tuple[str, ...]) -> tuple | None:
+        """The pattern's record of its first encoding (`entry` of `insn`, naming `names` in its
+        text); None if its schedule names a renameable register its text does not (then every
+        encoding of the pattern is described from capstone's detail)."""
+        if entry is None:
+            return None
+        info = self.timing.describe(insn)
+        if any(RENAMEABLE.fullmatch(name) and name not in names for name in _registers_of(info)):
+            return None
+        return entry, info, names
+
+    def _rename(self, pattern: tuple, first: tuple) -> tuple | None:
+        """The entry of an encoding of a register pattern met before: the first's with its
+        registers renamed in what the schedule reads of it."""
+        entry = self._renamed.get(pattern, False)
+        if entry is False:
+            (row, literal, jump, watched), info, names = first
+            renamed = dict(zip(names, pattern[1]))
+            info = self.timing.known(_renamed(info, renamed))
+            decided = -1 if info.decided_by is None else _register_number(info.decided_by)
+            entry = None
+            if self.timing.encodable(info) and decided < REGISTERS:
+                own = self._append()
+                self.table[own] = self.table[row]
+                self.table[own, R.D_IDENT], self.table[own, R.D_DECIDED] = info.ident, decided
+                entry = own, literal, jump, watched
+            self._renamed[pattern] = entry
+        return entry
 
     def _describe(self, insn) -> tuple | None:
         timing = self.timing
@@ -91,3 +158,19 @@ class Descriptors:
             self.table = np.concatenate([self.table, np.zeros_like(self.table)])
         self.count += 1
         return self.count - 1
+
+
+def _registers_of(info) -> set[str]:
+    """Every register an _Insn names."""
+    return (info.reads | info.writes | info.early | set(info.late) | info.fast
+            | {name for name in (info.index, info.decided_by) if name is not None})
+
+
+def _renamed(info, renamed: dict[str, str]):
+    """`info` with its registers renamed (`renamed`: old name -> new; others kept)."""
+    def names(registers) -> set[str]:
+        return {renamed.get(r, r) for r in registers}
+    return dataclasses.replace(
+        info, reads=names(info.reads), writes=names(info.writes), early=names(info.early),
+        late={renamed.get(r, r): cycles for r, cycles in info.late.items()}, fast=names(info.fast),
+        index=renamed.get(info.index, info.index), decided_by=renamed.get(info.decided_by, info.decided_by), ident=-1)
