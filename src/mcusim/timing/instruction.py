@@ -40,7 +40,7 @@ _shapes: dict[tuple, int] = {}
 _next_shape = [0]
 IMMEDIATE = re.compile(r"#[^,\]}!]*")  # an immediate in capstone's operand text
 _alike: dict[tuple, "Instruction"] = {}  # alike_key -> an Instruction with it
-_OFFSET = re.compile(r"(?<!lsl )(?<!lsr )(?<!asr )(?<!ror )#[^,\]}!]*")  # an immediate that is not a shift amount
+OFFSET = re.compile(r"(?<!lsl )(?<!lsr )(?<!asr )(?<!ror )#[^,\]}!]*")  # an immediate that is not a shift amount
 _SHIFTS = ("lsl", "lsr", "asr", "ror")
 
 
@@ -162,7 +162,7 @@ def alike_key(code: bytes, mnemonic: str, op_str: str) -> tuple:
     form = (code[1] >> 3, code[3] >> 4) if len(code) == 4 else code[1] >> 3
     if mnemonic.startswith(_SHIFTS) or len(code) == 4 and mnemonic.startswith(MODIFIED_IMMEDIATE):
         return form, mnemonic, op_str  # (the prefix test also keeps ADDW, MOVW...: only fewer shared)
-    return form, mnemonic, _OFFSET.sub("#", op_str)
+    return form, mnemonic, OFFSET.sub("#", op_str)
 
 
 def known(code: bytes, address: int, mnemonic: str, op_str: str) -> Instruction | None:

@@ -9,8 +9,8 @@ branch bits and a literal read or a branch to itself. Those are described once p
 met, and one native call schedules a whole range and makes its rows. An encoding whose
 register pattern was met (timing/register_pattern.py: the same operation on other registers)
 is described from the first with its registers renamed, from capstone's cheap text alone; the
-pattern keeps a modified immediate, which the schedule reads (a shifted constant takes the
-early shifter). Only the first of a pattern gets capstone's detail and the model's analysis.
+pattern keeps whether a modified immediate is a shifted constant, which the schedule reads
+(it takes the early shifter). Only the first of a pattern gets capstone's detail and the model's analysis.
 """
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from ..machine.native import m7_rows as R
 from ..machine.native.m7_schedule import REGISTERS
 from .cortex_m4 import REFILL_ALWAYS, REFILL_IF_TAKEN, base_mnemonic
 from .cortex_m7 import MODIFIED_IMMEDIATE, _register_number
-from .instruction import IMMEDIATE
+from .instruction import OFFSET
 from .literal_loads import LITERAL_LOADS, literal_read
 from .register_pattern import RENAMEABLE, register_pattern
 
@@ -86,10 +86,8 @@ class Descriptors:
         pattern if one was met, else described from capstone's detail."""
         pattern = register_pattern(code, mnemonic, op_str)
         if pattern is not None:
-            # a shifted constant takes the early shifter (CortexM7Timing._shifted_constant): its
-            # value is kept in the pattern of an operation that may take one
             modified = len(code) == 4 and mnemonic.startswith(MODIFIED_IMMEDIATE)
-            pattern = ((pattern[0], tuple(IMMEDIATE.findall(op_str)) if modified else None), pattern[1])
+            pattern = ((pattern[0], _shifted_constant(op_str) if modified else None), pattern[1])
             first = self._patterns.get(pattern[0])
             if first is not None:
                 return self._rename(pattern, first)
@@ -158,6 +156,18 @@ class Descriptors:
             self.table = np.concatenate([self.table, np.zeros_like(self.table)])
         self.count += 1
         return self.count - 1
+
+
+def _shifted_constant(op_str: str) -> bool | None:
+    """Whether the first immediate (not a shift amount) of an operation that may take a modified
+    immediate is a shifted constant, which takes the early shifter (as
+    CortexM7Timing._shifted_constant reads it from capstone's detail); None where it has none."""
+    found = OFFSET.search(op_str)
+    if found is None:
+        return None
+    value = int(found.group()[1:], 0) & 0xFFFFFFFF
+    low = value & 0xFF
+    return not (value <= 0xFF or value in (low * 0x00010001, low * 0x01000100, low * 0x01010101))
 
 
 def _registers_of(info) -> set[str]:
