@@ -115,3 +115,28 @@ def test_a_shifted_constant_is_not_renamed_from_a_byte_constant():
     assert np.array_equal(rows(fast), rows(plain))
     cycles = fast._costs[0][:, N.F_CYCLES]
     assert cycles[2] == 0 and cycles[6] == 1, "the byte constant pairs, the rotated one does not"
+
+
+def test_ranges_the_native_rows_cannot_take_are_scheduled_in_python_and_the_pipeline_carries(monkeypatch):
+    """A range with an instruction m7_schedule's arrays cannot hold (here: every range with a
+    multiply, as if it named too many registers) is scheduled by the Python model, and the
+    ranges before and after it continue its pipeline as they continue the native one."""
+    from mcusim.timing import m7_descriptors
+    row_of = m7_descriptors.Descriptors.row_of
+    monkeypatch.setattr(m7_descriptors.Descriptors, "row_of",
+                        lambda self, code, address, mnemonic, *rest: None if mnemonic.startswith(("mul", "mla"))
+                        else row_of(self, code, address, mnemonic, *rest))
+    calls = []
+    native = decoder_module.m7_rows
+    monkeypatch.setattr(decoder_module, "m7_rows", lambda *args: calls.append(args) or native(*args))
+    rng = random.Random(7)
+    code = bytes.fromhex("".join(rng.choice(KINDS) for _ in range(900)))
+    fast, plain = decoders(code)
+    cuts = list(range(40, len(code), 40)) + [len(code)]
+    for decoder in (fast, plain):
+        start = 0
+        for cut in cuts:
+            decoder.decode(BASE + start, BASE + cut)
+            start = cut
+    assert np.array_equal(rows(fast), rows(plain))
+    assert 0 < len(calls) < len(cuts), "some ranges natively, some in Python"

@@ -630,7 +630,8 @@ class CortexM7Timing:
         """The pipeline `cost` schedules the successor of `previous` after (the instruction before
         a range, or None), as m7_schedule's array; None where it does not fit one (a register
         numbered beyond m7_schedule.REGISTERS, an issued instruction that does not encode)."""
-        pipeline = _EMPTY_PIPELINE.copy()
+        pipeline = np.empty(S.PIPELINE, np.int64)
+        S.empty_pipeline(pipeline)
         if previous is None or previous.address != self._last_address:
             return pipeline
         p = self._pipeline
@@ -737,9 +738,3 @@ def _register_number(name: str) -> int:
         number = _REGISTER_NUMBERS[name] = len(_REGISTER_NAMES)
         _REGISTER_NAMES.append(name)
     return number
-
-
-_EMPTY_PIPELINE = np.empty(S.PIPELINE, np.int64)  # _Pipeline() as m7_schedule's array
-_EMPTY_PIPELINE[[S.P_CYCLE, S.P_FREE, S.P_ISSUED, S.P_OLDER, S.P_YOUNGER]] = 0, 1, 0, -1, -1
-_EMPTY_PIPELINE[S.P_READY:] = S.ABSENT
-_EMPTY_PIPELINE[S.P_WORD_LOADED: S.P_WRITTEN_AT] = 0

@@ -5,7 +5,7 @@ One module per job (layout: where each slot is; tables: decode-table look-ups; b
 block summaries; core_timing, memory_model, power, profile, sampling, branch_trace,
 dwt_events: the models and captures; counters: the list of counters and
 their values at an instruction; hooks: the @cfuncs and their registration; m4_rows,
-m7_schedule: what the decoder computes natively; state: the Python side). Everything is
+m7_schedule, m7_rows: what the decoder computes natively; state: the Python side). Everything is
 re-exported here, so `from ..machine import native as N` and `N.CYCLES`, `N.NativeState`, ...
 work as they did when this was one module.
 """
