@@ -61,7 +61,8 @@ class Decoder:
         self.on_new_divides = None
         self.on_new_sevs = None
         self._costs: dict[int, np.ndarray] = {}  # window -> (halfwords, FIELDS): each instruction's own row
-        self._dirty: dict[int, int] = {}  # window -> its first row written since it was last summed
+        self._dirty: dict[int, tuple[int, int]] = {}  # window -> its rows [first, end) written since summed
+        self._summed: dict[int, int] = {}  # window -> the rows its prefix sums cover (none past them is decoded)
         self._snapshots: dict[int, list[tuple[int, bytes]]] = {}  # writable windows: decoded bytes
         self._ranges: list[tuple[int, int]] = []   # the image's code ranges, decoded as they first run
         self._range_starts: list[int] = []
@@ -88,6 +89,7 @@ class Decoder:
                 self.state.clear_windows()
                 self._costs.clear()
                 self._dirty.clear()
+                self._summed.clear()
                 self._snapshots.clear()
                 self._forget_pieces()
             size = self.state.WINDOW_BYTES
@@ -163,8 +165,8 @@ class Decoder:
         for start, end in ranges:
             code = self._read(start, end - start + 2)  # + 2: the last instruction may be 32-bit
             self._decode_code(start, min(end, start + len(code)), code)
-        for index, first in self._dirty.items():
-            self._resum(index, first)
+        for index, (first, end) in self._dirty.items():
+            self._resum(index, first, end)
         self._dirty.clear()
         if self._redecoded:  # (a summary covers decoded code only: new code leaves every summary right)
             self.state.clear_block_cache()
@@ -177,9 +179,14 @@ class Decoder:
                 size -= 2
         return b""
 
-    def _resum(self, index: int, first: int) -> None:
-        """Refresh a window's tables from row `first` on (the rows before it did not change)."""
-        resum_window(self.state.buffer, np.int64(self.state.windows[index][2]), self._costs[index], np.int64(first))
+    def _resum(self, index: int, first: int, end: int) -> None:
+        """Refresh a window's tables after rows [first, end) were written (the rows before them
+        did not change): its prefix sums from there, or from the last row summed before, to the
+        last row written (nothing past it is decoded, so nothing reads its sums)."""
+        summed = self._summed.get(index, 0)
+        stop = self._summed[index] = max(end, summed)
+        resum_window(self.state.buffer, np.int64(self.state.windows[index][2]), self._costs[index],
+                     np.int64(min(first, summed)), np.int64(stop))
 
     def _decode_code(self, start: int, end: int, code: bytes) -> None:
         """Fill the tables for [start, end) from `code` (the bytes at start).
@@ -277,7 +284,8 @@ class Decoder:
             self._redecoded = self._redecoded or bool(np.count_nonzero(costs[a:b, KIND]))
             costs[a:b] = rows[at: at + b - a]
             self.state.rows(index)[a:b, KIND] = rows[at: at + b - a, KIND]
-            self._dirty[index] = min(a, self._dirty.get(index, a))
+            first, end = self._dirty.get(index, (a, b))
+            self._dirty[index] = min(first, a), max(end, b)
             dirty.add(index)
             address = base + 2 * b
         return dirty
@@ -628,6 +636,7 @@ class Decoder:
             if any(self._read(start, len(data)) != data for start, data in ranges):
                 self.state.rows(index)[:] = 0
                 self._costs[index][:] = 0
+                self._summed.pop(index, None)
                 del self._snapshots[index]
                 changed = True
         if changed:

@@ -70,15 +70,16 @@ def range_sums(st, start, end, sums):
 
 
 @njit
-def resum_window(st, offset, costs, first):
-    """A window's tables (at `offset`, rows of FIELDS) refreshed from row `first` on from each
+def resum_window(st, offset, costs, first, stop):
+    """A window's tables (at `offset`, rows of FIELDS) refreshed over rows [first, stop) from each
     instruction's own row in `costs`: the prefix sums of SUMMED_FIELDS, the other fields copied
-    (KIND is written by the decoder). Decoder._resum calls it from Python after every decode."""
+    (KIND is written by the decoder). Decoder._resum calls it from Python after every decode;
+    the rows past the last decoded one are never read, so it stops there."""
     summed = np.zeros(FIELDS, np.bool_)
     for field in SUMMED_FIELDS:
         summed[field] = True
     totals = st[offset + FIELDS * first: offset + FIELDS * (first + 1)].copy()
-    for row in range(first, costs.shape[0]):
+    for row in range(first, stop):
         at = offset + FIELDS * row
         for field in range(1, FIELDS):
             if summed[field]:
