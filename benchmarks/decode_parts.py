@@ -37,7 +37,7 @@ PARTS = [  # (module, attribute, label), in the order printed
     ("mcusim.timing.decoder", "_detail_of", "Cortex-M7: capstone's detail (_detail_of)"),
     ("mcusim.timing.m7_descriptors.Descriptors", "_describe", "Cortex-M7: model's description (m7 _describe)"),
     ("mcusim.timing.m7_descriptors.Descriptors", "_rename", "Cortex-M7: renamed descriptor (_rename)"),
-    ("mcusim.timing.instruction", "instructions_of", "Cortex-M7: capstone's detail (disassemble)"),
+    ("mcusim.timing.instruction", "instructions_of", "capstone's detail (instruction.instructions_of)"),
     ("mcusim.timing.cortex_m7.CortexM7Timing", "cost", "Cortex-M7: in-sequence cost (Python)"),
     ("mcusim.timing.cortex_m7.CortexM7Timing", "start_adjustments", "Cortex-M7: block-start schedules"),
     ("mcusim.timing.cortex_m7.CortexM7Timing", "pipeline_before", "Cortex-M7: pipeline to native"),
