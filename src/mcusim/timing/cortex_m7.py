@@ -377,16 +377,10 @@ class CortexM7Timing:
 
     @staticmethod
     def _shifted_constant(insn, name: str) -> bool:
-        """A 32-bit data-processing instruction whose immediate is a rotated 8-bit value (not an
-        8-bit value, 0x00XY00XY, 0xXY00XY00 or 0xXYXYXYXY)."""
+        """A 32-bit data-processing instruction whose immediate is a shifted constant (is_rotated)."""
         if insn.size != 4 or name not in MODIFIED_IMMEDIATE:
             return False
-        for op in insn.operands:
-            if op.type == cs_arm.ARM_OP_IMM:
-                value = op.imm & 0xFFFFFFFF
-                low = value & 0xFF
-                return not (value <= 0xFF or value in (low * 0x00010001, low * 0x01000100, low * 0x01010101))
-        return False
+        return next((is_rotated(op.imm) for op in insn.operands if op.type == cs_arm.ARM_OP_IMM), False)
 
     @staticmethod
     def _reg(insn, reg) -> str | None:
@@ -643,7 +637,7 @@ class CortexM7Timing:
         for base, cycles in ((S.P_READY, p.ready), (S.P_EARLY, p.early), (S.P_WRITTEN_AT, p.written_at),
                              (S.P_WORD_LOADED, dict.fromkeys(p.word_loaded, 1))):
             for register, cycle in cycles.items():
-                number = _register_number(register)
+                number = register_number(register)
                 if number >= S.REGISTERS:
                     return None
                 pipeline[base + number] = cycle
@@ -702,7 +696,7 @@ class CortexM7Timing:
         writes = [r for r in info.writes if r != "pc"]  # (_issue: a write to pc updates nothing)
         if len(info.reads) > S.MAX_OPERANDS or len(writes) > S.MAX_OPERANDS:
             return False
-        numbers = [_register_number(r) for r in (*info.reads, *writes, info.index) if r is not None]
+        numbers = [register_number(r) for r in (*info.reads, *writes, info.index) if r is not None]
         if max(numbers, default=0) >= S.REGISTERS:
             return False
         while info.ident >= len(self._encoded):
@@ -714,25 +708,33 @@ class CortexM7Timing:
                         (info.word_load, S.WORD_LOAD), (info.name in ("sdiv", "udiv"), S.DIVIDE),
                         (info.name in STOPS_WINDOW, S.STOPS_WINDOW)):
             flags |= bit if on else 0
-        head = [flags, info.latency, info.occupancy, -1 if info.index is None else _register_number(info.index),
+        head = [flags, info.latency, info.occupancy, -1 if info.index is None else register_number(info.index),
                 len(info.reads), len(writes)]
         for r in info.reads:
-            head += (_register_number(r), (S.R_EARLY if r in info.early else 0) | (S.R_LATE if r in info.late else 0)
+            head += (register_number(r), (S.R_EARLY if r in info.early else 0) | (S.R_LATE if r in info.late else 0)
                      | (S.R_FLAGS if r == FLAGS else 0), info.late.get(r, 0))
         written = []
         for r in writes:
-            written += (_register_number(r), (S.W_FAST if r in info.fast else 0) | (S.W_FLAGS if r == FLAGS else 0))
+            written += (register_number(r), (S.W_FAST if r in info.fast else 0) | (S.W_FLAGS if r == FLAGS else 0))
         row = self._encoded[info.ident]  # (zeros: each ident is encoded once)
         row[: len(head)] = head
         row[S.C_WRITE: S.C_WRITE + len(written)] = written
         return True
 
 
+def is_rotated(immediate: int) -> bool:
+    """Whether a modified immediate is a rotated 8-bit value (not an 8-bit value, 0x00XY00XY,
+    0xXY00XY00 or 0xXYXYXYXY): a shifted constant, which takes the early shifter."""
+    value = immediate & 0xFFFFFFFF
+    low = value & 0xFF
+    return not (value <= 0xFF or value in (low * 0x00010001, low * 0x01000100, low * 0x01010101))
+
+
 _REGISTER_NUMBERS: dict[str, int] = {}  # register name -> its number in native code (this process)
 _REGISTER_NAMES: list[str] = []  # ... and back
 
 
-def _register_number(name: str) -> int:
+def register_number(name: str) -> int:
     number = _REGISTER_NUMBERS.get(name)
     if number is None:
         number = _REGISTER_NUMBERS[name] = len(_REGISTER_NAMES)

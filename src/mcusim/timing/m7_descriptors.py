@@ -23,7 +23,7 @@ from ..machine.native import STATIC_CYCLES_MASK, STATIC_SHIFT, STATIC_TAKEN
 from ..machine.native import m7_rows as R
 from ..machine.native.m7_schedule import REGISTERS
 from .cortex_m4 import REFILL_ALWAYS, REFILL_IF_TAKEN, base_mnemonic
-from .cortex_m7 import MODIFIED_IMMEDIATE, _register_number
+from .cortex_m7 import MODIFIED_IMMEDIATE, register_number, is_rotated
 from .instruction import OFFSET
 from .literal_loads import LITERAL_LOADS, literal_read
 from .register_pattern import RENAMEABLE, register_pattern
@@ -120,7 +120,7 @@ class Descriptors:
             (row, literal, jump, watched), info, names = first
             renamed = dict(zip(names, pattern[1]))
             info = self.timing.known(_renamed(info, renamed))
-            decided = -1 if info.decided_by is None else _register_number(info.decided_by)
+            decided = -1 if info.decided_by is None else register_number(info.decided_by)
             entry = None
             if self.timing.encodable(info) and decided < REGISTERS:
                 own = self._append()
@@ -133,7 +133,7 @@ class Descriptors:
     def _describe(self, insn) -> tuple | None:
         timing = self.timing
         info = timing.describe(insn)
-        decided = -1 if info.decided_by is None else _register_number(info.decided_by)
+        decided = -1 if info.decided_by is None else register_number(info.decided_by)
         if not timing.encodable(info) or decided >= REGISTERS:
             return None
         static, watched = self.static_row(insn)
@@ -163,11 +163,7 @@ def _shifted_constant(op_str: str) -> bool | None:
     immediate is a shifted constant, which takes the early shifter (as
     CortexM7Timing._shifted_constant reads it from capstone's detail); None where it has none."""
     found = OFFSET.search(op_str)
-    if found is None:
-        return None
-    value = int(found.group()[1:], 0) & 0xFFFFFFFF
-    low = value & 0xFF
-    return not (value <= 0xFF or value in (low * 0x00010001, low * 0x01000100, low * 0x01010101))
+    return None if found is None else is_rotated(int(found.group()[1:], 0))
 
 
 def _registers_of(info) -> set[str]:
