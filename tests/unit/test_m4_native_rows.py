@@ -12,6 +12,7 @@ from mcusim.config.loader import core_timing_table, load_core
 from mcusim.machine import native as N
 from mcusim.timing import decoder as decoder_module
 from mcusim.timing.cortex_m4 import CortexM4Timing
+from mcusim.timing.cortex_m7 import CortexM7Timing
 from mcusim.timing.decoder import Decoder
 
 BASE = 0x1000
@@ -36,10 +37,14 @@ CASES = {
 }
 
 
-def decoders(code: bytes):
-    """The memoised decoder (native rows) and the plain one, on states of their own."""
-    core = load_core("cortex-m4")
+def decoders(code: bytes, core_name: str = "cortex-m4"):
+    """The memoised decoder (native rows) and the plain one (the Python model, nothing memoised),
+    on states of their own."""
+    core = load_core(core_name)
     table = core_timing_table(core)
+
+    def timing(memoise: bool):
+        return CortexM7Timing(table, memoise=memoise) if core.timing_model == "cortex-m7" else CortexM4Timing(table)
 
     def read(address, size):
         offset = address - BASE
@@ -47,13 +52,14 @@ def decoders(code: bytes):
             raise ValueError("unmapped")
         return code[offset: offset + size]
 
-    return [Decoder(N.NativeState(), read, core.default_instruction_cycles, timing=CortexM4Timing(table),
+    return [Decoder(N.NativeState(), read, core.default_instruction_cycles, timing=timing(memoise),
                     memoise=memoise) for memoise in (True, False)]
 
 
 def rows(decoder) -> np.ndarray:
-    """The window's tables as the hooks read them, and each instruction's own row."""
-    return np.concatenate([decoder.state.rows(0), decoder._costs[0]])
+    """Every window's tables as the hooks read them and each instruction's own row, by address."""
+    windows = sorted(decoder._costs, key=lambda index: decoder.state.windows[index][0])
+    return np.concatenate([table for index in windows for table in (decoder.state.rows(index), decoder._costs[index])])
 
 
 @pytest.mark.parametrize("case", CASES)

@@ -1,5 +1,5 @@
 """The Cortex-M7 decode rows made in native code (machine/native/m7_rows.py: the in-sequence
-schedule, each row from its shape's descriptor in timing/m7_descriptors.py, the block-start
+schedule, each row from its encoding's descriptor in timing/m7_descriptors.py, the block-start
 corrections) equal the Python model's, made afresh from capstone's own instructions, on
 ranges decoded one after the other, so the pipeline carries from one into the next: every kind
 of instruction the schedule tells apart, IT blocks, literal loads, a branch to itself and
@@ -10,37 +10,20 @@ import random
 import numpy as np
 import pytest
 
-from mcusim.config.loader import core_timing_table, load_core
 from mcusim.machine import native as N
 from mcusim.timing import decoder as decoder_module
-from mcusim.timing.cortex_m7 import CortexM7Timing
 from mcusim.timing.decoder import Decoder
+from test_m4_native_rows import BASE, rows
+from test_m4_native_rows import decoders as decoders_for
 from test_m7_native_schedule import KINDS
 
-BASE = 0x1000
 IT_EQ, IT_NE_T, MOV_R0_R1, LDR_LITERAL, B_SELF, UNDECODABLE = "08bf", "1cbf", "0846", "0148", "fee7", "ffffffff"
 EXTRA = [IT_EQ + MOV_R0_R1, IT_NE_T + MOV_R0_R1 + "0130", LDR_LITERAL, B_SELF, UNDECODABLE]
 
 
 def decoders(code: bytes) -> list[Decoder]:
     """The memoised decoder (native rows) and the plain one (the Python model, nothing memoised)."""
-    core = load_core("cortex-m7")
-    table = core_timing_table(core)
-
-    def read(address, size):
-        offset = address - BASE
-        if offset < 0 or offset + size > len(code):
-            raise ValueError("unmapped")
-        return code[offset: offset + size]
-
-    return [Decoder(N.NativeState(), read, core.default_instruction_cycles,
-                    timing=CortexM7Timing(table, memoise=memoise), memoise=memoise) for memoise in (True, False)]
-
-
-def rows(decoder) -> np.ndarray:
-    """Every window's tables as the hooks read them and each instruction's own row, by address."""
-    windows = sorted(decoder._costs, key=lambda index: decoder.state.windows[index][0])
-    return np.concatenate([table for index in windows for table in (decoder.state.rows(index), decoder._costs[index])])
+    return decoders_for(code, "cortex-m7")
 
 
 @pytest.mark.parametrize("seed", range(4))
