@@ -10,7 +10,8 @@ met, and one native call schedules a whole range and makes its rows. An encoding
 register pattern was met (timing/register_pattern.py: the same operation on other registers)
 is described from the first with its registers renamed, from capstone's cheap text alone; the
 pattern keeps whether a modified immediate is a shifted constant, which the schedule reads
-(it takes the early shifter). Only the first of a pattern gets capstone's detail and the model's analysis.
+(it takes the early shifter). Only the first of a pattern gets capstone's detail and the
+model's analysis.
 """
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from ..machine.native import STATIC_CYCLES_MASK, STATIC_SHIFT, STATIC_TAKEN
 from ..machine.native import m7_rows as R
 from ..machine.native.m7_schedule import REGISTERS
 from .cortex_m4 import REFILL_ALWAYS, REFILL_IF_TAKEN, base_mnemonic
-from .cortex_m7 import MODIFIED_IMMEDIATE, register_number, is_rotated
+from .cortex_m7 import MODIFIED_IMMEDIATE, is_rotated, register_number
 from .instruction import OFFSET
 from .literal_loads import LITERAL_LOADS, literal_read
 from .register_pattern import RENAMEABLE, register_pattern
@@ -32,7 +33,7 @@ MAX_DESCRIPTORS = 1 << 16  # rows (code running away through data must not grow 
 
 
 class Descriptors:
-    """The descriptors of one Cortex-M7 timing model's instruction shapes, as rows of an int64 table."""
+    """The descriptors of one Cortex-M7 timing model's encodings, as rows of an int64 table."""
 
     def __init__(self, timing, instruction_cycles: int, static_row):
         """`static_row(insn)`: the decoder's (row, watched) of an instruction alone."""
@@ -158,12 +159,18 @@ class Descriptors:
         return self.count - 1
 
 
-def _shifted_constant(op_str: str) -> bool | None:
+def _shifted_constant(op_str: str) -> bool | str | None:
     """Whether the first immediate (not a shift amount) of an operation that may take a modified
     immediate is a shifted constant, which takes the early shifter (as
-    CortexM7Timing._shifted_constant reads it from capstone's detail); None where it has none."""
+    CortexM7Timing._shifted_constant reads it from capstone's detail); None where it has none,
+    its text where it is not an integer (a pattern of its own)."""
     found = OFFSET.search(op_str)
-    return None if found is None else is_rotated(int(found.group()[1:], 0))
+    if found is None:
+        return None
+    try:
+        return is_rotated(int(found.group()[1:], 0))
+    except ValueError:
+        return found.group()
 
 
 def _registers_of(info) -> set[str]:

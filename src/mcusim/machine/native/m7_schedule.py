@@ -1,11 +1,11 @@
-"""The Cortex-M7 block-start schedule (timing/cortex_m7.py, CortexM7Timing.start_adjustments)
-in native code: for every instruction of a decoded run, the schedule of the block's first
-instructions from an empty pipeline, compared with the in-sequence one. The Python model is
-the reference (CortexM7Timing(memoise=False)); this follows its _issue, _operands_ready and
-_pairs step by step, on instructions encoded as rows of integers (CortexM7Timing._encode) and
-registers numbered per process, so the pipeline's register state is arrays indexed by them.
-Scheduling every window afresh here costs less than walking the Python model's tree of
-schedules made before (about half of a Cortex-M7 decode's time)."""
+"""The Cortex-M7 schedule (timing/cortex_m7.py) in native code: `issue`, one instruction after
+a pipeline, which m7_rows runs in sequence over a decoded range, and the block-start schedule
+(CortexM7Timing.start_adjustments): for every instruction of a decoded run, the schedule of
+the block's first instructions from an empty pipeline, compared with the in-sequence one. The
+Python model is the reference (CortexM7Timing(memoise=False)); this follows its _issue,
+_operands_ready and _pairs step by step, on instructions encoded as rows of integers
+(CortexM7Timing._encode) and registers numbered per process, so the pipeline's register state
+is arrays indexed by them (one int64 array: PIPELINE below)."""
 from __future__ import annotations
 
 import numpy as np
