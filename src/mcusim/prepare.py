@@ -113,6 +113,6 @@ def describe_patterns(say=print, programs: list[str] | None = None) -> int:
             images += count
             say(f"register patterns of {count} examples' code on {board}: {time.perf_counter() - started:.1f} s")
             started = time.perf_counter()
-            decoder.describe_short_encodings()
-            say(f"every 16-bit encoding on {board}: {time.perf_counter() - started:.1f} s")
+            if decoder.describe_short_encodings():
+                say(f"every 16-bit encoding on {board}: {time.perf_counter() - started:.1f} s")
     return images

@@ -9,7 +9,7 @@ import pytest
 from mcusim.config.loader import core_timing_table, load_core
 from mcusim.machine import native as N
 from mcusim.machine.native import m4_rows as R
-from mcusim.timing import m4_descriptors, pattern_store
+from mcusim.timing import m4_descriptors, m7_patterns, pattern_store
 from mcusim.timing.cortex_m4 import CortexM4Timing
 from mcusim.timing.decode_store import DecodeStore
 from mcusim.timing.decoder import Decoder
@@ -147,7 +147,8 @@ def test_prepare_describes_the_examples_patterns_for_any_first_run(tmp_path, new
 
     monkeypatch.setenv("MCUSIM_DECODE_CACHE", str(tmp_path))
     said = []
-    assert describe_patterns(said.append, programs=["bench", "hello"]) == 2 and len(said) == 2
+    assert describe_patterns(said.append, programs=["bench", "hello"]) == 4 and len(said) == 3  # (M4, 16-bit, M7)
+    assert len(m7_patterns.read_patterns(next(tmp_path.glob(f"decode/*/{m7_patterns.FILE_NAME}")))) > 100
     patterns = next(tmp_path.glob("decode/*/m4-patterns.bin"))
     assert len(read_patterns(patterns)) > 100
     assert read_table(table_file(patterns), m4_descriptors.CORE_NAMES) is not None, "every 16-bit encoding"
@@ -176,4 +177,4 @@ def test_prepare_describes_the_examples_patterns_for_any_first_run(tmp_path, new
     assert Simulator(examples.path("isa", "mcu-m"), "mcu-m").run().exit_code == 0
     assert calls["16-bit table"] > 0 and calls["renamed"] > 0
     assert calls["renamed"] + calls["16-bit table"] > 10 * calls["described"] > 0  # (without the files: about 5x)
-    assert Simulator(examples.path("isa", "mcu-d"), "mcu-d").machine.decoder.pattern_file is None  # (Cortex-M7)
+    assert Simulator(examples.path("isa", "mcu-d"), "mcu-d").machine.decoder.pattern_file.name == m7_patterns.FILE_NAME

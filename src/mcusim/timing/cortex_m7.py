@@ -646,15 +646,18 @@ class CortexM7Timing:
     def take_pipeline(self, pipeline: np.ndarray, last_address: int) -> None:
         """Carry on after the instruction at `last_address`, scheduled by m7_rows into `pipeline`."""
         names = _REGISTER_NAMES
-
-        def cycles(base: int) -> dict:
-            values = pipeline[base: base + S.REGISTERS]
-            return {names[number]: int(values[number]) for number in np.flatnonzero(values != S.ABSENT).tolist()}
+        registers = pipeline[S.P_READY:]  # (ready, early, word loaded, written at: REGISTERS each)
+        present = registers != S.ABSENT
+        present[S.P_WORD_LOADED - S.P_READY: S.P_WRITTEN_AT - S.P_READY] = \
+            registers[S.P_WORD_LOADED - S.P_READY: S.P_WRITTEN_AT - S.P_READY] != 0
+        ready, early, word_loaded, written_at = {}, {}, {}, {}
+        tables = (ready, early, word_loaded, written_at)
+        places = np.flatnonzero(present)
+        for place, value in zip(places.tolist(), registers[places].tolist()):
+            tables[place // S.REGISTERS][names[place % S.REGISTERS]] = value
         issued = [self._by_ident[int(pipeline[slot])] for slot in (S.P_OLDER, S.P_YOUNGER)[: pipeline[S.P_ISSUED]]]
-        word_loaded = pipeline[S.P_WORD_LOADED: S.P_WORD_LOADED + S.REGISTERS]
-        self._pipeline = _Pipeline(int(pipeline[S.P_CYCLE]), issued, int(pipeline[S.P_FREE]), cycles(S.P_READY),
-                                   cycles(S.P_WRITTEN_AT), cycles(S.P_EARLY),
-                                   {names[number] for number in np.flatnonzero(word_loaded).tolist()})
+        self._pipeline = _Pipeline(int(pipeline[S.P_CYCLE]), issued, int(pipeline[S.P_FREE]), ready, written_at, early,
+                                   set(word_loaded))
         self._last_address = last_address
         self._imported_text = None
 

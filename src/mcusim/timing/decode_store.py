@@ -125,7 +125,8 @@ class DecodeStore:
 
     @property
     def pattern_file(self) -> Path | None:
-        """Where the Cortex-M4 register patterns of this model are kept (pattern_store), if anywhere."""
+        """Where the Cortex-M4 register patterns of this model are kept (pattern_store), if
+        anywhere; the Cortex-M7's are beside it (m7_patterns.FILE_NAME)."""
         return self.path.parent / PATTERN_FILE if self.path is not None else None
 
     def get(self, key: tuple):

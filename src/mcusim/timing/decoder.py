@@ -17,7 +17,7 @@ from ..machine.native import (CALL_FLAG, F_CLASS_A, F_CLASS_B, F_CLASS_C, F_COUN
 from ..machine.native.m4_rows import m4_rows
 from ..machine.native.m7_rows import UNDECODABLE_2, UNDECODABLE_4, m7_rows
 from ..machine.registers import UNICORN_REGISTERS
-from . import m4_descriptors, m7_descriptors
+from . import m4_descriptors, m7_descriptors, m7_patterns
 from .classes import packed, power_class
 from .cortex_m4 import base_mnemonic, is_memory
 from .literal_loads import LITERAL_LOADS, literal_read
@@ -79,6 +79,9 @@ class Decoder:
             self._m4.use_file(store.pattern_file if store is not None else None)
         self._m7 = m7_descriptors.Descriptors(timing, instruction_cycles, _static_row) \
             if memoise and hasattr(timing, "pipeline_before") else None  # (rows in native code: _decode_m7)
+        if self._m7 is not None:  # (its register patterns, beside the Cortex-M4's in their model's folder)
+            beside = store.pattern_file if store is not None else None
+            self._m7.use_file(beside.with_name(m7_patterns.FILE_NAME) if beside is not None else None)
         self.instructions_decoded = 0  # rows of instructions written, decoded or copied ...
         self.instructions_copied = 0   # ... of them copied from a decode seen before (chunk cache, store)
 
@@ -149,16 +152,19 @@ class Decoder:
         for start, _ in list(self._ranges):
             self.decode_block(start, 2)
 
-    def describe_short_encodings(self) -> None:
+    def describe_short_encodings(self) -> bool:
         """Describe every 16-bit encoding and keep the table beside the register patterns
-        (thumb16_table; mcusim prepare), where this decoder keeps patterns."""
-        if self._m4 is not None:
-            self._m4.write_short()
+        (thumb16_table; mcusim prepare), where this decoder keeps Cortex-M4 patterns; whether it did."""
+        if self._m4 is None:
+            return False
+        self._m4.write_short()
+        return True
 
     @property
     def pattern_file(self):
-        """The file the Cortex-M4 register patterns described are kept in (pattern_store), if any."""
-        return self._m4.file if self._m4 is not None else None
+        """The file the register patterns described are kept in (pattern_store, m7_patterns), if any."""
+        descriptors = self._m4 or self._m7
+        return descriptors.file if descriptors is not None else None
 
     def decode_ranges(self, ranges: list[tuple[int, int]]) -> None:
         self._redecoded = False
@@ -626,8 +632,9 @@ class Decoder:
         register patterns it described for any image's (pattern_store)."""
         if self.store is not None:
             self.store.save()
-        if self._m4 is not None:
-            self._m4.save_patterns()
+        for descriptors in (self._m4, self._m7):
+            if descriptors is not None:
+                descriptors.save_patterns()
 
     def forget_changed_code(self) -> bool:
         """Drop the decode of writable windows whose code bytes changed since; True if any did."""

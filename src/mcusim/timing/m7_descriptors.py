@@ -16,6 +16,7 @@ model's analysis.
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import numpy as np
 from capstone import arm as cs_arm
@@ -27,6 +28,8 @@ from .cortex_m4 import REFILL_ALWAYS, REFILL_IF_TAKEN, base_mnemonic
 from .cortex_m7 import MODIFIED_IMMEDIATE, is_rotated, register_number
 from .instruction import OFFSET
 from .literal_loads import LITERAL_LOADS, literal_read
+from .m7_patterns import EMPTY, SLOT, Patterns, read_patterns, write_patterns
+from .pattern_store import MAX_PATTERNS
 from .register_pattern import RENAMEABLE, register_pattern
 
 MAX_DESCRIPTORS = 1 << 16  # rows (code running away through data must not grow them without end)
@@ -40,7 +43,25 @@ class Descriptors:
         self.timing = timing
         self.static_row = static_row
         self.constants = timing.constants(instruction_cycles)
+        # register pattern -> (descriptor values, may read a literal, a B, watched, _Insn with its
+        # registers as SLOT places), None: not renamed. Not the table's: they outlive _clear.
+        self._patterns: dict[tuple, tuple | None] = {}
+        self.file: Path | None = None  # m7_patterns' file of this model, if any
+        self._stored: Patterns | None = EMPTY  # its patterns, once read (None: not yet)
+        self._learned = False  # patterns described since the file was written
         self._clear()
+
+    def use_file(self, path: Path | None) -> None:
+        """Keep the patterns in `path` (m7_patterns): read on the first pattern not known, written
+        by save_patterns."""
+        if path != self.file:
+            self.file, self._stored = path, EMPTY if path is None else None
+
+    def save_patterns(self) -> None:
+        """Write the patterns described since the file was last written (the end of a run)."""
+        if self.file is not None and self._learned:
+            write_patterns(self.file, {p: e for p, e in self._patterns.items() if e is not None})
+            self._learned = False
 
     def _clear(self) -> None:
         self.table = np.zeros((256, R.DESCRIPTOR), np.int64)
@@ -48,8 +69,6 @@ class Descriptors:
         # each entry: (row, literal loads may read, a B (a branch to itself?), watched), None: not encodable
         self._by_key: dict[tuple, tuple | None] = {}  # (bytes, mnemonic) -> entry
         self._by_shape: dict[int, tuple | None] = {}  # Instruction.shape -> entry
-        # register pattern -> (its first encoding's entry, _Insn and registers), None: not renamed
-        self._patterns: dict[tuple, tuple | None] = {}
         self._renamed: dict[tuple, tuple | None] = {}  # (register pattern, registers) -> entry
         self._own: dict[tuple, int] = {}  # (row, literal, branch to itself) -> its own row
 
@@ -89,7 +108,7 @@ class Descriptors:
         if pattern is not None:
             modified = len(code) == 4 and mnemonic.startswith(MODIFIED_IMMEDIATE)
             pattern = ((pattern[0], _shifted_constant(op_str) if modified else None), pattern[1])
-            first = self._patterns.get(pattern[0])
+            first = self._pattern(pattern[0])
             if first is not None:
                 return self._rename(pattern, first)
         insn = detail_of()
@@ -98,9 +117,21 @@ class Descriptors:
         entry = self._by_shape.get(insn.shape, False)
         if entry is False:
             entry = self._by_shape[insn.shape] = self._describe(insn)
-        if pattern is not None and pattern[0] not in self._patterns:
+        if pattern is not None and pattern[0] not in self._patterns and len(self._patterns) < MAX_PATTERNS:
             self._patterns[pattern[0]] = self._first(entry, insn, pattern[1])
+            self._learned = True
         return entry
+
+    def _pattern(self, pattern: tuple) -> tuple | None:
+        """The record of `pattern` met in this process or kept in the file, or None."""
+        first = self._patterns.get(pattern)
+        if first is None and pattern not in self._patterns:
+            if self._stored is None:
+                self._stored = read_patterns(self.file)
+            first = self._stored.get(pattern)
+            if first is not None:
+                self._patterns[pattern] = first
+        return first
 
     def _first(self, entry: tuple | None, insn, names: tuple[str, ...]) -> tuple | None:
         """The pattern's record of its first encoding (`entry` of `insn`, naming `names` in its
@@ -108,26 +139,33 @@ class Descriptors:
         encoding of the pattern is described from capstone's detail)."""
         if entry is None:
             return None
+        row, literal, jump, watched = entry
         info = self.timing.describe(insn)
         if any(RENAMEABLE.fullmatch(name) and name not in names for name in _registers_of(info)):
             return None
-        return entry, info, names
+        values = self.table[row].copy()
+        values[[R.D_IDENT, R.D_DECIDED]] = 0
+        slotted = _renamed(info, {name: f"{SLOT}{place}" for place, name in enumerate(names)})
+        return values, literal, jump, watched, slotted
 
     def _rename(self, pattern: tuple, first: tuple) -> tuple | None:
         """The entry of an encoding of a register pattern met before: the first's with its
-        registers renamed in what the schedule reads of it."""
+        registers renamed in what the schedule reads of it (None where a place it names is
+        beyond the pattern's registers: a file's damaged entry)."""
         entry = self._renamed.get(pattern, False)
         if entry is False:
-            (row, literal, jump, watched), info, names = first
-            renamed = dict(zip(names, pattern[1]))
-            info = self.timing.known(_renamed(info, renamed))
-            decided = -1 if info.decided_by is None else register_number(info.decided_by)
+            values, literal, jump, watched, slotted = first
+            names = pattern[1]
             entry = None
-            if self.timing.encodable(info) and decided < REGISTERS:
-                own = self._append()
-                self.table[own] = self.table[row]
-                self.table[own, R.D_IDENT], self.table[own, R.D_DECIDED] = info.ident, decided
-                entry = own, literal, jump, watched
+            if all(not name.startswith(SLOT) or int(name[1:]) < len(names) for name in _registers_of(slotted)):
+                places = {f"{SLOT}{place}": name for place, name in enumerate(names)}
+                info = self.timing.known(_renamed(slotted, places))
+                decided = -1 if info.decided_by is None else register_number(info.decided_by)
+                if self.timing.encodable(info) and decided < REGISTERS:
+                    own = self._append()
+                    self.table[own] = values
+                    self.table[own, R.D_IDENT], self.table[own, R.D_DECIDED] = info.ident, decided
+                    entry = own, literal, jump, watched
             self._renamed[pattern] = entry
         return entry
 

@@ -94,60 +94,82 @@ EMPTY = Patterns(np.zeros((0, R.DESCRIPTOR), np.int64), np.zeros(0, np.uint8), [
 
 def read_patterns(path: Path) -> Patterns:
     """The file's patterns; none where the file is missing, damaged or foreign."""
-    try:
-        with open_regular(path) as file:
-            data = file.read()
-        magic, version, count, keys_size, slots_size = HEADER.unpack_from(data)
-        if magic != MAGIC or version != VERSION or count > MAX_PATTERNS or max(keys_size, slots_size) > MAX_TEXT:
-            return EMPTY
-        sizes = [8 * R.DESCRIPTOR * count, count, keys_size, slots_size]
-        inflate = zlib.decompressobj()
-        payload = inflate.decompress(data[HEADER.size:], sum(sizes) + 1)
-        if len(payload) != sum(sizes) or not inflate.eof or inflate.unconsumed_tail:
-            return EMPTY
-        ends = np.cumsum(sizes).tolist()
-        rows = np.frombuffer(payload, "<i8", R.DESCRIPTOR * count).reshape(count, R.DESCRIPTOR)
-        flags = np.frombuffer(payload, np.uint8, count, ends[0])
-        keys = payload[ends[1]: ends[2]].decode("utf-8").split("\n") if count else []
-        slots = payload[ends[2]: ends[3]].decode("utf-8").split("\n") if count else []
-    except (OSError, ValueError, struct.error, zlib.error):  # (missing, damaged or foreign: nothing)
+    found = read_file(path, MAGIC, VERSION, R.DESCRIPTOR)
+    if found is None:
         return EMPTY
+    rows, flags, keys, slots = found
     # a row that says another size than its flags (get checks those against the pattern's form)
     # could make the native rows overrun
-    if len(keys) != count or len(slots) != count or len(set(keys)) != count \
-            or not (np.all(rows[:, R.D_DECODABLE] == 1) and np.all(rows[:, R.D_SIZE] == np.where(flags & WIDE, 4, 2))
-                    and np.all(rows[:, [R.D_LITERAL, R.D_SELF_LOOP, *R.D_MASKS]] == 0)
-                    and np.all(rows[:, R.D_STATIC + KIND] == KIND_START) and np.all(flags <= LITERAL | WATCHED | WIDE)):
+    if not (np.all(rows[:, R.D_DECODABLE] == 1) and np.all(rows[:, R.D_SIZE] == np.where(flags & WIDE, 4, 2))
+            and np.all(rows[:, [R.D_LITERAL, R.D_SELF_LOOP, *R.D_MASKS]] == 0)
+            and np.all(rows[:, R.D_STATIC + KIND] == KIND_START) and np.all(flags <= LITERAL | WATCHED | WIDE)):
         return EMPTY
     return Patterns(rows, flags, keys, slots)
 
 
-def pack(rows: np.ndarray, flags: np.ndarray, keys: list[str], slots: list[str]) -> bytes:
-    """A pattern file: HEADER, then one zlib stream of the rows (R.DESCRIPTOR int64 each), the
-    flags (a byte each), and the keys' and the slots' texts (a line each, the slots as JSON)."""
+def read_file(path: Path, magic: bytes, version: int, width: int) -> tuple | None:
+    """A pattern file's (rows of `width` int64, flags, keys, slots' texts), its header `magic`
+    and `version`; None where it is missing, damaged or foreign (the entries' own checks are
+    the model's)."""
+    try:
+        with open_regular(path) as file:
+            data = file.read()
+        found, found_version, count, keys_size, slots_size = HEADER.unpack_from(data)
+        if found != magic or found_version != version or count > MAX_PATTERNS or max(keys_size, slots_size) > MAX_TEXT:
+            return None
+        sizes = [8 * width * count, count, keys_size, slots_size]
+        inflate = zlib.decompressobj()
+        payload = inflate.decompress(data[HEADER.size:], sum(sizes) + 1)
+        if len(payload) != sum(sizes) or not inflate.eof or inflate.unconsumed_tail:
+            return None
+        ends = np.cumsum(sizes).tolist()
+        rows = np.frombuffer(payload, "<i8", width * count).reshape(count, width)
+        flags = np.frombuffer(payload, np.uint8, count, ends[0])
+        keys = payload[ends[1]: ends[2]].decode("utf-8").split("\n") if count else []
+        slots = payload[ends[2]: ends[3]].decode("utf-8").split("\n") if count else []
+    except (OSError, ValueError, struct.error, zlib.error):  # (missing, damaged or foreign: nothing)
+        return None
+    if len(keys) != count or len(slots) != count or len(set(keys)) != count:
+        return None
+    return rows, flags, keys, slots
+
+
+def pack(rows: np.ndarray, flags: np.ndarray, keys: list[str], slots: list[str], magic: bytes = MAGIC,
+         version: int = VERSION) -> bytes:
+    """A pattern file: HEADER, then one zlib stream of the rows (int64 each, as many a row as the
+    model's descriptor), the flags (a byte each), and the keys' and the slots' texts (a line
+    each, the slots as JSON)."""
     keys_text, slots_text = "\n".join(keys).encode("utf-8"), "\n".join(slots).encode("utf-8")
     payload = b"".join([np.ascontiguousarray(rows, "<i8").tobytes(), np.asarray(flags, np.uint8).tobytes(), keys_text,
                         slots_text])
-    return HEADER.pack(MAGIC, VERSION, len(keys), len(keys_text), len(slots_text)) + zlib.compress(payload)
+    return HEADER.pack(magic, version, len(keys), len(keys_text), len(slots_text)) + zlib.compress(payload)
 
 
 def write_patterns(path: Path, patterns: dict[tuple, tuple]) -> None:
     """Write `patterns` with those already in the file (another run's), MAX_PATTERNS at most;
     silently nothing where it cannot be written."""
     found = read_patterns(path)
-    keys, slots = list(found.keys), list(found.slots)
-    rows, flags = [found.rows], [found.flags]
+    write_file(path, (found.rows, found.flags, found.keys, found.slots),
+               ((key_text(pattern), values, LITERAL * literal | WATCHED * watched | WIDE * (type(pattern[0]) is tuple),
+                 json.dumps([list(field) for field in pattern_slots], separators=(",", ":")))
+                for pattern, (values, literal, watched, pattern_slots) in patterns.items()), MAGIC, VERSION)
+
+
+def write_file(path: Path, found: tuple, entries, magic: bytes, version: int) -> None:
+    """Write the file's entries `found` (rows, flags, keys, slots' texts, as read_file gives
+    them) and `entries` ((key, row, flags, slots' text) each, those whose key it has left out),
+    MAX_PATTERNS at most; silently nothing where it cannot be written."""
+    rows, flags, keys, slots = [found[0]], [found[1]], list(found[2]), list(found[3])
     known = set(keys)
-    for pattern, (values, literal, watched, pattern_slots) in patterns.items():
-        key = key_text(pattern)
+    for key, values, flag, text in entries:
         if len(keys) >= MAX_PATTERNS:
             break
-        if key in known or "\n" in key:
+        if key in known or "\n" in key or "\n" in text:
             continue
         known.add(key)
         keys.append(key)
-        slots.append(json.dumps([list(field) for field in pattern_slots], separators=(",", ":")))
-        rows.append(np.asarray(values, np.int64).reshape(1, R.DESCRIPTOR))
-        flags.append(np.array([LITERAL * literal | WATCHED * watched | WIDE * (type(pattern[0]) is tuple)], np.uint8))
-    packed = pack(np.concatenate(rows), np.concatenate(flags), keys, slots)
+        slots.append(text)
+        rows.append(np.asarray(values, np.int64).reshape(1, -1))
+        flags.append(np.array([flag], np.uint8))
+    packed = pack(np.concatenate(rows), np.concatenate(flags), keys, slots, magic, version)
     write_whole(path, lambda out: out.write(packed))

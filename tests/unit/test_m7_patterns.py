@@ -1,0 +1,86 @@
+"""The Cortex-M7 register patterns kept on disk (timing/m7_patterns.py): a decoder that reads
+them renames the encodings of patterns an earlier run described, without capstone's detail,
+into the Python model's rows; a damaged or foreign file, or a damaged entry, is ignored."""
+import random
+
+import numpy as np
+import pytest
+
+from mcusim.timing import decoder as decoder_module
+from mcusim.timing import m7_patterns
+from mcusim.timing.m7_patterns import FILE_NAME, read_patterns
+from mcusim.timing.pattern_store import read_file, write_file
+from test_m4_native_rows import BASE, rows
+from test_m4_native_rows import decoders as decoders_for
+
+
+def code_of(seed: int, halfwords: int = 6000) -> bytes:
+    """Random halfwords, register fields often over r0-r3 (every encoding capstone knows)."""
+    rng = random.Random(seed)
+    return b"".join((rng.getrandbits(16) & (~0b0000_0100_0010_0100 if rng.random() < 0.5 else 0xFFFF))
+                    .to_bytes(2, "little") for _ in range(halfwords))
+
+
+def decode(code: bytes, path, monkeypatch) -> tuple[int, object]:
+    """Decode `code` in ranges with the memoised decoder using the pattern file `path` and the
+    plain one; their rows must agree. Returns how many encodings got capstone's detail, and the
+    memoised decoder."""
+    details = []
+    detail_of = decoder_module._detail_of
+    monkeypatch.setattr(decoder_module, "_detail_of", lambda *args: details.append(args) or detail_of(*args))
+    fast, plain = decoders_for(code, "cortex-m7")
+    fast._m7.use_file(path)
+    for decoder in (fast, plain):
+        for start in range(0, len(code), 256):
+            decoder.decode(BASE + start, BASE + min(len(code), start + 256))
+    assert np.array_equal(rows(fast), rows(plain))
+    return len(details), fast
+
+
+@pytest.fixture
+def kept(tmp_path, monkeypatch):
+    """A pattern file one decoder wrote, and how many details it read."""
+    path = tmp_path / FILE_NAME
+    described, fast = decode(code_of(1), path, monkeypatch)
+    fast.save_store()
+    assert path.exists() and len(read_patterns(path)) > 300
+    return path, described
+
+
+def test_a_later_decoder_renames_the_patterns_an_earlier_one_kept(kept, tmp_path, monkeypatch):
+    path, _ = kept
+    without, _ = decode(code_of(2), tmp_path / "none" / FILE_NAME, monkeypatch)
+    with_file, _ = decode(code_of(2), path, monkeypatch)
+    assert with_file < without / 2, (with_file, without)
+
+
+DAMAGES = ["a place beyond the pattern's registers", "a renameable register named", "not JSON",
+           "a row of another size", "a literal kept", "another version", "cut short"]
+
+
+@pytest.mark.parametrize("damage", DAMAGES)
+def test_a_damaged_entry_or_file_is_ignored(kept, tmp_path, monkeypatch, damage):
+    path, _ = kept
+    rows_, flags, keys, slots = read_file(path, m7_patterns.MAGIC, m7_patterns.VERSION, m7_patterns.R.DESCRIPTOR)
+    rows_, slots = rows_.copy(), list(slots)
+    damaged = tmp_path / "damaged" / FILE_NAME
+    damaged.parent.mkdir()
+    for place, text in enumerate(slots):
+        if damage == "a place beyond the pattern's registers":
+            slots[place] = text.replace('"reads":[0', '"reads":[40')
+        elif damage == "a renameable register named":
+            slots[place] = text.replace('"reads":[0', '"reads":["r7"')
+        elif damage == "not JSON":
+            slots[place] = text[:-1]
+    if damage == "a row of another size":
+        rows_[:, m7_patterns.R.D_SIZE] = 6
+    elif damage == "a literal kept":
+        rows_[:, m7_patterns.R.D_LITERAL] = 0x12345
+    empty = (np.zeros((0, m7_patterns.R.DESCRIPTOR), np.int64), np.zeros(0, np.uint8), [], [])
+    write_file(damaged, empty, zip(keys, rows_, flags.tolist(), slots), m7_patterns.MAGIC,
+               m7_patterns.VERSION + (damage == "another version"))
+    if damage == "cut short":
+        damaged.write_bytes(damaged.read_bytes()[:-16])
+    decode(code_of(2), damaged, monkeypatch)  # (the rows the Python model's: checked there)
+    if damage in ("another version", "cut short"):
+        assert len(read_patterns(damaged)) == 0
