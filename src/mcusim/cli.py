@@ -607,9 +607,9 @@ def prepare_command():
     so that later runs load the machine code without importing numba. It is kept in the
     object store: MCUSIM_NATIVE_STORE if that names a folder, else beside NUMBA_CACHE_DIR,
     else in the package's __pycache__ or ~/.cache/mcusim (docs/performance.md). Then it decodes
-    every bundled example's code once, so that the first run of any firmware on a Cortex-M4
-    board finds most of its instructions' register patterns described (kept in the decode
-    store, MCUSIM_DECODE_CACHE)."""
+    every bundled example's code once per core, so that the first run of any firmware finds
+    most of its instructions' register patterns described (kept in the decode store,
+    MCUSIM_DECODE_CACHE)."""
     import time
 
     from .machine.native.object_store import STORE

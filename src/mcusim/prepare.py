@@ -8,10 +8,11 @@ examples on every board with and without the captures (the decode store off, so 
 their code), so the functions Python calls are compiled for the arguments runs give them. Their
 machine code goes to the object store (machine/native/object_store.py), from which later runs load
 it without numba; a function nothing here used is compiled when a run first needs it, as before.
-Then every bundled example's whole code is decoded once per core model that keeps register patterns
-(the Cortex-M4: timing/pattern_store.py), so that the first run of any firmware renames the
-patterns compiled code uses instead of describing each from capstone's detail, and every 16-bit
-encoding is described (timing/thumb16_table.py), so that one is a look-up (docs/performance.md).
+Then every bundled example's whole code is decoded once per core model (timing/pattern_store.py,
+timing/m7_patterns.py), so that the first run of any firmware renames the register patterns
+compiled code uses instead of describing each from capstone's detail, and on the Cortex-M4 every
+16-bit encoding is described (timing/thumb16_table.py), so that one is a look-up
+(docs/performance.md).
 """
 from __future__ import annotations
 

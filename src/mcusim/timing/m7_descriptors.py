@@ -43,8 +43,9 @@ class Descriptors:
         self.timing = timing
         self.static_row = static_row
         self.constants = timing.constants(instruction_cycles)
-        # register pattern -> (descriptor values, may read a literal, a B, watched, _Insn with its
-        # registers as SLOT places), None: not renamed. Not the table's: they outlive _clear.
+        # register pattern -> (descriptor values, may read a literal, a B, watched, the first
+        # encoding's _Insn and the registers its text names, or None where the _Insn names them
+        # as SLOT places: a file's), None: not renamed. Not the table's: they outlive _clear.
         self._patterns: dict[tuple, tuple | None] = {}
         self.file: Path | None = None  # m7_patterns' file of this model, if any
         self._stored: Patterns | None = EMPTY  # its patterns, once read (None: not yet)
@@ -60,7 +61,8 @@ class Descriptors:
     def save_patterns(self) -> None:
         """Write the patterns described since the file was last written (the end of a run)."""
         if self.file is not None and self._learned:
-            write_patterns(self.file, {p: e for p, e in self._patterns.items() if e is not None})
+            write_patterns(self.file, {pattern: _slotted(first) for pattern, first in self._patterns.items()
+                                       if first is not None})
             self._learned = False
 
     def _clear(self) -> None:
@@ -145,8 +147,7 @@ class Descriptors:
             return None
         values = self.table[row].copy()
         values[[R.D_IDENT, R.D_DECIDED]] = 0
-        slotted = _renamed(info, {name: f"{SLOT}{place}" for place, name in enumerate(names)})
-        return values, literal, jump, watched, slotted
+        return values, literal, jump, watched, info, names
 
     def _rename(self, pattern: tuple, first: tuple) -> tuple | None:
         """The entry of an encoding of a register pattern met before: the first's with its
@@ -154,12 +155,13 @@ class Descriptors:
         beyond the pattern's registers: a file's damaged entry)."""
         entry = self._renamed.get(pattern, False)
         if entry is False:
-            values, literal, jump, watched, slotted = first
+            values, literal, jump, watched, info, first_names = first
             names = pattern[1]
             entry = None
-            if all(not name.startswith(SLOT) or int(name[1:]) < len(names) for name in _registers_of(slotted)):
-                places = {f"{SLOT}{place}": name for place, name in enumerate(names)}
-                info = self.timing.known(_renamed(slotted, places))
+            if first_names is None:  # (a file's: its registers as their SLOT places)
+                first_names = tuple(f"{SLOT}{place}" for place in range(len(names)))
+            if all(not name.startswith(SLOT) or name in first_names for name in _registers_of(info)):
+                info = self.timing.known(_renamed(info, dict(zip(first_names, names))))
                 decided = -1 if info.decided_by is None else register_number(info.decided_by)
                 if self.timing.encodable(info) and decided < REGISTERS:
                     own = self._append()
@@ -209,6 +211,14 @@ def _shifted_constant(op_str: str) -> bool | str | None:
         return is_rotated(int(found.group()[1:], 0))
     except ValueError:
         return found.group()
+
+
+def _slotted(first: tuple) -> tuple:
+    """A pattern's record as m7_patterns keeps it: the _Insn's registers as their SLOT places."""
+    values, literal, jump, watched, info, names = first
+    if names is not None:
+        info = _renamed(info, {name: f"{SLOT}{place}" for place, name in enumerate(names)})
+    return values, literal, jump, watched, info
 
 
 def _registers_of(info) -> set[str]:

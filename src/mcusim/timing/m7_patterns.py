@@ -103,8 +103,8 @@ def _cycles(value) -> int:
 
 
 class Patterns:
-    """A file's entries, each checked and made ((descriptor row, may read a literal, a B,
-    watched, slotted _Insn)) when first asked for."""
+    """A file's entries, each checked and made when first asked for, as m7_descriptors keeps a
+    pattern's record: (descriptor row, may read a literal, a B, watched, slotted _Insn, None)."""
 
     def __init__(self, rows: np.ndarray, flags: np.ndarray, keys: list[str], slots: list[str]):
         self.rows, self.flags, self.keys, self.slots = rows, flags, keys, slots
@@ -127,7 +127,7 @@ class Patterns:
         slotted = insn_of(self.slots[place])
         if slotted is None:
             return None
-        return row.copy(), bool(flags & LITERAL), bool(flags & JUMP), bool(flags & WATCHED), slotted
+        return row.copy(), bool(flags & LITERAL), bool(flags & JUMP), bool(flags & WATCHED), slotted, None
 
 
 EMPTY = Patterns(np.zeros((0, R.DESCRIPTOR), np.int64), np.zeros(0, np.uint8), [], [])
