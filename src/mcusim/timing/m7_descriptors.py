@@ -130,7 +130,7 @@ class Descriptors:
         if first is None and pattern not in self._patterns:
             if self._stored is None:
                 self._stored = read_patterns(self.file)
-            first = self._stored.get(pattern)
+            first = self._stored.get(pattern) if len(self._stored) else None  # (no file: no key text made)
             if first is not None:
                 self._patterns[pattern] = first
         return first
