@@ -18,6 +18,7 @@ import numpy as np
 from ..machine.native import KIND, KIND_START
 from ..machine.native import m7_rows as R
 from .cortex_m7 import _Insn
+from . import pattern_store
 from .pattern_store import MAX_PATTERNS, read_file, write_file
 from .register_pattern import RENAMEABLE
 
@@ -102,16 +103,9 @@ def _cycles(value) -> int:
     return value
 
 
-class Patterns:
+class Patterns(pattern_store.Patterns):
     """A file's entries, each checked and made when first asked for, as m7_descriptors keeps a
     pattern's record: (descriptor row, may read a literal, a B, watched, slotted _Insn, None)."""
-
-    def __init__(self, rows: np.ndarray, flags: np.ndarray, keys: list[str], slots: list[str]):
-        self.rows, self.flags, self.keys, self.slots = rows, flags, keys, slots
-        self._places = dict(zip(keys, range(len(keys))))
-
-    def __len__(self) -> int:
-        return len(self.keys)
 
     def get(self, pattern: tuple) -> tuple | None:
         place = self._places.get(key_text(pattern))
@@ -119,8 +113,8 @@ class Patterns:
             return None
         flags, row = int(self.flags[place]), self.rows[place]
         wide = type(pattern[0][0]) is tuple  # (a 32-bit encoding's form is a pair)
-        if bool(flags & WIDE) != wide or flags > LITERAL | WATCHED | WIDE | JUMP or row[R.D_SIZE] != (4 if wide else 2) \
-                or np.any(row[[R.D_LITERAL, R.D_SELF_LOOP]] != 0) \
+        if bool(flags & WIDE) != wide or flags > LITERAL | WATCHED | WIDE | JUMP \
+                or row[R.D_SIZE] != (4 if wide else 2) or np.any(row[[R.D_LITERAL, R.D_SELF_LOOP]] != 0) \
                 or row[R.D_BRANCH] not in (0, 1) or row[R.D_DIRECT] not in (0, 1) \
                 or row[R.D_STATIC + KIND] != KIND_START:
             return None
