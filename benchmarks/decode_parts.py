@@ -30,11 +30,12 @@ PARTS = [  # (module, attribute, label), in the order printed
     ("mcusim.timing.m4_descriptors", "read_patterns", "pattern file read"),
     ("mcusim.timing.m4_descriptors.Descriptors", "add_short", "16-bit table (add_short)"),
     ("mcusim.timing.m4_descriptors.Descriptors", "add_renamed", "renamed descriptor (add_renamed)"),
-    ("mcusim.timing.m4_descriptors", "instructions_of", "capstone's detail (instructions_of)"),
+    ("mcusim.timing.m4_descriptors", "instructions_of", "capstone's detail (instructions_of)"),  # (an older mcusim)
+    ("mcusim.timing.m4_descriptors", "detail_of", "capstone's detail (instructions_of)"),  # (its caller now)
     ("mcusim.timing.m4_descriptors.Descriptors", "add", "model's description (Descriptors.add)"),  # DESCRIBED
     ("mcusim.timing.decode_store", "_read_siblings", "other images' decode files read"),
     ("mcusim.timing.decoder", "m4_rows", "native rows (m4_rows)"),
-    ("mcusim.timing.decoder", "_detail_of", "Cortex-M7: capstone's detail (_detail_of)"),
+    ("mcusim.timing.decoder", "detail_of", "Cortex-M7: capstone's detail (detail_of)"),
     ("mcusim.timing.m7_descriptors.Descriptors", "_describe", "Cortex-M7: model's description (m7 _describe)"),
     ("mcusim.timing.m7_descriptors.Descriptors", "_rename", "Cortex-M7: renamed descriptor (_rename)"),
     ("mcusim.timing.instruction", "instructions_of", "capstone's detail (instruction.instructions_of)"),
@@ -131,7 +132,7 @@ def main() -> None:
           f"({decoder.instructions_copied:,} copied), {calls.get(DESCRIBED, 0):,} "
           f"encodings described from capstone's detail, {results['renamed']:,} renamed from their register pattern")
     print("| part | calls | us per call | us per decoded instruction |\n|---|---|---|---|")
-    for _, _, label in PARTS:
+    for label in dict.fromkeys(label for _, _, label in PARTS):
         if label in spent:
             print(f"| {label} | {calls[label]:,} | {1e6 * spent[label] / calls[label]:.1f} | "
                   f"{1e6 * spent[label] / max(decoded, 1):.1f} |")

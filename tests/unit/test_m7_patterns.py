@@ -26,8 +26,8 @@ def decode(code: bytes, path, monkeypatch) -> tuple[int, object]:
     plain one; their rows must agree. Returns how many encodings got capstone's detail, and the
     memoised decoder."""
     details = []
-    detail_of = decoder_module._detail_of
-    monkeypatch.setattr(decoder_module, "_detail_of", lambda *args: details.append(args) or detail_of(*args))
+    detail_of = decoder_module.detail_of
+    monkeypatch.setattr(decoder_module, "detail_of", lambda *args: details.append(args) or detail_of(*args))
     fast, plain = decoders_for(code, "cortex-m7")
     fast._m7.use_file(path)
     for decoder in (fast, plain):

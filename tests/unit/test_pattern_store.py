@@ -60,8 +60,8 @@ def test_a_later_run_renames_the_patterns_an_earlier_one_described(tmp_path, new
     assert len(files) == 1 and len(read_patterns(files[0])) >= 5
     new_process()
     details = []
-    detail = m4_descriptors.instructions_of
-    monkeypatch.setattr(m4_descriptors, "instructions_of", lambda *a, **k: details.append(a) or detail(*a, **k))
+    detail = m4_descriptors.detail_of
+    monkeypatch.setattr(m4_descriptors, "detail_of", lambda *a, **k: details.append(a) or detail(*a, **k))
     code = bytes.fromhex(SECOND)
     assert np.array_equal(decoded_rows(code, tmp_path), decoded_rows(code, tmp_path, memoise=False))
     assert not details, "every encoding was renamed from the file, none read from capstone's detail"
@@ -73,8 +73,8 @@ def test_without_the_file_the_patterns_are_described_again(tmp_path, new_process
         path.unlink()
     new_process()
     details = []
-    detail = m4_descriptors.instructions_of
-    monkeypatch.setattr(m4_descriptors, "instructions_of", lambda *a, **k: details.append(a) or detail(*a, **k))
+    detail = m4_descriptors.detail_of
+    monkeypatch.setattr(m4_descriptors, "detail_of", lambda *a, **k: details.append(a) or detail(*a, **k))
     decoded_rows(bytes.fromhex(SECOND), tmp_path)
     assert details
 

@@ -21,8 +21,8 @@ from . import m4_descriptors, m7_descriptors, m7_patterns
 from .classes import packed, power_class
 from .cortex_m4 import base_mnemonic, is_memory
 from .literal_loads import LITERAL_LOADS, literal_read
-from .instruction import (MAX_KNOWN, decodable_runs, disassemble, disassemble_one, disassemble_run,
-                          instructions_of, it_block_length, lite_runs, thumb_length)
+from .instruction import (MAX_KNOWN, decodable_runs, detail_of, disassemble, disassemble_one, disassemble_run,
+                          it_block_length, lite_runs, thumb_length)
 from .m4_descriptors import IT, NO_IT_SLOT, UNDECODABLE, TooManyRegisters
 
 _capstone = Cs(CS_ARCH_ARM, CS_MODE_THUMB | CS_MODE_MCLASS)
@@ -507,7 +507,7 @@ class Decoder:
             else:
                 _, _, mnemonic, operands = items[place]
                 found = row_of(code[offset: offset + length], address, mnemonic, operands,
-                               lambda place=place: _detail_of(items, place, code, start, end))
+                               lambda place=place: detail_of(items, place, code, start, end))
                 if found is None:
                     return None
                 instructions.append(found[0])
@@ -748,13 +748,6 @@ def _costed_row(insn, cost, memo: bool = True) -> tuple[list, bool, bool, bool]:
             _COSTED.clear()
         _COSTED[key] = (cost, made)
     return made
-
-
-def _detail_of(items: list, place: int, code: bytes, start: int, end: int):
-    """capstone's detail Instruction of lite_runs' item `place` (of code[: end - start] at
-    `start`), read from an IT among the 4 items before it (capstone may read it as open)."""
-    begin = next((back for back in range(place - 1, max(-1, place - 5), -1) if items[back][2].startswith("it")), place)
-    return instructions_of(items[begin: place + 1], code, start, end, copies=False).get(items[place][0])
 
 
 def _plain_disassemble(code: bytes, start: int, end: int) -> dict:

@@ -290,6 +290,13 @@ def instructions_of(items: list, code: bytes, start: int, end: int, copies: bool
     return found
 
 
+def detail_of(items: list, place: int, code: bytes, start: int, end: int) -> Instruction | None:
+    """capstone's detail Instruction of lite_runs' item `place` (of code[: end - start] at
+    `start`), read from an IT among the 4 items before it (capstone may read it as open)."""
+    begin = next((back for back in range(place - 1, max(-1, place - 5), -1) if items[back][2].startswith("it")), place)
+    return instructions_of(items[begin: place + 1], code, start, end, copies=False).get(items[place][0])
+
+
 def _fill_missing(found: dict, items: list, missing: list[int], code: bytes, start: int) -> bool:
     """Disassemble the unknown encodings with detail, each run of them from the IT instruction
     that may govern its first (an IT block's condition shows in its instructions); False if

@@ -21,7 +21,7 @@ from capstone import arm as cs_arm
 from ..machine.native import m4_rows as R
 from .cortex_m4 import (FP_REGISTER, base_mnemonic, fp_named, is_load, is_load_store, is_memory, makes_fp_result,
                         pipelines_after_load)
-from .instruction import instructions_of, lite_runs, takes_it_slot
+from .instruction import detail_of, lite_runs, takes_it_slot
 from .literal_loads import LITERAL_LOADS, literal_read
 from .pattern_store import EMPTY, MAX_PATTERNS, Patterns, read_patterns, write_patterns
 from .register_pattern import RENAMEABLE, register_pattern
@@ -143,9 +143,7 @@ class Descriptors:
         address, _, mnemonic, operands = items[place]
         entry = self.add_renamed(key, address, mnemonic, operands)
         if entry is None:
-            begin = next((back for back in range(place - 1, max(-1, place - 5), -1)
-                          if items[back][2].startswith("it")), place)
-            insn = instructions_of(items[begin: place + 1], code, start, end, copies=False).get(address)
+            insn = detail_of(items, place, code, start, end)
             entry = self.add(key, insn if insn is not None and insn.size == length else None, length)
         return entry
 

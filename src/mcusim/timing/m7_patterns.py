@@ -19,7 +19,7 @@ from ..machine.native import KIND, KIND_START
 from ..machine.native import m7_rows as R
 from .cortex_m7 import _Insn
 from . import pattern_store
-from .pattern_store import MAX_PATTERNS, read_file, write_file
+from .pattern_store import read_file, write_file
 from .register_pattern import RENAMEABLE
 
 FILE_NAME = "m7-patterns.bin"  # beside pattern_store's (decode_store.DecodeStore.pattern_file)
@@ -135,9 +135,9 @@ def read_patterns(path: Path) -> Patterns:
 
 def write_patterns(path: Path, patterns: dict[tuple, tuple]) -> None:
     """Write `patterns` (m7_descriptors' records) with those already in the file, MAX_PATTERNS at
-    most; silently nothing where it cannot be written."""
+    most (write_file); silently nothing where it cannot be written."""
     found = read_patterns(path)
     entries = ((key_text(pattern), values, LITERAL * literal | WATCHED * watched | JUMP * jump
                 | WIDE * (type(pattern[0][0]) is tuple), insn_text(slotted))
-               for pattern, (values, literal, jump, watched, slotted) in list(patterns.items())[:MAX_PATTERNS])
+               for pattern, (values, literal, jump, watched, slotted) in patterns.items())
     write_file(path, (found.rows, found.flags, found.keys, found.slots), entries, MAGIC, VERSION)

@@ -2,7 +2,7 @@
 sequence after the pipeline the range starts in (m7_schedule.issue, as CortexM7Timing.cost
 does), its row made from its descriptor (timing/m7_descriptors.py: the static row and what the
 cost adds to it) and the schedule, and every block-start correction (m7_schedule.start_adjustments).
-Python then runs once per instruction shape met, not per instruction, for the schedule.
+Python then describes each encoding once (renamed, or from capstone's detail), and schedules nothing.
 """
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ from .layout import (F_COUNTS, F_CYCLES, F_INSTRUCTIONS, F_LITERAL, F_REFILL, F_
                      F_START_FLAGS, FIELDS, KIND)
 from .m7_schedule import ABSENT, P_CYCLE, P_WRITTEN_AT, issue, start_adjustments
 
-# A descriptor's fields (one int64 row per instruction shape, literal read and branch to itself).
+# A descriptor's fields (one int64 row per encoding described: a shape, or a renamed encoding, and
+# each literal read and branch to itself of one).
 D_IDENT = 0      # its m7_schedule encoded row (CortexM7Timing's ident)
 D_SIZE = 1       # bytes
 D_BRANCH = 2     # a branch: a wrong prediction's cost goes into F_REFILL
