@@ -33,7 +33,7 @@ def test_copies_read_as_capstone_reads():
         assert (insn.size, insn.bytes, insn.mnemonic, insn.op_str) == (theirs.size, bytes(theirs.bytes),
                                                                        theirs.mnemonic, theirs.op_str)
         assert (insn.cc, insn.update_flags, insn.writeback) == (theirs.cc, theirs.update_flags, theirs.writeback)
-        assert insn.regs_access() == tuple(theirs.regs_access())
+        assert [list(registers) for registers in insn.regs_access()] == list(theirs.regs_access())
         assert [(op.type, op.reg, op.imm, op.mem.base, op.mem.index, op.shift.type, op.shift.value)
                 for op in insn.operands] == [(op.type, op.reg, op.imm, op.mem.base, op.mem.index, op.shift.type,
                                               op.shift.value) for op in theirs.operands]
@@ -60,4 +60,4 @@ def test_an_encoding_of_a_known_shape_is_made_without_capstone_detail(monkeypatc
     assert second.shape == first.shape and second.key != first.key
     assert (second.address, second.bytes, second.mnemonic, second.op_str) == (0x5000, second_call, theirs.mnemonic,
                                                                             theirs.op_str)
-    assert second.regs_access() == tuple(theirs.regs_access())
+    assert [list(registers) for registers in second.regs_access()] == list(theirs.regs_access())

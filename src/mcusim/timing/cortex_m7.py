@@ -55,9 +55,11 @@ MODIFIED_IMMEDIATE = ("and", "bic", "orr", "orn", "eor", "add", "adc", "sbc", "s
 FORGOTTEN_CYCLES = 64  # far longer than any latency or resolve window of cores/cortex-m7.toml
 
 
-@dataclass
+@dataclass(slots=True)
 class _Insn:
-    """What scheduling needs to know of one instruction."""
+    """What scheduling needs to know of one instruction. (Slots: one object for the garbage
+    collector to walk, of the thousands a large image's decode keeps.) The register fields are
+    sets where describe builds them, tuples where m7_descriptors renames them (read alike)."""
 
     name: str
     reads: set[str]
@@ -86,9 +88,11 @@ class _Insn:
     ident: int = -1               # equal for instructions that schedule alike (set by CortexM7Timing.describe)
 
     def content(self) -> tuple:
-        """Everything scheduling reads of it, hashable: equal contents schedule alike."""
-        return (self.name, frozenset(self.reads), frozenset(self.writes), frozenset(self.early),
-                frozenset(self.late.items()), self.latency, frozenset(self.fast), self.index, self.word_load,
+        """Everything scheduling reads of it, hashable: equal contents schedule alike. Sorted
+        tuples, not frozensets: the garbage collector stops tracking a tuple of strings, and
+        CortexM7Timing keeps one content per ident."""
+        return (self.name, tuple(sorted(self.reads)), tuple(sorted(self.writes)), tuple(sorted(self.early)),
+                tuple(sorted(self.late.items())), self.latency, tuple(sorted(self.fast)), self.index, self.word_load,
                 self.occupancy, self.single, self.first_only, self.memory, self.load, self.store, self.mac,
                 self.branch, self.fp, self.shifted, self.shifter, self.early_stage, self.early_alu,
                 self.decided_by, self.direct)

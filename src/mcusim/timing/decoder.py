@@ -691,7 +691,7 @@ _CONTINUATION = [KIND_CONTINUATION if field == KIND else 0 for field in range(FI
 _STATIC: dict[int, tuple] = {}  # Instruction.shape -> _static_row
 
 
-def _static_row(insn) -> tuple[list, bool]:
+def _static_row(insn) -> tuple[tuple, bool]:
     """The row of `insn` as far as it depends on the instruction alone (KIND_START, the FP,
     unmask, ISB, class, divide and call fields, the memory-access start flag; the rest 0), and
     whether the machine watches it (FP, divide, SEV)."""
@@ -709,7 +709,8 @@ def _static_row(insn) -> tuple[list, bool]:
         row[F_REFILL] = CALL_FLAG if mnemonic in ("bl", "blx") else 0
         row[F_DIVIDE] = _divide_operands(mnemonic, operands)
         row[F_CLASS_A], row[F_CLASS_B], row[F_CLASS_C] = packed(*power_class(insn, mnemonic, operands))
-        static = (row, mnemonic.startswith(("v", "sdiv", "udiv", "sev")))
+        # (a tuple: ints in a tuple are left alone by the garbage collector, and this is kept per shape)
+        static = (tuple(row), mnemonic.startswith(("v", "sdiv", "udiv", "sev")))
         if key is not None:
             if len(_STATIC) >= MAX_KNOWN:
                 _STATIC.clear()
@@ -734,7 +735,7 @@ def _costed_row(insn, cost, memo: bool = True) -> tuple[list, bool, bool, bool]:
     if known is not None and known[0] is cost:
         return known[1]
     static, special = _static_row(insn)
-    row = static.copy()
+    row = list(static)
     row[F_CYCLES] = cost.cycles
     row[F_COUNTS] = cost.lsu | cost.cpi << LANE | cost.folded << 2 * LANE
     row[F_STALLS] = cost.stall_refill | cost.stall_interlock << LANE | cost.stall_divide << 2 * LANE

@@ -65,17 +65,28 @@ class _Shift:
 
 class Operand:
     """One capstone operand (capstone.arm.ArmOp), copied (`reg`, `imm` and `mem` read the same
-    union as capstone's)."""
+    union as capstone's). Never changed: equal operands are one object (_operand), so the
+    Instructions decoding keeps add few objects for Python's garbage collector to walk."""
 
     __slots__ = ("type", "reg", "imm", "mem", "shift")
 
-    def __init__(self, op):
-        value = op.value
-        self.type = op.type
-        self.reg = value.reg
-        self.imm = value.imm
-        self.mem = _Memory(value.mem.base, value.mem.index)
-        self.shift = _Shift(op.shift.type, op.shift.value)
+    def __init__(self, type_: int, reg: int, imm: int, mem: _Memory, shift: _Shift):
+        self.type, self.reg, self.imm, self.mem, self.shift = type_, reg, imm, mem, shift
+
+
+_operands: dict[tuple, Operand] = {}  # (type, reg, imm, base, index, shift type, shift value) -> the Operand
+
+
+def _operand(op) -> Operand:
+    """The Operand of capstone's `op`: the one made before for equal values."""
+    value, shift = op.value, op.shift
+    key = (op.type, value.reg, value.imm, value.mem.base, value.mem.index, shift.type, shift.value)
+    found = _operands.get(key)
+    if found is None:
+        if len(_operands) >= MAX_KNOWN:
+            _operands.clear()
+        found = _operands[key] = Operand(key[0], key[1], key[2], _Memory(key[3], key[4]), _Shift(key[5], key[6]))
+    return found
 
 
 class Instruction:
@@ -91,7 +102,7 @@ class Instruction:
         self.cc = arm.cc
         self.update_flags = arm.update_flags
         self.writeback = arm.writeback
-        self.operands = [Operand(arm.operands[i]) for i in range(arm.op_count)]
+        self.operands = tuple(_operand(arm.operands[i]) for i in range(arm.op_count))
         self._access = access  # (registers read, written), or None where capstone gave none
         self.shape = _shape(self)
 
@@ -213,7 +224,7 @@ def _regs_access(raw):
     status = capstone._cs.cs_regs_access(_detail.csh, raw, *refs)
     if status != CS_ERR_OK:
         return None
-    return read[: read_count.value], write[: write_count.value]
+    return tuple(read[: read_count.value]), tuple(write[: write_count.value])
 
 
 def _detail_disasm(code: bytes, address: int, count: int = 0):

@@ -16,6 +16,7 @@ model's analysis.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from pathlib import Path
 
 import numpy as np
@@ -25,7 +26,7 @@ from ..machine.native import STATIC_CYCLES_MASK, STATIC_SHIFT, STATIC_TAKEN
 from ..machine.native import m7_rows as R
 from ..machine.native.m7_schedule import REGISTERS
 from .cortex_m4 import REFILL_ALWAYS, REFILL_IF_TAKEN, base_mnemonic
-from .cortex_m7 import MODIFIED_IMMEDIATE, is_rotated, register_number
+from .cortex_m7 import MODIFIED_IMMEDIATE, _Insn, is_rotated, register_number
 from .instruction import OFFSET
 from .literal_loads import LITERAL_LOADS, literal_read
 from .m7_patterns import EMPTY, SLOT, Patterns, read_patterns, write_patterns
@@ -73,6 +74,7 @@ class Descriptors:
         self._by_shape: dict[int, tuple | None] = {}  # Instruction.shape -> entry
         self._renamed: dict[tuple, tuple | None] = {}  # (register pattern, registers) -> entry
         self._own: dict[tuple, int] = {}  # (row, literal, branch to itself) -> its own row
+        self._fitting: dict[tuple, bool] = {}  # register pattern -> _fits
 
     def make_room(self) -> None:
         """Start afresh if the table is full (between ranges: a range's rows stay valid)."""
@@ -159,8 +161,8 @@ class Descriptors:
             names = pattern[1]
             entry = None
             if first_names is None:  # (a file's: its registers as their SLOT places)
-                first_names = tuple(f"{SLOT}{place}" for place in range(len(names)))
-            if all(not name.startswith(SLOT) or name in first_names for name in _registers_of(info)):
+                first_names = _slot_names(len(names))
+            if self._fits(pattern[0], info, first_names):
                 info = self.timing.known(_renamed(info, dict(zip(first_names, names))))
                 decided = -1 if info.decided_by is None else register_number(info.decided_by)
                 if self.timing.encodable(info) and decided < REGISTERS:
@@ -170,6 +172,15 @@ class Descriptors:
                     entry = own, literal, jump, watched
             self._renamed[pattern] = entry
         return entry
+
+    def _fits(self, pattern: tuple, info, first_names: tuple[str, ...]) -> bool:
+        """Whether every SLOT place `info` names is one of `first_names` (a file's damaged entry
+        may name one beyond its pattern's registers), once per pattern."""
+        fits = self._fitting.get(pattern)
+        if fits is None:
+            fits = self._fitting[pattern] = all(not name.startswith(SLOT) or name in first_names
+                                                for name in _registers_of(info))
+        return fits
 
     def _describe(self, insn) -> tuple | None:
         timing = self.timing
@@ -223,15 +234,31 @@ def _slotted(first: tuple) -> tuple:
 
 def _registers_of(info) -> set[str]:
     """Every register an _Insn names."""
-    return (info.reads | info.writes | info.early | set(info.late) | info.fast
-            | {name for name in (info.index, info.decided_by) if name is not None})
+    return {*info.reads, *info.writes, *info.early, *info.late, *info.fast,
+            *(name for name in (info.index, info.decided_by) if name is not None)}
 
 
 def _renamed(info, renamed: dict[str, str]):
-    """`info` with its registers renamed (`renamed`: old name -> new; others kept)."""
-    def names(registers) -> set[str]:
-        return {renamed.get(r, r) for r in registers}
-    return dataclasses.replace(
-        info, reads=names(info.reads), writes=names(info.writes), early=names(info.early),
-        late={renamed.get(r, r): cycles for r, cycles in info.late.items()}, fast=names(info.fast),
-        index=renamed.get(info.index, info.index), decided_by=renamed.get(info.decided_by, info.decided_by), ident=-1)
+    """`info` with its registers renamed (`renamed`: old name -> new, one to one; others kept),
+    its register fields as tuples: strings in tuples, unlike sets, are left alone by the garbage
+    collector, and every encoding renamed keeps one (dataclasses.replace's checks would cost more
+    than the renaming)."""
+    get = renamed.get
+    copy = object.__new__(type(info))
+    for name in _KEPT_FIELDS:
+        setattr(copy, name, getattr(info, name))
+    copy.reads, copy.writes = tuple(get(r, r) for r in info.reads), tuple(get(r, r) for r in info.writes)
+    copy.early, copy.fast = tuple(get(r, r) for r in info.early), tuple(get(r, r) for r in info.fast)
+    copy.late = {get(r, r): cycles for r, cycles in info.late.items()}
+    copy.index, copy.decided_by, copy.ident = get(info.index, info.index), get(info.decided_by, info.decided_by), -1
+    return copy
+
+
+_KEPT_FIELDS = tuple(f.name for f in dataclasses.fields(_Insn)
+                     if f.name not in ("reads", "writes", "early", "fast", "late", "index", "decided_by", "ident"))
+
+
+@functools.cache
+def _slot_names(count: int) -> tuple[str, ...]:
+    """The SLOT places of a pattern of `count` registers, as a file's record names them."""
+    return tuple(f"{SLOT}{place}" for place in range(count))
