@@ -45,3 +45,13 @@ def test_static_rows_are_not_tracked():
     row, _ = decoder_module._static_row(insn)
     gc.collect()
     assert not gc.is_tracked(row)
+
+
+def test_a_pattern_files_records_are_not_tracked():
+    from mcusim.timing.cortex_m7 import _Insn
+    from mcusim.timing.m7_patterns import insn_of, insn_text
+    slotted = _Insn(name="add", reads={"%0", "%1"}, writes={"%2"}, early={"%1"}, late={"%0": 1}, fast=set())
+    made = insn_of(insn_text(slotted))
+    gc.collect()
+    assert sorted(made.reads) == ["%0", "%1"] and made.late == {"%0": 1}
+    assert not any(gc.is_tracked(getattr(made, name)) for name in REGISTER_FIELDS)

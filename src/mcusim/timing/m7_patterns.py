@@ -62,8 +62,8 @@ def insn_of(text: str) -> _Insn | None:
         return None
     try:
         made = {name: fields[name] for name in _FIELDS}
-        for name in _SETS:
-            made[name] = {_name(r) for r in _list(fields[name])}
+        for name in _SETS:  # (tuples, as m7_descriptors renames them: not walked by the garbage collector)
+            made[name] = tuple(dict.fromkeys(_name(r) for r in _list(fields[name])))
         for name in _SINGLE:
             made[name] = None if fields[name] is None else _name(fields[name])
         made["late"] = {_name(r): _cycles(c) for r, c in (_pair(p) for p in _list(fields["late"]))}
