@@ -4,13 +4,16 @@ time includes the parts it calls: the renamed descriptor includes the register p
 pattern file's reading), and the counts of encodings described from capstone's detail and renamed
 from their register pattern (timing/register_pattern.py).
 
-    python benchmarks/decode_parts.py ELF BOARD [--store DIR|off] [--all] [--no-gc]
+    python benchmarks/decode_parts.py ELF BOARD [--store DIR|off] [--all] [--no-gc] [--kept]
 
 --store: the decode store folder (MCUSIM_DECODE_CACHE; default off, so no pattern file: a first
 run on a fresh install). --all: decode every code range of the image instead of running it (as
 `mcusim prepare` does). --no-gc: Python's garbage collector off (its pauses fall on whatever
 allocates when they are due; its own time is given apart either way, within decoding and in the rest
-of the run, where a full collection falls due as the store is saved). Each wrapped call adds
+of the run, where a full collection falls due as the store is saved). --kept: also count the
+objects the collector tracks that the run keeps (full collections before and after it: each
+later full collection walks them; the collections then fall elsewhere, so compare times from
+runs without it). Each wrapped call adds
 a little time of its own (under a microsecond): compare parts within a run, and totals with
 benchmarks/compare_trees.py --decode.
 """
@@ -50,6 +53,7 @@ PARTS = [  # (module, attribute, label), in the order printed
 
 
 DESCRIBED = "model's description (Descriptors.add)"
+DESCRIBED_M7 = "Cortex-M7: capstone's detail (detail_of)"
 
 
 def _owner(path: str):
@@ -68,6 +72,7 @@ def main() -> None:
     parser.add_argument("--store", default="off")
     parser.add_argument("--all", action="store_true")
     parser.add_argument("--no-gc", action="store_true")
+    parser.add_argument("--kept", action="store_true")
     args = parser.parse_args()
     os.environ["MCUSIM_DECODE_CACHE"] = args.store
     for module in sorted({path.rpartition(".")[0] if path.rpartition(".")[2][:1].isupper() else path
@@ -89,7 +94,7 @@ def main() -> None:
             started = time.perf_counter()
             try:
                 result = _original(*a, **k)
-                if _label.startswith("renamed") and result is not None:
+                if "renamed descriptor" in _label and result is not None:
                     results["renamed"] += 1
                 return list(result) if _label.startswith("capstone's cheap") else result
             finally:
@@ -120,6 +125,7 @@ def main() -> None:
     decoder = simulator.machine.decoder
     if args.no_gc:
         gc.disable()
+    tracked = _tracked() if args.kept else 0
     gc.callbacks.append(collector)
     if args.all:
         for start, _ in list(decoder._ranges):  # (Decoder.decode_all, also in an older mcusim)
@@ -127,9 +133,14 @@ def main() -> None:
     else:
         simulator.run()
     gc.callbacks.remove(collector)
+    if args.kept:
+        started = time.perf_counter()
+        after = _tracked()
+        walk = (time.perf_counter() - started) / 3
+    tracked = after - tracked if args.kept else None
     decoded = decoder.instructions_decoded
     print(f"{os.path.basename(args.elf)} on {args.board}: {decoded:,} instructions decoded "
-          f"({decoder.instructions_copied:,} copied), {calls.get(DESCRIBED, 0):,} "
+          f"({decoder.instructions_copied:,} copied), {calls.get(DESCRIBED, 0) + calls.get(DESCRIBED_M7, 0):,} "
           f"encodings described from capstone's detail, {results['renamed']:,} renamed from their register pattern")
     print("| part | calls | us per call | us per decoded instruction |\n|---|---|---|---|")
     for label in dict.fromkeys(label for _, _, label in PARTS):
@@ -139,6 +150,17 @@ def main() -> None:
     print(f"| garbage collector while decoding (in the parts above) | | | {1e6 * collecting[2] / max(decoded, 1):.1f} |")
     print(f"| garbage collector in the whole run (not decode: saving the store at its end, ...) | | | "
           f"{1e6 * (collecting[0] - collecting[2]) / max(decoded, 1):.1f} |")
+    if tracked is not None:
+        print(f"objects the garbage collector tracks, kept by the run: {tracked:,} "
+              f"(a full collection then walks {after:,} in {1e3 * walk:.1f} ms)")
+
+
+def _tracked() -> int:
+    """The objects the garbage collector tracks after full collections (three: one stops tracking
+    a tuple only once it has seen the tuple's items untracked)."""
+    for _ in range(3):
+        gc.collect()
+    return len(gc.get_objects())
 
 
 if __name__ == "__main__":

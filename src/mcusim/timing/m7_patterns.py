@@ -31,6 +31,7 @@ _SINGLE = ("index", "decided_by")
 _BOOLS = tuple(f.name for f in dataclasses.fields(_Insn) if f.type in (bool, "bool"))
 _FIELDS = {f.name for f in dataclasses.fields(_Insn)} - {"ident"}
 MAX_CYCLES = 1 << 10  # a latency, occupancy or late read in a file's entry
+_CHECKED = [R.D_SIZE, R.D_LITERAL, R.D_SELF_LOOP, R.D_BRANCH, R.D_DIRECT, R.D_STATIC + KIND]  # Patterns.get's
 
 
 def key_text(pattern: tuple) -> str:
@@ -111,12 +112,11 @@ class Patterns(pattern_store.Patterns):
         place = self._places.get(key_text(pattern))
         if place is None:
             return None
-        flags, row = int(self.flags[place]), self.rows[place]
+        flags, row = self._flags[place], self.rows[place]
         wide = type(pattern[0][0]) is tuple  # (a 32-bit encoding's form is a pair)
-        if bool(flags & WIDE) != wide or flags > LITERAL | WATCHED | WIDE | JUMP \
-                or row[R.D_SIZE] != (4 if wide else 2) or np.any(row[[R.D_LITERAL, R.D_SELF_LOOP]] != 0) \
-                or row[R.D_BRANCH] not in (0, 1) or row[R.D_DIRECT] not in (0, 1) \
-                or row[R.D_STATIC + KIND] != KIND_START:
+        size, literal, self_loop, branch, direct, kind = row[_CHECKED].tolist()  # (one read: numpy's per field cost more)
+        if bool(flags & WIDE) != wide or flags > LITERAL | WATCHED | WIDE | JUMP or size != (4 if wide else 2) \
+                or literal or self_loop or branch not in (0, 1) or direct not in (0, 1) or kind != KIND_START:
             return None
         slotted = insn_of(self.slots[place])
         if slotted is None:
