@@ -1,8 +1,9 @@
 """What decoding keeps for good is mostly left alone by Python's garbage collector: each object
 the collector tracks and a decode keeps makes every later full collection longer, and the
-collections fall inside decoding (docs/performance.md, "Twenty-third pass"). Encodings renamed
-from their register pattern keep their registers in tuples (not sets), the Cortex-M7 model's
-ident keys are tuples of strings, equal operands are one object, and a static row is a tuple."""
+collections fall inside decoding (docs/performance.md, "Twenty-third pass"). Cortex-M7 encodings
+renamed from their register pattern, and a pattern file's records, keep their registers in
+tuples (not sets), the Cortex-M7 model's ident keys are tuples of strings, equal operands are one
+object, and a static row is a tuple."""
 import gc
 
 from mcusim.timing import decoder as decoder_module
