@@ -125,7 +125,7 @@ def main() -> None:
     decoder = simulator.machine.decoder
     if args.no_gc:
         gc.disable()
-    tracked = _tracked() if args.kept else 0
+    tracked_before = _tracked() if args.kept else None
     gc.callbacks.append(collector)
     if args.all:
         for start, _ in list(decoder._ranges):  # (Decoder.decode_all, also in an older mcusim)
@@ -135,9 +135,8 @@ def main() -> None:
     gc.callbacks.remove(collector)
     if args.kept:
         started = time.perf_counter()
-        after = _tracked()
+        tracked_after = _tracked()
         walk = (time.perf_counter() - started) / 3
-    tracked = after - tracked if args.kept else None
     decoded = decoder.instructions_decoded
     print(f"{os.path.basename(args.elf)} on {args.board}: {decoded:,} instructions decoded "
           f"({decoder.instructions_copied:,} copied), {calls.get(DESCRIBED, 0) + calls.get(DESCRIBED_M7, 0):,} "
@@ -150,9 +149,9 @@ def main() -> None:
     print(f"| garbage collector while decoding (in the parts above) | | | {1e6 * collecting[2] / max(decoded, 1):.1f} |")
     print(f"| garbage collector in the whole run (not decode: saving the store at its end, ...) | | | "
           f"{1e6 * (collecting[0] - collecting[2]) / max(decoded, 1):.1f} |")
-    if tracked is not None:
-        print(f"objects the garbage collector tracks, kept by the run: {tracked:,} "
-              f"(a full collection then walks {after:,} in {1e3 * walk:.1f} ms)")
+    if args.kept:
+        print(f"objects the garbage collector tracks, kept by the run: {tracked_after - tracked_before:,} "
+              f"(a full collection then walks {tracked_after:,} in {1e3 * walk:.1f} ms)")
 
 
 def _tracked() -> int:
