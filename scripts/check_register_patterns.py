@@ -1,11 +1,11 @@
 """Check, at length, that an encoding described from another of its register pattern
 (timing/register_pattern.py) gets the decode rows capstone's own detail and the Cortex-M4 model
 give it: every 16-bit encoding (IT instructions placed with their blocks), random 32-bit
-encodings, and the encodings of ELF files given (the kit's builds by default) with their
-register fields varied, a tenth of them in IT blocks. tests/unit/test_register_pattern.py runs
-a sample of this in the test suite.
+encodings, and the encodings of the files given (executable ELF files, objects or ar archives
+of them; the kit's builds by default) with their register fields varied, a tenth of them in IT
+blocks. tests/unit/test_register_pattern.py runs a sample of this in the test suite.
 
-    python scripts/check_register_patterns.py [--seed 1] [--wide 30000] [--variants 2] [ELF ...]
+    python scripts/check_register_patterns.py [--seed 1] [--wide 30000] [--variants 2] [FILE ...]
 """
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from elftools.elf.elffile import ELFFile
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "src"), str(ROOT / "tests" / "unit")]
 
+from mcusim.code_files import thumb_code  # noqa: E402
 from mcusim.timing import m4_descriptors  # noqa: E402
 from test_m4_native_rows import BASE, decoders, rows  # noqa: E402
 
@@ -34,17 +35,24 @@ def wide(code: bytes) -> bool:
     return int.from_bytes(code[:2], "little") >= 0xE800
 
 
-def encodings_of(elf: Path) -> set[bytes]:
-    """The halfwords and 32-bit encodings of an ELF's executable segments, read as Thumb code."""
+def encodings_of(path: Path) -> set[bytes]:
+    """The halfwords and 32-bit encodings of an executable ELF's executable segments (what data
+    they hold too), or of an object's or an ar archive's Thumb code (code_files), read as Thumb
+    code."""
+    with open(path, "rb") as f:
+        executable = f.read(4) == b"\x7fELF" and ELFFile(f).header["e_type"] == "ET_EXEC"
+        if executable:
+            pieces = [segment.data() for segment in ELFFile(f).iter_segments()
+                      if segment["p_type"] == "PT_LOAD" and segment["p_flags"] & 1]
+    if not executable:
+        pieces = thumb_code(path)
     found = set()
-    with open(elf, "rb") as f:
-        for segment in ELFFile(f).iter_segments():
-            if segment["p_type"] == "PT_LOAD" and segment["p_flags"] & 1:
-                data, at = segment.data(), 0
-                while at + 4 <= len(data):
-                    size = 4 if wide(data[at: at + 2]) else 2
-                    found.add(data[at: at + size])
-                    at += size
+    for data in pieces:
+        at = 0
+        while at + 4 <= len(data):
+            size = 4 if wide(data[at: at + 2]) else 2
+            found.add(data[at: at + size])
+            at += size
     return found
 
 
@@ -63,7 +71,7 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--wide", type=int, default=30000, help="random 32-bit encodings")
     parser.add_argument("--variants", type=int, default=2, help="register variants of each ELF encoding")
-    parser.add_argument("elf", nargs="*", type=Path)
+    parser.add_argument("elf", nargs="*", type=Path, help="ELF files, objects or ar archives (default: the kit's builds)")
     args = parser.parse_args()
     rng = random.Random(args.seed)
     elfs = args.elf or sorted((ROOT / "firmware" / "build").glob("mcu-m/*.elf"))

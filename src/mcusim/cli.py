@@ -598,7 +598,13 @@ def _bundle_errors(*directories: str):
 
 
 @main.command("prepare")
-def prepare_command():
+@click.option("--learn", "learn", multiple=True, metavar="FILE",
+              type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Also describe the register patterns of this compiled code: an ELF executable, an object "
+                   "file or an ar archive of them (a TFLM or vendor HAL library build), so that the first run of "
+                   "firmware built with it decodes faster. Code is found by its Arm mapping symbols; may be given "
+                   "more than once.")
+def prepare_command(learn):
     """Compile mcusim's native code for this machine ahead of the first run.
 
     numba compiles the simulator's hooks the first time a run needs them, 8 to 18 s before
@@ -609,14 +615,22 @@ def prepare_command():
     else in the package's __pycache__ or ~/.cache/mcusim (docs/performance.md). Then it decodes
     every bundled example's code once per core, so that the first run of any firmware finds
     most of its instructions' register patterns described (kept in the decode store,
-    MCUSIM_DECODE_CACHE)."""
+    MCUSIM_DECODE_CACHE). The libraries arm-none-eabi-gcc links (newlib's C and maths libraries,
+    libgcc) are decoded the same way where it is installed, and so is every --learn FILE."""
     import time
 
+    from .code_files import NotCode, thumb_code
     from .machine.native.object_store import STORE
     from .prepare import prepare
 
+    for path in learn:  # (read before the minute of compiling, so a wrong file is said at once)
+        try:
+            if not thumb_code(path):
+                say(f"mcusim: prepare: {path}: no Thumb code found (no Arm mapping symbols: a stripped file?)")
+        except NotCode as error:
+            raise click.BadParameter(str(error), param_hint="--learn") from None
     started = time.perf_counter()
-    steps = prepare(say=lambda line: say(f"mcusim: prepare: {line}"))
+    steps = prepare(say=lambda line: say(f"mcusim: prepare: {line}"), learn=learn)
     if STORE.saved_in:
         where = f"native code saved in {STORE.saved_in}"
     elif STORE.folders:

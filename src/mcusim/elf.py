@@ -26,10 +26,10 @@ class ElfError(ValueError):
 
 ET_REL, ET_EXEC, ET_DYN = 1, 2, 3
 SHT_NULL, SHT_NOBITS = 0, 8
-_HEADER = struct.Struct("<16sHHIIIIIHHHHHH")  # ELF32 file header
+ELF_HEADER = struct.Struct("<16sHHIIIIIHHHHHH")  # ELF32 file header
 _PROGRAM_HEADER = struct.Struct("<8I")        # p_type, p_offset, p_vaddr, p_paddr, p_filesz, p_memsz, ...
-_SECTION_HEADER = struct.Struct("<10I")       # sh_name, sh_type, sh_flags, sh_addr, sh_offset, sh_size, ...
-_SYMBOL = np.dtype([("name", "<u4"), ("value", "<u4"), ("size", "<u4"), ("info", "u1"), ("other", "u1"),
+SECTION_HEADER = struct.Struct("<10I")       # sh_name, sh_type, sh_flags, sh_addr, sh_offset, sh_size, ...
+SYMBOL = np.dtype([("name", "<u4"), ("value", "<u4"), ("size", "<u4"), ("info", "u1"), ("other", "u1"),
                     ("shndx", "<u2")])  # Elf32_Sym
 STT_OBJECT, STT_FUNC = 1, 2
 MAPPING_PREFIXES = ("$t", "$a", "$d")  # Arm ELF mapping symbols: Thumb code, Arm code, data
@@ -51,10 +51,10 @@ def _read_elf(path: Path, memory_bytes: int | None = None) -> bytes:
         fd = f.fileno()
         size = os.fstat(fd).st_size
         try:
-            head = f.read(_HEADER.size)
+            head = f.read(ELF_HEADER.size)
             if head[:4] != b"\x7fELF":
                 raise ElfError(f"{path}: not an ELF file (no ELF magic number)")
-            if len(head) < _HEADER.size:
+            if len(head) < ELF_HEADER.size:
                 raise ElfError(f"{path}: truncated ELF ({len(head)} bytes, shorter than an ELF header)")
             if head[4] != 1:
                 raise ElfError(f"{path}: a 64-bit ELF; mcusim runs 32-bit Arm Cortex-M firmware")
@@ -72,7 +72,7 @@ def _read_elf(path: Path, memory_bytes: int | None = None) -> bytes:
 def _extent(path: Path, f, head: bytes, size: int, memory_bytes: int | None) -> int:
     """Where the last byte any header names ends; ElfError when it is past the end of the file,
     or when the loadable segments hold more bytes than `memory_bytes`."""
-    (_, e_type, _, _, _, phoff, shoff, _, _, phentsize, phnum, shentsize, shnum, _) = _HEADER.unpack(head)
+    (_, e_type, _, _, _, phoff, shoff, _, _, phentsize, phnum, shentsize, shnum, _) = ELF_HEADER.unpack(head)
     if e_type == ET_REL:
         raise ElfError(f"{path}: a relocatable object file (ET_REL, e.g. a .o), not an executable: link it first")
     if e_type not in (ET_EXEC, ET_DYN):
@@ -88,10 +88,10 @@ def _extent(path: Path, f, head: bytes, size: int, memory_bytes: int | None) -> 
         return [layout.unpack_from(data, i * entry) for i in range(count)], offset + count * entry
 
     if shnum == 0 and shoff:  # more sections than e_shnum holds: the count is section 0's sh_size
-        shnum = table("section header", shoff, 1, shentsize, _SECTION_HEADER)[0][0][5]
+        shnum = table("section header", shoff, 1, shentsize, SECTION_HEADER)[0][0][5]
     programs, end_programs = table("program header", phoff, phnum, phentsize, _PROGRAM_HEADER)
-    sections, end_sections = table("section header", shoff, shnum, shentsize, _SECTION_HEADER)
-    extent = max(_HEADER.size, end_programs, end_sections)
+    sections, end_sections = table("section header", shoff, shnum, shentsize, SECTION_HEADER)
+    extent = max(ELF_HEADER.size, end_programs, end_sections)
     for index, p in enumerate(programs):
         if p[1] + p[4] > size:
             raise ElfError(f"{path}: truncated ELF (segment {index} extends past the end of the file)")
@@ -282,12 +282,12 @@ def _symbol_table(elf: ELFFile, raw: bytes) -> tuple[list, list, list]:
     symtab = elf.get_section_by_name(".symtab")
     if symtab is None:
         return [], [], []
-    if symtab["sh_entsize"] != _SYMBOL.itemsize:
+    if symtab["sh_entsize"] != SYMBOL.itemsize:
         # (load() makes this an ElfError that names the file)
-        raise ValueError(f"symbol table entries of {symtab['sh_entsize']} bytes, not {_SYMBOL.itemsize}")
+        raise ValueError(f"symbol table entries of {symtab['sh_entsize']} bytes, not {SYMBOL.itemsize}")
     strtab = elf.get_section(symtab["sh_link"])  # (the sections' extents were checked against the file)
     strings = raw[strtab["sh_offset"]: strtab["sh_offset"] + strtab["sh_size"]]
-    table = np.frombuffer(raw, _SYMBOL, count=symtab["sh_size"] // _SYMBOL.itemsize, offset=symtab["sh_offset"])
+    table = np.frombuffer(raw, SYMBOL, count=symtab["sh_size"] // SYMBOL.itemsize, offset=symtab["sh_offset"])
     first = np.frombuffer(strings + b"\0", np.uint8)[np.minimum(table["name"], len(strings))]
 
     def name_of(offset: int) -> str:

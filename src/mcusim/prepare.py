@@ -9,8 +9,10 @@ their code), so the functions Python calls are compiled for the arguments runs g
 machine code goes to the object store (machine/native/object_store.py), from which later runs load
 it without numba; a function nothing here used is compiled when a run first needs it, as before.
 Then every bundled example's whole code is decoded once per core model (timing/pattern_store.py,
-timing/m7_patterns.py), so that the first run of any firmware renames the register patterns
-compiled code uses instead of describing each from capstone's detail, and on the Cortex-M4 every
+timing/m7_patterns.py), and so is the code of the libraries arm-none-eabi-gcc links for that
+core (newlib's C and maths libraries, libgcc) and of any file given (code_files), so that the
+first run of any firmware renames the register patterns compiled code uses instead of
+describing each from capstone's detail, and on the Cortex-M4 every
 16-bit encoding is described (timing/thumb16_table.py), so that one is a look-up
 (docs/performance.md).
 """
@@ -39,9 +41,10 @@ def hooks() -> list[tuple[str, object]]:
     return found
 
 
-def prepare(say=print) -> int:
-    """Compile (or load) everything above into the store; `say` gets a line per step. Returns
-    the number of steps."""
+def prepare(say=print, learn: tuple = ()) -> int:
+    """Compile (or load) everything above into the store; `say` gets a line per step; `learn`:
+    compiled files whose register patterns are described too (describe_patterns). Returns the
+    number of steps."""
     from . import examples
     from .api import Simulator
     from .config import board_names
@@ -66,7 +69,7 @@ def prepare(say=print) -> int:
                     ", ".join(f"{k}={v}" for k, v in options.items()) or "default"
                 say(f"{example} on {board} ({kind}): exit {result.exit_code}, {time.perf_counter() - started:.1f} s")
                 steps += 1
-    return steps + describe_patterns(say)
+    return steps + describe_patterns(say, learn=learn)
 
 
 @contextlib.contextmanager
@@ -87,16 +90,20 @@ def _decode_store_off():
             os.environ["MCUSIM_DECODE_CACHE"] = given
 
 
-def describe_patterns(say=print, programs: list[str] | None = None) -> int:
+def describe_patterns(say=print, programs: list[str] | None = None, learn: tuple = (), toolchain: bool = True) -> int:
     """Decode all of every bundled example (or of `programs`) on the first board of each core
-    model whose decoder keeps register patterns, and keep the patterns (and the decoded rows)
-    in the decode store. Returns the number of images decoded."""
+    model whose decoder keeps register patterns, then the code of the files in `learn` and (with
+    `toolchain`) of the libraries arm-none-eabi-gcc links for that core (code_files), and keep
+    the patterns (and the examples' decoded rows) in the decode store. Returns the number of
+    images decoded."""
     from . import examples
     from .api import Simulator
-    from .config import board_names
+    from .code_files import NotCode, thumb_code, toolchain_libraries
+    from .config import board_names, load_board
 
     done, images = set(), 0
     known = examples.available()
+    pieces: dict = {}  # file -> its Thumb code (read once for every core model)
     for board in board_names():
         started, count, patterns = time.perf_counter(), 0, None
         for program in programs if programs is not None else sorted(known):
@@ -113,6 +120,19 @@ def describe_patterns(say=print, programs: list[str] | None = None) -> int:
             done.add(patterns)
             images += count
             say(f"register patterns of {count} examples' code on {board}: {time.perf_counter() - started:.1f} s")
+            files = list(learn) + (toolchain_libraries(load_board(board).core.name) if toolchain else [])
+            for path in files:
+                started = time.perf_counter()
+                if path not in pieces:
+                    try:
+                        pieces[path] = thumb_code(path)
+                    except (NotCode, OSError) as error:
+                        say(f"skipped {path}: {error}")
+                        pieces[path] = []
+                instructions = decoder.learn_patterns(pieces[path])
+                decoder.save_store()
+                say(f"register patterns of {path} ({instructions:,} instructions) on {board}: "
+                    f"{time.perf_counter() - started:.1f} s")
             started = time.perf_counter()
             if decoder.describe_short_encodings():
                 say(f"every 16-bit encoding on {board}: {time.perf_counter() - started:.1f} s")

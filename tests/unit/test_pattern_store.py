@@ -147,7 +147,7 @@ def test_prepare_describes_the_examples_patterns_for_any_first_run(tmp_path, new
 
     monkeypatch.setenv("MCUSIM_DECODE_CACHE", str(tmp_path))
     said = []
-    assert describe_patterns(said.append, programs=["bench", "hello"]) == 4 and len(said) == 3  # (M4, 16-bit, M7)
+    assert describe_patterns(said.append, programs=["bench", "hello"], toolchain=False) == 4 and len(said) == 3  # (M4, 16-bit, M7)
     assert len(m7_patterns.read_patterns(next(tmp_path.glob(f"decode/*/{m7_patterns.FILE_NAME}")))) > 100
     patterns = next(tmp_path.glob("decode/*/m4-patterns.bin"))
     assert len(read_patterns(patterns)) > 100

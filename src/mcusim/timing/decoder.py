@@ -33,6 +33,7 @@ _capstone_detail.detail = True
 CHUNK_CACHE_BYTES = 2048    # blocks decoded at run time (Unicorn's are at most 1 KB) are kept by content ...
 CHUNK_CACHE_ENTRIES = 512   # ... this many at most
 PENDING_ADDRESS = 0x10000000  # where _describe_pending has capstone read new encodings (rows do not depend on it)
+LEARN_ADDRESS = 0x10000000  # where learn_patterns decodes code that is no image's (rows do not depend on it)
 IT_WINDOW = 2 + 4 * 4  # bytes of an IT and the four instructions it can govern (each 4 at most)
 
 
@@ -151,6 +152,22 @@ class Decoder:
         prepare, describing the bundled examples' register patterns ahead of any run)."""
         for start, _ in list(self._ranges):
             self.decode_block(start, 2)
+
+    def learn_patterns(self, pieces) -> int:
+        """Decode Thumb code that is no image's (`pieces`, each its bytes: a library's functions,
+        code_files) for its register patterns alone, which save_store then keeps (mcusim prepare);
+        the instructions decoded. A decoder of its own decodes each piece afresh at LEARN_ADDRESS,
+        with this one's descriptors and timing model: its rows and special instructions go
+        nowhere, and the Cortex-M7 schedule is left where the last piece ended (a machine that has
+        learned is not for running)."""
+        if self._m4 is None and self._m7 is None:
+            return 0
+        learner = Decoder(type(self.state)(), self.read_memory, self.instruction_cycles, timing=self.timing,
+                          store=self.store)
+        learner._m4, learner._m7 = self._m4, self._m7
+        for code in pieces:
+            learner._decode_fresh(LEARN_ADDRESS, LEARN_ADDRESS + len(code), code, None)
+        return learner.instructions_decoded
 
     def describe_short_encodings(self) -> bool:
         """Describe every 16-bit encoding and keep the table beside the register patterns
