@@ -135,5 +135,5 @@ def describe_patterns(say=print, programs: list[str] | None = None, learn: tuple
                     f"{time.perf_counter() - started:.1f} s")
             started = time.perf_counter()
             if decoder.describe_short_encodings():
-                say(f"every 16-bit encoding on {board}: {time.perf_counter() - started:.1f} s")
+                say(f"every 16-bit encoding and the 32-bit ones met on {board}: {time.perf_counter() - started:.1f} s")
     return images

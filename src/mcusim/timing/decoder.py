@@ -170,8 +170,9 @@ class Decoder:
         return learner.instructions_decoded
 
     def describe_short_encodings(self) -> bool:
-        """Describe every 16-bit encoding and keep the table beside the register patterns
-        (thumb16_table; mcusim prepare), where this decoder keeps Cortex-M4 patterns; whether it did."""
+        """Describe every 16-bit encoding, and the 32-bit ones this process met outside an IT
+        block, and keep the tables beside the register patterns (thumb16_table, thumb32_table;
+        mcusim prepare), where this decoder keeps Cortex-M4 patterns; whether it did."""
         if self._m4 is None:
             return False
         self._m4.write_short()
@@ -391,7 +392,8 @@ class Decoder:
         """_decode_fresh for the Cortex-M4 model, whose rows depend on each instruction's encoding
         and the one before it alone: each encoding is looked up by its bytes and IT context
         (m4_descriptors). A new 16-bit encoding outside an IT block is looked up in the table of
-        them all (thumb16_table), if prepare made one; the other new encodings outside an IT
+        them all (thumb16_table), if prepare made one, and a new 32-bit one in the table of those
+        prepare met (thumb32_table); the other new encodings outside an IT
         block are read by capstone's cheap pass together, alone (_describe_pending), and one in
         an IT block by a pass over that block from its IT on (an IT block's condition shows in its
         instructions' text). A new encoding of a register pattern met before is renamed from it,
@@ -404,7 +406,8 @@ class Decoder:
             before = descriptors.row_of(previous) if previous is not None else -1
         except TooManyRegisters:
             return None
-        known, add_new, add_short = descriptors.by_key.get, descriptors.add_new, descriptors.add_short
+        known, add_new, add_short, add_wide = (descriptors.by_key.get, descriptors.add_new, descriptors.add_short,
+                                               descriptors.add_wide)
         rows, specials = [], []
         pending = {}  # new encodings outside an IT block, but an IT -> [(place in rows, offset)]: described together
         items = []  # capstone's cheap text of an IT block's bytes, read when an encoding there is new
@@ -423,8 +426,8 @@ class Decoder:
                 context = None
             key = (code[offset: offset + length], context)
             entry = known(key)
-            if entry is None and length == 2 and context is None:
-                entry = add_short(key, halfword)
+            if entry is None and context is None:
+                entry = add_short(key, halfword) if length == 2 else add_wide(key)
             if entry is None and context is None and (halfword >= 0xE800 if length == 4 else halfword >> 8 != 0xBF):
                 # (no IT, whose kind the IT tracking reads, nor the half of a 32-bit encoding cut short)
                 pending.setdefault(key, []).append((len(rows), offset))

@@ -9,10 +9,12 @@ before. A range of encodings met before is then one native call, however long. A
 whose register pattern was met (timing/register_pattern.py: the same operation on other
 registers, at another offset) is described from the first with its registers renamed, from
 capstone's cheap text alone; a 16-bit one outside an IT block is found by its halfword in the
-table `mcusim prepare` keeps of all of them (timing/thumb16_table.py).
+table `mcusim prepare` keeps of all of them (timing/thumb16_table.py), and a 32-bit one by its
+bytes in the table it keeps of those it met (timing/thumb32_table.py).
 """
 from __future__ import annotations
 
+from bisect import bisect_left
 from pathlib import Path
 
 import numpy as np
@@ -26,6 +28,7 @@ from .literal_loads import LITERAL_LOADS, literal_read
 from .pattern_store import EMPTY, MAX_PATTERNS, Patterns, read_patterns, write_patterns
 from .register_pattern import RENAMEABLE, register_pattern
 from .thumb16_table import HALFWORDS, read_table, rows_fit, table_file, write_table
+from . import thumb32_table
 
 UNDECODABLE, PLAIN, IT, NO_IT_SLOT = -1, 0, 1, 2  # an encoding's kind, for the decoder's IT tracking
 
@@ -80,6 +83,9 @@ class Descriptors:
         self._learned = False  # patterns described since the file was written
         self._short: tuple | None = None  # thumb16_table's (index, rows, kind of each row), once read
         self._short_read = True
+        self._wide: tuple | None = None  # thumb32_table's (encodings, their rows' places, rows), once read
+        self._wide_read = True
+        self._wide_met: set[bytes] = set()  # 32-bit encodings described outside an IT block (describe_wide)
         self._clear()
 
     def use_file(self, path: Path | None) -> None:
@@ -88,6 +94,7 @@ class Descriptors:
         if path != self.file:
             self.file, self._stored = path, EMPTY if path is None else None
             self._short, self._short_read, self._short_base = None, path is None, None
+            self._wide, self._wide_read, self._wide_base = None, path is None, None
 
     def save_patterns(self) -> None:
         """Write the patterns described since the file was last written (the end of a run)."""
@@ -104,6 +111,7 @@ class Descriptors:
         self.table = np.zeros((256, R.DESCRIPTOR), np.int64)
         self.count = 0
         self._short_base: int | None = None  # where thumb16_table's rows start in table, once placed
+        self._wide_base: int | None = None  # where thumb32_table's rows start in table, once placed
         self.by_key: dict[tuple, tuple] = {}  # (bytes, IT context) -> (row, kind, (mnemonic, operands) if watched)
         self._by_shape: dict[int, tuple] = {}  # Instruction.shape -> (row, watched)
         self._undecodable: dict[int, int] = {}  # length -> the row of an encoding capstone cannot decode
@@ -140,6 +148,8 @@ class Descriptors:
         it as open), and the model's description. TooManyRegisters where a mask is full."""
         if place is None or items[place][1] != length:
             return self.add(key, None, length)
+        if length == 4 and key[1] is None and len(self._wide_met) < MAX_DESCRIPTORS:
+            self._wide_met.add(key[0])
         address, _, mnemonic, operands = items[place]
         entry = self.add_renamed(key, address, mnemonic, operands)
         if entry is None:
@@ -170,6 +180,27 @@ class Descriptors:
         entry = self.by_key[key] = (self._short_base + place, kinds[place], None)
         return entry
 
+    def add_wide(self, key: tuple) -> tuple | None:
+        """The entry of 32-bit encoding `key` outside an IT block from the file's table of those
+        `mcusim prepare` met (thumb32_table), or None if it has none. The table's rows go into this
+        table, one block, the first time one is used after _clear."""
+        if not self._wide_read:
+            self._wide_read = True
+            self._wide = thumb32_table.read_table(thumb32_table.table_file(self.file), CORE_NAMES)
+        if self._wide is None:
+            return None
+        keys, places, rows = self._wide
+        number = int.from_bytes(key[0], "little")
+        at = bisect_left(keys, number)
+        if at == len(keys) or keys[at] != number:
+            return None
+        place = places[at]
+        if self._wide_base is None:
+            self._wide_base = self._append(len(rows))
+            self.table[self._wide_base: self.count] = rows
+        entry = self.by_key[key] = (self._wide_base + place, PLAIN, None)
+        return entry
+
     def describe_short(self) -> tuple[np.ndarray, np.ndarray]:
         """thumb16_table's table: every 16-bit encoding described outside an IT block as the decoder
         would, in a Descriptors of its own (this one's register patterns shared): each halfword's
@@ -194,11 +225,41 @@ class Descriptors:
         index[used] = renumbered[inverse.reshape(-1)]
         return index, distinct[fits]
 
+    def describe_wide(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """thumb32_table's table: each 32-bit encoding this process described outside an IT block
+        (add_new), described again alone as the decoder would, in a Descriptors of its own (this
+        one's register patterns shared): the encodings kept (as little-endian numbers, sorted),
+        each one's place among the distinct rows, and the rows."""
+        fresh = Descriptors(self.timing, int(self.constants[R.C_INSTRUCTION_CYCLES]), self.static_row)
+        fresh._patterns, fresh.file, fresh._stored = self._patterns, self.file, self._stored
+        keys, places = [], []
+        for code in self._wide_met:
+            items = list(lite_runs(code, SHORT_ADDRESS, SHORT_ADDRESS + 4))
+            try:
+                row, kind, watched = fresh.add_new((code, None), 4, items, 0 if items else None, code, SHORT_ADDRESS,
+                                                   SHORT_ADDRESS + 4)
+            except TooManyRegisters:
+                continue
+            if watched is None and kind == PLAIN and fresh.table[row, R.D_DECODABLE] == 1:
+                keys.append(int.from_bytes(code, "little"))
+                places.append(row)
+        if not keys:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, R.DESCRIPTOR), np.int64)
+        distinct, inverse = np.unique(fresh.table[places], axis=0, return_inverse=True)
+        fits = np.array([rows_fit(row[None], len(CORE_NAMES), size=4) for row in distinct], bool)
+        renumbered = np.where(fits, np.cumsum(fits) - 1, -1)  # (rows that do not fit are left out)
+        index = renumbered[inverse.reshape(-1)]
+        kept = index >= 0
+        order = np.argsort(np.array(keys, np.int64)[kept])
+        return np.array(keys, np.int64)[kept][order], index[kept][order], distinct[fits]
+
     def write_short(self) -> None:
-        """describe_short's table, kept in the file beside this model's patterns (if it has one)."""
+        """describe_short's and describe_wide's tables, kept in the files beside this model's
+        patterns (if it has one)."""
         if self.file is not None:
             index, rows = self.describe_short()
             write_table(table_file(self.file), index, rows, CORE_NAMES)
+            thumb32_table.write_table(thumb32_table.table_file(self.file), *self.describe_wide(), CORE_NAMES)
 
     def add_renamed(self, key: tuple, address: int, mnemonic: str, op_str: str) -> tuple | None:
         """The entry of encoding `key`, which capstone printed as `mnemonic op_str` at `address`,

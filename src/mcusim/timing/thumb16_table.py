@@ -54,7 +54,7 @@ def read_table(path: Path, core_names: tuple[str, ...]) -> tuple[np.ndarray, np.
         names = tuple(json.loads(data[HEADER.size: HEADER.size + names_size].decode("utf-8")))
     except (OSError, ValueError, TypeError, struct.error):  # (missing, not a file, damaged: nothing)
         return None
-    at = _aligned(HEADER.size + names_size)
+    at = aligned(HEADER.size + names_size)
     if magic != MAGIC or version != VERSION or names != core_names or count > HALFWORDS \
             or len(data) != at + 4 * HALFWORDS + 8 * count * R.DESCRIPTOR:
         return None
@@ -69,24 +69,24 @@ def write_table(path: Path, index: np.ndarray, rows: np.ndarray, core_names: tup
     """Keep the table (silently nothing where it cannot be written)."""
     names = json.dumps(list(core_names)).encode("utf-8")
     header = HEADER.pack(MAGIC, VERSION, len(names), len(rows)) + names
-    header += bytes(_aligned(len(header)) - len(header))
+    header += bytes(aligned(len(header)) - len(header))
     write_whole(path, lambda out: out.write(header + index.astype("<i4").tobytes() + rows.astype("<i8").tobytes()))
 
 
-def _aligned(size: int) -> int:
+def aligned(size: int) -> int:
     return (size + 7) & ~7
 
 
-def rows_fit(rows: np.ndarray, names: int) -> bool:
-    """Rows a 16-bit encoding outside an IT block can have: two bytes; no literal, self-loop or FP
-    register bits; core register bits among the `names` fixed ones; a decodable row starting an
-    instruction (an undecodable one is all zeros but its size)."""
+def rows_fit(rows: np.ndarray, names: int, size: int = 2) -> bool:
+    """Rows a 16-bit encoding (or one of `size` bytes) outside an IT block can have: that size;
+    no literal, self-loop or FP register bits; core register bits among the `names` fixed ones;
+    a decodable row starting an instruction (an undecodable one is all zeros but its size)."""
     if not len(rows):
         return True
     decodable = rows[:, R.D_DECODABLE] == 1
     core = rows[:, R.D_ADDRESS] | rows[:, R.D_WRITES]
     undecodable = rows[~decodable]
-    return bool(np.all(rows[:, R.D_SIZE] == 2) and np.all(rows[:, [R.D_LITERAL, R.D_SELF_LOOP, R.D_FP_READS,
+    return bool(np.all(rows[:, R.D_SIZE] == size) and np.all(rows[:, [R.D_LITERAL, R.D_SELF_LOOP, R.D_FP_READS,
                                                                     R.D_FP_WRITES]] == 0)
                 and np.all((core >= 0) & (core >> names == 0))
                 and np.all(rows[decodable, R.D_STATIC + KIND] == KIND_START)

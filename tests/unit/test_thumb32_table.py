@@ -1,0 +1,105 @@
+"""The table of the 32-bit encodings `mcusim prepare` met (timing/thumb32_table.py) gives a
+later first run the rows capstone's detail and the Cortex-M4 model give, found by the
+encoding's bytes; a damaged or foreign file is ignored."""
+import numpy as np
+import pytest
+
+from mcusim.machine.native import m4_rows as R
+from mcusim.timing import m4_descriptors, thumb32_table
+from mcusim.timing.thumb32_table import read_table, write_table
+from test_m4_native_rows import BASE, decoders, rows
+from test_register_pattern import _code
+
+SEED = 7  # the code the table is made from, and decoded again with it
+
+
+@pytest.fixture(scope="module")
+def table(tmp_path_factory):
+    """The table of the 32-bit encodings outside IT blocks of _code(SEED), as a process that
+    decoded that code makes it, and the folder its file is in."""
+    saved = m4_descriptors._shared
+    m4_descriptors._shared = {}
+    try:
+        code = _code(SEED, 2000)
+        for at in range(0, len(code), 128):
+            fast, _ = decoders(code[at: at + 128])
+            fast.decode(BASE, BASE + len(code[at: at + 128]))
+        keys, index, distinct = fast._m4.describe_wide()
+    finally:
+        m4_descriptors._shared = saved
+    folder = tmp_path_factory.mktemp("patterns")
+    write_table(folder / thumb32_table.FILE_NAME, keys, index, distinct, m4_descriptors.CORE_NAMES)
+    return keys, index, distinct, folder
+
+
+@pytest.fixture
+def new_process(monkeypatch):
+    """The decoders' shared descriptors forgotten, as in a new process."""
+    monkeypatch.setattr(m4_descriptors, "_shared", {})
+
+
+def test_the_table_keeps_the_32_bit_encodings_met_but_those_left_out(table):
+    keys, index, distinct, folder = table
+    assert 700 < len(keys) and 50 < len(distinct) < len(keys) and np.all(np.diff(keys) > 0)
+    assert np.all(distinct[:, R.D_SIZE] == 4) and not np.any(distinct[:, [R.D_LITERAL, R.D_FP_READS]])
+    found = read_table(folder / thumb32_table.FILE_NAME, m4_descriptors.CORE_NAMES)
+    assert found is not None and found[0] == keys.tolist() and found[1] == index.tolist()
+    assert np.array_equal(found[2], distinct)
+
+
+def test_rows_from_the_table_equal_capstones_own(table, new_process, monkeypatch):
+    _, _, _, folder = table
+    found = []
+    add_wide = m4_descriptors.Descriptors.add_wide
+    monkeypatch.setattr(m4_descriptors.Descriptors, "add_wide",
+                        lambda self, *args: found.append(add_wide(self, *args)) or found[-1])
+    code = _code(SEED, 2000)  # (16- and 32-bit encodings, IT blocks)
+    for at in range(0, len(code), 128):
+        piece = code[at: at + 128]
+        fast, plain = decoders(piece)
+        fast._m4.use_file(folder / "m4-patterns.bin")  # (no patterns there: the table beside it)
+        for decoder in (fast, plain):
+            decoder.decode(BASE, BASE + len(piece))
+        assert np.array_equal(rows(fast), rows(plain)), piece.hex()
+        assert (fast.divides, fast.fp_instruction_addresses) == (plain.divides, plain.fp_instruction_addresses)
+    assert sum(entry is not None for entry in found) > 500, "32-bit encodings were found in the table"
+
+
+DAMAGES = ["not a table", "cut short", "another version", "other register names", "encodings out of order",
+           "a 16-bit encoding", "a place out of range", "a row of another size", "an FP register bit"]
+
+
+@pytest.mark.parametrize("damage", DAMAGES)
+def test_a_damaged_or_foreign_file_is_ignored(table, tmp_path, damage, new_process):
+    keys, index, distinct, _ = table
+    keys, index, distinct, names = keys.copy(), index.copy(), distinct.copy(), m4_descriptors.CORE_NAMES
+    path = tmp_path / thumb32_table.FILE_NAME
+    if damage == "other register names":
+        names = names[1:] + names[:1]
+    elif damage == "encodings out of order":
+        keys[[0, 1]] = keys[[1, 0]]
+    elif damage == "a 16-bit encoding":
+        keys[0] = 0x0000_4770  # (bx lr, and a halfword after it)
+    elif damage == "a place out of range":
+        index[7] = len(distinct)
+    elif damage == "a row of another size":
+        distinct[0, R.D_SIZE] = 2
+    elif damage == "an FP register bit":
+        distinct[0, R.D_FP_READS] = 1
+    write_table(path, keys, index, distinct, names)
+    data = path.read_bytes()
+    if damage == "not a table":
+        data = b"PK\x03\x04" + bytes(range(200))
+    elif damage == "cut short":
+        data = data[:-8]
+    elif damage == "another version":
+        data = data[:8] + (thumb32_table.VERSION + 1).to_bytes(4, "little") + data[12:]
+    path.write_bytes(data)
+    assert read_table(path, m4_descriptors.CORE_NAMES) is None
+    code = _code(SEED, 40)
+    fast, plain = decoders(code)
+    fast._m4.use_file(tmp_path / "m4-patterns.bin")
+    for decoder in (fast, plain):
+        decoder.decode(BASE, BASE + len(code))
+    assert np.array_equal(rows(fast), rows(plain))
+    assert fast._m4._wide is None
