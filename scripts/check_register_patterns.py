@@ -5,11 +5,16 @@ encodings, and the encodings of the files given (executable ELF files, objects o
 of them; the kit's builds by default) with their register fields varied, a tenth of them in IT
 blocks. tests/unit/test_register_pattern.py runs a sample of this in the test suite.
 
-    python scripts/check_register_patterns.py [--seed 1] [--wide 30000] [--variants 2] [FILE ...]
+    python scripts/check_register_patterns.py [--seed 1] [--wide 30000] [--variants 2] [--prepared DIR] [FILE ...]
+
+--prepared DIR: the decoder under test reads the register patterns and the tables of 16- and
+32-bit encodings (timing/thumb16_table.py, timing/thumb32_table.py) of the decode store DIR
+that `mcusim prepare` filled (MCUSIM_DECODE_CACHE=DIR), as a first run after prepare does.
 """
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import sys
 import time
@@ -23,6 +28,7 @@ sys.path[:0] = [str(ROOT / "src"), str(ROOT / "tests" / "unit")]
 
 from mcusim.code_files import thumb_code  # noqa: E402
 from mcusim.timing import m4_descriptors  # noqa: E402
+from mcusim.timing.decode_store import store_for  # noqa: E402
 from test_m4_native_rows import BASE, decoders, rows  # noqa: E402
 
 
@@ -71,6 +77,7 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--wide", type=int, default=30000, help="random 32-bit encodings")
     parser.add_argument("--variants", type=int, default=2, help="register variants of each ELF encoding")
+    parser.add_argument("--prepared", type=Path, help="a decode store mcusim prepare filled (see above)")
     parser.add_argument("elf", nargs="*", type=Path, help="ELF files, objects or ar archives (default: the kit's builds)")
     args = parser.parse_args()
     rng = random.Random(args.seed)
@@ -91,25 +98,36 @@ def main() -> int:
             sequence.append((0xBF00 | rng.randrange(14) << 4 | mask).to_bytes(2, "little"))
             sequence += [rng.choice(plain) for _ in range(4 - ((mask & -mask).bit_length() - 1))]
         sequence.append(code)
-    renamed = [0]
-    add_renamed = m4_descriptors.Descriptors.add_renamed
+    counts = {"renamed": 0, "from the 16-bit table": 0, "from the 32-bit table": 0}
+    for name, method in (("renamed", "add_renamed"), ("from the 16-bit table", "add_short"),
+                         ("from the 32-bit table", "add_wide")):
+        def counted(self, *args, name=name, found=getattr(m4_descriptors.Descriptors, method)):
+            entry = found(self, *args)
+            counts[name] += entry is not None
+            return entry
 
-    def counted(self, *args):
-        entry = add_renamed(self, *args)
-        renamed[0] += entry is not None
-        return entry
-
-    m4_descriptors.Descriptors.add_renamed = counted
+        setattr(m4_descriptors.Descriptors, method, counted)
+    patterns = None
+    if args.prepared:
+        os.environ["MCUSIM_DECODE_CACHE"] = str(args.prepared)
+        fast, _ = decoders(b"")
+        patterns = store_for([], fast.timing, fast.instruction_cycles).pattern_file
+        if not (patterns.is_file() and patterns.with_name("m4-thumb16.bin").is_file()):
+            parser.error(f"{args.prepared}: no patterns and tables of this mcusim's Cortex-M4 model "
+                         f"({patterns.parent.name}): run mcusim prepare with MCUSIM_DECODE_CACHE={args.prepared}")
     started, bad = time.perf_counter(), 0
     for at in range(0, len(sequence), 64):
         code = b"".join(sequence[at: at + 64])
         fast, reference = decoders(code)
+        if patterns is not None:
+            fast._m4.use_file(patterns)
         for decoder in (fast, reference):
             decoder.decode(BASE, BASE + len(code))
         if not np.array_equal(rows(fast), rows(reference)):
             bad += 1
             print(f"differs: {code.hex()}")
-    print(f"{len(sequence):,} instructions in {len(sequence) // 64 + 1:,} ranges, {renamed[0]:,} renamed, "
+    found = ", ".join(f"{count:,} {name}" for name, count in counts.items())
+    print(f"{len(sequence):,} instructions in {len(sequence) // 64 + 1:,} ranges, {found}, "
           f"{bad} ranges differ ({time.perf_counter() - started:.0f} s)")
     return 1 if bad else 0
 
