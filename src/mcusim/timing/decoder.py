@@ -6,8 +6,6 @@ block's cost into one subtraction in the native hook.
 from __future__ import annotations
 
 import bisect
-import contextlib
-import gc
 
 import numpy as np
 from capstone import CS_ARCH_ARM, CS_MODE_MCLASS, CS_MODE_THUMB, Cs
@@ -37,22 +35,6 @@ CHUNK_CACHE_ENTRIES = 512   # ... this many at most
 PENDING_ADDRESS = 0x10000000  # where _describe_pending has capstone read new encodings (rows do not depend on it)
 LEARN_ADDRESS = 0x10000000  # where learn_patterns decodes code that is no image's (rows do not depend on it)
 IT_WINDOW = 2 + 4 * 4  # bytes of an IT and the four instructions it can govern (each 4 at most)
-
-
-@contextlib.contextmanager
-def collector_paused():
-    """Python's garbage collector off while code is decoded (and on again after, if it was on).
-    A decode makes thousands of objects, and each collection that falls due inside it walks the
-    young ones, a full one every object the process tracks (numba's, numpy's: about 50,000); off,
-    one collection after the decode does their work (docs/performance.md, "Twenty-fourth pass").
-    Reference counting frees what it can as before."""
-    was_on = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_on:
-            gc.enable()
 
 
 class Decoder:
@@ -204,10 +186,9 @@ class Decoder:
 
     def decode_ranges(self, ranges: list[tuple[int, int]]) -> None:
         self._redecoded = False
-        with collector_paused():
-            for start, end in ranges:
-                code = self._read(start, end - start + 2)  # + 2: the last instruction may be 32-bit
-                self._decode_code(start, min(end, start + len(code)), code)
+        for start, end in ranges:
+            code = self._read(start, end - start + 2)  # + 2: the last instruction may be 32-bit
+            self._decode_code(start, min(end, start + len(code)), code)
         for index, (first, end) in self._dirty.items():
             self._resum(index, first, end)
         self._dirty.clear()
