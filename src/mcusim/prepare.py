@@ -12,9 +12,9 @@ Then every bundled example's whole code is decoded once per core model (timing/p
 timing/m7_patterns.py), and so is the code of the libraries arm-none-eabi-gcc links for that
 core (newlib's C and maths libraries, libgcc) and of any file given (code_files), so that the
 first run of any firmware renames the register patterns compiled code uses instead of
-describing each from capstone's detail, and on the Cortex-M4 every
-16-bit encoding is described (timing/thumb16_table.py), so that one is a look-up
-(docs/performance.md).
+describing each from capstone's detail; on the Cortex-M4 every 16-bit encoding is described
+(timing/thumb16_table.py), and every 32-bit one met in all that code (timing/thumb32_table.py),
+so that those are a look-up (docs/performance.md).
 """
 from __future__ import annotations
 
