@@ -34,6 +34,8 @@ CASES = {
     "an IT inside an IT block": [IT_NE, IT_EQ, MOV_R0_R1, ADDS_R1_1, BX_LR],
     "an ARMv8 FP encoding (data read as code) leaves its IT slot to the next, as capstone reads it":
         [IT_VS, NOP, B_BACK, IT_VS, VMAXNM, B_BACK, BX_LR],
+    "... which lengthens the block past four instructions, the last of them new":  # (iteee vs; ldrdvs; vminnm;
+        ["6fbf", "d4e90ea3", "c3fe457a", "1cf0f01c", "f7f2edf5", "dadf", BX_LR],    # andsvc; blvc; svcvc)
 }
 
 

@@ -438,8 +438,11 @@ class Decoder:
                 if start + offset not in places:
                     # capstone's reading of an IT block at most, from this encoding's IT on: no IT
                     # block is open there, so it reads what follows as a pass over the range would
+                    # (up to this encoding at least: an instruction that takes no slot of the block,
+                    # as capstone reads one, lengthens it)
                     first = it_at if context is not None else offset
-                    items = list(lite_runs(code[first:], start + first, min(end, start + first + IT_WINDOW)))
+                    stop = min(end, start + max(first + IT_WINDOW, offset + length))
+                    items = list(lite_runs(code[first:], start + first, stop))
                     places = {item[0]: place for place, item in enumerate(items)}
                 try:
                     entry = add_new(key, length, items, places.get(start + offset), code, start, end)
