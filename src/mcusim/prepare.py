@@ -134,6 +134,6 @@ def describe_patterns(say=print, programs: list[str] | None = None, learn: tuple
                 say(f"register patterns of {path} ({instructions:,} instructions) on {board}: "
                     f"{time.perf_counter() - started:.1f} s")
             started = time.perf_counter()
-            if decoder.describe_short_encodings():
+            if decoder.write_encoding_tables():
                 say(f"every 16-bit encoding and the 32-bit ones met on {board}: {time.perf_counter() - started:.1f} s")
     return images

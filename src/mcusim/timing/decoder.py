@@ -169,13 +169,13 @@ class Decoder:
             learner._decode_fresh(LEARN_ADDRESS, LEARN_ADDRESS + len(code), code, None)
         return learner.instructions_decoded
 
-    def describe_short_encodings(self) -> bool:
+    def write_encoding_tables(self) -> bool:
         """Describe every 16-bit encoding, and the 32-bit ones this process met outside an IT
         block, and keep the tables beside the register patterns (thumb16_table, thumb32_table;
         mcusim prepare), where this decoder keeps Cortex-M4 patterns; whether it did."""
         if self._m4 is None:
             return False
-        self._m4.write_short()
+        self._m4.write_tables()
         return True
 
     @property

@@ -205,8 +205,7 @@ class Descriptors:
         """thumb16_table's table: every 16-bit encoding described outside an IT block as the decoder
         would, in a Descriptors of its own (this one's register patterns shared): each halfword's
         place among the distinct rows (-1: left out) and the rows."""
-        fresh = Descriptors(self.timing, int(self.constants[R.C_INSTRUCTION_CYCLES]), self.static_row)
-        fresh._patterns, fresh.file, fresh._stored = self._patterns, self.file, self._stored
+        fresh = self._fresh()
         places = np.full(HALFWORDS, -1, np.int64)
         for halfword in range(HALFWORDS):
             code = halfword.to_bytes(2, "little")
@@ -218,20 +217,16 @@ class Descriptors:
                                             IT if fresh.table[row, R.D_IT] == 1 else PLAIN):
                 places[halfword] = row
         used = places >= 0
-        distinct, inverse = np.unique(fresh.table[places[used]], axis=0, return_inverse=True)
-        fits = np.array([rows_fit(row[None], len(CORE_NAMES)) for row in distinct], bool)
-        renumbered = np.where(fits, np.cumsum(fits) - 1, -1)  # (rows that do not fit are left out)
         index = np.full(HALFWORDS, -1, np.int32)
-        index[used] = renumbered[inverse.reshape(-1)]
-        return index, distinct[fits]
+        index[used], distinct = _distinct(fresh.table[places[used]], 2)
+        return index, distinct
 
     def describe_wide(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """thumb32_table's table: each 32-bit encoding this process described outside an IT block
         (add_new), described again alone as the decoder would, in a Descriptors of its own (this
         one's register patterns shared): the encodings kept (as little-endian numbers, sorted),
         each one's place among the distinct rows, and the rows."""
-        fresh = Descriptors(self.timing, int(self.constants[R.C_INSTRUCTION_CYCLES]), self.static_row)
-        fresh._patterns, fresh.file, fresh._stored = self._patterns, self.file, self._stored
+        fresh = self._fresh()
         keys, places = [], []
         for code in self._wide_met:
             items = list(lite_runs(code, SHORT_ADDRESS, SHORT_ADDRESS + 4))
@@ -243,17 +238,20 @@ class Descriptors:
             if watched is None and kind == PLAIN and fresh.table[row, R.D_DECODABLE] == 1:
                 keys.append(int.from_bytes(code, "little"))
                 places.append(row)
-        if not keys:
-            return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, R.DESCRIPTOR), np.int64)
-        distinct, inverse = np.unique(fresh.table[places], axis=0, return_inverse=True)
-        fits = np.array([rows_fit(row[None], len(CORE_NAMES), size=4) for row in distinct], bool)
-        renumbered = np.where(fits, np.cumsum(fits) - 1, -1)  # (rows that do not fit are left out)
-        index = renumbered[inverse.reshape(-1)]
+        index, distinct = _distinct(fresh.table[places].reshape(-1, R.DESCRIPTOR), 4)
         kept = index >= 0
-        order = np.argsort(np.array(keys, np.int64)[kept])
-        return np.array(keys, np.int64)[kept][order], index[kept][order], distinct[fits]
+        keys = np.array(keys, np.int64)[kept]
+        order = np.argsort(keys)
+        return keys[order], index[kept][order], distinct
 
-    def write_short(self) -> None:
+    def _fresh(self) -> "Descriptors":
+        """A Descriptors of its own, for a table `mcusim prepare` keeps: this one's register
+        patterns (and their file) shared, no row of this one's."""
+        fresh = Descriptors(self.timing, int(self.constants[R.C_INSTRUCTION_CYCLES]), self.static_row)
+        fresh._patterns, fresh.file, fresh._stored = self._patterns, self.file, self._stored
+        return fresh
+
+    def write_tables(self) -> None:
         """describe_short's and describe_wide's tables, kept in the files beside this model's
         patterns (if it has one)."""
         if self.file is not None:
@@ -386,3 +384,12 @@ class Descriptors:
             mask |= 1 << bit
         return mask
 
+
+def _distinct(rows: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """(each of `rows`' place among the distinct ones an encoding table keeps, -1 for one it
+    leaves out; those distinct rows): thumb16_table.rows_fit decides, for encodings of `size`
+    bytes."""
+    distinct, inverse = np.unique(rows, axis=0, return_inverse=True)
+    fits = np.array([rows_fit(row[None], len(CORE_NAMES), size) for row in distinct], bool)
+    renumbered = np.where(fits, np.cumsum(fits) - 1, -1)
+    return renumbered[inverse.reshape(-1)], distinct[fits]
