@@ -13,7 +13,7 @@ from mcusim.api import Simulator
 from mcusim.cli import main
 from mcusim.code_files import NotCode, thumb_code, toolchain_libraries
 from mcusim.prepare import describe_patterns
-from mcusim.timing import m4_descriptors, m7_descriptors
+from mcusim.timing import instruction, m4_descriptors, m7_descriptors
 
 from conftest import require_tool
 
@@ -139,8 +139,14 @@ def test_prepare_learns_a_library_s_patterns_for_a_later_process(compiled, tmp_p
         counted["described"] += args[insn_at] is not None  # (not an encoding capstone cannot decode)
         return describe(self, *args)
 
+    def as_in_a_new_process():
+        """What a process keeps of the encodings it met forgotten: the Cortex-M4's descriptors, and the
+        Instructions capstone's detail gave (one of an encoding's shape stands for the next)."""
+        for module, name in ((m4_descriptors, "_shared"), (instruction, "_known"), (instruction, "_alike")):
+            monkeypatch.setattr(module, name, {})
+
     def described_by_a_new_process() -> int:
-        monkeypatch.setattr(m4_descriptors, "_shared", {})  # (the Cortex-M4's descriptors, shared in a process)
+        as_in_a_new_process()
         decoder = Simulator(examples.path("hello", board), board).machine.decoder
         counted["described"] = 0
         monkeypatch.setattr(model, description, described)
@@ -149,9 +155,10 @@ def test_prepare_learns_a_library_s_patterns_for_a_later_process(compiled, tmp_p
         return counted["described"]
 
     said = []
+    as_in_a_new_process()
     describe_patterns(said.append, programs=["hello"], toolchain=False)
     before = described_by_a_new_process()
-    monkeypatch.setattr(m4_descriptors, "_shared", {})
+    as_in_a_new_process()
     describe_patterns(said.append, programs=["hello"], learn=[archive], toolchain=False)
     assert any(str(archive) in line for line in said)
     after = described_by_a_new_process()
