@@ -373,7 +373,8 @@ def prepared_decode_table(boards: list[str], programs: list[str], rows: dict, st
             lines.append(f"| {board} | {program} | {counts['instructions decoded']:,} | "
                          f"{fmt(rows[board, program]['decode_us'], 1)} | {fmt(after, 1)} | "
                          f"{verdict(after, DECODE_US_GOAL)} |")
-    lines.append(f"\nDecoding the bundled examples' code (what `mcusim prepare` adds for this) took {seconds_taken:.1f} s.")
+    lines.append(f"\nDescribing the register patterns and the encoding tables (the bundled examples' code and the "
+                 f"toolchain's libraries: what `mcusim prepare` adds for this) took {seconds_taken:.1f} s.")
     return lines
 
 
