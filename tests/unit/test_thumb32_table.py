@@ -7,8 +7,9 @@ import pytest
 from mcusim.machine.native import m4_rows as R
 from mcusim.timing import m4_descriptors, thumb32_table
 from mcusim.timing.thumb32_table import read_table, write_table
-from test_m4_native_rows import BASE, decoders, rows
+from test_m4_native_rows import BASE, decoders
 from test_register_pattern import _code
+from test_thumb16_table import damage_bytes, decoded_alike
 
 SEED = 7  # the code the table is made from, and decoded again with it
 
@@ -49,20 +50,8 @@ def test_the_table_keeps_the_32_bit_encodings_met_but_those_left_out(table):
 
 def test_rows_from_the_table_equal_capstones_own(table, new_process, monkeypatch):
     _, _, _, folder = table
-    found = []
-    add_wide = m4_descriptors.Descriptors.add_wide
-    monkeypatch.setattr(m4_descriptors.Descriptors, "add_wide",
-                        lambda self, *args: found.append(add_wide(self, *args)) or found[-1])
     code = _code(SEED, 2000)  # (16- and 32-bit encodings, IT blocks)
-    for at in range(0, len(code), 128):
-        piece = code[at: at + 128]
-        fast, plain = decoders(piece)
-        fast._m4.use_file(folder / "m4-patterns.bin")  # (no patterns there: the table beside it)
-        for decoder in (fast, plain):
-            decoder.decode(BASE, BASE + len(piece))
-        assert np.array_equal(rows(fast), rows(plain)), piece.hex()
-        assert (fast.divides, fast.fp_instruction_addresses) == (plain.divides, plain.fp_instruction_addresses)
-    assert sum(entry is not None for entry in found) > 500, "32-bit encodings were found in the table"
+    assert decoded_alike(code, folder, "add_wide", monkeypatch) > 500, "32-bit encodings were found in the table"
 
 
 DAMAGES = ["not a table", "cut short", "another version", "other register names", "encodings out of order",
@@ -70,7 +59,7 @@ DAMAGES = ["not a table", "cut short", "another version", "other register names"
 
 
 @pytest.mark.parametrize("damage", DAMAGES)
-def test_a_damaged_or_foreign_file_is_ignored(table, tmp_path, damage, new_process):
+def test_a_damaged_or_foreign_file_is_ignored(table, tmp_path, damage, new_process, monkeypatch):
     keys, index, distinct, _ = table
     keys, index, distinct, names = keys.copy(), index.copy(), distinct.copy(), m4_descriptors.CORE_NAMES
     path = tmp_path / thumb32_table.FILE_NAME
@@ -87,19 +76,6 @@ def test_a_damaged_or_foreign_file_is_ignored(table, tmp_path, damage, new_proce
     elif damage == "an FP register bit":
         distinct[0, R.D_FP_READS] = 1
     write_table(path, keys, index, distinct, names)
-    data = path.read_bytes()
-    if damage == "not a table":
-        data = b"PK\x03\x04" + bytes(range(200))
-    elif damage == "cut short":
-        data = data[:-8]
-    elif damage == "another version":
-        data = data[:8] + (thumb32_table.VERSION + 1).to_bytes(4, "little") + data[12:]
-    path.write_bytes(data)
+    damage_bytes(path, damage, thumb32_table.VERSION)
     assert read_table(path, m4_descriptors.CORE_NAMES) is None
-    code = _code(SEED, 40)
-    fast, plain = decoders(code)
-    fast._m4.use_file(tmp_path / "m4-patterns.bin")
-    for decoder in (fast, plain):
-        decoder.decode(BASE, BASE + len(code))
-    assert np.array_equal(rows(fast), rows(plain))
-    assert fast._m4._wide is None
+    assert decoded_alike(_code(SEED, 40), tmp_path, "add_wide", monkeypatch) == 0
