@@ -27,10 +27,10 @@ class ElfError(ValueError):
 ET_REL, ET_EXEC, ET_DYN = 1, 2, 3
 SHT_NULL, SHT_NOBITS = 0, 8
 ELF_HEADER = struct.Struct("<16sHHIIIIIHHHHHH")  # ELF32 file header
-_PROGRAM_HEADER = struct.Struct("<8I")        # p_type, p_offset, p_vaddr, p_paddr, p_filesz, p_memsz, ...
-SECTION_HEADER = struct.Struct("<10I")       # sh_name, sh_type, sh_flags, sh_addr, sh_offset, sh_size, ...
+_PROGRAM_HEADER = struct.Struct("<8I")           # p_type, p_offset, p_vaddr, p_paddr, p_filesz, p_memsz, ...
+SECTION_HEADER = struct.Struct("<10I")           # sh_name, sh_type, sh_flags, sh_addr, sh_offset, sh_size, ...
 SYMBOL = np.dtype([("name", "<u4"), ("value", "<u4"), ("size", "<u4"), ("info", "u1"), ("other", "u1"),
-                    ("shndx", "<u2")])  # Elf32_Sym
+                   ("shndx", "<u2")])  # Elf32_Sym
 STT_OBJECT, STT_FUNC = 1, 2
 MAPPING_PREFIXES = ("$t", "$a", "$d")  # Arm ELF mapping symbols: Thumb code, Arm code, data
 

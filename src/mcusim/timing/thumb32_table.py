@@ -5,14 +5,13 @@ encoding by its bytes.
 A 32-bit encoding new to a run costs capstone's cheap text, its register pattern and the
 renamed descriptor: over ten microseconds of Python (docs/performance.md, "Twenty-fourth
 pass"). There are far too many 32-bit encodings to describe them all, but compiled code repeats
-the ones its compiler and its libraries use: three quarters of the distinct 32-bit encodings of
-a CoreMark build are in the kit's examples and the toolchain's libraries that prepare decodes.
-So prepare describes each 32-bit encoding it met once more, alone and outside an IT block, as
-the decoder would (m4_descriptors.Descriptors.describe_wide), and keeps the encodings (sorted),
-each one's place among the distinct descriptors, and those descriptors. Left out as in the
-16-bit table: literal loads and branches to themselves (rows of their own), what the machine
-watches (divides, FP instructions), and any whose masks name another register than
-m4_descriptors.CORE_NAMES. A file that cannot be read or does not check out is ignored: the
+the ones its compiler and its libraries use, and prepare decodes the kit's examples and the
+toolchain's libraries (code_files). So prepare describes each 32-bit encoding it met once more,
+alone and outside an IT block, as the decoder would (m4_descriptors.Descriptors.describe_wide),
+and keeps the encodings (sorted), each one's place among the distinct descriptors, and those
+descriptors. Left out as in the 16-bit table: literal loads and branches to themselves (rows of
+their own), what the machine watches (divides, FP instructions), and any whose masks name
+another register than m4_descriptors.CORE_NAMES. A file that cannot be read or does not check out is ignored: the
 table only saves time, never changes a result (tests/unit/test_thumb32_table.py).
 """
 from __future__ import annotations
