@@ -83,9 +83,9 @@ def _members(data: bytes, path: Path):
 
 def _elf_code(data: bytes, path: Path) -> list[bytes]:
     """The Thumb code ranges of a little-endian 32-bit Arm ELF file's executable sections, read
-    from its section headers and .symtab directly (pyelftools takes about 12 ms for each small
-    object of a library, thousands of them). In an object, mapping symbols give offsets in their
-    section; in an executable, addresses."""
+    from its section headers and .symtab directly (pyelftools makes a Python object of every
+    section header and symbol: far slower over a library's thousands of small objects). In an
+    object, mapping symbols give offsets in their section; in an executable, addresses."""
     try:
         _, e_type, machine, _, _, _, shoff, _, _, _, _, shentsize, shnum, _ = ELF_HEADER.unpack_from(data)
         if data[4:6] != b"\x01\x01" or machine != EM_ARM or shentsize != SECTION_HEADER.size:

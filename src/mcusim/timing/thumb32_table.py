@@ -42,9 +42,8 @@ def table_file(pattern_file: Path) -> Path:
 def read_table(path: Path, core_names: tuple[str, ...]) -> tuple[list[int], list[int], np.ndarray] | None:
     """(the encodings, sorted, each its 4 bytes as a little-endian number; each one's row among
     the distinct rows; the distinct rows), or None where the file is missing, damaged, foreign
-    or names its registers' bits otherwise than `core_names`. Lists, for bisect: a dictionary
-    of them cost a run that reads the table 2 ms more here, a NumPy search a microsecond or two
-    per look-up."""
+    or names its registers' bits otherwise than `core_names`. Lists, searched by bisection (no
+    dictionary to build when the file is read)."""
     try:
         with open_regular(path) as file:
             data = file.read(MAX_BYTES + 1)
