@@ -130,9 +130,9 @@ def describe_patterns(say=print, programs: list[str] | None = None, learn: tuple
                         say(f"skipped {path}: {error}")
                         pieces[path] = []
                 instructions = decoder.learn_patterns(pieces[path])
-                decoder.save_store()
                 say(f"register patterns of {path} ({instructions:,} instructions) on {board}: "
                     f"{time.perf_counter() - started:.1f} s")
+            decoder.save_store()  # (the patterns learned from them all, written once)
             started = time.perf_counter()
             if decoder.write_encoding_tables():
                 say(f"every 16-bit encoding and the 32-bit ones met on {board}: {time.perf_counter() - started:.1f} s")

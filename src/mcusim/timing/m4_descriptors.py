@@ -208,11 +208,7 @@ class Descriptors:
         fresh = self._fresh()
         places = np.full(HALFWORDS, -1, np.int64)
         for halfword in range(HALFWORDS):
-            code = halfword.to_bytes(2, "little")
-            key = (code, None)
-            items = list(lite_runs(code, SHORT_ADDRESS, SHORT_ADDRESS + 2))
-            row, kind, watched = fresh.add_new(key, 2, items, 0 if items else None, code, SHORT_ADDRESS,
-                                               SHORT_ADDRESS + 2)
+            row, kind, watched = fresh._add_alone(halfword.to_bytes(2, "little"))
             if watched is None and kind == (UNDECODABLE if fresh.table[row, R.D_DECODABLE] == 0 else
                                             IT if fresh.table[row, R.D_IT] == 1 else PLAIN):
                 places[halfword] = row
@@ -229,10 +225,8 @@ class Descriptors:
         fresh = self._fresh()
         keys, places = [], []
         for code in self._wide_met:
-            items = list(lite_runs(code, SHORT_ADDRESS, SHORT_ADDRESS + 4))
             try:
-                row, kind, watched = fresh.add_new((code, None), 4, items, 0 if items else None, code, SHORT_ADDRESS,
-                                                   SHORT_ADDRESS + 4)
+                row, kind, watched = fresh._add_alone(code)
             except TooManyRegisters:
                 continue
             if watched is None and kind == PLAIN and fresh.table[row, R.D_DECODABLE] == 1:
@@ -243,6 +237,13 @@ class Descriptors:
         keys = np.array(keys, np.int64)[kept]
         order = np.argsort(keys)
         return keys[order], index[kept][order], distinct
+
+    def _add_alone(self, code: bytes) -> tuple:
+        """add_new's entry of encoding `code` outside an IT block, read by capstone alone at
+        SHORT_ADDRESS (the encoding tables' describing)."""
+        end = SHORT_ADDRESS + len(code)
+        items = list(lite_runs(code, SHORT_ADDRESS, end))
+        return self.add_new((code, None), len(code), items, 0 if items else None, code, SHORT_ADDRESS, end)
 
     def _fresh(self) -> "Descriptors":
         """A Descriptors of its own, for a table `mcusim prepare` keeps: this one's register
