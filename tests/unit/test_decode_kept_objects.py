@@ -1,8 +1,8 @@
 """What decoding keeps for good is mostly left alone by Python's garbage collector: each object
 the collector tracks and a decode keeps makes every later full collection longer, and the
 collections fall inside decoding (docs/performance.md, "Twenty-third pass"). Cortex-M7 encodings
-renamed from their register pattern, and a pattern file's records, keep their registers in
-tuples (not sets), the Cortex-M7 model's ident keys are tuples of strings, equal operands are one
+renamed from their register pattern keep their first's _Insn and the renaming (a tuple) until
+one is asked for; made, they and a pattern file's records keep their registers in tuples (not sets), the Cortex-M7 model's ident keys are tuples of strings, equal operands are one
 object, and a static row is a tuple."""
 import gc
 
@@ -23,11 +23,16 @@ def test_cortex_m7_renamed_encodings_and_ident_keys_are_not_tracked():
     timing = fast.timing
     for _ in range(3):  # (a collection stops tracking a tuple whose items it saw untracked before it)
         gc.collect()
-    infos = timing._by_ident
-    tracked = [info for info in infos if any(gc.is_tracked(getattr(info, name)) for name in REGISTER_FIELDS)]
+    kept = timing._by_ident
+    renamed = [entry for entry in kept if type(entry) is tuple]  # (the first _Insn and its renaming: made if asked)
     described = len(fast._m7._by_shape)  # (from capstone's detail: sets, as describe builds them)
-    assert len(infos) > 3 * described  # most were renamed ...
-    assert len(tracked) <= described  # ... and those keep nothing the collector walks
+    assert len(renamed) > 2 * described  # most were renamed ...
+    assert not any(gc.is_tracked(renaming) for _, renaming in renamed)  # ... and keep one tracked tuple each
+    infos = [timing._insn(ident) for ident in range(len(kept))]  # (as a pipeline left after each would make them)
+    for _ in range(3):
+        gc.collect()
+    tracked = [info for info in infos if any(gc.is_tracked(getattr(info, name)) for name in REGISTER_FIELDS)]
+    assert len(tracked) <= described  # made, they keep nothing the collector walks either
     assert not any(gc.is_tracked(key) for key in timing._idents)
     assert not any(hasattr(info, "__dict__") for info in infos)  # (slots: one object each)
 

@@ -14,7 +14,7 @@ kept in its F_REFILL. Every number comes from cores/cortex-m7.toml, where its so
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 from capstone import arm as cs_arm
@@ -97,6 +97,25 @@ class _Insn:
                 self.branch, self.fp, self.shifted, self.shifter, self.early_stage, self.early_alu,
                 self.decided_by, self.direct)
 
+    def renamed(self, renamed: dict[str, str]) -> "_Insn":
+        """This with its registers renamed (`renamed`: old name -> new, one to one; others kept),
+        its register fields as tuples: strings in tuples, unlike sets, are left alone by the garbage
+        collector, and every encoding renamed keeps one (dataclasses.replace's checks would cost more
+        than the renaming)."""
+        get = renamed.get
+        copy = object.__new__(_Insn)
+        for name in _KEPT_FIELDS:
+            setattr(copy, name, getattr(self, name))
+        copy.reads, copy.writes = tuple(get(r, r) for r in self.reads), tuple(get(r, r) for r in self.writes)
+        copy.early, copy.fast = tuple(get(r, r) for r in self.early), tuple(get(r, r) for r in self.fast)
+        copy.late = {get(r, r): cycles for r, cycles in self.late.items()}
+        copy.index, copy.decided_by, copy.ident = get(self.index, self.index), get(self.decided_by, self.decided_by), -1
+        return copy
+
+
+_KEPT_FIELDS = tuple(f.name for f in fields(_Insn)
+                     if f.name not in ("reads", "writes", "early", "fast", "late", "index", "decided_by", "ident"))
+
 
 @dataclass
 class _Pipeline:
@@ -172,7 +191,7 @@ class CortexM7Timing:
         self._run: list[tuple[int, int, int]] = []  # (address, delta, waited) of each instruction costed in the run
         self._described: dict[int, _Insn] = {}  # Instruction.shape -> describe()
         self._idents: dict[tuple, int] = {}  # _Insn.content() -> its ident
-        self._by_ident: list[_Insn] = []  # each ident's _Insn
+        self._by_ident: list = []  # each ident's _Insn, or (renamed's) the _Insn and renaming that make it (_insn)
         self._imported: dict[str, _Pipeline] = {}  # import_state's JSON -> the pipeline it gave
         self._imported_text: str | None = None  # the JSON of the state last imported, while it stands
         # start_adjustments in native code: each ident's _encode row (by ident), and whether it fits
@@ -262,8 +281,17 @@ class CortexM7Timing:
         content = info.content()
         info.ident = self._idents.get(content, -1)
         if info.ident < 0:
-            info.ident = self._idents[content] = len(self._idents)
+            info.ident = self._idents[content] = len(self._by_ident)
             self._by_ident.append(info)
+        return info
+
+    def _insn(self, ident: int) -> "_Insn":
+        """The _Insn of `ident`, made now if `renamed` left only what it renames."""
+        info = self._by_ident[ident]
+        if type(info) is not _Insn:
+            first, renaming = info
+            info = self._by_ident[ident] = first.renamed(renaming)
+            info.ident = ident
         return info
 
     def begin_run(self) -> None:
@@ -659,7 +687,7 @@ class CortexM7Timing:
         places = np.flatnonzero(present)
         for place, value in zip(places.tolist(), registers[places].tolist()):
             tables[place // S.REGISTERS][names[place % S.REGISTERS]] = value
-        issued = [self._by_ident[int(pipeline[slot])] for slot in (S.P_OLDER, S.P_YOUNGER)[: pipeline[S.P_ISSUED]]]
+        issued = [self._insn(int(pipeline[slot])) for slot in (S.P_OLDER, S.P_YOUNGER)[: pipeline[S.P_ISSUED]]]
         self._pipeline = _Pipeline(int(pipeline[S.P_CYCLE]), issued, int(pipeline[S.P_FREE]), ready, written_at, early,
                                    set(word_loaded))
         self._last_address = last_address
@@ -700,14 +728,58 @@ class CortexM7Timing:
     def _encode(self, info: _Insn) -> bool:
         """Write `info`'s row of integers (m7_schedule's ROW layout) at its ident; False where it
         does not fit (too many operands, or registers beyond m7_schedule.REGISTERS)."""
+        row = self._row(info, register_number)
+        if row is None:
+            return False
+        self._ensure_row(info.ident)
+        self._encoded[info.ident] = row
+        return True
+
+    def template(self, info: _Insn, names: tuple[str, ...]) -> tuple | None:
+        """`info`'s encoded row with each register of `names` left as its place there, to be
+        filled by `renamed` (an encoding of the same register pattern: the same row but for those
+        registers): (the row, where the places are in it, which place each is); None where the
+        row does not fit."""
+        places = {name: place for place, name in enumerate(names)}
+        row = self._row(info, lambda name: register_number(name) if name not in places else _PLACE - places[name])
+        if row is None:
+            return None
+        at = np.flatnonzero(row <= _PLACE)
+        return row, at, _PLACE - row[at]
+
+    def renamed(self, template: tuple, numbers: list[int], first: _Insn, renaming: dict[str, str]) -> int | None:
+        """A new ident whose encoded row is `template`'s (made from `first`) with its places filled
+        by `numbers` (register_number of the registers, in place order): `first` renamed by
+        `renaming`, whose _Insn is made only if one is asked for (_insn: a pipeline left after it).
+        None where a register is numbered beyond m7_schedule.REGISTERS. Equal contents are not
+        looked for (known): to native code an ident is only its encoded row, and an equal row
+        under another ident schedules alike."""
+        row, at, places = template
+        filled = np.array(numbers, np.int64)[places]
+        if len(filled) and filled.max() >= S.REGISTERS:
+            return None
+        ident = len(self._by_ident)
+        self._by_ident.append((first, renaming))
+        self._ensure_row(ident)
+        encoded = self._encoded[ident]
+        encoded[:] = row
+        encoded[at] = filled
+        self._fits[ident] = True
+        return ident
+
+    def _ensure_row(self, ident: int) -> None:
+        while ident >= len(self._encoded):
+            self._encoded = np.concatenate([self._encoded, np.zeros_like(self._encoded)])
+
+    @staticmethod
+    def _row(info: _Insn, number) -> np.ndarray | None:
+        """`info`'s m7_schedule row, each register given by `number(name)`; None where it has too
+        many operands or a register numbered beyond m7_schedule.REGISTERS."""
         writes = [r for r in info.writes if r != "pc"]  # (_issue: a write to pc updates nothing)
         if len(info.reads) > S.MAX_OPERANDS or len(writes) > S.MAX_OPERANDS:
-            return False
-        numbers = [register_number(r) for r in (*info.reads, *writes, info.index) if r is not None]
-        if max(numbers, default=0) >= S.REGISTERS:
-            return False
-        while info.ident >= len(self._encoded):
-            self._encoded = np.concatenate([self._encoded, np.zeros_like(self._encoded)])
+            return None
+        if max((number(r) for r in (*info.reads, *writes, info.index) if r is not None), default=0) >= S.REGISTERS:
+            return None
         flags = 0
         for on, bit in ((info.single, S.SINGLE), (info.first_only, S.FIRST_ONLY), (info.store, S.STORE),
                         (info.mac, S.MAC), (info.branch, S.BRANCH), (info.fp, S.FP), (info.shifter, S.SHIFTER),
@@ -715,18 +787,21 @@ class CortexM7Timing:
                         (info.word_load, S.WORD_LOAD), (info.name in ("sdiv", "udiv"), S.DIVIDE),
                         (info.name in STOPS_WINDOW, S.STOPS_WINDOW)):
             flags |= bit if on else 0
-        head = [flags, info.latency, info.occupancy, -1 if info.index is None else register_number(info.index),
+        head = [flags, info.latency, info.occupancy, -1 if info.index is None else number(info.index),
                 len(info.reads), len(writes)]
         for r in info.reads:
-            head += (register_number(r), (S.R_EARLY if r in info.early else 0) | (S.R_LATE if r in info.late else 0)
+            head += (number(r), (S.R_EARLY if r in info.early else 0) | (S.R_LATE if r in info.late else 0)
                      | (S.R_FLAGS if r == FLAGS else 0), info.late.get(r, 0))
         written = []
         for r in writes:
-            written += (register_number(r), (S.W_FAST if r in info.fast else 0) | (S.W_FLAGS if r == FLAGS else 0))
-        row = self._encoded[info.ident]  # (zeros: each ident is encoded once)
+            written += (number(r), (S.W_FAST if r in info.fast else 0) | (S.W_FLAGS if r == FLAGS else 0))
+        row = np.zeros(S.ROW, np.int64)
         row[: len(head)] = head
         row[S.C_WRITE: S.C_WRITE + len(written)] = written
-        return True
+        return row
+
+
+_PLACE = -(1 << 20)  # template's row: a register left as a place, _PLACE - its place (no other field is this low)
 
 
 def is_rotated(immediate: int) -> bool:

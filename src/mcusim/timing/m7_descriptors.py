@@ -15,7 +15,6 @@ model's analysis.
 """
 from __future__ import annotations
 
-import dataclasses
 import functools
 from pathlib import Path
 
@@ -26,7 +25,7 @@ from ..machine.native import STATIC_CYCLES_MASK, STATIC_SHIFT, STATIC_TAKEN
 from ..machine.native import m7_rows as R
 from ..machine.native.m7_schedule import REGISTERS
 from .cortex_m4 import REFILL_ALWAYS, REFILL_IF_TAKEN, base_mnemonic
-from .cortex_m7 import MODIFIED_IMMEDIATE, _Insn, is_rotated, register_number
+from .cortex_m7 import MODIFIED_IMMEDIATE, is_rotated, register_number
 from .instruction import OFFSET
 from .literal_loads import LITERAL_LOADS, literal_read
 from .m7_patterns import EMPTY, SLOT, Patterns, read_patterns, write_patterns
@@ -74,7 +73,7 @@ class Descriptors:
         self._by_shape: dict[int, tuple | None] = {}  # Instruction.shape -> entry
         self._renamed: dict[tuple, tuple | None] = {}  # (register pattern, registers) -> entry
         self._own: dict[tuple, int] = {}  # (row, literal, branch to itself) -> its own row
-        self._fitting: dict[tuple, bool] = {}  # register pattern -> _fits
+        self._templates: dict[tuple, tuple | None] = {}  # register pattern -> _template
 
     def make_room(self) -> None:
         """Start afresh if the table is full (between ranges: a range's rows stay valid)."""
@@ -153,34 +152,49 @@ class Descriptors:
 
     def _rename(self, pattern: tuple, first: tuple) -> tuple | None:
         """The entry of an encoding of a register pattern met before: the first's with its
-        registers renamed in what the schedule reads of it (None where a place it names is
-        beyond the pattern's registers: a file's damaged entry)."""
+        registers renamed in what the schedule reads of it, its encoded row (None where a place
+        it names is beyond the pattern's registers: a file's damaged entry). The renamed _Insn is
+        made only if the timing model asks for it (CortexM7Timing.renamed)."""
         entry = self._renamed.get(pattern, False)
         if entry is False:
             values, literal, jump, watched, info, first_names = first
             names = pattern[1]
-            entry = None
             if first_names is None:  # (a file's: its registers as their SLOT places)
                 first_names = _slot_names(len(names))
-            if self._fits(pattern[0], info, first_names):
-                info = self.timing.known(_renamed(info, dict(zip(first_names, names))))
-                decided = -1 if info.decided_by is None else register_number(info.decided_by)
-                if self.timing.encodable(info) and decided < REGISTERS:
+            template = self._template(pattern[0], info, first_names)
+            entry = None
+            if template is not None:
+                row_template, decided_place, decided = template
+                numbers = [register_number(name) for name in names]
+                if decided_place is not None:
+                    decided = numbers[decided_place]
+                ident = self.timing.renamed(row_template, numbers, info, dict(zip(first_names, names))) \
+                    if decided < REGISTERS else None
+                if ident is not None:
                     own = self._append()
                     self.table[own] = values
-                    self.table[own, R.D_IDENT], self.table[own, R.D_DECIDED] = info.ident, decided
+                    self.table[own, R.D_IDENT], self.table[own, R.D_DECIDED] = ident, decided
                     entry = own, literal, jump, watched
             self._renamed[pattern] = entry
         return entry
 
-    def _fits(self, pattern: tuple, info, first_names: tuple[str, ...]) -> bool:
-        """Whether every SLOT place `info` names is one of `first_names` (a file's damaged entry
-        may name one beyond its pattern's registers), once per pattern."""
-        fits = self._fitting.get(pattern)
-        if fits is None:
-            fits = self._fitting[pattern] = all(not name.startswith(SLOT) or name in first_names
-                                                for name in _registers_of(info))
-        return fits
+    def _template(self, pattern: tuple, info, first_names: tuple[str, ...]) -> tuple | None:
+        """(CortexM7Timing.template of the pattern's first encoding, the place of the register that
+        decides it among `first_names` or None, else that register's number or -1), once per
+        pattern; None where its row does not fit or it names a SLOT place beyond `first_names`
+        (a file's damaged entry)."""
+        template = self._templates.get(pattern, False)
+        if template is False:
+            template = None
+            if all(not name.startswith(SLOT) or name in first_names for name in _registers_of(info)):
+                row = self.timing.template(info, first_names)
+                decided_by = info.decided_by
+                if row is not None and decided_by in first_names:
+                    template = row, first_names.index(decided_by), -1
+                elif row is not None:
+                    template = row, None, -1 if decided_by is None else register_number(decided_by)
+            self._templates[pattern] = template
+        return template
 
     def _describe(self, insn) -> tuple | None:
         timing = self.timing
@@ -228,7 +242,7 @@ def _slotted(first: tuple) -> tuple:
     """A pattern's record as m7_patterns keeps it: the _Insn's registers as their SLOT places."""
     values, literal, jump, watched, info, names = first
     if names is not None:
-        info = _renamed(info, {name: f"{SLOT}{place}" for place, name in enumerate(names)})
+        info = info.renamed({name: f"{SLOT}{place}" for place, name in enumerate(names)})
     return values, literal, jump, watched, info
 
 
@@ -236,26 +250,6 @@ def _registers_of(info) -> set[str]:
     """Every register an _Insn names."""
     return {*info.reads, *info.writes, *info.early, *info.late, *info.fast,
             *(name for name in (info.index, info.decided_by) if name is not None)}
-
-
-def _renamed(info, renamed: dict[str, str]):
-    """`info` with its registers renamed (`renamed`: old name -> new, one to one; others kept),
-    its register fields as tuples: strings in tuples, unlike sets, are left alone by the garbage
-    collector, and every encoding renamed keeps one (dataclasses.replace's checks would cost more
-    than the renaming)."""
-    get = renamed.get
-    copy = object.__new__(type(info))
-    for name in _KEPT_FIELDS:
-        setattr(copy, name, getattr(info, name))
-    copy.reads, copy.writes = tuple(get(r, r) for r in info.reads), tuple(get(r, r) for r in info.writes)
-    copy.early, copy.fast = tuple(get(r, r) for r in info.early), tuple(get(r, r) for r in info.fast)
-    copy.late = {get(r, r): cycles for r, cycles in info.late.items()}
-    copy.index, copy.decided_by, copy.ident = get(info.index, info.index), get(info.decided_by, info.decided_by), -1
-    return copy
-
-
-_KEPT_FIELDS = tuple(f.name for f in dataclasses.fields(_Insn)
-                     if f.name not in ("reads", "writes", "early", "fast", "late", "index", "decided_by", "ident"))
 
 
 @functools.cache
