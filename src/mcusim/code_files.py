@@ -16,7 +16,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from .elf import ELF_HEADER, ET_EXEC, MAPPING_PREFIXES, SECTION_HEADER, SHF_EXECINSTR, SYMBOL
+from .elf import ELF_HEADER, EM_ARM, ET_EXEC, MAPPING_PREFIXES, SECTION_HEADER, SHF_EXECINSTR, SYMBOL, section_table
 from .timing.decoder import code_ranges
 
 ARCHIVE_MAGIC = b"!<arch>\n"
@@ -24,7 +24,6 @@ MEMBER_HEADER = 60  # an ar member's header: name 16, dates and ids 28, size 10 
 ELF_MAGIC = b"\x7fELF"
 COMPILER = "arm-none-eabi-gcc"
 LIBRARIES = ("libc.a", "libc_nano.a", "libm.a", "libgcc.a")  # what firmware built with it links most
-EM_ARM = 40
 SHT_PROGBITS, SHT_SYMTAB = 1, 2
 
 
@@ -87,28 +86,29 @@ def _elf_code(data: bytes, path: Path) -> list[bytes]:
     section header and symbol: far slower over a library's thousands of small objects). In an
     object, mapping symbols give offsets in their section; in an executable, addresses."""
     try:
-        _, e_type, machine, _, _, _, shoff, _, _, _, _, shentsize, shnum, _ = ELF_HEADER.unpack_from(data)
+        _, e_type, machine, *_, shentsize, _, _ = ELF_HEADER.unpack_from(data)
         if data[4:6] != b"\x01\x01" or machine != EM_ARM or shentsize != SECTION_HEADER.size:
             return []  # (not 32-bit little-endian Arm code)
-        sections = [SECTION_HEADER.unpack_from(data, shoff + i * shentsize) for i in range(shnum)]
+        sections = section_table(data)
         marks: dict[int, list[tuple[int, str]]] = {}  # section index -> its mapping symbols
-        for _, kind, _, _, offset, size, link, _, _, entry in sections:
-            if kind != SHT_SYMTAB or entry != SYMBOL.itemsize:
+        for symtab in sections:
+            if symtab.type != SHT_SYMTAB or symtab.entry_size != SYMBOL.itemsize:
                 continue
-            strings = data[sections[link][4]: sections[link][4] + sections[link][5]]
-            table = np.frombuffer(data, SYMBOL, count=size // entry, offset=offset)
+            strtab = sections[symtab.link]
+            strings = data[strtab.offset: strtab.offset + strtab.size]
+            table = np.frombuffer(data, SYMBOL, count=symtab.size // symtab.entry_size, offset=symtab.offset)
             for i in np.flatnonzero(np.frombuffer(strings + b"\0", np.uint8)[np.minimum(table["name"], len(strings))]
                                     == ord("$")):
                 name = strings[table["name"][i]: table["name"][i] + 4].split(b"\0")[0].decode("ascii", "replace")
                 if name[:2] in MAPPING_PREFIXES and name[2:3] in ("", "."):
                     marks.setdefault(int(table["shndx"][i]), []).append((int(table["value"][i]), name[:2]))
         pieces = []
-        for index, (_, kind, flags, address, offset, size, *_) in enumerate(sections):
-            if kind != SHT_PROGBITS or not flags & SHF_EXECINSTR or index not in marks:
+        for index, section in enumerate(sections):
+            if section.type != SHT_PROGBITS or not section.flags & SHF_EXECINSTR or index not in marks:
                 continue
-            base = address if e_type == ET_EXEC else 0
-            code = data[offset: offset + size]
-            if len(code) != size:
+            base = section.address if e_type == ET_EXEC else 0
+            code = data[section.offset: section.offset + section.size]
+            if len(code) != section.size:
                 raise ValueError(f"section {index} extends past the end of the file")
             whole = SimpleNamespace(executable=True, data=code, vaddr=base, paddr=base)
             pieces += [code[start - base: end - base] for start, end in code_ranges([whole], sorted(marks[index]))]

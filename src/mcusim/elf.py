@@ -9,15 +9,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from elftools.common.exceptions import ELFError as _PyElfError
-from elftools.elf.elffile import ELFFile
 
 from .files import NotRegular, open_regular
 
 PF_X = 0x1
-SHF_EXECINSTR = 0x4
+SHF_ALLOC, SHF_EXECINSTR = 0x2, 0x4
 PF_W = 0x2
 PT_LOAD = 1
+EM_ARM = 40
+SHN_XINDEX = 0xFFFF
+# e_machine values named in the error for firmware built for another processor (the ELF specification's names)
+MACHINES = {2: "EM_SPARC", 3: "EM_386", 8: "EM_MIPS", 20: "EM_PPC", 21: "EM_PPC64", 40: "EM_ARM", 62: "EM_X86_64",
+            83: "EM_AVR", 94: "EM_XTENSA", 105: "EM_MSP430", 183: "EM_AARCH64", 243: "EM_RISCV"}
 
 
 class ElfError(ValueError):
@@ -25,7 +28,7 @@ class ElfError(ValueError):
 
 
 ET_REL, ET_EXEC, ET_DYN = 1, 2, 3
-SHT_NULL, SHT_NOBITS = 0, 8
+SHT_NULL, SHT_STRTAB, SHT_NOBITS = 0, 3, 8
 ELF_HEADER = struct.Struct("<16sHHIIIIIHHHHHH")  # ELF32 file header
 _PROGRAM_HEADER = struct.Struct("<8I")           # p_type, p_offset, p_vaddr, p_paddr, p_filesz, p_memsz, ...
 SECTION_HEADER = struct.Struct("<10I")           # sh_name, sh_type, sh_flags, sh_addr, sh_offset, sh_size, ...
@@ -136,6 +139,7 @@ class ElfImage:
     functions: list[tuple[int, int, str]] = field(default_factory=list)  # (address, size, name), STT_FUNC only
     data_ranges: list[tuple[int, int]] = field(default_factory=list)  # [start, end) load addresses of initialised
     #                            data: non-executable segments, and non-executable sections in executable ones
+    sections: list[Section] = field(default_factory=list)  # the allocated sections that have a size, in file order
     _lines: list[tuple[int, str, int]] | None = field(default=None, repr=False)
 
     @classmethod
@@ -148,48 +152,49 @@ class ElfImage:
             return cls._parse(path, raw)
         except ElfError:
             raise
-        except (_PyElfError, ValueError, KeyError, IndexError, EOFError, OSError, AttributeError) as exc:
+        except (ValueError, KeyError, IndexError, struct.error) as exc:
             raise ElfError(f"{path}: truncated or corrupt ELF ({exc})") from exc
-        except Exception as exc:  # pyelftools raises struct errors on truncated input
-            if type(exc).__module__.startswith(("construct", "struct", "elftools")):
-                raise ElfError(f"{path}: truncated or corrupt ELF ({exc})") from exc
-            raise
 
     @classmethod
     def _parse(cls, path: Path, raw: bytes) -> "ElfImage":
-        import io
-
-        elf = ELFFile(io.BytesIO(raw))
-        if elf["e_machine"] != "EM_ARM":
-            raise ElfError(f"{path}: built for {elf['e_machine']}, not for Arm (EM_ARM)")
-        sections = [s for s in elf.iter_sections() if s["sh_flags"] & 0x2 and s["sh_size"]]  # SHF_ALLOC
+        """The image of `raw` (whose tables _read_elf checked against its size), read from its
+        headers with struct and NumPy: pyelftools is imported only for DWARF lines (_read_lines),
+        as importing it alone costs every run tens of milliseconds (docs/performance.md,
+        "Twenty-fifth pass")."""
+        header = ELF_HEADER.unpack_from(raw)
+        machine, entry, phoff, phentsize, phnum = header[2], header[4], header[5], header[9], header[10]
+        if machine != EM_ARM:
+            raise ElfError(f"{path}: built for {MACHINES.get(machine, f'machine type {machine}')}, not for Arm (EM_ARM)")
+        sections = section_table(raw)
+        allocated = [s for s in sections if s.flags & SHF_ALLOC and s.size]
         segments, data_ranges = [], []
-        for index, seg in enumerate(elf.iter_segments()):
-            if seg["p_type"] != "PT_LOAD" or seg["p_memsz"] == 0:
+        for index in range(phnum):
+            kind, offset, vaddr, paddr, filesz, memsz, flags, _ = _PROGRAM_HEADER.unpack_from(raw, phoff + index * phentsize)
+            if kind != PT_LOAD or memsz == 0:
                 continue
-            data = raw[seg["p_offset"]: seg["p_offset"] + seg["p_filesz"]]  # (checked by _extent)
-            if seg["p_filesz"] > seg["p_memsz"]:
+            data = raw[offset: offset + filesz]  # (checked by _extent)
+            if filesz > memsz:
                 raise ElfError(f"{path}: corrupt ELF (segment {index} has more bytes in the file, "
-                               f"{seg['p_filesz']:,}, than in memory, {seg['p_memsz']:,})")
-            inside = [s for s in sections if seg.section_in_segment(s)]
-            segments.append(Segment(index, seg["p_paddr"], seg["p_vaddr"], data, seg["p_memsz"],
-                                    bool(seg["p_flags"] & PF_X), tuple(s.name for s in inside)))
-            if not seg["p_flags"] & PF_X:
-                data_ranges.append((seg["p_paddr"], seg["p_paddr"] + seg["p_filesz"]))
+                               f"{filesz:,}, than in memory, {memsz:,})")
+            inside = [s for s in allocated if _in_load_segment(s, offset, vaddr, filesz, memsz)]
+            segments.append(Segment(index, paddr, vaddr, data, memsz, bool(flags & PF_X), tuple(s.name for s in inside)))
+            if not flags & PF_X:
+                data_ranges.append((paddr, paddr + filesz))
             else:  # e.g. .rodata linked into the code's segment
-                data_ranges += [(seg["p_paddr"] + s["sh_addr"] - seg["p_vaddr"],
-                                 seg["p_paddr"] + s["sh_addr"] - seg["p_vaddr"] + s["sh_size"]) for s in inside
-                                if not s["sh_flags"] & SHF_EXECINSTR and s["sh_type"] != "SHT_NOBITS"]
+                data_ranges += [(paddr + s.address - vaddr, paddr + s.address - vaddr + s.size) for s in inside
+                                if not s.flags & SHF_EXECINSTR and s.type != SHT_NOBITS]
         if not any(s.executable and s.data for s in segments):
             raise ElfError(f"{path}: no loadable code (no executable PT_LOAD segment with contents)")
-        symbols, mapping, functions = _symbol_table(elf, raw)
+        symbols, mapping, functions = _symbol_table(sections, raw)
         symbols.sort()
         mapping.sort()
-        image = cls(path, hashlib.sha256(raw).hexdigest(), elf["e_entry"], segments, symbols, mapping,
-                    elf.has_dwarf_info() and elf.get_section_by_name(".debug_line") is not None)
+        names = {s.name for s in sections}
+        has_dwarf = bool(names & {".debug_info", ".zdebug_info", ".eh_frame"}) and ".debug_line" in names
+        image = cls(path, hashlib.sha256(raw).hexdigest(), entry, segments, symbols, mapping, has_dwarf)
         image._symbol_addresses = [s[0] for s in symbols]
         image.functions = sorted(set(functions))
         image.data_ranges = sorted(r for r in data_ranges if r[1] > r[0])
+        image.sections = allocated
         image._raw = raw
         return image
 
@@ -239,6 +244,8 @@ class ElfImage:
     def _read_lines(self) -> list[tuple[int, str, int]]:
         import io
 
+        from elftools.elf.elffile import ELFFile
+
         rows = []
         elf = ELFFile(io.BytesIO(self._raw))
         dwarf = elf.get_dwarf_info()
@@ -274,20 +281,24 @@ class ElfImage:
         return self._lines
 
 
-def _symbol_table(elf: ELFFile, raw: bytes) -> tuple[list, list, list]:
-    """(symbols, mapping symbols, functions) of .symtab, read as one NumPy array: pyelftools
-    builds a Python object per symbol, 0.2 s for large-startup's 6,000 (a TFLM or RTOS image
+def _symbol_table(sections: list["Section"], raw: bytes) -> tuple[list, list, list]:
+    """(symbols, mapping symbols, functions) of .symtab, read as one NumPy array: a Python object
+    per symbol (as pyelftools makes) took 0.2 s for large-startup's 6,000 (a TFLM or RTOS image
     has as many), against about 5 ms so. Functions and objects defined in a section, their
     addresses without the Thumb bit; mapping symbols as (address, "$t" / "$a" / "$d")."""
-    symtab = elf.get_section_by_name(".symtab")
+    symtab = next((s for s in sections if s.name == ".symtab"), None)
     if symtab is None:
         return [], [], []
-    if symtab["sh_entsize"] != SYMBOL.itemsize:
+    if symtab.entry_size != SYMBOL.itemsize:
         # (load() makes this an ElfError that names the file)
-        raise ValueError(f"symbol table entries of {symtab['sh_entsize']} bytes, not {SYMBOL.itemsize}")
-    strtab = elf.get_section(symtab["sh_link"])  # (the sections' extents were checked against the file)
-    strings = raw[strtab["sh_offset"]: strtab["sh_offset"] + strtab["sh_size"]]
-    table = np.frombuffer(raw, SYMBOL, count=symtab["sh_size"] // SYMBOL.itemsize, offset=symtab["sh_offset"])
+        raise ValueError(f"symbol table entries of {symtab.entry_size} bytes, not {SYMBOL.itemsize}")
+    if symtab.size % SYMBOL.itemsize:
+        raise ValueError(f"a symbol table of {symtab.size} bytes, not a whole number of entries")
+    strtab = sections[symtab.link]  # (the sections' extents were checked against the file)
+    if strtab.type != SHT_STRTAB:
+        raise ValueError(f"the symbol table's names are in section {symtab.link}, not a string table")
+    strings = raw[strtab.offset: strtab.offset + strtab.size]
+    table = np.frombuffer(raw, SYMBOL, count=symtab.size // SYMBOL.itemsize, offset=symtab.offset)
     first = np.frombuffer(strings + b"\0", np.uint8)[np.minimum(table["name"], len(strings))]
 
     def name_of(offset: int) -> str:
@@ -307,3 +318,59 @@ def _symbol_table(elf: ELFFile, raw: bytes) -> tuple[list, list, list]:
             if kind[i] == STT_FUNC:
                 functions.append(entry)
     return symbols, mapping, functions
+
+
+@dataclass(frozen=True)
+class Section:
+    """One section header, its name read from the section name string table."""
+    name: str
+    type: int
+    flags: int
+    address: int
+    offset: int
+    size: int
+    link: int
+    entry_size: int
+
+
+def section_table(raw: bytes) -> list[Section]:
+    """The section headers of a 32-bit little-endian ELF file (whose table lies within `raw`):
+    more than e_shnum holds are counted in section 0's sh_size, and the index of the names'
+    table, if SHN_XINDEX, is in section 0's sh_link (0, SHN_UNDEF: the sections have no names).
+    ValueError where that index is no section of the table; struct.error where a header lies
+    beyond `raw`."""
+    header = ELF_HEADER.unpack_from(raw)
+    shoff, shentsize, shnum, shstrndx = header[6], header[11], header[12], header[13]
+    if not shoff:
+        return []
+    if shnum == 0:
+        shnum = SECTION_HEADER.unpack_from(raw, shoff)[5]
+    headers = [SECTION_HEADER.unpack_from(raw, shoff + i * shentsize) for i in range(shnum)]
+    if not headers:
+        return []
+    if shstrndx == SHN_XINDEX:
+        shstrndx = headers[0][6]
+    if shstrndx >= len(headers):
+        raise ValueError(f"the section names are in section {shstrndx}, which the table does not hold")
+    names = b""  # (SHN_UNDEF, 0: no names)
+    if shstrndx:
+        names = raw[headers[shstrndx][4]: headers[shstrndx][4] + headers[shstrndx][5]]
+
+    def name_of(offset: int) -> str:
+        end = names.find(b"\0", offset)
+        return names[offset: end if end >= 0 else len(names)].decode("utf-8", errors="replace")
+    return [Section(name_of(h[0]), h[1], h[2], h[3], h[4], h[5], h[6], h[9]) for h in headers]
+
+
+def _in_load_segment(section: Section, offset: int, vaddr: int, filesz: int, memsz: int) -> bool:
+    """Whether an allocated section lies in a PT_LOAD segment, by the strict rule of binutils'
+    readelf (ELF_SECTION_IN_SEGMENT_STRICT, as pyelftools applies it too): its addresses lie
+    wholly inside the segment's (an empty one not at the very end of a segment that is not
+    empty), and so do its bytes in the file unless it has none (SHT_NOBITS)."""
+    if not (section.address >= vaddr and section.address - vaddr + section.size <= memsz
+            and (memsz == 0 or section.address - vaddr <= memsz - 1)):
+        return False
+    if section.type == SHT_NOBITS:
+        return True
+    return (section.offset >= offset and section.offset - offset + section.size <= filesz
+            and (filesz == 0 or section.offset - offset <= filesz - 1))

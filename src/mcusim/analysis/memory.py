@@ -17,15 +17,11 @@ runs its threads) is measured by the block hook alone: from the highest SP it ha
 """
 from __future__ import annotations
 
-import io
-
 import numpy as np
-from elftools.elf.elffile import ELFFile
 
+from ..elf import SHT_NOBITS
 from ..machine.semihosting import heap_info, ram_spans
 from .sampling import function_names
-
-SHF_ALLOC = 0x2
 
 
 def _bank_of(board, address: int):
@@ -36,18 +32,15 @@ def _bank_of(board, address: int):
 
 def _sections(image):
     """(name, address, load address, size, occupies file bytes) of each allocated section."""
-    elf = ELFFile(io.BytesIO(image._raw))
     found = []
-    for section in elf.iter_sections():
-        if not section["sh_flags"] & SHF_ALLOC or not section["sh_size"]:
-            continue
-        address, size = section["sh_addr"], section["sh_size"]
+    for section in image.sections:
+        address, size = section.address, section.size
         load = address
         for segment in image.segments:
             if section.name in segment.sections:
                 load = address - segment.vaddr + segment.paddr
                 break
-        found.append((section.name, address, load, size, section["sh_type"] != "SHT_NOBITS"))
+        found.append((section.name, address, load, size, section.type != SHT_NOBITS))
     return found
 
 
