@@ -5,6 +5,7 @@ alternating so both see the same machine load, and whether they simulated the sa
     python benchmarks/compare_trees.py --base /tmp/base [--new .] [--repeat 3] [--workloads B:ELF,...]
     python benchmarks/compare_trees.py --base /tmp/base --cycles [--workloads B:ELF,...]
     python benchmarks/compare_trees.py --base /tmp/base --decode [--prepared] [--repeat 5] [--workloads B:ELF,...]
+    python benchmarks/compare_trees.py --base /tmp/base --start [--repeat 9] [--workloads B:ELF,...]
 
 Each run is a fresh process (`Simulator(elf, board).run()`, the numba cache warmed by a first,
 untimed run of each tree); the table gives the fastest of `--repeat` runs per tree and the
@@ -17,7 +18,10 @@ instructions it decoded), the median and range of `--repeat` fresh processes per
 new code is first-run work, so it is measured in first runs ("same cycles": every run of both).
 With --prepared each run starts from a copy of a decode store its tree's `mcusim prepare` filled
 (the bundled examples' register patterns and, where a tree makes one, the table of 16-bit
-encodings), as a first run of new firmware after scripts/setup.sh does.
+encodings), as a first run of new firmware after scripts/setup.sh does. With --start each run is
+a fresh `mcusim run ELF --board B --max-cycles 1` process (imports, the simulator, its first
+block: benchmarks/speed.py's warm start, the caches filled by a first untimed run of each tree),
+and the table gives its wall time, the median and range of `--repeat`.
 """
 from __future__ import annotations
 
@@ -28,6 +32,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -106,6 +111,44 @@ def _compare_decode(trees: dict[str, Path], workloads: list[str], repeat: int, s
               f"{'yes' if len(cycles) == 1 else 'NO'} |", flush=True)
 
 
+START = ("import sys; sys.path.insert(0, sys.argv[1] + '/src'); from mcusim.launch import main; "
+         "sys.argv = ['mcusim'] + sys.argv[2:]; main()")
+CYCLE_LIMIT_EXIT = 124  # `mcusim run` ended by --max-cycles
+
+
+def start_seconds(tree: Path, elf: Path, board: str) -> float:
+    """Wall time of a fresh `mcusim run ELF --board B --max-cycles 1` process of `tree`. Python may
+    write its .pyc files (as an installed package has them: PYTHONDONTWRITEBYTECODE, which some
+    machines set, would make every start compile the sources changed since they were written)."""
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    started = time.perf_counter()
+    done = subprocess.run([sys.executable, "-c", START, str(tree), "run", str(elf), "--board", board,
+                           "--max-cycles", "1"], capture_output=True, text=True, env=env)
+    seconds = time.perf_counter() - started
+    if done.returncode != CYCLE_LIMIT_EXIT:
+        sys.exit(f"{tree}: {board} {elf.name} exited {done.returncode}:\n{done.stderr[-2000:]}")
+    return seconds
+
+
+def compare_start(trees: dict[str, Path], workloads: list[str], repeat: int) -> None:
+    print("| board | program | base s, median (range) | new | new / base |")
+    print("|---|---|---|---|---|")
+    for workload in workloads:
+        board, program = workload.split(":")
+        elf = ROOT / "firmware" / "build" / board / f"{program}.elf"
+        for tree in trees.values():
+            start_seconds(tree, elf, board)  # fill the caches (numba's, the object store, .pyc files)
+        found = {name: [] for name in trees}
+        for _ in range(repeat):
+            for name, tree in trees.items():
+                found[name].append(start_seconds(tree, elf, board))
+        base, new = (statistics.median(found[name]) for name in trees)
+        base_range, new_range = (f"({min(found[name]):.3f}-{max(found[name]):.3f})" for name in trees)
+        print(f"| {board} | {program} | {base:.3f} {base_range} | {new:.3f} {new_range} | {new / base:.2f} |",
+              flush=True)
+
+
 def compare_cycles(trees: dict[str, Path], workloads: list[str]) -> None:
     print("| board | program | base cycles | new cycles | new - base | (new - base) / base | base data wait "
           "| new data wait |")
@@ -130,8 +173,13 @@ def main() -> None:
     parser.add_argument("--prepared", action="store_true",
                         help="with --decode: first runs with a decode store each tree's `mcusim prepare` filled "
                              "(copied afresh for every run), not none")
+    parser.add_argument("--start", action="store_true",
+                        help="compare the wall time of fresh `mcusim run --max-cycles 1` processes (warm start)")
     args = parser.parse_args()
     trees = {"base": args.base.resolve(), "new": args.new.resolve()}
+    if args.start:
+        compare_start(trees, args.workloads.split(","), args.repeat)
+        return
     if args.decode:
         compare_decode(trees, args.workloads.split(","), args.repeat, args.prepared)
         return

@@ -1,9 +1,9 @@
 """What decoding keeps for good is mostly left alone by Python's garbage collector: each object
 the collector tracks and a decode keeps makes every later full collection longer, and the
 collections fall inside decoding (docs/performance.md, "Twenty-third pass"). Cortex-M7 encodings
-renamed from their register pattern keep their first's _Insn and the renaming (a tuple) until
-one is asked for; made, they and a pattern file's records keep their registers in tuples (not sets), the Cortex-M7 model's ident keys are tuples of strings, equal operands are one
-object, and a static row is a tuple."""
+renamed from their register pattern keep no _Insn (only their encoded row), the Cortex-M7
+model's ident keys are tuples of strings, equal operands are one object, and a static row is a
+tuple."""
 import gc
 
 from mcusim.timing import decoder as decoder_module
@@ -24,17 +24,16 @@ def test_cortex_m7_renamed_encodings_and_ident_keys_are_not_tracked():
     for _ in range(3):  # (a collection stops tracking a tuple whose items it saw untracked before it)
         gc.collect()
     kept = timing._by_ident
-    renamed = [entry for entry in kept if type(entry) is tuple]  # (the first _Insn and its renaming: made if asked)
+    renamed = [ident for ident, info in enumerate(kept) if info is None]  # (renamed keeps no _Insn: only its row)
     described = len(fast._m7._by_shape)  # (from capstone's detail: sets, as describe builds them)
     assert len(renamed) > 2 * described  # most were renamed ...
-    assert not any(gc.is_tracked(renaming) for _, renaming in renamed)  # ... and keep one tracked tuple each
-    infos = [timing._insn(ident) for ident in range(len(kept))]  # (as a pipeline left after each would make them)
-    for _ in range(3):
-        gc.collect()
+    infos = [info for info in kept if info is not None]
     tracked = [info for info in infos if any(gc.is_tracked(getattr(info, name)) for name in REGISTER_FIELDS)]
-    assert len(tracked) <= described  # made, they keep nothing the collector walks either
+    assert len(tracked) <= described  # ... and the others keep little the collector walks
     assert not any(gc.is_tracked(key) for key in timing._idents)
     assert not any(hasattr(info, "__dict__") for info in infos)  # (slots: one object each)
+    issued = timing._issued(renamed[-1])  # (a pipeline left after a renamed one: what pairing reads of it)
+    assert issued.ident == renamed[-1] and timing._by_ident[renamed[-1]] is issued
 
 
 def test_equal_operands_are_one_object():
@@ -51,13 +50,3 @@ def test_static_rows_are_not_tracked():
     row, _ = decoder_module._static_row(insn)
     gc.collect()
     assert not gc.is_tracked(row)
-
-
-def test_a_pattern_files_records_are_not_tracked():
-    from mcusim.timing.cortex_m7 import _Insn
-    from mcusim.timing.m7_patterns import insn_of, insn_text
-    slotted = _Insn(name="add", reads={"%0", "%1"}, writes={"%2"}, early={"%1"}, late={"%0": 1}, fast=set())
-    made = insn_of(insn_text(slotted))
-    gc.collect()
-    assert sorted(made.reads) == ["%0", "%1"] and made.late == {"%0": 1}
-    assert not any(gc.is_tracked(getattr(made, name)) for name in REGISTER_FIELDS)

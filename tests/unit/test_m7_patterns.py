@@ -1,11 +1,13 @@
 """The Cortex-M7 register patterns kept on disk (timing/m7_patterns.py): a decoder that reads
 them renames the encodings of patterns an earlier run described, without capstone's detail,
 into the Python model's rows; a damaged or foreign file, or a damaged entry, is ignored."""
+import json
 import random
 
 import numpy as np
 import pytest
 
+from mcusim.machine.native import m7_schedule as S
 from mcusim.timing import decoder as decoder_module
 from mcusim.timing import m7_patterns
 from mcusim.timing.m7_patterns import FILE_NAME, read_patterns
@@ -54,33 +56,56 @@ def test_a_later_decoder_renames_the_patterns_an_earlier_one_kept(kept, tmp_path
     assert with_file < without / 2, (with_file, without)
 
 
-DAMAGES = ["a place beyond the pattern's registers", "a renameable register named", "not JSON",
-           "a row of another size", "a literal kept", "another version", "cut short"]
+DAMAGES = ["a place beyond the pattern's registers", "a renameable register named", "not JSON", "a count that disagrees",
+           "a flag beyond the schedule's", "a row of another size", "a literal kept", "another version", "cut short"]
+
+
+def damaged_text(text: str, damage: str) -> str:
+    """An entry's template text with `damage` done to it (unchanged where it has nothing to damage)."""
+    if damage == "not JSON":
+        return text[:-1]
+    head, written, decided = json.loads(text)
+    if damage == "a place beyond the pattern's registers" and written:
+        written[0] = 40
+    elif damage == "a renameable register named" and written:
+        written[0] = "r7"
+    elif damage == "a count that disagrees":
+        head[S.C_READS] += 1
+    elif damage == "a flag beyond the schedule's":
+        head[S.C_FLAGS] = 1 << 20
+    return json.dumps([head, written, decided], separators=(",", ":"))
 
 
 @pytest.mark.parametrize("damage", DAMAGES)
 def test_a_damaged_entry_or_file_is_ignored(kept, tmp_path, monkeypatch, damage):
     path, _ = kept
     rows_, flags, keys, slots = read_file(path, m7_patterns.MAGIC, m7_patterns.VERSION, m7_patterns.R.DESCRIPTOR)
-    rows_, slots = rows_.copy(), list(slots)
+    rows_ = rows_.copy()
     damaged = tmp_path / "damaged" / FILE_NAME
     damaged.parent.mkdir()
-    for place, text in enumerate(slots):
-        if damage == "a place beyond the pattern's registers":
-            slots[place] = text.replace('"reads":[0', '"reads":[40')
-        elif damage == "a renameable register named":
-            slots[place] = text.replace('"reads":[0', '"reads":["r7"')
-        elif damage == "not JSON":
-            slots[place] = text[:-1]
-    if damage == "a row of another size":
-        rows_[:, m7_patterns.R.D_SIZE] = 6
-    elif damage == "a literal kept":
-        rows_[:, m7_patterns.R.D_LITERAL] = 0x12345
+    texts = [damaged_text(text, damage) for text in slots]
+    if damage in ("a row of another size", "a literal kept"):
+        rows_[:, m7_patterns.R.D_SIZE if damage == "a row of another size" else m7_patterns.R.D_LITERAL] = 0x12345
+    elif damage not in ("another version", "cut short"):
+        changed = [text for text, was in zip(texts, slots) if text != was]
+        assert len(changed) > len(slots) / 4, "the damage is done to most entries"
+        assert all(m7_patterns.template_of(text) is None for text in changed) or damage.startswith("a place")
     empty = (np.zeros((0, m7_patterns.R.DESCRIPTOR), np.int64), np.zeros(0, np.uint8), [], [])
-    write_file(damaged, empty, zip(keys, rows_, flags.tolist(), slots), m7_patterns.MAGIC,
+    write_file(damaged, empty, zip(keys, rows_, flags.tolist(), texts), m7_patterns.MAGIC,
                m7_patterns.VERSION + (damage == "another version"))
     if damage == "cut short":
         damaged.write_bytes(damaged.read_bytes()[:-16])
     decode(code_of(2), damaged, monkeypatch)  # (the rows the Python model's: checked there)
     if damage in ("another version", "cut short"):
         assert len(read_patterns(damaged)) == 0
+
+
+def test_an_entry_reads_back_as_it_was_written(kept):
+    """Each entry's template text gives back the encoded row's template it was written from."""
+    path, _ = kept
+    patterns = read_patterns(path)
+    for text in patterns.slots:
+        (row, at, places), decided_place, decided_number = m7_patterns.template_of(text)
+        first = m7_patterns.First(np.zeros(m7_patterns.R.DESCRIPTOR, np.int64), False, False, False, (row, at, places),
+                                  decided_place, decided_number)
+        assert m7_patterns.template_text(first) == text

@@ -14,7 +14,7 @@ kept in its F_REFILL. Every number comes from cores/cortex-m7.toml, where its so
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 
 import numpy as np
 from capstone import arm as cs_arm
@@ -97,25 +97,6 @@ class _Insn:
                 self.branch, self.fp, self.shifted, self.shifter, self.early_stage, self.early_alu,
                 self.decided_by, self.direct)
 
-    def renamed(self, renamed: dict[str, str]) -> "_Insn":
-        """This with its registers renamed (`renamed`: old name -> new, one to one; others kept),
-        its register fields as tuples: strings in tuples, unlike sets, are left alone by the garbage
-        collector, and every encoding renamed keeps one (dataclasses.replace's checks would cost more
-        than the renaming)."""
-        get = renamed.get
-        copy = object.__new__(_Insn)
-        for name in _KEPT_FIELDS:
-            setattr(copy, name, getattr(self, name))
-        copy.reads, copy.writes = tuple(get(r, r) for r in self.reads), tuple(get(r, r) for r in self.writes)
-        copy.early, copy.fast = tuple(get(r, r) for r in self.early), tuple(get(r, r) for r in self.fast)
-        copy.late = {get(r, r): cycles for r, cycles in self.late.items()}
-        copy.index, copy.decided_by, copy.ident = get(self.index, self.index), get(self.decided_by, self.decided_by), -1
-        return copy
-
-
-_KEPT_FIELDS = tuple(f.name for f in fields(_Insn)
-                     if f.name not in ("reads", "writes", "early", "fast", "late", "index", "decided_by", "ident"))
-
 
 @dataclass
 class _Pipeline:
@@ -191,7 +172,7 @@ class CortexM7Timing:
         self._run: list[tuple[int, int, int]] = []  # (address, delta, waited) of each instruction costed in the run
         self._described: dict[int, _Insn] = {}  # Instruction.shape -> describe()
         self._idents: dict[tuple, int] = {}  # _Insn.content() -> its ident
-        self._by_ident: list = []  # each ident's _Insn, or (renamed's) the _Insn and renaming that make it (_insn)
+        self._by_ident: list = []  # each ident's _Insn (None: renamed's, made from its row if asked for: _issued)
         self._imported: dict[str, _Pipeline] = {}  # import_state's JSON -> the pipeline it gave
         self._imported_text: str | None = None  # the JSON of the state last imported, while it stands
         # start_adjustments in native code: each ident's _encode row (by ident), and whether it fits
@@ -285,12 +266,15 @@ class CortexM7Timing:
             self._by_ident.append(info)
         return info
 
-    def _insn(self, ident: int) -> "_Insn":
-        """The _Insn of `ident`, made now if `renamed` left only what it renames."""
+    def _issued(self, ident: int) -> "_Insn":
+        """The _Insn of `ident` as a pipeline keeps those issued in its last cycle: one `renamed`
+        made has none, so it gets what pairing reads of it (PAIRING), from its encoded row."""
         info = self._by_ident[ident]
-        if type(info) is not _Insn:
-            first, renaming = info
-            info = self._by_ident[ident] = first.renamed(renaming)
+        if info is None:
+            row = self._encoded[ident]
+            flags = int(row[S.C_FLAGS])
+            info = self._by_ident[ident] = _pairing_insn([int(row[S.C_OCCUPANCY]) if name == "occupancy"
+                                                          else bool(flags & _PAIRING_BITS[name]) for name in PAIRING])
             info.ident = ident
         return info
 
@@ -687,7 +671,7 @@ class CortexM7Timing:
         places = np.flatnonzero(present)
         for place, value in zip(places.tolist(), registers[places].tolist()):
             tables[place // S.REGISTERS][names[place % S.REGISTERS]] = value
-        issued = [self._insn(int(pipeline[slot])) for slot in (S.P_OLDER, S.P_YOUNGER)[: pipeline[S.P_ISSUED]]]
+        issued = [self._issued(int(pipeline[slot])) for slot in (S.P_OLDER, S.P_YOUNGER)[: pipeline[S.P_ISSUED]]]
         self._pipeline = _Pipeline(int(pipeline[S.P_CYCLE]), issued, int(pipeline[S.P_FREE]), ready, written_at, early,
                                    set(word_loaded))
         self._last_address = last_address
@@ -738,32 +722,28 @@ class CortexM7Timing:
     def template(self, info: _Insn, names: tuple[str, ...]) -> tuple | None:
         """`info`'s encoded row with each register of `names` left as its place there, to be
         filled by `renamed` (an encoding of the same register pattern: the same row but for those
-        registers): (the row, where the places are in it, which place each is); None where the
-        row does not fit."""
+        registers): (the row, each place at TEMPLATE_PLACE - place, where the places are in it,
+        which place each is); None where the row does not fit."""
         places = {name: place for place, name in enumerate(names)}
-        row = self._row(info, lambda name: register_number(name) if name not in places else _PLACE - places[name])
-        if row is None:
-            return None
-        at = np.flatnonzero(row <= _PLACE)
-        return row, at, _PLACE - row[at]
+        row = self._row(info, lambda name: register_number(name) if name not in places
+                        else TEMPLATE_PLACE - places[name])
+        return None if row is None else template_of_row(row)
 
-    def renamed(self, template: tuple, numbers: list[int], first: _Insn, renaming: dict[str, str]) -> int | None:
-        """A new ident whose encoded row is `template`'s (made from `first`) with its places filled
-        by `numbers` (register_number of the registers, in place order): `first` renamed by
-        `renaming`, whose _Insn is made only if one is asked for (_insn: a pipeline left after it).
-        None where a register is numbered beyond m7_schedule.REGISTERS. Equal contents are not
-        looked for (known): to native code an ident is only its encoded row, and an equal row
-        under another ident schedules alike."""
+    def renamed(self, template: tuple, numbers: list[int]) -> int | None:
+        """A new ident whose encoded row is `template`'s with its places filled by `numbers`
+        (register_number of the registers, in place order); None where a register is numbered
+        beyond m7_schedule.REGISTERS. It keeps no _Insn (_issued makes what a pipeline needs),
+        and equal contents are not looked for (known): to native code an ident is only its
+        encoded row, and an equal row under another ident schedules alike."""
         row, at, places = template
-        filled = np.array(numbers, np.int64)[places]
-        if len(filled) and filled.max() >= S.REGISTERS:
+        filled = [numbers[place] for place in places]
+        if filled and max(filled) >= S.REGISTERS:
             return None
         ident = len(self._by_ident)
-        self._by_ident.append((first, renaming))
+        self._by_ident.append(None)
         self._ensure_row(ident)
-        encoded = self._encoded[ident]
-        encoded[:] = row
-        encoded[at] = filled
+        self._encoded[ident] = row
+        self._encoded[ident, at] = filled
         self._fits[ident] = True
         return ident
 
@@ -801,7 +781,14 @@ class CortexM7Timing:
         return row
 
 
-_PLACE = -(1 << 20)  # template's row: a register left as a place, _PLACE - its place (no other field is this low)
+TEMPLATE_PLACE = -(1 << 20)  # a template's row: a register left as a place, this - its place (no other field is as low)
+_PAIRING_BITS = {"single": S.SINGLE, "store": S.STORE, "mac": S.MAC, "branch": S.BRANCH, "fp": S.FP, "shifter": S.SHIFTER}
+
+
+def template_of_row(row: np.ndarray) -> tuple:
+    """A template (CortexM7Timing.template) of an encoded row whose places are marked."""
+    at = np.flatnonzero(row <= TEMPLATE_PLACE)
+    return row, at, (TEMPLATE_PLACE - row[at]).tolist()
 
 
 def is_rotated(immediate: int) -> bool:

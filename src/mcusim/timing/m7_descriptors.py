@@ -8,14 +8,14 @@ ident); what the row adds besides the schedule's cycles is the decoder's static 
 branch bits and a literal read or a branch to itself. Those are described once per encoding
 met, and one native call schedules a whole range and makes its rows. An encoding whose
 register pattern was met (timing/register_pattern.py: the same operation on other registers)
-is described from the first with its registers renamed, from capstone's cheap text alone; the
-pattern keeps whether a modified immediate is a shifted constant, which the schedule reads
-(it takes the early shifter). Only the first of a pattern gets capstone's detail and the
-model's analysis.
+is described from the first, from capstone's cheap text alone: the first's descriptor, and its
+encoded row's template with this encoding's registers filled in (CortexM7Timing.renamed: no
+_Insn is made for it); the pattern keeps whether a modified immediate is a shifted constant,
+which the schedule reads (it takes the early shifter). Only the first of a pattern gets
+capstone's detail and the model's analysis.
 """
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 
 import numpy as np
@@ -28,7 +28,7 @@ from .cortex_m4 import REFILL_ALWAYS, REFILL_IF_TAKEN, base_mnemonic
 from .cortex_m7 import MODIFIED_IMMEDIATE, is_rotated, register_number
 from .instruction import OFFSET
 from .literal_loads import LITERAL_LOADS, literal_read
-from .m7_patterns import EMPTY, SLOT, Patterns, read_patterns, write_patterns
+from .m7_patterns import EMPTY, First, Patterns, read_patterns, write_patterns
 from .pattern_store import MAX_PATTERNS
 from .register_pattern import RENAMEABLE, register_pattern
 
@@ -43,10 +43,9 @@ class Descriptors:
         self.timing = timing
         self.static_row = static_row
         self.constants = timing.constants(instruction_cycles)
-        # register pattern -> (descriptor values, may read a literal, a B, watched, the first
-        # encoding's _Insn and the registers its text names, or None where the _Insn names them
-        # as SLOT places: a file's), None: not renamed. Not the table's: they outlive _clear.
-        self._patterns: dict[tuple, tuple | None] = {}
+        # register pattern -> what its encodings are renamed from (m7_patterns.First; a file's
+        # or one described in this process), None: not renamed. Not the table's: they outlive _clear.
+        self._patterns: dict[tuple, First | None] = {}
         self.file: Path | None = None  # m7_patterns' file of this model, if any
         self._stored: Patterns | None = EMPTY  # its patterns, once read (None: not yet)
         self._learned = False  # patterns described since the file was written
@@ -61,8 +60,7 @@ class Descriptors:
     def save_patterns(self) -> None:
         """Write the patterns described since the file was last written (the end of a run)."""
         if self.file is not None and self._learned:
-            write_patterns(self.file, {pattern: _slotted(first) for pattern, first in self._patterns.items()
-                                       if first is not None})
+            write_patterns(self.file, {pattern: first for pattern, first in self._patterns.items() if first is not None})
             self._learned = False
 
     def _clear(self) -> None:
@@ -73,7 +71,6 @@ class Descriptors:
         self._by_shape: dict[int, tuple | None] = {}  # Instruction.shape -> entry
         self._renamed: dict[tuple, tuple | None] = {}  # (register pattern, registers) -> entry
         self._own: dict[tuple, int] = {}  # (row, literal, branch to itself) -> its own row
-        self._templates: dict[tuple, tuple | None] = {}  # register pattern -> _template
 
     def make_room(self) -> None:
         """Start afresh if the table is full (between ranges: a range's rows stay valid)."""
@@ -136,65 +133,45 @@ class Descriptors:
                 self._patterns[pattern] = first
         return first
 
-    def _first(self, entry: tuple | None, insn, names: tuple[str, ...]) -> tuple | None:
-        """The pattern's record of its first encoding (`entry` of `insn`, naming `names` in its
-        text); None if its schedule names a renameable register its text does not (then every
-        encoding of the pattern is described from capstone's detail)."""
+    def _first(self, entry: tuple | None, insn, names: tuple[str, ...]) -> First | None:
+        """What the pattern's encodings are renamed from: its first (`entry` of `insn`, naming
+        `names` in its text); None if its schedule names a renameable register its text does not
+        (then every encoding of the pattern is described from capstone's detail)."""
         if entry is None:
             return None
         row, literal, jump, watched = entry
         info = self.timing.describe(insn)
         if any(RENAMEABLE.fullmatch(name) and name not in names for name in _registers_of(info)):
             return None
+        template = self.timing.template(info, names)
+        if template is None:
+            return None
         values = self.table[row].copy()
         values[[R.D_IDENT, R.D_DECIDED]] = 0
-        return values, literal, jump, watched, info, names
+        decided = info.decided_by
+        if decided in names:
+            return First(values, literal, jump, watched, template, names.index(decided), -1)
+        return First(values, literal, jump, watched, template, None, -1 if decided is None else register_number(decided))
 
-    def _rename(self, pattern: tuple, first: tuple) -> tuple | None:
+    def _rename(self, pattern: tuple, first: First) -> tuple | None:
         """The entry of an encoding of a register pattern met before: the first's with its
-        registers renamed in what the schedule reads of it, its encoded row (None where a place
-        it names is beyond the pattern's registers: a file's damaged entry). The renamed _Insn is
-        made only if the timing model asks for it (CortexM7Timing.renamed)."""
+        registers renamed in its encoded row (CortexM7Timing.renamed); None where the first names
+        a place beyond the pattern's registers (a file's damaged entry)."""
         entry = self._renamed.get(pattern, False)
         if entry is False:
-            values, literal, jump, watched, info, first_names = first
             names = pattern[1]
-            if first_names is None:  # (a file's: its registers as their SLOT places)
-                first_names = _slot_names(len(names))
-            template = self._template(pattern[0], info, first_names)
             entry = None
-            if template is not None:
-                row_template, decided_place, decided = template
+            if len(names) >= first.places:
                 numbers = [register_number(name) for name in names]
-                if decided_place is not None:
-                    decided = numbers[decided_place]
-                ident = self.timing.renamed(row_template, numbers, info, dict(zip(first_names, names))) \
-                    if decided < REGISTERS else None
+                decided = first.decided_number if first.decided_place is None else numbers[first.decided_place]
+                ident = self.timing.renamed(first.template, numbers) if decided < REGISTERS else None
                 if ident is not None:
                     own = self._append()
-                    self.table[own] = values
+                    self.table[own] = first.values
                     self.table[own, R.D_IDENT], self.table[own, R.D_DECIDED] = ident, decided
-                    entry = own, literal, jump, watched
+                    entry = own, first.literal, first.jump, first.watched
             self._renamed[pattern] = entry
         return entry
-
-    def _template(self, pattern: tuple, info, first_names: tuple[str, ...]) -> tuple | None:
-        """(CortexM7Timing.template of the pattern's first encoding, the place of the register that
-        decides it among `first_names` or None, else that register's number or -1), once per
-        pattern; None where its row does not fit or it names a SLOT place beyond `first_names`
-        (a file's damaged entry)."""
-        template = self._templates.get(pattern, False)
-        if template is False:
-            template = None
-            if all(not name.startswith(SLOT) or name in first_names for name in _registers_of(info)):
-                row = self.timing.template(info, first_names)
-                decided_by = info.decided_by
-                if row is not None and decided_by in first_names:
-                    template = row, first_names.index(decided_by), -1
-                elif row is not None:
-                    template = row, None, -1 if decided_by is None else register_number(decided_by)
-            self._templates[pattern] = template
-        return template
 
     def _describe(self, insn) -> tuple | None:
         timing = self.timing
@@ -238,21 +215,7 @@ def _shifted_constant(op_str: str) -> bool | str | None:
         return found.group()
 
 
-def _slotted(first: tuple) -> tuple:
-    """A pattern's record as m7_patterns keeps it: the _Insn's registers as their SLOT places."""
-    values, literal, jump, watched, info, names = first
-    if names is not None:
-        info = info.renamed({name: f"{SLOT}{place}" for place, name in enumerate(names)})
-    return values, literal, jump, watched, info
-
-
 def _registers_of(info) -> set[str]:
     """Every register an _Insn names."""
     return {*info.reads, *info.writes, *info.early, *info.late, *info.fast,
             *(name for name in (info.index, info.decided_by) if name is not None)}
-
-
-@functools.cache
-def _slot_names(count: int) -> tuple[str, ...]:
-    """The SLOT places of a pattern of `count` registers, as a file's record names them."""
-    return tuple(f"{SLOT}{place}" for place in range(count))

@@ -2,14 +2,16 @@
 the image, as pattern_store keeps the Cortex-M4's (the same container, beside it in the decode
 store's folder of the model, read when a run first meets a pattern it has not described, each
 entry checked and made when first asked for, written merged after a run that described new
-ones). An entry is what m7_descriptors renames an encoding of the pattern from: the descriptor
-row with no ident (each run numbers its own) and what the schedule reads of the first encoding
-(cortex_m7._Insn) with its registers given as their places in the pattern. A file that cannot
-be read or does not check out is ignored: it only saves time, never changes a result.
+ones). An entry is what m7_descriptors renames an encoding of the pattern from (First): the
+descriptor row with no ident (each run numbers its own) and the template of the schedule's
+encoded row (CortexM7Timing.template), as JSON: the row's head and reads, its writes, and the
+register that decides a branch, each register given as its place in the pattern (0 to 63) or by
+name (one the pattern keeps: SP, LR, PC, the flags...). Entries repeat few texts (the same
+operation under many mnemonics and forms), and each text is read once. A file that cannot be
+read or does not check out is ignored: it only saves time, never changes a result.
 """
 from __future__ import annotations
 
-import dataclasses
 import json
 from pathlib import Path
 
@@ -17,21 +19,34 @@ import numpy as np
 
 from ..machine.native import KIND, KIND_START
 from ..machine.native import m7_rows as R
-from .cortex_m7 import _Insn
+from ..machine.native import m7_schedule as S
 from . import pattern_store
+from .cortex_m7 import _REGISTER_NAMES, TEMPLATE_PLACE, register_number, template_of_row
 from .pattern_store import read_file, write_file
 from .register_pattern import RENAMEABLE
 
 FILE_NAME = "m7-patterns.bin"  # beside pattern_store's (decode_store.DecodeStore.pattern_file)
-MAGIC, VERSION = b"mcusimR7", 1
+MAGIC, VERSION = b"mcusimR7", 2
 LITERAL, WATCHED, WIDE, JUMP = 1, 2, 4, 8  # an entry's flag bits (JUMP: a B, which may branch to itself)
-SLOT = "%"  # a register named by its place in the pattern: "%0", "%1", ...
-_SETS = ("reads", "writes", "early", "fast")
-_SINGLE = ("index", "decided_by")
-_BOOLS = tuple(f.name for f in dataclasses.fields(_Insn) if f.type in (bool, "bool"))
-_FIELDS = {f.name for f in dataclasses.fields(_Insn)} - {"ident"}
+PLACES = 64  # registers a pattern may number
 MAX_CYCLES = 1 << 10  # a latency, occupancy or late read in a file's entry
+FLAG_BITS = 1 << 12  # m7_schedule's C_FLAGS bits
 _CHECKED = [R.D_SIZE, R.D_LITERAL, R.D_SELF_LOOP, R.D_BRANCH, R.D_DIRECT, R.D_STATIC + KIND]  # Patterns.get's
+
+
+class First:
+    """What m7_descriptors renames a pattern's encodings from: its first encoding's descriptor
+    values (no ident, no deciding register), whether it may read a literal, is a B, is watched;
+    the template of its encoded row; the register that decides it, as its place in the pattern
+    (or None) else its number (-1: none); and how many registers the pattern must name (its
+    highest place + 1)."""
+
+    __slots__ = ("values", "literal", "jump", "watched", "template", "decided_place", "decided_number", "places")
+
+    def __init__(self, values, literal, jump, watched, template, decided_place, decided_number):
+        self.values, self.literal, self.jump, self.watched = values, literal, jump, watched
+        self.template, self.decided_place, self.decided_number = template, decided_place, decided_number
+        self.places = 1 + max([*template[2], -1 if decided_place is None else decided_place], default=-1)
 
 
 def key_text(pattern: tuple) -> str:
@@ -40,75 +55,81 @@ def key_text(pattern: tuple) -> str:
     return json.dumps([list(form) if type(form) is tuple else form, mnemonic, text, shifted], separators=(",", ":"))
 
 
-def insn_text(slotted: _Insn) -> str:
-    """A slotted _Insn (registers renamed to SLOT places) as the file keeps it."""
-    def ref(name):
-        return int(name[1:]) if name is not None and name.startswith(SLOT) else name
-    fields = {name: getattr(slotted, name) for name in _FIELDS}
-    for name in _SETS:
-        fields[name] = sorted((ref(r) for r in fields[name]), key=str)
-    for name in _SINGLE:
-        fields[name] = ref(fields[name])
-    fields["late"] = sorted(([ref(r), cycles] for r, cycles in slotted.late.items()), key=str)
-    return json.dumps(fields, separators=(",", ":"), sort_keys=True)
+def template_text(first: First) -> str:
+    """A First's template and deciding register as the file keeps them."""
+    row = first.template[0].tolist()
+    reads, writes = row[S.C_READS], row[S.C_WRITES]
+    head, written = row[: S.C_READ + 3 * reads], row[S.C_WRITE: S.C_WRITE + 2 * writes]
+    for values, places in ((head, [S.C_INDEX, *range(S.C_READ, len(head), 3)]), (written, range(0, len(written), 2))):
+        for at in places:
+            values[at] = _reference(values[at])
+    decided = first.decided_place if first.decided_place is not None else _reference(first.decided_number)
+    return json.dumps([head, written, decided], separators=(",", ":"))
 
 
-def insn_of(text: str) -> _Insn | None:
-    """insn_text's _Insn back, or None where `text` is not one."""
+def _reference(value: int) -> int | str | None:
+    """A register of a template's row as the file names it: its place, or its name (None: none)."""
+    if value <= TEMPLATE_PLACE:
+        return TEMPLATE_PLACE - value
+    return None if value < 0 else _REGISTER_NAMES[value]
+
+
+def template_of(text: str) -> tuple | None:
+    """template_text's (template, deciding register's place or None, else its number) back, the
+    registers it names numbered in this process; None where `text` is not one, or a register
+    would be numbered beyond m7_schedule.REGISTERS."""
     try:
-        fields = json.loads(text)
-    except ValueError:
-        return None
-    if type(fields) is not dict or set(fields) != _FIELDS:
-        return None
-    try:
-        made = {name: fields[name] for name in _FIELDS}
-        for name in _SETS:  # (tuples, as m7_descriptors renames them: not walked by the garbage collector)
-            made[name] = tuple(dict.fromkeys(_name(r) for r in _list(fields[name])))
-        for name in _SINGLE:
-            made[name] = None if fields[name] is None else _name(fields[name])
-        made["late"] = {_name(r): _cycles(c) for r, c in (_pair(p) for p in _list(fields["late"]))}
-        made["latency"], made["occupancy"] = _cycles(fields["latency"]), _cycles(fields["occupancy"])
-        if type(made["name"]) is not str or len(made["name"]) > 16 or made["occupancy"] < 1 \
-                or not all(type(made[name]) is bool for name in _BOOLS):
+        head, written, decided = json.loads(text)
+        reads, writes = (len(head) - S.C_READ) // 3, len(written) // 2
+        if type(head) is not list or type(written) is not list or len(head) != S.C_READ + 3 * reads \
+                or len(written) != 2 * writes or not 0 <= reads <= S.MAX_OPERANDS or writes > S.MAX_OPERANDS \
+                or head[S.C_READS] != reads or head[S.C_WRITES] != writes:
             return None
-    except ValueError:
+        row = np.zeros(S.ROW, np.int64)
+        row[S.C_FLAGS] = _bounded(head[S.C_FLAGS], FLAG_BITS - 1)
+        row[S.C_LATENCY] = _bounded(head[S.C_LATENCY], MAX_CYCLES)
+        row[S.C_OCCUPANCY] = _bounded(head[S.C_OCCUPANCY], MAX_CYCLES, 1)
+        row[S.C_INDEX] = -1 if head[S.C_INDEX] is None else _register(head[S.C_INDEX])
+        row[S.C_READS], row[S.C_WRITES] = reads, writes
+        for k in range(reads):
+            at = S.C_READ + 3 * k
+            row[at: at + 3] = (_register(head[at]), _bounded(head[at + 1], S.R_EARLY | S.R_LATE | S.R_FLAGS),
+                               _bounded(head[at + 2], MAX_CYCLES))
+        for k in range(writes):
+            at = S.C_WRITE + 2 * k
+            row[at: at + 2] = _register(written[2 * k]), _bounded(written[2 * k + 1], S.W_FAST | S.W_FLAGS)
+        if decided is None:
+            decided_place, decided_number = None, -1
+        elif type(decided) is int:
+            decided_place, decided_number = _bounded(decided, PLACES - 1), -1
+        else:
+            decided_place, decided_number = None, _register(decided)
+    except (ValueError, TypeError):
         return None
-    return _Insn(**made)
+    return template_of_row(row), decided_place, decided_number
 
 
-def _list(value) -> list:
-    if type(value) is not list:
-        raise ValueError("not a list")
+def _bounded(value, highest: int, lowest: int = 0) -> int:
+    if type(value) is not int or not lowest <= value <= highest:
+        raise ValueError("not a small integer")
     return value
 
 
-def _pair(value) -> list:
-    if type(value) is not list or len(value) != 2:
-        raise ValueError("not a pair")
-    return value
-
-
-def _name(value) -> str:
-    """A register: its place in the pattern (0 to 63) or a name the pattern keeps (SP, LR, PC, the flags...)."""
-    if type(value) is int and 0 <= value < 64:
-        return f"{SLOT}{value}"
-    if type(value) is str and 0 < len(value) < 16 and not value.startswith(SLOT) and not RENAMEABLE.fullmatch(value):
-        return value
+def _register(value) -> int:
+    """A template's register: a place (0 to 63) kept marked, or a name the pattern keeps, numbered."""
+    if type(value) is int and 0 <= value < PLACES:
+        return TEMPLATE_PLACE - value
+    if type(value) is str and 0 < len(value) < 16 and not value.startswith("%") and not RENAMEABLE.fullmatch(value):
+        number = register_number(value)
+        if number < S.REGISTERS:
+            return number
     raise ValueError("not a register")
 
 
-def _cycles(value) -> int:
-    if type(value) is not int or not 0 <= value <= MAX_CYCLES:
-        raise ValueError("not a cycle count")
-    return value
-
-
 class Patterns(pattern_store.Patterns):
-    """A file's entries, each checked and made when first asked for, as m7_descriptors keeps a
-    pattern's record: (descriptor row, may read a literal, a B, watched, slotted _Insn, None)."""
+    """A file's entries, each checked and made (a First) when first asked for."""
 
-    def get(self, pattern: tuple) -> tuple | None:
+    def get(self, pattern: tuple) -> First | None:
         place = self._places.get(key_text(pattern))
         if place is None:
             return None
@@ -118,10 +139,13 @@ class Patterns(pattern_store.Patterns):
         if bool(flags & WIDE) != wide or flags > LITERAL | WATCHED | WIDE | JUMP or size != (4 if wide else 2) \
                 or literal or self_loop or branch not in (0, 1) or direct not in (0, 1) or kind != KIND_START:
             return None
-        slotted = insn_of(self.slots[place])
-        if slotted is None:
+        text = self.slots[place]
+        made = self._slots.get(text, False)
+        if made is False:
+            made = self._slots[text] = template_of(text)
+        if made is None:
             return None
-        return row.copy(), bool(flags & LITERAL), bool(flags & JUMP), bool(flags & WATCHED), slotted, None
+        return First(row.copy(), bool(flags & LITERAL), bool(flags & JUMP), bool(flags & WATCHED), *made)
 
 
 EMPTY = Patterns(np.zeros((0, R.DESCRIPTOR), np.int64), np.zeros(0, np.uint8), [], [])
@@ -133,11 +157,11 @@ def read_patterns(path: Path) -> Patterns:
     return EMPTY if found is None else Patterns(*found)
 
 
-def write_patterns(path: Path, patterns: dict[tuple, tuple]) -> None:
-    """Write `patterns` (m7_descriptors' records) with those already in the file, MAX_PATTERNS at
-    most (write_file); silently nothing where it cannot be written."""
+def write_patterns(path: Path, patterns: dict[tuple, First]) -> None:
+    """Write `patterns` with those already in the file, MAX_PATTERNS at most (write_file);
+    silently nothing where it cannot be written."""
     found = read_patterns(path)
-    entries = ((key_text(pattern), values, LITERAL * literal | WATCHED * watched | JUMP * jump
-                | WIDE * (type(pattern[0][0]) is tuple), insn_text(slotted))
-               for pattern, (values, literal, jump, watched, slotted) in patterns.items())
+    entries = ((key_text(pattern), first.values, LITERAL * first.literal | WATCHED * first.watched
+                | JUMP * first.jump | WIDE * (type(pattern[0][0]) is tuple), template_text(first))
+               for pattern, first in patterns.items())
     write_file(path, (found.rows, found.flags, found.keys, found.slots), entries, MAGIC, VERSION)
