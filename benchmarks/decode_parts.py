@@ -38,7 +38,8 @@ PARTS = [  # (module, attribute, label), in the order printed
     ("mcusim.timing.m4_descriptors.Descriptors", "add", "model's description (Descriptors.add)"),  # DESCRIBED
     ("mcusim.timing.decode_store", "_read_siblings", "other images' decode files read"),
     ("mcusim.timing.decoder", "m4_rows", "native rows (m4_rows)"),
-    ("mcusim.timing.decoder", "detail_of", "Cortex-M7: capstone's detail (detail_of)"),
+    ("mcusim.timing.decoder", "detail_of", "Cortex-M7: capstone's detail (detail_of)"),  # (an older mcusim)
+    ("mcusim.timing.m7_descriptors", "detail_of", "Cortex-M7: capstone's detail (detail_of)"),  # (its caller now)
     ("mcusim.timing.m7_descriptors.Descriptors", "_describe", "Cortex-M7: model's description (m7 _describe)"),
     ("mcusim.timing.m7_descriptors.Descriptors", "_rename", "Cortex-M7: renamed descriptor (_rename)"),
     ("mcusim.timing.instruction", "instructions_of", "capstone's detail (instruction.instructions_of)"),

@@ -135,5 +135,5 @@ def describe_patterns(say=print, programs: list[str] | None = None, learn: tuple
             decoder.save_store()  # (the patterns learned from them all, written once)
             started = time.perf_counter()
             if decoder.write_encoding_tables():
-                say(f"every 16-bit encoding and the 32-bit ones met on {board}: {time.perf_counter() - started:.1f} s")
+                say(f"the tables of encodings met on {board}: {time.perf_counter() - started:.1f} s")
     return images

@@ -140,10 +140,12 @@ def test_prepare_learns_a_library_s_patterns_for_a_later_process(compiled, tmp_p
         return describe(self, *args)
 
     def as_in_a_new_process():
-        """What a process keeps of the encodings it met forgotten: the Cortex-M4's descriptors, and the
-        Instructions capstone's detail gave (one of an encoding's shape stands for the next)."""
+        """What a process keeps of the encodings it met forgotten: the Cortex-M4's descriptors, the
+        Instructions capstone's detail gave (one of an encoding's shape stands for the next) and the
+        Cortex-M7 encodings met (what its table of them would keep)."""
         for module, name in ((m4_descriptors, "_shared"), (instruction, "_known"), (instruction, "_alike")):
             monkeypatch.setattr(module, name, {})
+        monkeypatch.setattr(m7_descriptors, "_met", set())
 
     def described_by_a_new_process() -> int:
         as_in_a_new_process()

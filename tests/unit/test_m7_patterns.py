@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from mcusim.machine.native import m7_schedule as S
-from mcusim.timing import decoder as decoder_module
+from mcusim.timing import m7_descriptors as descriptors_module
 from mcusim.timing import m7_patterns
 from mcusim.timing.m7_patterns import FILE_NAME, read_patterns
 from mcusim.timing.pattern_store import read_file, write_file
@@ -28,8 +28,8 @@ def decode(code: bytes, path, monkeypatch) -> tuple[int, object]:
     plain one; their rows must agree. Returns how many encodings got capstone's detail, and the
     memoised decoder."""
     details = []
-    detail_of = decoder_module.detail_of
-    monkeypatch.setattr(decoder_module, "detail_of", lambda *args: details.append(args) or detail_of(*args))
+    detail_of = descriptors_module.detail_of
+    monkeypatch.setattr(descriptors_module, "detail_of", lambda *args: details.append(args) or detail_of(*args))
     fast, plain = decoders_for(code, "cortex-m7")
     fast._m7.use_file(path)
     for decoder in (fast, plain):

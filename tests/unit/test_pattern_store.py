@@ -9,8 +9,9 @@ import pytest
 from mcusim.config.loader import core_timing_table, load_core
 from mcusim.machine import native as N
 from mcusim.machine.native import m4_rows as R
-from mcusim.timing import m4_descriptors, m7_patterns, pattern_store
+from mcusim.timing import m4_descriptors, m7_patterns, m7_table, pattern_store
 from mcusim.timing.cortex_m4 import CortexM4Timing
+from mcusim.timing.cortex_m7 import register_number
 from mcusim.timing.decode_store import DecodeStore
 from mcusim.timing.decoder import Decoder
 from mcusim.timing.pattern_store import read_patterns, write_patterns
@@ -147,8 +148,11 @@ def test_prepare_describes_the_examples_patterns_for_any_first_run(tmp_path, new
 
     monkeypatch.setenv("MCUSIM_DECODE_CACHE", str(tmp_path))
     said = []
-    assert describe_patterns(said.append, programs=["bench", "hello"], toolchain=False) == 4 and len(said) == 3  # (M4, 16-bit, M7)
+    assert describe_patterns(said.append, programs=["bench", "hello"], toolchain=False) == 4
+    assert len(said) == 4  # (patterns and tables: Cortex-M4, Cortex-M7)
     assert len(m7_patterns.read_patterns(next(tmp_path.glob(f"decode/*/{m7_patterns.FILE_NAME}")))) > 100
+    m7_encodings = m7_table.read_table(next(tmp_path.glob(f"decode/*/{m7_table.FILE_NAME}")), register_number)
+    assert m7_encodings is not None and len(m7_encodings[0]) > 300, "the encodings met on the Cortex-M7"
     patterns = next(tmp_path.glob("decode/*/m4-patterns.bin"))
     assert len(read_patterns(patterns)) > 100
     assert read_table(table_file(patterns), m4_descriptors.CORE_NAMES) is not None, "every 16-bit encoding"

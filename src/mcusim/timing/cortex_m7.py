@@ -747,9 +747,22 @@ class CortexM7Timing:
         self._fits[ident] = True
         return ident
 
+    def add_encoded(self, rows: np.ndarray) -> int:
+        """New idents for encoded `rows` (m7_table's, registers numbered in this process), the
+        first's returned: like renamed's, they keep no _Insn."""
+        first = len(self._by_ident)
+        if len(rows):
+            self._by_ident.extend([None] * len(rows))
+            self._ensure_row(first + len(rows) - 1)
+            self._encoded[first: first + len(rows)] = rows
+            self._fits.update(dict.fromkeys(range(first, first + len(rows)), True))
+        return first
+
     def _ensure_row(self, ident: int) -> None:
-        while ident >= len(self._encoded):
-            self._encoded = np.concatenate([self._encoded, np.zeros_like(self._encoded)])
+        if ident >= len(self._encoded):  # (doubled, or more for a block: one copy)
+            grown = np.zeros((max(2 * len(self._encoded), 1 << ident.bit_length()), S.ROW), np.int64)
+            grown[: len(self._encoded)] = self._encoded
+            self._encoded = grown
 
     @staticmethod
     def _row(info: _Insn, number) -> np.ndarray | None:

@@ -15,15 +15,15 @@ from ..machine.native import (CALL_FLAG, F_CLASS_A, F_CLASS_B, F_CLASS_C, F_COUN
                               F_START_ADJUST, F_START_FLAGS, F_UNMASK, FIELDS, KIND, KIND_CONTINUATION,
                               KIND_SELF_LOOP, KIND_START, LANE, SP_SELECT, resum_window)
 from ..machine.native.m4_rows import m4_rows
-from ..machine.native.m7_rows import UNDECODABLE_2, UNDECODABLE_4, m7_rows
+from ..machine.native.m7_rows import m7_rows
 from ..machine.registers import UNICORN_REGISTERS
 from . import m4_descriptors, m7_descriptors, m7_patterns
 from .classes import packed, power_class
 from .cortex_m4 import base_mnemonic, is_memory
 from .literal_loads import LITERAL_LOADS, literal_read
-from .instruction import (MAX_KNOWN, decodable_runs, detail_of, disassemble, disassemble_one, disassemble_run,
-                          it_block_length, lite_runs, thumb_length)
-from .m4_descriptors import IT, NO_IT_SLOT, UNDECODABLE, TooManyRegisters
+from .instruction import (IT, MAX_KNOWN, NO_IT_SLOT, UNDECODABLE, decodable_runs, disassemble, disassemble_one,
+                          disassemble_run, it_block_length, lite_runs, thumb_length)
+from .m4_descriptors import TooManyRegisters
 
 _capstone = Cs(CS_ARCH_ARM, CS_MODE_THUMB | CS_MODE_MCLASS)
 _capstone_detail = Cs(CS_ARCH_ARM, CS_MODE_THUMB | CS_MODE_MCLASS)
@@ -170,12 +170,16 @@ class Decoder:
         return learner.instructions_decoded
 
     def write_encoding_tables(self) -> bool:
-        """Describe every 16-bit encoding, and the 32-bit ones this process met outside an IT
-        block, and keep the tables beside the register patterns (thumb16_table, thumb32_table;
-        mcusim prepare), where this decoder keeps Cortex-M4 patterns; whether it did."""
-        if self._m4 is None:
+        """Keep the tables of encodings beside the register patterns (mcusim prepare): on the
+        Cortex-M4, every 16-bit encoding and the 32-bit ones this process met outside an IT block
+        (thumb16_table, thumb32_table); on the Cortex-M7, every encoding it met outside an IT
+        block (m7_table). Whether this decoder keeps any."""
+        if self._m4 is not None:
+            self._m4.write_tables()
+        elif self._m7 is not None:
+            self._m7.write_table()
+        else:
             return False
-        self._m4.write_tables()
         return True
 
     @property
@@ -390,22 +394,39 @@ class Decoder:
 
     def _decode_m4(self, start: int, end: int, code: bytes, previous) -> tuple[set[int], int, list] | None:
         """_decode_fresh for the Cortex-M4 model, whose rows depend on each instruction's encoding
-        and the one before it alone: each encoding is looked up by its bytes and IT context
-        (m4_descriptors). A new 16-bit encoding outside an IT block is looked up in the table of
-        them all (thumb16_table), if prepare made one, and a new 32-bit one in the table of those
-        prepare met (thumb32_table); the other new encodings outside an IT
-        block are read by capstone's cheap pass together, alone (_describe_pending), and one in
-        an IT block by a pass over that block from its IT on (an IT block's condition shows in its
-        instructions' text). A new encoding of a register pattern met before is renamed from it,
-        and only one of a new pattern gets capstone's detail and the model's description; one
-        native call makes the rows. None (then _decode_fresh decodes it) where an IT sits inside
-        an IT block, which capstone reads its own way."""
+        and the one before it alone: each encoding's descriptor found by _walk, and one native
+        call makes the rows (m4_rows). None (then _decode_fresh decodes it) where _walk gives
+        none."""
         descriptors = self._m4
         descriptors.make_room()
         try:
             before = descriptors.row_of(previous) if previous is not None else -1
         except TooManyRegisters:
             return None
+        walked = self._walk(descriptors, start, end, code)
+        if walked is None:
+            return None
+        rows, specials, stop, _ = walked
+        if not rows:
+            return set(), stop, specials
+        table = np.zeros(((stop - start) >> 1, FIELDS), np.int64)
+        m4_rows(descriptors.table, np.array(rows, np.int64), np.int64(before), descriptors.constants, table)
+        dirty = self._write_rows(start, table, len(rows))
+        self._snapshot(dirty, start, code[: end - start])
+        return dirty, stop, specials
+
+    def _walk(self, descriptors, start: int, end: int, code: bytes) -> tuple[list, list, int, list] | None:
+        """The descriptor rows of the instructions of [start, end) (m4_descriptors' or
+        m7_descriptors'), the special instructions noted, where the last ends and each
+        instruction's offset. Each encoding is looked up by its bytes and IT
+        context (`descriptors.by_key`). A new 16-bit encoding outside an IT block is looked up in
+        the table of them all (thumb16_table), if prepare made one, and a new 32-bit one in the
+        table of those prepare met (thumb32_table; the Cortex-M4's only); the other new encodings
+        outside an IT block are read by capstone's cheap pass together, alone (_describe_pending),
+        and one in an IT block by a pass over that block from its IT on (an IT block's condition
+        shows in its instructions' text). None where an IT sits inside an IT block, which capstone
+        reads its own way, or an encoding cannot be described (TooManyRegisters, or add_new gives
+        None)."""
         known, add_new, add_short, add_wide = (descriptors.by_key.get, descriptors.add_new, descriptors.add_short,
                                                descriptors.add_wide)
         rows, specials = [], []
@@ -414,6 +435,7 @@ class Decoder:
         places = {}  # address -> its place in items
         context, it_left = None, 0  # (the IT's halfword, this instruction's position after it); left
         it_at = 0  # the IT's offset
+        offsets = []  # each row's instruction's offset
         size, limit = len(code), end - start
         offset = 0
         while offset < limit and offset + 2 <= size:
@@ -432,6 +454,7 @@ class Decoder:
                 # (no IT, whose kind the IT tracking reads, nor the half of a 32-bit encoding cut short)
                 pending.setdefault(key, []).append((len(rows), offset))
                 rows.append(-1)
+                offsets.append(offset)
                 offset += length
                 continue
             if entry is None:
@@ -448,6 +471,8 @@ class Decoder:
                     entry = add_new(key, length, items, places.get(start + offset), code, start, end)
                 except TooManyRegisters:
                     return None
+                if entry is None:
+                    return None
             row, kind, watched = entry
             if kind == UNDECODABLE:
                 it_left = 0  # (capstone's pass stops there: what follows is read without the IT)
@@ -460,25 +485,20 @@ class Decoder:
             if watched is not None and self._note_special(start + offset, *watched):
                 specials.append((offset, *watched))
             rows.append(row)
+            offsets.append(offset)
             offset += length
-        if pending and not self._describe_pending(pending, rows, specials, start):
+        if pending and not self._describe_pending(descriptors, pending, rows, specials, start):
             return None
-        if not rows:
-            return set(), start + offset, specials
-        table = np.zeros((offset >> 1, FIELDS), np.int64)
-        m4_rows(descriptors.table, np.array(rows, np.int64), np.int64(before), descriptors.constants, table)
-        dirty = self._write_rows(start, table, len(rows))
-        self._snapshot(dirty, start, code[: end - start])
-        return dirty, start + offset, specials
+        return rows, specials, start + offset, offsets
 
-    def _describe_pending(self, pending: dict, rows: list, specials: list, start: int) -> bool:
-        """Describe _decode_m4's new encodings outside an IT block from one capstone pass over
+    def _describe_pending(self, descriptors, pending: dict, rows: list, specials: list, start: int) -> bool:
+        """Describe _walk's new encodings outside an IT block from one capstone pass over
         them alone, one after the other at PENDING_ADDRESS (read outside an IT block, each
         prints as it does where it is, but for absolute branch targets, which neither a register
         pattern nor the model reads; a branch to itself is one there too), rather than a pass
         over the rest of the range (most of it encodings already known); fill in their rows and
-        note the watched ones. False where a mask cannot hold the registers (TooManyRegisters)."""
-        descriptors = self._m4
+        note the watched ones. False where one cannot be described (TooManyRegisters, or add_new
+        gives None)."""
         code = b"".join(key[0] for key in pending)
         end = PENDING_ADDRESS + len(code)
         items = list(lite_runs(code, PENDING_ADDRESS, end))
@@ -488,10 +508,12 @@ class Decoder:
         for key, uses in pending.items():
             length = len(key[0])
             try:
-                row, _, watched = descriptors.add_new(key, length, items, places.get(address), code, PENDING_ADDRESS,
-                                                      end)
+                entry = descriptors.add_new(key, length, items, places.get(address), code, PENDING_ADDRESS, end)
             except TooManyRegisters:
                 return False
+            if entry is None:
+                return False
+            row, _, watched = entry
             for place, offset in uses:
                 rows[place] = row
                 if watched is not None and self._note_special(start + offset, *watched):
@@ -503,53 +525,31 @@ class Decoder:
         return True
 
     def _decode_m7(self, start: int, end: int, code: bytes, previous) -> tuple[set[int], int, list] | None:
-        """_decode_fresh for the Cortex-M7 model: each instruction's descriptor found by its
-        encoding in capstone's cheap pass over the range (m7_descriptors: renamed from its register
-        pattern, or described from capstone's detail), and one native call schedules the range in
-        sequence after the pipeline `previous` left and makes its rows and block-start corrections
-        (m7_rows). None (then _decode_fresh schedules it in Python) where the pipeline or an
-        instruction does not fit m7_schedule's arrays, or capstone's detail disagrees."""
+        """_decode_fresh for the Cortex-M7 model: each instruction's descriptor found by _walk
+        (m7_descriptors: renamed from its register pattern, or described from capstone's detail),
+        and one native call schedules the range in sequence after the pipeline `previous` left and
+        makes its rows and block-start corrections (m7_rows). None (then _decode_fresh schedules
+        it in Python) where the pipeline or an instruction does not fit m7_schedule's arrays,
+        capstone's detail disagrees, or _walk gives none."""
         timing, descriptors = self.timing, self._m7
         descriptors.make_room()
         pipeline = timing.pipeline_before(previous)
         if pipeline is None:
             return None
-        items = list(lite_runs(code, start, end))  # capstone's cheap pass; its detail only for a new pattern
-        places = {item[0]: place for place, item in enumerate(items)}
-        row_of = descriptors.row_of
-        instructions, watched = [], []
-        last = None  # the last instruction scheduled
-        size = len(code)
-        address = start
-        while address < end and address - start + 2 <= size:
-            offset = address - start
-            length = min(thumb_length(code[offset] | code[offset + 1] << 8), size - offset)
-            place = places.get(address)
-            if place is None or items[place][1] != length:  # (capstone cannot decode it: Unicorn raises the fault)
-                instructions.append(UNDECODABLE_4 if length == 4 else UNDECODABLE_2)
-            else:
-                _, _, mnemonic, operands = items[place]
-                found = row_of(code[offset: offset + length], address, mnemonic, operands,
-                               lambda place=place: detail_of(items, place, code, start, end))
-                if found is None:
-                    return None
-                instructions.append(found[0])
-                if found[1]:
-                    watched.append((address, mnemonic, operands))
-                last = address
-            address += length
-        specials = [(at - start, mnemonic, operands) for at, mnemonic, operands in watched
-                    if self._note_special(at, mnemonic, operands)]
-        if not instructions:
-            return set(), address, specials
-        table = np.zeros(((address - start) >> 1, FIELDS), np.int64)
-        m7_rows(descriptors.table, timing.encoded, np.array(instructions, np.int64), pipeline, descriptors.constants,
-                table)
+        walked = self._walk(descriptors, start, end, code)
+        if walked is None:
+            return None
+        rows, specials, stop, offsets = walked
+        if not rows:
+            return set(), stop, specials
+        table = np.zeros(((stop - start) >> 1, FIELDS), np.int64)
+        m7_rows(descriptors.table, timing.encoded, np.array(rows, np.int64), pipeline, descriptors.constants, table)
+        last = next((offsets[at] for at in range(len(rows) - 1, -1, -1) if rows[at] >= 0), None)  # (not UNDECODABLE_*)
         if last is not None:
-            timing.take_pipeline(pipeline, last)
-        dirty = self._write_rows(start, table, len(instructions))
+            timing.take_pipeline(pipeline, start + last)
+        dirty = self._write_rows(start, table, len(rows))
         self._snapshot(dirty, start, code[: end - start])
-        return dirty, address, specials
+        return dirty, stop, specials
 
     def _decode_untimed(self, start: int, end: int, code: bytes) -> tuple[set[int], int, list]:
         """_decode_fresh without a timing model: a fixed cost, and capstone for the classes."""

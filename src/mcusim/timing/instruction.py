@@ -33,6 +33,7 @@ _detail = Cs(CS_ARCH_ARM, CS_MODE_THUMB | CS_MODE_MCLASS)
 _detail.detail = True
 
 MAX_KNOWN = 1 << 16  # distinct encodings kept (code running away through data must not grow this without end)
+UNDECODABLE, PLAIN, IT, NO_IT_SLOT = -1, 0, 1, 2  # an encoding's kind, for the decoder's IT tracking (decoder._walk)
 _known: dict[tuple, "Instruction"] = {}
 _register_names: dict[int, str] = {}
 _next_key = [0]

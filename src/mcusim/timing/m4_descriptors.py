@@ -23,14 +23,12 @@ from capstone import arm as cs_arm
 from ..machine.native import m4_rows as R
 from .cortex_m4 import (FP_REGISTER, base_mnemonic, fp_named, is_load, is_load_store, is_memory, makes_fp_result,
                         pipelines_after_load)
-from .instruction import detail_of, lite_runs, takes_it_slot
+from .instruction import IT, NO_IT_SLOT, PLAIN, UNDECODABLE, detail_of, lite_runs, takes_it_slot
 from .literal_loads import LITERAL_LOADS, literal_read
 from .pattern_store import EMPTY, MAX_PATTERNS, Patterns, read_patterns, write_patterns
 from .register_pattern import RENAMEABLE, register_pattern
 from .thumb16_table import HALFWORDS, read_table, rows_fit, table_file, write_table
 from . import thumb32_table
-
-UNDECODABLE, PLAIN, IT, NO_IT_SLOT = -1, 0, 1, 2  # an encoding's kind, for the decoder's IT tracking
 
 FULL_BITS = 48  # register names a mask holds before make_room starts afresh (63 at most)
 MAX_DESCRIPTORS = 1 << 16  # rows and encodings (code running away through data must not grow them without end)

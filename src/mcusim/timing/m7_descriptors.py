@@ -16,6 +16,7 @@ capstone's detail and the model's analysis.
 """
 from __future__ import annotations
 
+from bisect import bisect_left
 from pathlib import Path
 
 import numpy as np
@@ -23,16 +24,20 @@ from capstone import arm as cs_arm
 
 from ..machine.native import STATIC_CYCLES_MASK, STATIC_SHIFT, STATIC_TAKEN
 from ..machine.native import m7_rows as R
+from ..machine.native.m7_rows import UNDECODABLE_2, UNDECODABLE_4
 from ..machine.native.m7_schedule import REGISTERS
 from .cortex_m4 import REFILL_ALWAYS, REFILL_IF_TAKEN, base_mnemonic
-from .cortex_m7 import MODIFIED_IMMEDIATE, is_rotated, register_number
-from .instruction import OFFSET
+from . import m7_table
+from .cortex_m7 import _REGISTER_NAMES, MODIFIED_IMMEDIATE, is_rotated, register_number
+from .instruction import IT, NO_IT_SLOT, OFFSET, PLAIN, UNDECODABLE, detail_of, lite_runs, takes_it_slot
 from .literal_loads import LITERAL_LOADS, literal_read
 from .m7_patterns import EMPTY, First, Patterns, read_patterns, write_patterns
 from .pattern_store import MAX_PATTERNS
 from .register_pattern import RENAMEABLE, register_pattern
 
 MAX_DESCRIPTORS = 1 << 16  # rows (code running away through data must not grow them without end)
+TABLE_ADDRESS = 0x10000000  # where write_table has capstone read each encoding (rows do not depend on it)
+_met: set[bytes] = set()  # the encodings this process described outside an IT block (write_table's)
 
 
 class Descriptors:
@@ -49,13 +54,15 @@ class Descriptors:
         self.file: Path | None = None  # m7_patterns' file of this model, if any
         self._stored: Patterns | None = EMPTY  # its patterns, once read (None: not yet)
         self._learned = False  # patterns described since the file was written
+        self._met_table = None  # m7_table's table, once read (False: none)
+        self._table_idents: dict[int, int] = {}  # m7_table's encoded row -> its ident (they outlive _clear)
         self._clear()
 
     def use_file(self, path: Path | None) -> None:
         """Keep the patterns in `path` (m7_patterns): read on the first pattern not known, written
-        by save_patterns."""
+        by save_patterns; the table of encodings met (m7_table) is beside it."""
         if path != self.file:
-            self.file, self._stored = path, EMPTY if path is None else None
+            self.file, self._stored, self._met_table = path, EMPTY if path is None else None, None
 
     def save_patterns(self) -> None:
         """Write the patterns described since the file was last written (the end of a run)."""
@@ -68,14 +75,92 @@ class Descriptors:
         self.count = 0
         # each entry: (row, literal loads may read, a B (a branch to itself?), watched), None: not encodable
         self._by_key: dict[tuple, tuple | None] = {}  # (bytes, mnemonic) -> entry
+        self.by_key: dict[tuple, tuple] = {}  # (bytes, IT context) -> (row, kind, (mnemonic, operands) if watched)
+        self._table_rows: dict[int, int] = {}  # m7_table's pair -> its row
         self._by_shape: dict[int, tuple | None] = {}  # Instruction.shape -> entry
         self._renamed: dict[tuple, tuple | None] = {}  # (register pattern, registers) -> entry
         self._own: dict[tuple, int] = {}  # (row, literal, branch to itself) -> its own row
 
     def make_room(self) -> None:
         """Start afresh if the table is full (between ranges: a range's rows stay valid)."""
-        if self.count >= MAX_DESCRIPTORS or len(self._by_key) >= MAX_DESCRIPTORS:
+        if self.count >= MAX_DESCRIPTORS or len(self.by_key) >= MAX_DESCRIPTORS:
             self._clear()
+
+    def add_new(self, key: tuple, length: int, items: list, place: int | None, code: bytes, start: int,
+                end: int) -> tuple | None:
+        """The decoder's entry of encoding `key` (its bytes and IT context; `length` bytes), new to
+        by_key, from capstone's cheap pass over code[: end - start] at `start` (instruction.lite_runs'
+        `items`; `place`: its item, None where capstone has none): (its descriptor row, its kind for
+        the IT tracking, (mnemonic, operands) if the machine watches it); None as row_of."""
+        if place is None or items[place][1] != length:  # (capstone cannot decode it: Unicorn raises the fault)
+            entry = (UNDECODABLE_4 if length == 4 else UNDECODABLE_2), UNDECODABLE, None
+        else:
+            address, _, mnemonic, operands = items[place]
+            found = self.row_of(key[0], address, mnemonic, operands, lambda: detail_of(items, place, code, start, end))
+            if found is None:
+                return None
+            kind = IT if mnemonic.startswith("it") else \
+                NO_IT_SLOT if key[1] is not None and not takes_it_slot(key[0]) else PLAIN
+            entry = found[0], kind, (mnemonic, operands) if found[1] else None
+            if key[1] is None and len(_met) < MAX_DESCRIPTORS:
+                _met.add(key[0])
+        self.by_key[key] = entry
+        return entry
+
+    def add_short(self, key: tuple, halfword: int) -> tuple | None:
+        """The entry of 16-bit encoding `key` outside an IT block from the table of the encodings
+        `mcusim prepare` met (m7_table), or None if it has none."""
+        return self.add_wide(key)
+
+    def add_wide(self, key: tuple) -> tuple | None:
+        """The entry of encoding `key` outside an IT block from the table of the encodings `mcusim
+        prepare` met (m7_table), or None if it has none. A (descriptor, encoded row) pair of the
+        table gets its row here and its encoded row a new ident of the timing model when first
+        used after _clear."""
+        if self._met_table is None:
+            self._met_table = m7_table.read_table(m7_table.table_file(self.file), register_number) \
+                if self.file is not None else False
+        if not self._met_table:
+            return None
+        keys, pair_of, pairs, descriptors, encoded = self._met_table
+        number = int.from_bytes(key[0], "little")
+        at = bisect_left(keys, number)
+        if at == len(keys) or keys[at] != number:
+            return None
+        pair = pair_of[at]
+        row = self._table_rows.get(pair)
+        if row is None:
+            described, encoded_at = pairs[pair]
+            ident = self._table_idents.get(encoded_at)
+            if ident is None:
+                ident = self._table_idents[encoded_at] = self.timing.add_encoded(
+                    m7_table.expanded(encoded[encoded_at])[None])
+            row = self._table_rows[pair] = self._append()
+            self.table[row] = descriptors[described]
+            self.table[row, R.D_IDENT] = ident
+        entry = self.by_key[key] = (row, PLAIN, None)
+        return entry
+
+    def write_table(self) -> None:
+        """Describe each encoding this process met outside an IT block (_met) again, alone, as
+        the decoder would, in a Descriptors of its own (this one's register patterns shared), and
+        keep the table of them (m7_table) beside this model's patterns, if it has a file
+        (mcusim prepare)."""
+        if self.file is None:
+            return
+        fresh = Descriptors(self.timing, int(self.constants[R.K_INSTRUCTION_CYCLES]), self.static_row)
+        fresh._patterns, fresh.file, fresh._stored, fresh._met_table = self._patterns, self.file, self._stored, False
+        keys, rows = [], []
+        for code in sorted(_met):
+            end = TABLE_ADDRESS + len(code)
+            items = list(lite_runs(code, TABLE_ADDRESS, end))
+            entry = fresh.add_new((code, None), len(code), items, 0 if items else None, code, TABLE_ADDRESS, end)
+            if entry is not None and entry[1] == PLAIN and entry[2] is None and entry[0] >= 0:
+                keys.append(int.from_bytes(code, "little"))
+                rows.append(entry[0])
+        descriptors = fresh.table[rows].reshape(-1, R.DESCRIPTOR)
+        m7_table.write_table(m7_table.table_file(self.file), keys, descriptors,
+                             self.timing.encoded[descriptors[:, R.D_IDENT]], _REGISTER_NAMES)
 
     def row_of(self, code: bytes, address: int, mnemonic: str, op_str: str, detail_of) -> tuple[int, bool] | None:
         """(the descriptor row of encoding `code`, which capstone's cheap pass printed as
@@ -194,11 +279,13 @@ class Descriptors:
         literal = insn.cc in (cs_arm.ARM_CC_AL, cs_arm.ARM_CC_INVALID) and base_mnemonic(insn) in LITERAL_LOADS
         return row, literal, insn.mnemonic in ("b", "b.w"), watched
 
-    def _append(self) -> int:
-        if self.count == len(self.table):
-            self.table = np.concatenate([self.table, np.zeros_like(self.table)])
-        self.count += 1
-        return self.count - 1
+    def _append(self, rows: int = 1) -> int:
+        """The first of `rows` new rows (zeros) at the table's end."""
+        if self.count + rows > len(self.table):
+            size = 1 << (self.count + rows - 1).bit_length()  # (doubled, or more for a block)
+            self.table = np.concatenate([self.table, np.zeros((size - len(self.table), R.DESCRIPTOR), np.int64)])
+        self.count += rows
+        return self.count - rows
 
 
 def _shifted_constant(op_str: str) -> bool | str | None:

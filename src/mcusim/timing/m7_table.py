@@ -1,0 +1,255 @@
+"""The Cortex-M7 descriptors of the encodings `mcusim prepare` met, kept on disk beside the
+register patterns (timing/m7_patterns.py), so that a first run finds such an encoding by its
+bytes.
+
+An encoding new to a run costs capstone's cheap text, its register pattern and the renamed
+descriptor and encoded row: about 30 microseconds of Python per decoded instruction on the
+Cortex-M7 (docs/performance.md, "Twenty-sixth pass"). Compiled code repeats the encodings its
+compiler and its libraries use, and prepare decodes the kit's examples and the toolchain's
+libraries (code_files). So prepare describes each encoding it met outside an IT block once
+more, alone, as the decoder would (m7_descriptors.Descriptors.write_table), and keeps the
+encodings (sorted, each its bytes as a little-endian number: below 0xE800 a 16-bit one), each
+one's place among the distinct (descriptor, encoded row) pairs, the distinct descriptors and
+the distinct encoded rows (m7_schedule's ROW, its reads and writes cut to KEPT_OPERANDS each).
+Registers are numbered per process (cortex_m7.register_number), so the file names them: each
+register in an encoded row and a descriptor's deciding register is its place in the file's
+list of names. Left out, as in the Cortex-M4's tables: literal loads and branches to themselves
+(rows of their own), what the machine watches (divides, FP instructions, SEV), encodings
+capstone cannot decode, and rows with more operands than are kept. A file that cannot be read
+or does not check out is ignored: the table only saves time, never changes a result
+(tests/unit/test_m7_table.py).
+"""
+from __future__ import annotations
+
+import json
+import os
+import struct
+from pathlib import Path
+
+import numpy as np
+
+from ..files import open_regular, write_whole
+from ..machine.native import KIND, KIND_START
+from ..machine.native import m7_rows as R
+from ..machine.native import m7_schedule as S
+from .thumb16_table import HALFWORDS, aligned
+
+VERSION = 1
+FILE_NAME = "m7-encodings.bin"  # beside m7_patterns' file
+MAGIC = b"mcusimE7"
+HEADER = struct.Struct("<8sIIIIII")  # MAGIC, VERSION, names' JSON size, encodings, pairs, descriptors, encoded rows
+KEPT_OPERANDS = 16  # reads, and writes, an encoded row in the file may have
+COMPACT = S.C_READ + 5 * KEPT_OPERANDS  # an encoded row in the file: its head, 3 per read, 2 per write (int16)
+MAX_ENTRIES = 1 << 16  # (read no further: not ours)
+MAX_BYTES = (1 << 14) + MAX_ENTRIES * (4 + 4 + 8 + 8 * R.DESCRIPTOR + 2 * COMPACT)
+MAX_CYCLES = 1 << 10  # a latency, occupancy or late read
+FLAG_BITS = 1 << 12  # m7_schedule's C_FLAGS bits
+_READS = [S.C_READ + 3 * k for k in range(KEPT_OPERANDS)]  # where each read's register is, in the file's layout
+_WRITES = [S.C_READ + 3 * KEPT_OPERANDS + 2 * k for k in range(KEPT_OPERANDS)]  # ... and each write's
+
+_read: dict[tuple, tuple | None] = {}  # (path, size, modified, numbering) -> read_table's, once per process
+
+
+def table_file(pattern_file: Path) -> Path:
+    """Where the table of the model whose register patterns are in `pattern_file` is kept."""
+    return pattern_file.with_name(FILE_NAME)
+
+
+def encoding_sizes(keys: np.ndarray) -> np.ndarray:
+    """The bytes of the encodings a table's keys are (a 32-bit one's first halfword is at least 0xE800)."""
+    return np.where(keys & 0xFFFF >= HALFWORDS, 4, 2)
+
+
+def write_table(path: Path, keys: list[int], descriptors: np.ndarray, encoded: np.ndarray, names: list[str]) -> None:
+    """Keep encodings `keys` with their descriptor rows and their idents' encoded rows (this
+    process's register numbers, `names` naming them), but those left out; silently nothing
+    where it cannot be written."""
+    write_arrays(path, *table_arrays(keys, descriptors, encoded, names))
+
+
+def table_arrays(keys: list[int], descriptors: np.ndarray, encoded: np.ndarray, names: list[str]) -> tuple:
+    """What write_arrays keeps of write_table's arguments: (the register names the file uses,
+    the encodings kept, sorted, each one's pair, the pairs, the distinct descriptors and the
+    distinct encoded rows in the file's layout)."""
+    keys = np.array(keys, np.int64)
+    descriptors, encoded = descriptors.copy(), encoded.copy()
+    kept = ((descriptors[:, R.D_SIZE] == encoding_sizes(keys)) & (descriptors[:, R.D_LITERAL] == 0)
+            & (descriptors[:, R.D_SELF_LOOP] == 0) & (descriptors[:, R.D_STATIC + KIND] == KIND_START)
+            & (encoded[:, S.C_READS] <= KEPT_OPERANDS) & (encoded[:, S.C_WRITES] <= KEPT_OPERANDS))
+    order = np.argsort(keys[kept])
+    keys, descriptors, encoded = keys[kept][order], descriptors[kept][order], encoded[kept][order]
+    descriptors[:, R.D_IDENT] = 0
+    compact = np.concatenate([encoded[:, : S.C_READ + 3 * KEPT_OPERANDS],
+                              encoded[:, S.C_WRITE: S.C_WRITE + 2 * KEPT_OPERANDS]], axis=1)
+    registers = _register_places(compact)
+    used = sorted((set(compact[registers].tolist()) | set(descriptors[:, R.D_DECIDED].tolist())) - {-1})
+    place = np.full(max(used, default=0) + 2, -1, np.int64)  # (-1, none, stays -1: place's last)
+    place[used] = np.arange(len(used))
+    compact[registers] = place[compact[registers]]
+    descriptors[:, R.D_DECIDED] = place[descriptors[:, R.D_DECIDED]]
+    distinct_descriptors, descriptor_of = np.unique(descriptors, axis=0, return_inverse=True)
+    distinct_encoded, encoded_of = np.unique(compact, axis=0, return_inverse=True)
+    pairs, pair_of = np.unique(np.stack([descriptor_of.reshape(-1), encoded_of.reshape(-1)], axis=1), axis=0,
+                               return_inverse=True)
+    return ([names[number] for number in used], keys, pair_of.reshape(-1), pairs.reshape(-1, 2), distinct_descriptors,
+            distinct_encoded)
+
+
+def write_arrays(path: Path, names: list, keys: np.ndarray, pair_of: np.ndarray, pairs: np.ndarray,
+                 descriptors: np.ndarray, encoded: np.ndarray) -> None:
+    """The file of table_arrays' arrays (silently nothing where it cannot be written)."""
+    names_json = json.dumps(names).encode("utf-8")
+    header = HEADER.pack(MAGIC, VERSION, len(names_json), len(keys), len(pairs), len(descriptors),
+                         len(encoded)) + names_json
+    header += bytes(aligned(len(header)) - len(header))
+    write_whole(path, lambda out: out.write(
+        header + keys.astype("<u4").tobytes() + pair_of.astype("<i4").tobytes() + pairs.astype("<i4").tobytes()
+        + descriptors.astype("<i8").tobytes() + encoded.astype("<i2").tobytes()))
+
+
+def read_table(path: Path, register_number) -> tuple | None:
+    """(the encodings, sorted, as little-endian numbers; each one's pair; the pairs, each its
+    descriptor's and its encoded row's place, as lists; the descriptors; the encoded rows in the
+    file's layout, `expanded` gives m7_schedule's ROW), registers numbered by
+    `register_number(name)`; None where the file is missing, damaged or foreign, or names a
+    register numbered beyond m7_schedule.REGISTERS. Read and checked once per process (lists:
+    searched by bisection)."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    key = (str(path), info.st_size, info.st_mtime_ns, register_number)
+    if key not in _read:
+        if len(_read) >= 16:
+            _read.clear()
+        _read[key] = _parse(path, register_number)
+    return _read[key]
+
+
+def expanded(compact: np.ndarray) -> np.ndarray:
+    """An encoded row of the file's layout as m7_schedule's ROW."""
+    row = np.zeros(S.ROW, np.int64)
+    row[: S.C_READ + 3 * KEPT_OPERANDS] = compact[: S.C_READ + 3 * KEPT_OPERANDS]
+    row[S.C_WRITE: S.C_WRITE + 2 * KEPT_OPERANDS] = compact[S.C_READ + 3 * KEPT_OPERANDS:]
+    return row
+
+
+def read_arrays(path: Path) -> list | None:
+    """write_arrays' arguments back from the file, unchecked but for its header and size (None:
+    not such a file): [names, keys, pair_of, pairs, descriptors, encoded rows]."""
+    try:
+        with open_regular(path) as file:
+            data = file.read(MAX_BYTES + 1)
+        magic, version, names_size, count, pairs, described, encoded = HEADER.unpack_from(data)
+        names = json.loads(data[HEADER.size: HEADER.size + names_size].decode("utf-8"))
+    except (OSError, ValueError, TypeError, struct.error):  # (missing, not a file, damaged: nothing)
+        return None
+    at = aligned(HEADER.size + names_size)
+    size = at + 8 * count + 8 * pairs + 8 * described * R.DESCRIPTOR + 2 * encoded * COMPACT
+    if magic != MAGIC or version != VERSION or max(count, pairs, described, encoded) > MAX_ENTRIES \
+            or len(data) != size:
+        return None
+    keys = np.frombuffer(data, "<u4", count, at).astype(np.int64)
+    pair_of = np.frombuffer(data, "<i4", count, at + 4 * count)
+    at += 8 * count
+    pair = np.frombuffer(data, "<i4", 2 * pairs, at).reshape(pairs, 2)
+    at += 8 * pairs
+    descriptors = np.frombuffer(data, "<i8", described * R.DESCRIPTOR, at).reshape(described, R.DESCRIPTOR).copy()
+    at += 8 * described * R.DESCRIPTOR
+    compact = np.frombuffer(data, "<i2", encoded * COMPACT, at).reshape(encoded, COMPACT).copy()
+    return [names, keys, pair_of, pair, descriptors, compact]
+
+
+def _parse(path: Path, register_number):
+    arrays = read_arrays(path)
+    if arrays is None:
+        return None
+    names, keys, pair_of, pair, descriptors, compact = arrays
+    if type(names) is not list or len(set(map(str, names))) != len(names) or len(names) > S.REGISTERS:
+        return None
+    try:
+        numbers = np.array([_number(name, register_number) for name in names] + [-1], np.int16)
+    except ValueError:
+        return None
+    if not (_in_order(keys, pair_of, len(pair)) and _pairs_fit(pair, len(descriptors), len(compact))
+            and _descriptors_fit(descriptors, len(names)) and _encoded_fit(compact, len(names))):
+        return None
+    if len(keys) and not np.array_equal(descriptors[pair[pair_of, 0], R.D_SIZE], encoding_sizes(keys)):
+        return None
+    registers = _register_places(compact)
+    compact[registers] = numbers[compact[registers]]
+    descriptors[:, R.D_DECIDED] = numbers[descriptors[:, R.D_DECIDED]]  # (-1, none, stays -1: numbers' last)
+    return keys.tolist(), pair_of.tolist(), pair.tolist(), descriptors, compact
+
+
+def _number(name, register_number) -> int:
+    if type(name) is not str or not 0 < len(name) < 16:
+        raise ValueError("not a register name")
+    number = register_number(name)
+    if number >= S.REGISTERS:
+        raise ValueError("a register numbered beyond m7_schedule's")
+    return number
+
+
+def _in_order(keys: np.ndarray, pair_of: np.ndarray, pairs: int) -> bool:
+    """Encodings sorted, each a whole 16- or 32-bit one, each with a pair."""
+    if not len(keys):
+        return True
+    short = keys < HALFWORDS
+    return bool(np.all(np.diff(keys) > 0) and np.all(short | (keys & 0xFFFF >= HALFWORDS))
+                and pair_of.min() >= 0 and pair_of.max() < pairs)
+
+
+def _pairs_fit(pair: np.ndarray, described: int, encoded: int) -> bool:
+    return not len(pair) or bool(pair.min() >= 0 and pair[:, 0].max() < described and pair[:, 1].max() < encoded)
+
+
+def _descriptors_fit(descriptors: np.ndarray, names: int) -> bool:
+    """Rows a table keeps: no literal or self-loop, an instruction's start, flags 0 or 1, a
+    deciding register among the names (or -1)."""
+    d = descriptors
+    return not len(d) or bool(np.all(d[:, [R.D_LITERAL, R.D_SELF_LOOP, R.D_IDENT]] == 0)
+                              and np.all(d[:, R.D_STATIC + KIND] == KIND_START)
+                              and np.all(np.isin(d[:, [R.D_BRANCH, R.D_DIRECT]], (0, 1)))
+                              and np.all((d[:, R.D_DECIDED] >= -1) & (d[:, R.D_DECIDED] < names)))
+
+
+def _encoded_fit(compact: np.ndarray, names: int) -> bool:
+    """Encoded rows m7_schedule can read: counts within KEPT_OPERANDS, registers among the names
+    (an index -1: none), small cycles and the bits it has, nothing past the counts."""
+    if not len(compact):
+        return True
+    c = compact
+    reads, writes = c[:, S.C_READS], c[:, S.C_WRITES]
+    if not (np.all((reads >= 0) & (reads <= KEPT_OPERANDS) & (writes >= 0) & (writes <= KEPT_OPERANDS))
+            and np.all((c[:, S.C_INDEX] >= -1) & (c[:, S.C_INDEX] < names))):
+        return False
+    k = np.arange(KEPT_OPERANDS)
+    used = np.ones(c.shape, bool)  # (the head, and each read's and write's fields their counts use)
+    for field in range(3):
+        used[:, [at + field for at in _READS]] = k < reads[:, None]
+    for field in range(2):
+        used[:, [at + field for at in _WRITES]] = k < writes[:, None]
+    if np.any(c[~used]):
+        return False
+    highest = np.zeros(COMPACT, np.int16)  # (each field's highest value; all at least 0 but the index)
+    highest[[S.C_FLAGS, S.C_LATENCY, S.C_OCCUPANCY, S.C_INDEX, S.C_READS, S.C_WRITES]] = \
+        FLAG_BITS - 1, MAX_CYCLES, MAX_CYCLES, names, KEPT_OPERANDS, KEPT_OPERANDS
+    highest[_READS] = highest[_WRITES] = names - 1
+    highest[[at + 1 for at in _READS]] = S.R_EARLY | S.R_LATE | S.R_FLAGS
+    highest[[at + 2 for at in _READS]] = MAX_CYCLES
+    highest[[at + 1 for at in _WRITES]] = S.W_FAST | S.W_FLAGS
+    lowest = np.zeros(COMPACT, np.int16)
+    lowest[S.C_INDEX], lowest[S.C_OCCUPANCY] = -1, 1
+    return bool(np.all(np.where(used, (c >= lowest) & (c <= highest), True)))
+
+
+def _register_places(compact: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where encoded rows of the file's layout hold a register: their index (-1: none), and each
+    read and write their counts use (as an index of rows, columns)."""
+    k = np.arange(KEPT_OPERANDS)
+    places = np.zeros(compact.shape, bool)
+    places[:, S.C_INDEX] = compact[:, S.C_INDEX] >= 0
+    places[:, _READS] = np.minimum(compact[:, S.C_READS], KEPT_OPERANDS)[:, None] > k
+    places[:, _WRITES] = np.minimum(compact[:, S.C_WRITES], KEPT_OPERANDS)[:, None] > k
+    return np.nonzero(places)

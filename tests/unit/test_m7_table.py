@@ -1,0 +1,144 @@
+"""The table of the encodings `mcusim prepare` met on the Cortex-M7 (timing/m7_table.py) gives a
+later first run the rows capstone's detail and the Python schedule give, found by the
+encoding's bytes, with its registers numbered as this process numbers them; a damaged or
+foreign file is ignored."""
+import numpy as np
+import pytest
+
+from mcusim.machine.native import m7_rows as R
+from mcusim.machine.native import m7_schedule as S
+from mcusim.timing import m7_descriptors, m7_patterns, m7_table
+from mcusim.timing.cortex_m7 import register_number
+from mcusim.timing.m7_table import FILE_NAME, read_arrays, read_table, table_arrays, write_arrays
+from test_m4_native_rows import BASE, decoders, rows
+from test_register_pattern import _code
+from test_thumb16_table import damage_bytes
+
+SEED = 11  # the code the table is made from, and decoded again with it
+
+
+def decode(code: bytes, folder, monkeypatch) -> tuple[int, object]:
+    """Decode `code` in ranges of 256 bytes (the schedule carried from one to the next) with the
+    table in `folder` (no register patterns there) and with capstone's detail and the Python
+    model alone: the same rows and the same instructions watched. Returns how many encodings
+    were found in the table, and the memoised decoder."""
+    found = []
+    original = m7_descriptors.Descriptors.add_wide
+    monkeypatch.setattr(m7_descriptors.Descriptors, "add_wide",
+                        lambda self, key: found.append(original(self, key)) or found[-1])
+    fast, plain = decoders(code, "cortex-m7")
+    fast._m7.use_file(folder / m7_patterns.FILE_NAME)
+    for decoder in (fast, plain):
+        for at in range(0, len(code), 256):
+            decoder.decode(BASE + at, BASE + min(len(code), at + 256))
+    assert np.array_equal(rows(fast), rows(plain))
+    assert (fast.divides, fast.fp_instruction_addresses) == (plain.divides, plain.fp_instruction_addresses)
+    return sum(entry is not None for entry in found), fast
+
+
+@pytest.fixture(scope="module")
+def table(tmp_path_factory):
+    """The folder of the table a process that decoded _code(SEED) makes (and no patterns)."""
+    folder = tmp_path_factory.mktemp("m7")
+    saved = set(m7_descriptors._met)
+    m7_descriptors._met.clear()
+    try:
+        with pytest.MonkeyPatch.context() as monkeypatch:
+            _, fast = decode(_code(SEED, 2000), folder / "none", monkeypatch)
+        fast._m7.use_file(folder / m7_patterns.FILE_NAME)
+        fast._m7.write_table()
+    finally:
+        m7_descriptors._met.clear()
+        m7_descriptors._met.update(saved)
+    return folder
+
+
+def test_the_table_keeps_the_encodings_met_but_those_left_out(table):
+    found = read_table(table / FILE_NAME, register_number)
+    assert found is not None
+    keys, pair_of, pairs, descriptors, encoded = found
+    sizes = m7_table.encoding_sizes(np.array(keys))
+    assert len(keys) > 1000 and np.all(np.diff(keys) > 0) and 2 in sizes and 4 in sizes
+    assert len(pairs) < len(keys) and len(descriptors) < len(pairs), "shared descriptors and rows"
+    assert not np.any(descriptors[:, [R.D_LITERAL, R.D_SELF_LOOP]])
+    assert np.array_equal(descriptors[[pairs[p][0] for p in pair_of], R.D_SIZE], sizes)
+
+
+@pytest.mark.parametrize("seed", [SEED, SEED + 1])
+def test_rows_from_the_table_equal_capstones_own(table, seed, monkeypatch):
+    found, _ = decode(_code(seed, 2000), table, monkeypatch)
+    assert found > (1200 if seed == SEED else 20), "encodings were found in the table"
+
+
+def test_registers_are_numbered_as_this_process_numbers_them(table):
+    """The file names its registers: read with another numbering, each register of an encoded row
+    and each deciding register is that numbering's."""
+    ours = read_table(table / FILE_NAME, register_number)
+    shifted = read_table(table / FILE_NAME, lambda name: register_number(name) + 1)
+    places = m7_table._register_places(ours[4])
+    assert len(places[0]) > 1000
+    assert np.array_equal(shifted[4][places], ours[4][places] + 1)
+    others = np.ones(ours[4].shape, bool)
+    others[places] = False
+    assert np.array_equal(shifted[4][others], ours[4][others])
+    decided = ours[3][:, R.D_DECIDED]
+    assert np.any(decided >= 0) and np.array_equal(shifted[3][:, R.D_DECIDED], np.where(decided >= 0, decided + 1, -1))
+
+
+def test_the_file_keeps_table_arrays_as_given(table, tmp_path):
+    arrays = read_arrays(table / FILE_NAME)
+    write_arrays(tmp_path / FILE_NAME, *arrays)
+    assert (tmp_path / FILE_NAME).read_bytes() == (table / FILE_NAME).read_bytes()
+    names, keys, pair_of, pairs, descriptors, compact = arrays
+    assert len(names) == len(set(names)) and len(keys) == len(pair_of) and pairs.shape[1] == 2
+    empty = table_arrays([], np.zeros((0, R.DESCRIPTOR), np.int64), np.zeros((0, S.ROW), np.int64), [])
+    write_arrays(tmp_path / "empty.bin", *empty)
+    found = read_table(tmp_path / "empty.bin", register_number)
+    assert found is not None and found[:3] == ([], [], []) and found[3].size == found[4].size == 0
+
+
+DAMAGES = ["not a table", "cut short", "another version", "encodings out of order", "a 16-bit encoding and a halfword",
+           "a pair out of range", "a register beyond the names", "a read count beyond those kept",
+           "a field past its count", "a literal kept", "a row of another size", "a flag beyond the schedule's",
+           "a name that is no register", "a name twice", "a register numbered beyond the schedule's"]
+
+
+def _first_read(compact: np.ndarray) -> int:
+    return int(np.flatnonzero(compact[:, S.C_READS] > 0)[0])
+
+
+@pytest.mark.parametrize("damage", DAMAGES)
+def test_a_damaged_or_foreign_file_is_ignored(table, tmp_path, damage, monkeypatch):
+    names, keys, pair_of, pairs, descriptors, compact = [list(a) if type(a) is list else a.copy()
+                                                         for a in read_arrays(table / FILE_NAME)]
+    numbering = register_number
+    if damage == "encodings out of order":
+        keys[[0, 1]] = keys[[1, 0]]
+    elif damage == "a 16-bit encoding and a halfword":
+        keys[-1] = 0xFFFF_4770  # (bx lr: its key would be 0x4770)
+    elif damage == "a pair out of range":
+        pair_of[7] = len(pairs)
+    elif damage == "a register beyond the names":
+        compact[_first_read(compact), S.C_READ] = len(names)
+    elif damage == "a read count beyond those kept":
+        compact[0, S.C_READS] = m7_table.KEPT_OPERANDS + 1
+    elif damage == "a field past its count":
+        row = _first_read(compact)
+        compact[row, S.C_READ + 3 * int(compact[row, S.C_READS])] = 1
+    elif damage == "a literal kept":
+        descriptors[0, R.D_LITERAL] = 0x1234
+    elif damage == "a row of another size":
+        descriptors[:, R.D_SIZE] = 6 - descriptors[:, R.D_SIZE]
+    elif damage == "a flag beyond the schedule's":
+        compact[0, S.C_FLAGS] = m7_table.FLAG_BITS
+    elif damage == "a name that is no register":
+        names[0] = 7
+    elif damage == "a name twice":
+        names[1] = names[0]
+    elif damage == "a register numbered beyond the schedule's":
+        numbering = lambda name: S.REGISTERS + register_number(name)  # noqa: E731  (a process that numbered many)
+    write_arrays(tmp_path / FILE_NAME, names, keys, pair_of, pairs, descriptors, compact)
+    damage_bytes(tmp_path / FILE_NAME, damage, m7_table.VERSION)
+    assert read_table(tmp_path / FILE_NAME, numbering) is None
+    if numbering is register_number:
+        assert decode(_code(SEED, 300), tmp_path, monkeypatch)[0] == 0
