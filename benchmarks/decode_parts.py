@@ -38,10 +38,14 @@ PARTS = [  # (module, attribute, label), in the order printed
     ("mcusim.timing.m4_descriptors.Descriptors", "add", "model's description (Descriptors.add)"),  # DESCRIBED
     ("mcusim.timing.decode_store", "_read_siblings", "other images' decode files read"),
     ("mcusim.timing.decoder", "m4_rows", "native rows (m4_rows)"),
+    ("mcusim.timing.decoder.Decoder", "_walk", "each range's encodings found (_walk)"),
+    ("mcusim.timing.decoder.Decoder", "_describe_pending", "new encodings outside IT blocks (_describe_pending)"),
     ("mcusim.timing.decoder", "detail_of", "Cortex-M7: capstone's detail (detail_of)"),  # (an older mcusim)
     ("mcusim.timing.m7_descriptors", "detail_of", "Cortex-M7: capstone's detail (detail_of)"),  # (its caller now)
     ("mcusim.timing.m7_descriptors.Descriptors", "_describe", "Cortex-M7: model's description (m7 _describe)"),
     ("mcusim.timing.m7_descriptors.Descriptors", "_rename", "Cortex-M7: renamed descriptor (_rename)"),
+    ("mcusim.timing.m7_table", "read_table", "Cortex-M7: encoding table read (m7_table)"),
+    ("mcusim.timing.m7_descriptors.Descriptors", "add_wide", "Cortex-M7: encoding table look-ups (add_wide)"),
     ("mcusim.timing.instruction", "instructions_of", "capstone's detail (instruction.instructions_of)"),
     ("mcusim.timing.cortex_m7.CortexM7Timing", "cost", "Cortex-M7: in-sequence cost (Python)"),
     ("mcusim.timing.cortex_m7.CortexM7Timing", "start_adjustments", "Cortex-M7: block-start schedules"),

@@ -747,15 +747,14 @@ class CortexM7Timing:
         self._fits[ident] = True
         return ident
 
-    def add_encoded(self, rows: np.ndarray) -> int:
-        """New idents for encoded `rows` (m7_table's, registers numbered in this process), the
-        first's returned: like renamed's, they keep no _Insn."""
+    def add_idents(self, count: int) -> int:
+        """`count` new idents, the first's returned, whose encoded rows (zeros) the caller fills
+        (m7_table's, registers numbered in this process): like renamed's, they keep no _Insn."""
         first = len(self._by_ident)
-        if len(rows):
-            self._by_ident.extend([None] * len(rows))
-            self._ensure_row(first + len(rows) - 1)
-            self._encoded[first: first + len(rows)] = rows
-            self._fits.update(dict.fromkeys(range(first, first + len(rows)), True))
+        if count:
+            self._by_ident.extend([None] * count)
+            self._ensure_row(first + count - 1)
+            self._fits.update(dict.fromkeys(range(first, first + count), True))
         return first
 
     def _ensure_row(self, ident: int) -> None:

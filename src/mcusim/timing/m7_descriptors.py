@@ -12,7 +12,10 @@ is described from the first, from capstone's cheap text alone: the first's descr
 encoded row's template with this encoding's registers filled in (CortexM7Timing.renamed: no
 _Insn is made for it); the pattern keeps whether a modified immediate is a shifted constant,
 which the schedule reads (it takes the early shifter). Only the first of a pattern gets
-capstone's detail and the model's analysis.
+capstone's detail and the model's analysis. The decoder looks each encoding up by its bytes
+and IT context (by_key: decoder._walk tracks IT blocks as it does for the Cortex-M4), and one
+new to a run outside an IT block in the table of the encodings `mcusim prepare` met
+(timing/m7_table.py), before capstone reads it.
 """
 from __future__ import annotations
 
@@ -55,7 +58,7 @@ class Descriptors:
         self._stored: Patterns | None = EMPTY  # its patterns, once read (None: not yet)
         self._learned = False  # patterns described since the file was written
         self._met_table = None  # m7_table's table, once read (False: none)
-        self._table_idents: dict[int, int] = {}  # m7_table's encoded row -> its ident (they outlive _clear)
+        self._table_ident: int | None = None  # the ident of m7_table's first encoded row, once made (outlives _clear)
         self._clear()
 
     def use_file(self, path: Path | None) -> None:
@@ -63,6 +66,7 @@ class Descriptors:
         by save_patterns; the table of encodings met (m7_table) is beside it."""
         if path != self.file:
             self.file, self._stored, self._met_table = path, EMPTY if path is None else None, None
+            self._table_ident = self._table_base = None  # (another table's)
 
     def save_patterns(self) -> None:
         """Write the patterns described since the file was last written (the end of a run)."""
@@ -76,7 +80,7 @@ class Descriptors:
         # each entry: (row, literal loads may read, a B (a branch to itself?), watched), None: not encodable
         self._by_key: dict[tuple, tuple | None] = {}  # (bytes, mnemonic) -> entry
         self.by_key: dict[tuple, tuple] = {}  # (bytes, IT context) -> (row, kind, (mnemonic, operands) if watched)
-        self._table_rows: dict[int, int] = {}  # m7_table's pair -> its row
+        self._table_base: int | None = None  # where m7_table's pairs' rows start in table, once placed
         self._by_shape: dict[int, tuple | None] = {}  # Instruction.shape -> entry
         self._renamed: dict[tuple, tuple | None] = {}  # (register pattern, registers) -> entry
         self._own: dict[tuple, int] = {}  # (row, literal, branch to itself) -> its own row
@@ -114,9 +118,9 @@ class Descriptors:
 
     def add_wide(self, key: tuple) -> tuple | None:
         """The entry of encoding `key` outside an IT block from the table of the encodings `mcusim
-        prepare` met (m7_table), or None if it has none. A (descriptor, encoded row) pair of the
-        table gets its row here and its encoded row a new ident of the timing model when first
-        used after _clear."""
+        prepare` met (m7_table), or None if it has none. The table's encoded rows get idents of
+        the timing model when one is first used, and its (descriptor, encoded row) pairs rows here,
+        one block, the first time one is used after _clear."""
         if self._met_table is None:
             self._met_table = m7_table.read_table(m7_table.table_file(self.file), register_number) \
                 if self.file is not None else False
@@ -127,18 +131,17 @@ class Descriptors:
         at = bisect_left(keys, number)
         if at == len(keys) or keys[at] != number:
             return None
-        pair = pair_of[at]
-        row = self._table_rows.get(pair)
-        if row is None:
-            described, encoded_at = pairs[pair]
-            ident = self._table_idents.get(encoded_at)
-            if ident is None:
-                ident = self._table_idents[encoded_at] = self.timing.add_encoded(
-                    m7_table.expanded(encoded[encoded_at])[None])
-            row = self._table_rows[pair] = self._append()
-            self.table[row] = descriptors[described]
-            self.table[row, R.D_IDENT] = ident
-        entry = self.by_key[key] = (row, PLAIN, None)
+        if self._table_base is None:
+            if self._table_ident is None:
+                self._table_ident = self.timing.add_idents(len(encoded))
+                m7_table.expand_into(self.timing.encoded[self._table_ident: self._table_ident + len(encoded)], encoded)
+            self._table_base = self._append(len(pairs))
+            block = self.table[self._table_base: self.count]
+            block[:] = descriptors[pairs[:, 0]]
+            block[:, R.D_IDENT] = self._table_ident + pairs[:, 1]
+        row = self._table_base + pair_of[at]
+        literal = literal_read(key[0])  # (the table keeps an encoding only where this is its own)
+        entry = self.by_key[key] = (self._own_row(row, literal, False) if literal else row, PLAIN, None)
         return entry
 
     def write_table(self) -> None:
@@ -149,7 +152,7 @@ class Descriptors:
         if self.file is None:
             return
         fresh = Descriptors(self.timing, int(self.constants[R.K_INSTRUCTION_CYCLES]), self.static_row)
-        fresh._patterns, fresh.file, fresh._stored, fresh._met_table = self._patterns, self.file, self._stored, False
+        fresh._patterns, fresh.file, fresh._stored = self._patterns, self.file, self._stored
         keys, rows = [], []
         for code in sorted(_met):
             end = TABLE_ADDRESS + len(code)
@@ -177,14 +180,17 @@ class Descriptors:
         row, literal, jump, watched = entry
         literal = literal_read(code) if literal else 0
         self_loop = jump and op_str == f"#{address:#x}"
-        if literal or self_loop:
-            own = self._own.get((row, literal, self_loop))
-            if own is None:
-                own = self._own[(row, literal, self_loop)] = self._append()
-                self.table[own] = self.table[row]
-                self.table[own, R.D_LITERAL], self.table[own, R.D_SELF_LOOP] = literal, int(self_loop)
-            row = own
-        return row, watched
+        return (self._own_row(row, literal, self_loop) if literal or self_loop else row), watched
+
+    def _own_row(self, row: int, literal: int, self_loop: bool) -> int:
+        """`row` with a literal read or a branch to itself: a row of its own (other encodings of
+        a shape share its row)."""
+        own = self._own.get((row, literal, self_loop))
+        if own is None:
+            own = self._own[(row, literal, self_loop)] = self._append()
+            self.table[own] = self.table[row]
+            self.table[own, R.D_LITERAL], self.table[own, R.D_SELF_LOOP] = literal, int(self_loop)
+        return own
 
     def _new(self, code: bytes, mnemonic: str, op_str: str, detail_of) -> tuple | None:
         """The entry of an encoding new to this table: renamed from the first of its register

@@ -13,9 +13,11 @@ one's place among the distinct (descriptor, encoded row) pairs, the distinct des
 the distinct encoded rows (m7_schedule's ROW, its reads and writes cut to KEPT_OPERANDS each).
 Registers are numbered per process (cortex_m7.register_number), so the file names them: each
 register in an encoded row and a descriptor's deciding register is its place in the file's
-list of names. Left out, as in the Cortex-M4's tables: literal loads and branches to themselves
-(rows of their own), what the machine watches (divides, FP instructions, SEV), encodings
-capstone cannot decode, and rows with more operands than are kept. A file that cannot be read
+list of names. Left out, as in the Cortex-M4's tables: branches to themselves (rows of their
+own), what the machine watches (divides, FP instructions, SEV), encodings capstone cannot
+decode, and rows with more operands than are kept. A literal load is kept without its literal
+read, which the decoder reads from its bytes as it finds it (literal_loads.literal_read; kept
+only where that is what the row held). A file that cannot be read
 or does not check out is ignored: the table only saves time, never changes a result
 (tests/unit/test_m7_table.py).
 """
@@ -32,6 +34,7 @@ from ..files import open_regular, write_whole
 from ..machine.native import KIND, KIND_START
 from ..machine.native import m7_rows as R
 from ..machine.native import m7_schedule as S
+from .literal_loads import literal_read
 from .thumb16_table import HALFWORDS, aligned
 
 VERSION = 1
@@ -73,12 +76,15 @@ def table_arrays(keys: list[int], descriptors: np.ndarray, encoded: np.ndarray, 
     distinct encoded rows in the file's layout)."""
     keys = np.array(keys, np.int64)
     descriptors, encoded = descriptors.copy(), encoded.copy()
-    kept = ((descriptors[:, R.D_SIZE] == encoding_sizes(keys)) & (descriptors[:, R.D_LITERAL] == 0)
+    sizes = encoding_sizes(keys)
+    literals = np.array([literal_read(int(key).to_bytes(int(size), "little")) for key, size in zip(keys, sizes)],
+                        np.int64)
+    kept = ((descriptors[:, R.D_SIZE] == sizes) & (descriptors[:, R.D_LITERAL] == literals)
             & (descriptors[:, R.D_SELF_LOOP] == 0) & (descriptors[:, R.D_STATIC + KIND] == KIND_START)
             & (encoded[:, S.C_READS] <= KEPT_OPERANDS) & (encoded[:, S.C_WRITES] <= KEPT_OPERANDS))
     order = np.argsort(keys[kept])
     keys, descriptors, encoded = keys[kept][order], descriptors[kept][order], encoded[kept][order]
-    descriptors[:, R.D_IDENT] = 0
+    descriptors[:, [R.D_IDENT, R.D_LITERAL]] = 0
     compact = np.concatenate([encoded[:, : S.C_READ + 3 * KEPT_OPERANDS],
                               encoded[:, S.C_WRITE: S.C_WRITE + 2 * KEPT_OPERANDS]], axis=1)
     registers = _register_places(compact)
@@ -108,9 +114,9 @@ def write_arrays(path: Path, names: list, keys: np.ndarray, pair_of: np.ndarray,
 
 
 def read_table(path: Path, register_number) -> tuple | None:
-    """(the encodings, sorted, as little-endian numbers; each one's pair; the pairs, each its
-    descriptor's and its encoded row's place, as lists; the descriptors; the encoded rows in the
-    file's layout, `expanded` gives m7_schedule's ROW), registers numbered by
+    """(the encodings, sorted, as little-endian numbers, and each one's pair, as lists; the
+    pairs, each its descriptor's and its encoded row's place; the descriptors; the encoded rows
+    in the file's layout, which expand_into makes m7_schedule's), registers numbered by
     `register_number(name)`; None where the file is missing, damaged or foreign, or names a
     register numbered beyond m7_schedule.REGISTERS. Read and checked once per process (lists:
     searched by bisection)."""
@@ -126,12 +132,11 @@ def read_table(path: Path, register_number) -> tuple | None:
     return _read[key]
 
 
-def expanded(compact: np.ndarray) -> np.ndarray:
-    """An encoded row of the file's layout as m7_schedule's ROW."""
-    row = np.zeros(S.ROW, np.int64)
-    row[: S.C_READ + 3 * KEPT_OPERANDS] = compact[: S.C_READ + 3 * KEPT_OPERANDS]
-    row[S.C_WRITE: S.C_WRITE + 2 * KEPT_OPERANDS] = compact[S.C_READ + 3 * KEPT_OPERANDS:]
-    return row
+def expand_into(rows: np.ndarray, compact: np.ndarray) -> None:
+    """Encoded rows of the file's layout into `rows`, m7_schedule's ROW each (zeros past the
+    head, the reads and the writes kept)."""
+    rows[:, : S.C_READ + 3 * KEPT_OPERANDS] = compact[:, : S.C_READ + 3 * KEPT_OPERANDS]
+    rows[:, S.C_WRITE: S.C_WRITE + 2 * KEPT_OPERANDS] = compact[:, S.C_READ + 3 * KEPT_OPERANDS:]
 
 
 def read_arrays(path: Path) -> list | None:
@@ -179,7 +184,7 @@ def _parse(path: Path, register_number):
     registers = _register_places(compact)
     compact[registers] = numbers[compact[registers]]
     descriptors[:, R.D_DECIDED] = numbers[descriptors[:, R.D_DECIDED]]  # (-1, none, stays -1: numbers' last)
-    return keys.tolist(), pair_of.tolist(), pair.tolist(), descriptors, compact
+    return keys.tolist(), pair_of.tolist(), pair, descriptors, compact
 
 
 def _number(name, register_number) -> int:
