@@ -2,6 +2,8 @@
 later first run the rows capstone's detail and the Python schedule give, found by the
 encoding's bytes, with its registers numbered as this process numbers them; a damaged or
 foreign file is ignored."""
+import shutil
+
 import numpy as np
 import pytest
 
@@ -71,6 +73,31 @@ def test_the_table_keeps_the_encodings_met_but_those_left_out(table):
 def test_rows_from_the_table_equal_capstones_own(table, seed, monkeypatch):
     found, _ = decode(_code(seed, 2000), table, monkeypatch)
     assert found > (1200 if seed == SEED else 20), "encodings were found in the table"
+
+
+def test_a_later_prepare_keeps_what_the_table_held(table, tmp_path, monkeypatch):
+    """A process that found encodings in the table (a second `mcusim prepare` copies the examples'
+    rows, and finds their encodings there) writes them again, beside those it met."""
+    shutil.copy(table / FILE_NAME, tmp_path / FILE_NAME)
+    monkeypatch.setattr(m7_descriptors, "_met", set())
+    found, fast = decode(_code(SEED + 1, 300), tmp_path, monkeypatch)
+    fast._m7.write_table()
+    before, after = (set(read_table(folder / FILE_NAME, register_number)[0]) for folder in (table, tmp_path))
+    assert found and before < after
+
+
+def test_the_half_of_a_32_bit_encoding_is_not_found_as_a_16_bit_one(table, tmp_path):
+    """A 32-bit encoding whose second halfword is 0 has the number of its first halfword alone:
+    cut short at a range's end, that halfword is no encoding of the table."""
+    names, keys, pair_of, pairs, descriptors, compact = [list(a) if type(a) is list else a.copy()
+                                                         for a in read_arrays(table / FILE_NAME)]
+    wide = int(np.flatnonzero(m7_table.encoding_sizes(keys) == 4)[0])  # (the first: keys before it are 16-bit)
+    keys[wide] = 0xE800  # (00e8 0000, the lowest a 32-bit encoding's number can be)
+    write_arrays(tmp_path / FILE_NAME, names, keys, pair_of, pairs, descriptors, compact)
+    fast, _ = decoders(b"", "cortex-m7")
+    fast._m7.use_file(tmp_path / m7_patterns.FILE_NAME)
+    assert fast._m7.add_wide((b"\x00\xe8\x00\x00", None)) is not None
+    assert fast._m7.add_short((b"\x00\xe8", None), 0xE800) is None
 
 
 def test_registers_are_numbered_as_this_process_numbers_them(table):

@@ -1,6 +1,8 @@
 """The table of the 32-bit encodings `mcusim prepare` met (timing/thumb32_table.py) gives a
 later first run the rows capstone's detail and the Cortex-M4 model give, found by the
 encoding's bytes; a damaged or foreign file is ignored."""
+import shutil
+
 import numpy as np
 import pytest
 
@@ -52,6 +54,17 @@ def test_rows_from_the_table_equal_capstones_own(table, new_process, monkeypatch
     _, _, _, folder = table
     code = _code(SEED, 2000)  # (16- and 32-bit encodings, IT blocks)
     assert decoded_alike(code, folder, "add_wide", monkeypatch) > 500, "32-bit encodings were found in the table"
+
+
+def test_a_later_prepare_keeps_what_the_table_held(table, tmp_path, new_process, monkeypatch):
+    """A process that found encodings in the table (a second `mcusim prepare` copies the examples'
+    rows, and finds their encodings there) keeps them again, beside those it met."""
+    keys, _, _, folder = table
+    shutil.copy(folder / thumb32_table.FILE_NAME, tmp_path / thumb32_table.FILE_NAME)
+    assert decoded_alike(_code(SEED + 1, 300), tmp_path, "add_wide", monkeypatch) > 0
+    fast, _ = decoders(b"")
+    fast._m4.use_file(tmp_path / "m4-patterns.bin")  # (a decoder without a store has none)
+    assert set(keys.tolist()) < set(fast._m4.describe_wide()[0].tolist())
 
 
 DAMAGES = ["not a table", "cut short", "another version", "other register names", "encodings out of order",

@@ -217,12 +217,16 @@ class Descriptors:
 
     def describe_wide(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """thumb32_table's table: each 32-bit encoding this process described outside an IT block
-        (add_new), described again alone as the decoder would, in a Descriptors of its own (this
-        one's register patterns shared): the encodings kept (as little-endian numbers, sorted),
-        each one's place among the distinct rows, and the rows."""
+        (add_new) or the table file holds (what an earlier prepare met: a run of this one copies
+        the examples' rows it decoded, and finds their encodings in the table), described again
+        alone as the decoder would, in a Descriptors of its own (this one's register patterns
+        shared): the encodings kept (as little-endian numbers, sorted), each one's place among the
+        distinct rows, and the rows."""
         fresh = self._fresh()
+        kept = thumb32_table.read_table(thumb32_table.table_file(self.file), CORE_NAMES) if self.file else None
+        met = self._wide_met | {key.to_bytes(4, "little") for key in (kept[0] if kept is not None else ())}
         keys, places = [], []
-        for code in self._wide_met:
+        for code in met:
             try:
                 row, kind, watched = fresh._add_alone(code)
             except TooManyRegisters:

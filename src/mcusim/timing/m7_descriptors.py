@@ -36,6 +36,7 @@ from .instruction import IT, NO_IT_SLOT, OFFSET, PLAIN, UNDECODABLE, detail_of, 
 from .literal_loads import LITERAL_LOADS, literal_read
 from .m7_patterns import EMPTY, First, Patterns, read_patterns, write_patterns
 from .pattern_store import MAX_PATTERNS
+from .thumb16_table import HALFWORDS
 from .register_pattern import RENAMEABLE, register_pattern
 
 MAX_DESCRIPTORS = 1 << 16  # rows (code running away through data must not grow them without end)
@@ -113,17 +114,18 @@ class Descriptors:
 
     def add_short(self, key: tuple, halfword: int) -> tuple | None:
         """The entry of 16-bit encoding `key` outside an IT block from the table of the encodings
-        `mcusim prepare` met (m7_table), or None if it has none."""
-        return self.add_wide(key)
+        `mcusim prepare` met (m7_table), or None if it has none (or it is the first half of a
+        32-bit one cut short, whose number a 32-bit key may have)."""
+        return self.add_wide(key) if halfword < HALFWORDS else None
 
     def add_wide(self, key: tuple) -> tuple | None:
         """The entry of encoding `key` outside an IT block from the table of the encodings `mcusim
         prepare` met (m7_table), or None if it has none. The table's encoded rows get idents of
         the timing model when one is first used, and its (descriptor, encoded row) pairs rows here,
         one block, the first time one is used after _clear."""
-        if self._met_table is None:
-            self._met_table = m7_table.read_table(m7_table.table_file(self.file), register_number) \
-                if self.file is not None else False
+        if self._met_table is None:  # (read once: False where there is none)
+            found = m7_table.read_table(m7_table.table_file(self.file), register_number) if self.file else None
+            self._met_table = found if found is not None else False
         if not self._met_table:
             return None
         keys, pair_of, pairs, descriptors, encoded = self._met_table
@@ -145,16 +147,23 @@ class Descriptors:
         return entry
 
     def write_table(self) -> None:
-        """Describe each encoding this process met outside an IT block (_met) again, alone, as
-        the decoder would, in a Descriptors of its own (this one's register patterns shared), and
-        keep the table of them (m7_table) beside this model's patterns, if it has a file
-        (mcusim prepare)."""
+        """Describe each encoding this process met outside an IT block (_met) or the table file
+        holds (what an earlier prepare met: a run of this one copies the examples' rows it decoded,
+        and finds their encodings in the table) again, alone, as the decoder would, in a
+        Descriptors of its own (this one's register patterns shared), and keep the table of them
+        (m7_table) beside this model's patterns, if it has a file (mcusim prepare)."""
         if self.file is None:
             return
+        path = m7_table.table_file(self.file)
+        kept = m7_table.read_arrays(path)
+        met = set(_met)
+        if kept is not None:
+            keys = kept[1]
+            met.update(int(key).to_bytes(int(size), "little") for key, size in zip(keys, m7_table.encoding_sizes(keys)))
         fresh = Descriptors(self.timing, int(self.constants[R.K_INSTRUCTION_CYCLES]), self.static_row)
         fresh._patterns, fresh.file, fresh._stored = self._patterns, self.file, self._stored
         keys, rows = [], []
-        for code in sorted(_met):
+        for code in sorted(met):
             end = TABLE_ADDRESS + len(code)
             items = list(lite_runs(code, TABLE_ADDRESS, end))
             entry = fresh.add_new((code, None), len(code), items, 0 if items else None, code, TABLE_ADDRESS, end)
@@ -162,8 +171,7 @@ class Descriptors:
                 keys.append(int.from_bytes(code, "little"))
                 rows.append(entry[0])
         descriptors = fresh.table[rows].reshape(-1, R.DESCRIPTOR)
-        m7_table.write_table(m7_table.table_file(self.file), keys, descriptors,
-                             self.timing.encoded[descriptors[:, R.D_IDENT]], _REGISTER_NAMES)
+        m7_table.write_table(path, keys, descriptors, self.timing.encoded[descriptors[:, R.D_IDENT]], _REGISTER_NAMES)
 
     def row_of(self, code: bytes, address: int, mnemonic: str, op_str: str, detail_of) -> tuple[int, bool] | None:
         """(the descriptor row of encoding `code`, which capstone's cheap pass printed as

@@ -3,8 +3,8 @@ register patterns (timing/m7_patterns.py), so that a first run finds such an enc
 bytes.
 
 An encoding new to a run costs capstone's cheap text, its register pattern and the renamed
-descriptor and encoded row: about 30 microseconds of Python per decoded instruction on the
-Cortex-M7 (docs/performance.md, "Twenty-sixth pass"). Compiled code repeats the encodings its
+descriptor and encoded row: over ten microseconds of Python each, about half of a first run's
+decode on the Cortex-M7 (docs/performance.md, "Twenty-sixth pass"). Compiled code repeats the encodings its
 compiler and its libraries use, and prepare decodes the kit's examples and the toolchain's
 libraries (code_files). So prepare describes each encoding it met outside an IT block once
 more, alone, as the decoder would (m7_descriptors.Descriptors.write_table), and keeps the
@@ -17,9 +17,8 @@ list of names. Left out, as in the Cortex-M4's tables: branches to themselves (r
 own), what the machine watches (divides, FP instructions, SEV), encodings capstone cannot
 decode, and rows with more operands than are kept. A literal load is kept without its literal
 read, which the decoder reads from its bytes as it finds it (literal_loads.literal_read; kept
-only where that is what the row held). A file that cannot be read
-or does not check out is ignored: the table only saves time, never changes a result
-(tests/unit/test_m7_table.py).
+only where that is what the row held). A file that cannot be read or does not check out is
+ignored: the table only saves time, never changes a result (tests/unit/test_m7_table.py).
 """
 from __future__ import annotations
 
@@ -35,6 +34,7 @@ from ..machine.native import KIND, KIND_START
 from ..machine.native import m7_rows as R
 from ..machine.native import m7_schedule as S
 from .literal_loads import literal_read
+from .m7_patterns import FLAG_BITS, MAX_CYCLES
 from .thumb16_table import HALFWORDS, aligned
 
 VERSION = 1
@@ -45,8 +45,6 @@ KEPT_OPERANDS = 16  # reads, and writes, an encoded row in the file may have
 COMPACT = S.C_READ + 5 * KEPT_OPERANDS  # an encoded row in the file: its head, 3 per read, 2 per write (int16)
 MAX_ENTRIES = 1 << 16  # (read no further: not ours)
 MAX_BYTES = (1 << 14) + MAX_ENTRIES * (4 + 4 + 8 + 8 * R.DESCRIPTOR + 2 * COMPACT)
-MAX_CYCLES = 1 << 10  # a latency, occupancy or late read
-FLAG_BITS = 1 << 12  # m7_schedule's C_FLAGS bits
 _READS = [S.C_READ + 3 * k for k in range(KEPT_OPERANDS)]  # where each read's register is, in the file's layout
 _WRITES = [S.C_READ + 3 * KEPT_OPERANDS + 2 * k for k in range(KEPT_OPERANDS)]  # ... and each write's
 
