@@ -23,6 +23,7 @@ from ..machine.native import REFILL_CYCLES_MASK, STATIC_CYCLES_MASK, STATIC_SHIF
 from ..machine.native import m7_schedule as S
 from .cortex_m4 import (BRANCHES, DSP_PREFIXES, FP_MAC, MULTIPLES, MULTIPLY, REFILL_ALWAYS, REFILL_IF_TAKEN, STORES,
                         Cost, base_mnemonic, is_load, is_memory)
+from .growing import with_room
 
 FLAGS = "apsr"      # the condition flags, tracked from the instruction itself (capstone's register lists omit them)
 CORE_REGISTERS = {f"r{i}" for i in range(13)} | {"sb", "sl", "fp", "ip", "sp", "lr", "pc"}
@@ -758,10 +759,7 @@ class CortexM7Timing:
         return first
 
     def _ensure_row(self, ident: int) -> None:
-        if ident >= len(self._encoded):  # (doubled, or more for a block: one copy)
-            grown = np.zeros((max(2 * len(self._encoded), 1 << ident.bit_length()), S.ROW), np.int64)
-            grown[: len(self._encoded)] = self._encoded
-            self._encoded = grown
+        self._encoded = with_room(self._encoded, ident + 1)
 
     @staticmethod
     def _row(info: _Insn, number) -> np.ndarray | None:

@@ -23,6 +23,7 @@ from capstone import arm as cs_arm
 from ..machine.native import m4_rows as R
 from .cortex_m4 import (FP_REGISTER, base_mnemonic, fp_named, is_load, is_load_store, is_memory, makes_fp_result,
                         pipelines_after_load)
+from .growing import with_room
 from .instruction import IT, NO_IT_SLOT, PLAIN, UNDECODABLE, detail_of, lite_runs, takes_it_slot
 from .literal_loads import LITERAL_LOADS, literal_read
 from .pattern_store import EMPTY, MAX_PATTERNS, Patterns, read_patterns, write_patterns
@@ -340,9 +341,7 @@ class Descriptors:
 
     def _append(self, rows: int = 1) -> int:
         """The first of `rows` new rows (zeros) at the table's end."""
-        if self.count + rows > len(self.table):
-            size = 1 << (self.count + rows - 1).bit_length()  # (doubled, or more for a block)
-            self.table = np.concatenate([self.table, np.zeros((size - len(self.table), R.DESCRIPTOR), np.int64)])
+        self.table = with_room(self.table, self.count + rows)
         self.count += rows
         return self.count - rows
 

@@ -32,12 +32,13 @@ from ..machine.native.m7_schedule import REGISTERS
 from .cortex_m4 import REFILL_ALWAYS, REFILL_IF_TAKEN, base_mnemonic
 from . import m7_table
 from .cortex_m7 import _REGISTER_NAMES, MODIFIED_IMMEDIATE, is_rotated, register_number
+from .growing import with_room
 from .instruction import IT, NO_IT_SLOT, OFFSET, PLAIN, UNDECODABLE, detail_of, lite_runs, takes_it_slot
 from .literal_loads import LITERAL_LOADS, literal_read
 from .m7_patterns import EMPTY, First, Patterns, read_patterns, write_patterns
 from .pattern_store import MAX_PATTERNS
-from .thumb16_table import HALFWORDS
 from .register_pattern import RENAMEABLE, register_pattern
+from .thumb16_table import HALFWORDS
 
 MAX_DESCRIPTORS = 1 << 16  # rows (code running away through data must not grow them without end)
 TABLE_ADDRESS = 0x10000000  # where write_table has capstone read each encoding (rows do not depend on it)
@@ -295,9 +296,7 @@ class Descriptors:
 
     def _append(self, rows: int = 1) -> int:
         """The first of `rows` new rows (zeros) at the table's end."""
-        if self.count + rows > len(self.table):
-            size = 1 << (self.count + rows - 1).bit_length()  # (doubled, or more for a block)
-            self.table = np.concatenate([self.table, np.zeros((size - len(self.table), R.DESCRIPTOR), np.int64)])
+        self.table = with_room(self.table, self.count + rows)
         self.count += rows
         return self.count - rows
 
