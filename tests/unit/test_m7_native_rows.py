@@ -63,6 +63,33 @@ def test_the_pipeline_a_native_decode_leaves_is_the_python_models():
 
 
 @pytest.mark.parametrize("seed", range(3))
+def test_the_pipeline_kept_as_the_native_array_reads_as_the_python_pipeline_made_of_it(seed):
+    """After a native decode the timing model keeps m7_rows' array: the next range starts from a
+    copy of it, and the decode store's state is exported from it. Both must be what the
+    _Pipeline made of the array gives (CortexM7Timing._from_array), range after range."""
+    rng = random.Random(seed)
+    code = bytes.fromhex("".join(rng.choice(KINDS + EXTRA) for _ in range(400)))
+    fast, _ = decoders(code)
+    timing, checked = fast.timing, 0
+    for start in range(0, len(code) - 40, 40):
+        fast.decode(BASE + start, BASE + start + 40)
+        last = timing.last_address
+        if timing._native is None:  # (a range the native rows could not take)
+            continue
+        kept = timing._native.copy()
+        previous = type("Previous", (), {"address": last})()
+        from_array = (timing.export_state(last), timing.state_text(last), timing.pipeline_before(previous))
+        made = timing._from_array(kept)
+        timing.restore_state(made, last)
+        assert timing._native is None
+        assert timing.export_state(last) == from_array[0] and timing.state_text(last) == from_array[1]
+        assert np.array_equal(timing.pipeline_before(previous), from_array[2])
+        timing.restore_state(kept, last)  # (the next range carries on from the array again)
+        checked += 1
+    assert checked > 5
+
+
+@pytest.mark.parametrize("seed", range(3))
 def test_encodings_renamed_from_their_register_pattern_give_the_python_models_rows(seed, monkeypatch):
     """Random halfwords (every encoding capstone knows, register fields often over r0-r3):
     most new encodings are renamed from the first of their register pattern (the same operation

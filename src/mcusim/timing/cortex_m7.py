@@ -121,6 +121,18 @@ class _Pipeline:
 PAIRING = ("single", "occupancy", "store", "mac", "branch", "fp", "shifter")  # what _pairs reads of the older
 
 
+_EMPTY_PIPELINE: list[np.ndarray] = []  # m7_schedule's empty pipeline, made once
+
+
+def _empty_pipeline() -> np.ndarray:
+    """A new m7_schedule array of an empty pipeline (_Pipeline())."""
+    if not _EMPTY_PIPELINE:
+        empty = np.empty(S.PIPELINE, np.int64)
+        S.empty_pipeline(empty)
+        _EMPTY_PIPELINE.append(empty)
+    return _EMPTY_PIPELINE[0].copy()
+
+
 def _pairing_values(p: "_Pipeline") -> list | None:
     """What _pairs reads of the instructions issued in the last cycle: the older one's
     PAIRING attributes when it issued alone (a second may join it), else None (none can)."""
@@ -168,6 +180,9 @@ class CortexM7Timing:
         self._alu_latency = table["alu_latency"]
         self._costs: dict[tuple, Cost] = {}  # (ident, delta, waited, mispredict cycles) -> Cost
         self._last_address: int | None = None
+        self._kept: _Pipeline | None = _Pipeline()  # the pipeline after _last_address (_pipeline) ...
+        self._native: np.ndarray | None = None  # ... or m7_schedule's array of it, as m7_rows left it
+        self._pairings: dict[int, list] = {}  # ident -> _pairing_values of a pipeline that issued it alone
         self._run_starts: dict[int, _Pipeline] = {}  # first address of a costed run -> the state before it
         self._starting = False
         self._run: list[tuple[int, int, int]] = []  # (address, delta, waited) of each instruction costed in the run
@@ -193,12 +208,28 @@ class CortexM7Timing:
         return (p.free - p.cycle, tuple(info.ident for info in p.issued), relative(p.ready),
                 relative(p.written_at), relative(p.early), tuple(sorted(p.word_loaded)))
 
-    def saved_state(self) -> _Pipeline:
-        return self._pipeline.copy()
+    @property
+    def _pipeline(self) -> _Pipeline:
+        """The pipeline after _last_address, made from m7_rows' array the first time Python
+        reads it after a native decode (the decoder's next range reads the array itself:
+        pipeline_before, state_text)."""
+        if self._kept is None:
+            self._kept, self._native = self._from_array(self._native), None
+        return self._kept
 
-    def restore_state(self, pipeline: _Pipeline, last_address: int) -> None:
+    @_pipeline.setter
+    def _pipeline(self, pipeline: _Pipeline) -> None:
+        self._kept, self._native = pipeline, None
+
+    def saved_state(self) -> _Pipeline | np.ndarray:
+        return self._native.copy() if self._native is not None else self._pipeline.copy()
+
+    def restore_state(self, pipeline: _Pipeline | np.ndarray, last_address: int) -> None:
         """Carry on as after costing up to the instruction at `last_address` (a decode copied)."""
-        self._pipeline = pipeline.copy()
+        if isinstance(pipeline, np.ndarray):
+            self._kept, self._native = None, pipeline.copy()
+        else:
+            self._pipeline = pipeline.copy()
         self._last_address = last_address
         self._imported_text = None
 
@@ -216,12 +247,40 @@ class CortexM7Timing:
         ended in; equal values schedule alike."""
         if previous_address is None or previous_address != self._last_address:
             return None
+        if self._native is not None:
+            return self._exported_array(self._native)
         p = self._pipeline
 
         def relative(cycles: dict) -> list:
             return sorted([r, c - p.cycle] for r, c in cycles.items() if c > p.cycle - FORGOTTEN_CYCLES)
         return [p.free - p.cycle, _pairing_values(p), relative(p.ready), relative(p.written_at), relative(p.early),
                 sorted(p.word_loaded)]
+
+    def _exported_array(self, pipeline: np.ndarray) -> list:
+        """export_state's values of m7_schedule's array `pipeline` (as of the _Pipeline
+        _from_array makes of it)."""
+        cycle = int(pipeline[S.P_CYCLE])
+        names = _REGISTER_NAMES
+        registers = pipeline[S.P_READY:]  # (ready, early, word loaded, written at: REGISTERS each)
+        kept = registers > cycle - FORGOTTEN_CYCLES  # (never an ABSENT one)
+        word = slice(S.P_WORD_LOADED - S.P_READY, S.P_WRITTEN_AT - S.P_READY)
+        kept[word] = registers[word] != 0
+        places = np.flatnonzero(kept)
+        tables = ([], [], [], [])  # ready, early, word loaded, written at
+        for place, value in zip(places.tolist(), registers[places].tolist()):
+            tables[place // S.REGISTERS].append([names[place % S.REGISTERS], value - cycle])
+        ready, early, loaded, written_at = tables
+        pairing = self._pairing_of(int(pipeline[S.P_OLDER])) if pipeline[S.P_ISSUED] == 1 else None
+        return [int(pipeline[S.P_FREE]) - cycle, pairing, sorted(ready), sorted(written_at), sorted(early),
+                sorted(name for name, _ in loaded)]
+
+    def _pairing_of(self, ident: int) -> list:
+        """_pairing_values of a pipeline whose last cycle issued `ident` alone."""
+        values = self._pairings.get(ident)
+        if values is None:
+            info = self._issued(ident)
+            values = self._pairings[ident] = [getattr(info, name) for name in PAIRING]
+        return list(values)
 
     def import_state(self, text: str, last_address: int | None) -> None:
         """Carry on as after the instruction at `last_address` in the state export_state gave,
@@ -641,10 +700,11 @@ class CortexM7Timing:
         """The pipeline `cost` schedules the successor of `previous` after (the instruction before
         a range, or None), as m7_schedule's array; None where it does not fit one (a register
         numbered beyond m7_schedule.REGISTERS, an issued instruction that does not encode)."""
-        pipeline = np.empty(S.PIPELINE, np.int64)
-        S.empty_pipeline(pipeline)
         if previous is None or previous.address != self._last_address:
-            return pipeline
+            return _empty_pipeline()
+        if self._native is not None:  # (m7_rows' own array: as made from _pipeline, had it been taken)
+            return self._native.copy()
+        pipeline = _empty_pipeline()
         p = self._pipeline
         if p.issued and not self._encodable(p.issued):
             return None
@@ -661,7 +721,14 @@ class CortexM7Timing:
         return pipeline
 
     def take_pipeline(self, pipeline: np.ndarray, last_address: int) -> None:
-        """Carry on after the instruction at `last_address`, scheduled by m7_rows into `pipeline`."""
+        """Carry on after the instruction at `last_address`, scheduled by m7_rows into `pipeline`
+        (kept as it is: read as a _Pipeline only if Python schedules next)."""
+        self._kept, self._native = None, pipeline
+        self._last_address = last_address
+        self._imported_text = None
+
+    def _from_array(self, pipeline: np.ndarray) -> _Pipeline:
+        """The _Pipeline of m7_schedule's array `pipeline`."""
         names = _REGISTER_NAMES
         registers = pipeline[S.P_READY:]  # (ready, early, word loaded, written at: REGISTERS each)
         present = registers != S.ABSENT
@@ -673,10 +740,8 @@ class CortexM7Timing:
         for place, value in zip(places.tolist(), registers[places].tolist()):
             tables[place // S.REGISTERS][names[place % S.REGISTERS]] = value
         issued = [self._issued(int(pipeline[slot])) for slot in (S.P_OLDER, S.P_YOUNGER)[: pipeline[S.P_ISSUED]]]
-        self._pipeline = _Pipeline(int(pipeline[S.P_CYCLE]), issued, int(pipeline[S.P_FREE]), ready, written_at, early,
-                                   set(word_loaded))
-        self._last_address = last_address
-        self._imported_text = None
+        return _Pipeline(int(pipeline[S.P_CYCLE]), issued, int(pipeline[S.P_FREE]), ready, written_at, early,
+                         set(word_loaded))
 
     @property
     def encoded(self) -> np.ndarray:

@@ -103,6 +103,7 @@ class DecodeStore:
         self._added = False
         self._siblings = list(siblings)
         self._sibling_entries: dict | None = None
+        self._last_key, self._last_digest = None, b""
         if path is not None:
             entries = _read(path)
             if entries:
@@ -133,7 +134,7 @@ class DecodeStore:
         """(rows, specials, length, the timing model's state after them as JSON), or None.
         Rows do not depend on where the code is (see the module's docstring), so another image's
         copy (the same library code, another board's build or the last build) serves as well."""
-        digest = _key_digest(key)
+        digest = self._digest(key)
         found = self._entries.get(digest)
         if found is not None and isinstance(found[0], bytes):  # (a file's entry, inflated on first use)
             found = _inflated(found)
@@ -152,7 +153,13 @@ class DecodeStore:
         return None if found is None else found[:4]
 
     def put(self, key: tuple, rows: np.ndarray, specials: list, length: int, after: str = "null") -> None:
-        self._add(_key_digest(key), (rows, list(specials), length, after, len(rows)))
+        self._add(self._digest(key), (rows, list(specials), length, after, len(rows)))
+
+    def _digest(self, key: tuple) -> bytes:
+        """_key_digest(key), made once for a get and the put that follows its miss."""
+        if self._last_key is not key:
+            self._last_key, self._last_digest = key, _key_digest(key)
+        return self._last_digest
 
     def _add(self, digest: bytes, entry: tuple) -> None:
         """`entry`: (rows, or a file's compressed chunk of them; specials; length; state after; row count)."""

@@ -6,6 +6,7 @@ block's cost into one subtraction in the native hook.
 from __future__ import annotations
 
 import bisect
+from typing import NamedTuple
 
 import numpy as np
 from capstone import CS_ARCH_ARM, CS_MODE_MCLASS, CS_MODE_THUMB, Cs
@@ -21,8 +22,8 @@ from . import m4_descriptors, m7_descriptors, m7_patterns
 from .classes import packed, power_class
 from .cortex_m4 import base_mnemonic, is_memory
 from .literal_loads import LITERAL_LOADS, literal_read
-from .instruction import (IT, MAX_KNOWN, NO_IT_SLOT, UNDECODABLE, decodable_runs, disassemble, disassemble_one,
-                          disassemble_run, it_block_length, lite_runs, thumb_length)
+from .instruction import (IT, MAX_KNOWN, NO_IT_SLOT, PLAIN, UNDECODABLE, decodable_runs, disassemble,
+                          disassemble_one, disassemble_run, it_block_length, lite_runs, thumb_length)
 from .m4_descriptors import TooManyRegisters
 
 _capstone = Cs(CS_ARCH_ARM, CS_MODE_THUMB | CS_MODE_MCLASS)
@@ -35,6 +36,14 @@ CHUNK_CACHE_ENTRIES = 512   # ... this many at most
 PENDING_ADDRESS = 0x10000000  # where _describe_pending has capstone read new encodings (rows do not depend on it)
 LEARN_ADDRESS = 0x10000000  # where learn_patterns decodes code that is no image's (rows do not depend on it)
 IT_WINDOW = 2 + 4 * 4  # bytes of an IT and the four instructions it can govern (each 4 at most)
+
+
+class _Before(NamedTuple):
+    """The instruction before a range at `start`, as Decoder._instruction_before found it (None:
+    none), disassembled (Decoder._decoded_before) only where asked for: the Cortex-M4 decoder
+    reads its descriptor from its encoding's entry (Decoder._row_before)."""
+    start: int
+    before: tuple[int, bytes] | None
 
 
 class Decoder:
@@ -74,6 +83,7 @@ class Decoder:
         self._states: dict[int, object] = {}    # piece boundary -> the timing model's state there
         self._keep_states: set[int] = set()     # the boundaries of the run being decoded
         self._redecoded = False  # a decode wrote over decoded rows (block summaries may be stale)
+        self._written: tuple[int, np.ndarray] | None = None  # (start, rows) of the last _write_rows
         self._m4 = m4_descriptors.for_timing(timing, instruction_cycles, _static_row) \
             if memoise and getattr(timing, "pairwise", False) else None  # (rows in native code: _decode_m4)
         if self._m4 is not None:  # (register patterns met by earlier runs of any image; none without a store)
@@ -213,8 +223,7 @@ class Decoder:
         last row written (nothing past it is decoded, so nothing reads its sums)."""
         summed = self._summed.get(index, 0)
         stop = self._summed[index] = max(end, summed)
-        resum_window(self.state.buffer, np.int64(self.state.windows[index][2]), self._costs[index],
-                     np.int64(min(first, summed)), np.int64(stop))
+        resum_window(self.state.buffer, self.state.windows[index][2], self._costs[index], min(first, summed), stop)
 
     def _decode_code(self, start: int, end: int, code: bytes) -> None:
         """Fill the tables for [start, end) from `code` (the bytes at start).
@@ -246,10 +255,13 @@ class Decoder:
             cached = self._from_store(store, key, start)
         if cached is None:
             if store is not None and self.timing is not None:
-                previous = self._decoded_before(start)
+                previous = _Before(start, before) if self._m4 is not None else self._decoded_before(start, before)
+            self._written = None
             _, stop, specials = self._decode_fresh(start, end, code, previous)
             if key is not None and stop > start:
-                rows = self._rows(start, stop)
+                written = self._written  # (the rows _decode_fresh wrote, if in one piece: no copy back)
+                rows = written[1] if written is not None and written[0] == start and \
+                    len(written[1]) == (stop - start) >> 1 else self._rows(start, stop)
                 if small:
                     if len(self._chunks) >= CHUNK_CACHE_ENTRIES:
                         self._chunks.clear()
@@ -301,6 +313,7 @@ class Decoder:
     def _write_rows(self, start: int, rows: np.ndarray, instructions: int | None = None) -> set[int]:
         """Write `rows` at `start` (`instructions`: how many instructions they hold, if known)."""
         dirty = set()
+        self._written = start, rows
         self.instructions_decoded += _instruction_count(rows) if instructions is None else instructions
         address, stop = start, start + 2 * len(rows)
         while address < stop:
@@ -332,6 +345,8 @@ class Decoder:
             decoded = self._decode_m4(start, end, code, previous)
             if decoded is not None:
                 return decoded
+        if type(previous) is _Before:
+            previous = self._decoded_before(*previous)
         if self._m7 is not None and not self._keep_states:
             decoded = self._decode_m7(start, end, code, previous)
             if decoded is not None:
@@ -400,7 +415,7 @@ class Decoder:
         descriptors = self._m4
         descriptors.make_room()
         try:
-            before = descriptors.row_of(previous) if previous is not None else -1
+            before = self._row_before(descriptors, previous)
         except TooManyRegisters:
             return None
         walked = self._walk(descriptors, start, end, code)
@@ -410,10 +425,21 @@ class Decoder:
         if not rows:
             return set(), stop, specials
         table = np.zeros(((stop - start) >> 1, FIELDS), np.int64)
-        m4_rows(descriptors.table, np.array(rows, np.int64), np.int64(before), descriptors.constants, table)
+        m4_rows(descriptors.table, np.array(rows, np.int64), before, descriptors.constants, table)
         dirty = self._write_rows(start, table, len(rows))
         self._snapshot(dirty, start, code[: end - start])
         return dirty, stop, specials
+
+    def _row_before(self, descriptors, previous) -> int:
+        """The Cortex-M4 descriptor row of `previous` (an Instruction, a _Before or None: -1):
+        a _Before's is its encoding's entry outside an IT block if the run has one (the same
+        descriptor capstone's detail would give), else it is disassembled."""
+        if type(previous) is _Before:
+            entry = descriptors.by_key.get((previous.before[1], None)) if previous.before is not None else None
+            if entry is not None and entry[1] != UNDECODABLE:
+                return entry[0]
+            previous = self._decoded_before(*previous)
+        return descriptors.row_of(previous) if previous is not None else -1
 
     def _walk(self, descriptors, start: int, end: int, code: bytes) -> tuple[list, list, int, list] | None:
         """The descriptor rows of the instructions of [start, end) (m4_descriptors' or
@@ -436,11 +462,15 @@ class Decoder:
         context, it_left = None, 0  # (the IT's halfword, this instruction's position after it); left
         it_at = 0  # the IT's offset
         offsets = []  # each row's instruction's offset
-        size, limit = len(code), end - start
+        add_row, add_offset = rows.append, offsets.append
+        size = len(code)
+        limit = min(end - start, size - 1)  # (a halfword at least left)
         offset = 0
-        while offset < limit and offset + 2 <= size:
+        while offset < limit:
             halfword = code[offset] | code[offset + 1] << 8
-            length = min(4 if halfword >= 0xE800 else 2, size - offset)  # (thumb_length)
+            length = 4 if halfword >= 0xE800 else 2  # (thumb_length)
+            if offset + length > size:
+                length = size - offset
             if it_left:
                 it_left -= 1
                 context = (context[0], context[1] + 1)
@@ -453,8 +483,8 @@ class Decoder:
             if entry is None and context is None and (halfword >= 0xE800 if length == 4 else halfword >> 8 != 0xBF):
                 # (no IT, whose kind the IT tracking reads, nor the half of a 32-bit encoding cut short)
                 pending.setdefault(key, []).append((len(rows), offset))
-                rows.append(-1)
-                offsets.append(offset)
+                add_row(-1)
+                add_offset(offset)
                 offset += length
                 continue
             if entry is None:
@@ -474,18 +504,19 @@ class Decoder:
                 if entry is None:
                     return None
             row, kind, watched = entry
-            if kind == UNDECODABLE:
-                it_left = 0  # (capstone's pass stops there: what follows is read without the IT)
-            elif kind == IT:
-                if context is not None:  # (an IT inside an IT block: capstone reads it its own way)
-                    return None
-                it_left, context, it_at = it_block_length(halfword), (halfword, 0), offset
-            elif kind == NO_IT_SLOT:
-                it_left, context = it_left + 1, (context[0], context[1] - 1)
+            if kind != PLAIN:
+                if kind == UNDECODABLE:
+                    it_left = 0  # (capstone's pass stops there: what follows is read without the IT)
+                elif kind == IT:
+                    if context is not None:  # (an IT inside an IT block: capstone reads it its own way)
+                        return None
+                    it_left, context, it_at = it_block_length(halfword), (halfword, 0), offset
+                elif kind == NO_IT_SLOT:
+                    it_left, context = it_left + 1, (context[0], context[1] - 1)
             if watched is not None and self._note_special(start + offset, *watched):
                 specials.append((offset, *watched))
-            rows.append(row)
-            offsets.append(offset)
+            add_row(row)
+            add_offset(offset)
             offset += length
         if pending and not self._describe_pending(descriptors, pending, rows, specials, start):
             return None
@@ -624,15 +655,24 @@ class Decoder:
         return next(((address - length, code) for length, code in self._starts_before(address)
                      if len(code) == length and thumb_length(int.from_bytes(code[:2], "little")) == length), None)
 
-    def _decoded_before(self, address: int):
+    def _decoded_before(self, address: int, before: tuple[int, bytes] | None = None):
         """The already decoded instruction that ends at `address` (the neighbour of a range
-        decoded later, e.g. the rest of a block Unicorn cut at a page boundary), or None."""
+        decoded later, e.g. the rest of a block Unicorn cut at a page boundary), or None.
+        `before`: _instruction_before(address), if it was asked (its candidate is tried first:
+        the memory before is then read again only where capstone cannot decode it)."""
+        if before is not None:
+            insn = self._disassembled(before[1], before[0])
+            if insn is not None and insn.size == len(before[1]):
+                return insn
         for length, code in self._starts_before(address):
-            insn = disassemble_one(code, address - length) if self.memoise else \
-                next(_capstone_detail.disasm(code, address - length, 1), None)
+            insn = self._disassembled(code, address - length)
             if insn is not None and insn.size == length:
                 return insn
         return None
+
+    def _disassembled(self, code: bytes, address: int):
+        return disassemble_one(code, address) if self.memoise else \
+            next(_capstone_detail.disasm(code, address, 1), None)
 
     def _note_special(self, address: int, mnemonic: str, operands: str) -> bool:
         """FP, divide and SEV instructions, which the machine watches; True for those."""

@@ -30,11 +30,13 @@ def literal_read(code: bytes) -> int:
     PC-relative data read. TBB/TBH read the entry their index register chooses: the block hook
     reads that register when the table branch starts its block (as it does after the bounds
     check's branch), else times a read of the table's first entry."""
-    first = int.from_bytes(code[:2], "little")
     if len(code) == 2:
-        if first & 0xF800 == 0x4800:  # LDR (literal) T1
-            return pack((first & 0xFF) * 4, 4, 1, True)
+        if code[1] & 0xF8 == 0x48:  # LDR (literal) T1
+            return pack(code[0] * 4, 4, 1, True)
         return 0
+    if code[0] & 0xF != 0xF:  # (each 32-bit one below has Rn = PC: most encodings leave here)
+        return 0
+    first = int.from_bytes(code[:2], "little")
     second = int.from_bytes(code[2:4], "little")
     up = 1 if first & 0x0080 else -1
     masked = first & 0xFF7F

@@ -45,8 +45,6 @@ KEPT_OPERANDS = 16  # reads, and writes, an encoded row in the file may have
 COMPACT = S.C_READ + 5 * KEPT_OPERANDS  # an encoded row in the file: its head, 3 per read, 2 per write (int16)
 MAX_ENTRIES = 1 << 16  # (read no further: not ours)
 MAX_BYTES = (1 << 14) + MAX_ENTRIES * (4 + 4 + 8 + 8 * R.DESCRIPTOR + 2 * COMPACT)
-_READS = [S.C_READ + 3 * k for k in range(KEPT_OPERANDS)]  # where each read's register is, in the file's layout
-_WRITES = [S.C_READ + 3 * KEPT_OPERANDS + 2 * k for k in range(KEPT_OPERANDS)]  # ... and each write's
 
 _read: dict[tuple, tuple | None] = {}  # (path, size, modified, numbering) -> read_table's, once per process
 
@@ -179,8 +177,7 @@ def _parse(path: Path, register_number):
         return None
     if len(keys) and not np.array_equal(descriptors[pair[pair_of, 0], R.D_SIZE], encoding_sizes(keys)):
         return None
-    registers = _register_places(compact)
-    compact[registers] = numbers[compact[registers]]
+    _renumber(compact, numbers)
     descriptors[:, R.D_DECIDED] = numbers[descriptors[:, R.D_DECIDED]]  # (-1, none, stays -1: numbers' last)
     return keys.tolist(), pair_of.tolist(), pair, descriptors, compact
 
@@ -222,37 +219,56 @@ def _encoded_fit(compact: np.ndarray, names: int) -> bool:
     (an index -1: none), small cycles and the bits it has, nothing past the counts."""
     if not len(compact):
         return True
-    c = compact
-    reads, writes = c[:, S.C_READS], c[:, S.C_WRITES]
-    if not (np.all((reads >= 0) & (reads <= KEPT_OPERANDS) & (writes >= 0) & (writes <= KEPT_OPERANDS))
-            and np.all((c[:, S.C_INDEX] >= -1) & (c[:, S.C_INDEX] < names))):
+    counts = compact[:, [S.C_READS, S.C_WRITES]]
+    if not np.all((counts >= 0) & (counts <= KEPT_OPERANDS)):
         return False
     k = np.arange(KEPT_OPERANDS)
-    used = np.ones(c.shape, bool)  # (the head, and each read's and write's fields their counts use)
-    for field in range(3):
-        used[:, [at + field for at in _READS]] = k < reads[:, None]
-    for field in range(2):
-        used[:, [at + field for at in _WRITES]] = k < writes[:, None]
-    if np.any(c[~used]):
-        return False
-    highest = np.zeros(COMPACT, np.int16)  # (each field's highest value; all at least 0 but the index)
-    highest[[S.C_FLAGS, S.C_LATENCY, S.C_OCCUPANCY, S.C_INDEX, S.C_READS, S.C_WRITES]] = \
-        FLAG_BITS - 1, MAX_CYCLES, MAX_CYCLES, names, KEPT_OPERANDS, KEPT_OPERANDS
-    highest[_READS] = highest[_WRITES] = names - 1
-    highest[[at + 1 for at in _READS]] = S.R_EARLY | S.R_LATE | S.R_FLAGS
-    highest[[at + 2 for at in _READS]] = MAX_CYCLES
-    highest[[at + 1 for at in _WRITES]] = S.W_FAST | S.W_FLAGS
+    used = np.concatenate([np.ones((len(compact), S.C_READ), bool),  # (the head, and the fields the counts use)
+                           np.repeat(k < compact[:, S.C_READS, None], 3, axis=1),
+                           np.repeat(k < compact[:, S.C_WRITES, None], 2, axis=1)], axis=1)
+    lowest, highest = _bounds(names)
+    return bool(np.all(np.where(used, (compact >= lowest) & (compact <= highest), compact == 0)))
+
+
+def _bounds(names: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each field's lowest and highest value in an encoded row of the file's layout, where used."""
     lowest = np.zeros(COMPACT, np.int16)
     lowest[S.C_INDEX], lowest[S.C_OCCUPANCY] = -1, 1
-    return bool(np.all(np.where(used, (c >= lowest) & (c <= highest), True)))
+    highest = np.zeros(COMPACT, np.int16)
+    highest[: S.C_READ] = FLAG_BITS - 1, MAX_CYCLES, MAX_CYCLES, names - 1, KEPT_OPERANDS, KEPT_OPERANDS
+    for fields, most in ((_read_fields(highest[None]), (names - 1, S.R_EARLY | S.R_LATE | S.R_FLAGS, MAX_CYCLES)),
+                         (_write_fields(highest[None]), (names - 1, S.W_FAST | S.W_FLAGS))):
+        for field, value in zip(fields, most):
+            field[:] = value
+    return lowest, highest
+
+
+def _read_fields(compact: np.ndarray) -> list[np.ndarray]:
+    """Views of encoded rows of the file's layout: each read's register, R_* bits and cycles read
+    late (a column per read)."""
+    return [compact[:, S.C_READ + field: S.C_READ + 3 * KEPT_OPERANDS: 3] for field in range(3)]
+
+
+def _write_fields(compact: np.ndarray) -> list[np.ndarray]:
+    """... each write's register and W_* bits."""
+    at = S.C_READ + 3 * KEPT_OPERANDS
+    return [compact[:, at + field: at + 2 * KEPT_OPERANDS: 2] for field in range(2)]
 
 
 def _register_places(compact: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Where encoded rows of the file's layout hold a register: their index (-1: none), and each
     read and write their counts use (as an index of rows, columns)."""
-    k = np.arange(KEPT_OPERANDS)
     places = np.zeros(compact.shape, bool)
     places[:, S.C_INDEX] = compact[:, S.C_INDEX] >= 0
-    places[:, _READS] = np.minimum(compact[:, S.C_READS], KEPT_OPERANDS)[:, None] > k
-    places[:, _WRITES] = np.minimum(compact[:, S.C_WRITES], KEPT_OPERANDS)[:, None] > k
+    for registers, count in ((_read_fields(places)[0], S.C_READS), (_write_fields(places)[0], S.C_WRITES)):
+        registers[:] = np.arange(KEPT_OPERANDS) < np.minimum(compact[:, count], KEPT_OPERANDS)[:, None]
     return np.nonzero(places)
+
+
+def _renumber(compact: np.ndarray, numbers: np.ndarray) -> None:
+    """Each register of (checked) encoded rows of the file's layout, a place in the file's names,
+    as `numbers` numbers that name (its last: -1, for an index of none)."""
+    compact[:, S.C_INDEX] = numbers[compact[:, S.C_INDEX]]
+    k = np.arange(KEPT_OPERANDS)
+    for registers, count in ((_read_fields(compact)[0], S.C_READS), (_write_fields(compact)[0], S.C_WRITES)):
+        registers[:] = np.where(k < compact[:, count, None], numbers[registers], 0)
