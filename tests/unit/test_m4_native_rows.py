@@ -5,6 +5,8 @@ pipelining, address and FP-result interlocks (a MAC's addend excepted), IT foldi
 16-bit and a 32-bit instruction, literal loads, a branch to itself, undecodable bytes, code
 read from inside an IT block, an IT inside an IT block (which capstone reads its own way) and
 an encoding capstone reads as taking no IT slot."""
+import random
+
 import numpy as np
 import pytest
 
@@ -13,6 +15,7 @@ from mcusim.machine import native as N
 from mcusim.timing import decoder as decoder_module
 from mcusim.timing.cortex_m4 import CortexM4Timing
 from mcusim.timing.cortex_m7 import CortexM7Timing
+from mcusim.timing.decode_store import DecodeStore
 from mcusim.timing.decoder import Decoder
 
 BASE = 0x1000
@@ -20,6 +23,8 @@ LDR_R0_R1, LDR_R2_R0, LDR_R3_R1_4, ADDS_R1_1 = "0868", "0268", "4b68", "0131"
 IT_EQ, IT_NE, MOV_R0_R1, B_SELF, LDR_LITERAL = "08bf", "18bf", "0846", "fee7", "0148"
 VADD_S0, VMLA_S0, VMUL_S0_S0, MOVW_R0, POP_R4, BX_LR = "30ee810a", "00ee810a", "20ee200a", "4ff00000", "5df8044b", "7047"
 UNDECODABLE, UDF = "ffffffff", "00de"
+UNDECODABLE_16 = "8147"  # (0x4781: capstone decodes no instruction from it)
+UNDECODABLE_16_BYTES = bytes.fromhex(UNDECODABLE_16)
 IT_VS, NOP, B_BACK, VMAXNM = "68bf", "00bf", "58e7", "c7fe0ffb"
 
 CASES = {
@@ -92,6 +97,50 @@ def test_a_range_decoded_after_its_neighbour_pairs_with_it(split):
         decoder.decode(BASE, BASE + split)
         decoder.decode(BASE + split, BASE + len(code))
     assert np.array_equal(rows(fast), rows(plain))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_range_after_one_decoded_before_pairs_with_it_through_the_decode_store(seed):
+    """With a decode store, the instruction before a range is not disassembled where the run
+    knows its encoding: its entry's descriptor stands for it (Decoder._row_before). Ranges
+    decoded in a random order, each after its neighbour or not, give the Python model's rows."""
+    from test_m7_native_schedule import KINDS
+
+    rng = random.Random(seed)
+    pieces = [rng.choice(KINDS + [LDR_LITERAL, B_SELF, IT_EQ + MOV_R0_R1, UNDECODABLE, VADD_S0, VMLA_S0])
+              for _ in range(300)]
+    code = bytes.fromhex("".join(pieces))
+    ends = [0]
+    for piece in pieces:
+        ends.append(ends[-1] + len(piece) // 2)
+    cuts = sorted(rng.sample(ends[1:-1], 40))
+    ranges = list(zip([0] + cuts, cuts + [len(code)]))
+    rng.shuffle(ranges)
+    fast, plain = decoders(code)
+    fast.store = DecodeStore(None)
+    looked_up = []
+    row_before = fast._row_before
+    fast._row_before = lambda descriptors, previous: looked_up.append(previous) or row_before(descriptors, previous)
+    for decoder in (fast, plain):
+        for start, end in ranges:
+            decoder.decode(BASE + start, BASE + end)
+    assert np.array_equal(rows(fast), rows(plain))
+    known = [p for p in looked_up if p.before is not None and (p.before[1], None) in fast._m4.by_key]
+    assert len(known) > 5, "instructions before ranges found by their encoding"
+
+
+def test_an_undecodable_instruction_before_a_range_is_none_to_pair_with():
+    """16-bit bytes capstone cannot decode before a range, known to the run as undecodable: the
+    Python model has no instruction before, so an IT after them does not fold."""
+    code = bytes.fromhex(LDR_R0_R1 + UNDECODABLE_16 + IT_EQ + MOV_R0_R1 + BX_LR)
+    fast, plain = decoders(code)
+    fast.store = DecodeStore(None)
+    for decoder in (fast, plain):
+        decoder.decode(BASE, BASE + 4)
+        decoder.decode(BASE + 4, BASE + len(code))
+    assert (UNDECODABLE_16_BYTES, None) in fast._m4.by_key
+    assert np.array_equal(rows(fast), rows(plain))
+    assert fast._costs[0][2, N.F_CYCLES] > 0, "the IT does not fold"
 
 
 def test_the_rules_change_the_rows():

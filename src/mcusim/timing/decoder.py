@@ -338,7 +338,9 @@ class Decoder:
 
     def _decode_fresh(self, start: int, end: int, code: bytes, previous) -> tuple[set[int], int, list]:
         """Decode [start, end): (touched windows, end of the last instruction, and the special
-        instructions (offset, mnemonic, operands) noted)."""
+        instructions (offset, mnemonic, operands) noted). `previous`: the instruction before (an
+        Instruction, a _Before, disassembled here unless the Cortex-M4 decoder knows its
+        encoding, or None)."""
         if self.timing is None:
             return self._decode_untimed(start, end, code)
         if self._m4 is not None:
