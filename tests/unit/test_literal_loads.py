@@ -58,3 +58,9 @@ NOT_READS = {
 @pytest.mark.parametrize("name", list(NOT_READS))
 def test_an_instruction_without_a_pc_relative_read_has_none(name):
     assert literal_read(NOT_READS[name]) == 0
+
+
+@pytest.mark.parametrize("code", [b"", b"\x9f"])
+def test_bytes_short_of_an_instruction_have_no_read(code):
+    """Fewer bytes than an instruction (what is left at the end of readable memory) read nothing."""
+    assert literal_read(code) == 0

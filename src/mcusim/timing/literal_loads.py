@@ -34,7 +34,7 @@ def literal_read(code: bytes) -> int:
         if code[1] & 0xF8 == 0x48:  # LDR (literal) T1
             return pack(code[0] * 4, 4, 1, True)
         return 0
-    if code[0] & 0xF != 0xF:  # (each 32-bit one below has Rn = PC: most encodings leave here)
+    if not code or code[0] & 0xF != 0xF:  # (each 32-bit one below has Rn = PC: most encodings leave here)
         return 0
     first = int.from_bytes(code[:2], "little")
     second = int.from_bytes(code[2:4], "little")
