@@ -35,6 +35,7 @@ CHUNK_CACHE_BYTES = 2048    # blocks decoded at run time (Unicorn's are at most 
 CHUNK_CACHE_ENTRIES = 512   # ... this many at most
 PENDING_ADDRESS = 0x10000000  # where _describe_pending has capstone read new encodings (rows do not depend on it)
 LEARN_ADDRESS = 0x10000000  # where learn_patterns decodes code that is no image's (rows do not depend on it)
+_NO_ROWS = np.zeros((0, FIELDS), np.int64)  # (a range with no instruction)
 IT_WINDOW = 2 + 4 * 4  # bytes of an IT and the four instructions it can govern (each 4 at most)
 
 
@@ -83,7 +84,6 @@ class Decoder:
         self._states: dict[int, object] = {}    # piece boundary -> the timing model's state there
         self._keep_states: set[int] = set()     # the boundaries of the run being decoded
         self._redecoded = False  # a decode wrote over decoded rows (block summaries may be stale)
-        self._written: tuple[int, np.ndarray] | None = None  # (start, rows) of the last _write_rows
         self._m4 = m4_descriptors.for_timing(timing, instruction_cycles, _static_row) \
             if memoise and getattr(timing, "pairwise", False) else None  # (rows in native code: _decode_m4)
         if self._m4 is not None:  # (register patterns met by earlier runs of any image; none without a store)
@@ -256,12 +256,8 @@ class Decoder:
         if cached is None:
             if store is not None and self.timing is not None:
                 previous = _Before(start, before) if self._m4 is not None else self._decoded_before(start, before)
-            self._written = None
-            _, stop, specials = self._decode_fresh(start, end, code, previous)
+            rows, stop, specials = self._decode_fresh(start, end, code, previous)
             if key is not None and stop > start:
-                written = self._written  # (the rows _decode_fresh wrote, if in one piece: no copy back)
-                rows = written[1] if written is not None and written[0] == start and \
-                    len(written[1]) == (stop - start) >> 1 else self._rows(start, stop)
                 if small:
                     if len(self._chunks) >= CHUNK_CACHE_ENTRIES:
                         self._chunks.clear()
@@ -297,23 +293,9 @@ class Decoder:
                 return None
         return rows, specials, length, None
 
-    def _rows(self, start: int, stop: int) -> np.ndarray:
-        """The tables' rows of [start, stop): KIND and each field's per-instruction value."""
-        rows = np.zeros(((stop - start) >> 1, FIELDS), np.int64)
-        address = start
-        while address < stop:
-            index = self.ensure_window(address)
-            base, size, _ = self.state.windows[index]
-            a, b = (address - base) >> 1, (min(stop, base + size) - base) >> 1
-            at = (address - start) >> 1
-            rows[at: at + b - a] = self._costs[index][a:b]
-            address = base + 2 * b
-        return rows
-
     def _write_rows(self, start: int, rows: np.ndarray, instructions: int | None = None) -> set[int]:
         """Write `rows` at `start` (`instructions`: how many instructions they hold, if known)."""
         dirty = set()
-        self._written = start, rows
         self.instructions_decoded += _instruction_count(rows) if instructions is None else instructions
         address, stop = start, start + 2 * len(rows)
         while address < stop:
@@ -336,11 +318,11 @@ class Decoder:
             if self.is_writable(self.state.windows[index][0]):
                 self._snapshots.setdefault(index, []).append((start, code))
 
-    def _decode_fresh(self, start: int, end: int, code: bytes, previous) -> tuple[set[int], int, list]:
-        """Decode [start, end): (touched windows, end of the last instruction, and the special
-        instructions (offset, mnemonic, operands) noted). `previous`: the instruction before (an
-        Instruction, a _Before, disassembled here unless the Cortex-M4 decoder knows its
-        encoding, or None)."""
+    def _decode_fresh(self, start: int, end: int, code: bytes, previous) -> tuple[np.ndarray, int, list]:
+        """Decode [start, end): (the rows written, of [start, the end of the last instruction),
+        that end, and the special instructions (offset, mnemonic, operands) noted). `previous`:
+        the instruction before (an Instruction, a _Before, disassembled here unless the
+        Cortex-M4 decoder knows its encoding, or None)."""
         if self.timing is None:
             return self._decode_untimed(start, end, code)
         if self._m4 is not None:
@@ -405,11 +387,12 @@ class Decoder:
             for (_, row), (cycles, interlock, lost) in zip(run, adjustments):
                 row[F_START_ADJUST] = cycles
                 row[F_START_FLAGS] = interlock | 1 << 6 | (lost + 8) << 7
-        dirty = self._write_rows(start, np.array(rows, np.int64).reshape(-1, FIELDS), instructions) if rows else set()
+        rows = np.array(rows, np.int64).reshape(-1, FIELDS)
+        dirty = self._write_rows(start, rows, instructions) if len(rows) else set()
         self._snapshot(dirty, start, code[: end - start])
-        return dirty, address, specials
+        return rows, address, specials
 
-    def _decode_m4(self, start: int, end: int, code: bytes, previous) -> tuple[set[int], int, list] | None:
+    def _decode_m4(self, start: int, end: int, code: bytes, previous) -> tuple[np.ndarray, int, list] | None:
         """_decode_fresh for the Cortex-M4 model, whose rows depend on each instruction's encoding
         and the one before it alone: each encoding's descriptor found by _walk, and one native
         call makes the rows (m4_rows). None (then _decode_fresh decodes it) where _walk gives
@@ -425,12 +408,12 @@ class Decoder:
             return None
         rows, specials, stop, _ = walked
         if not rows:
-            return set(), stop, specials
+            return _NO_ROWS, stop, specials
         table = np.zeros(((stop - start) >> 1, FIELDS), np.int64)
         m4_rows(descriptors.table, np.array(rows, np.int64), before, descriptors.constants, table)
         dirty = self._write_rows(start, table, len(rows))
         self._snapshot(dirty, start, code[: end - start])
-        return dirty, stop, specials
+        return table, stop, specials
 
     def _row_before(self, descriptors, previous) -> int:
         """The Cortex-M4 descriptor row of `previous` (an Instruction, a _Before or None: -1):
@@ -557,7 +540,7 @@ class Decoder:
             specials.sort(key=lambda special: special[0])
         return True
 
-    def _decode_m7(self, start: int, end: int, code: bytes, previous) -> tuple[set[int], int, list] | None:
+    def _decode_m7(self, start: int, end: int, code: bytes, previous) -> tuple[np.ndarray, int, list] | None:
         """_decode_fresh for the Cortex-M7 model: each instruction's descriptor found by _walk
         (m7_descriptors: renamed from its register pattern, or described from capstone's detail),
         and one native call schedules the range in sequence after the pipeline `previous` left and
@@ -574,7 +557,7 @@ class Decoder:
             return None
         rows, specials, stop, offsets = walked
         if not rows:
-            return set(), stop, specials
+            return _NO_ROWS, stop, specials
         table = np.zeros(((stop - start) >> 1, FIELDS), np.int64)
         m7_rows(descriptors.table, timing.encoded, np.array(rows, np.int64), pipeline, descriptors.constants, table)
         last = next((offsets[at] for at in range(len(rows) - 1, -1, -1) if rows[at] >= 0), None)  # (not UNDECODABLE_*)
@@ -582,9 +565,9 @@ class Decoder:
             timing.take_pipeline(pipeline, start + last)
         dirty = self._write_rows(start, table, len(rows))
         self._snapshot(dirty, start, code[: end - start])
-        return dirty, stop, specials
+        return table, stop, specials
 
-    def _decode_untimed(self, start: int, end: int, code: bytes) -> tuple[set[int], int, list]:
+    def _decode_untimed(self, start: int, end: int, code: bytes) -> tuple[np.ndarray, int, list]:
         """_decode_fresh without a timing model: a fixed cost, and capstone for the classes."""
         specials = []
         rows = []
@@ -615,9 +598,10 @@ class Decoder:
             if length == 4:
                 rows.append(_CONTINUATION)
             address += length
-        dirty = self._write_rows(start, np.array(rows, np.int64).reshape(-1, FIELDS)) if rows else set()
+        rows = np.array(rows, np.int64).reshape(-1, FIELDS)
+        dirty = self._write_rows(start, rows) if len(rows) else set()
         self._snapshot(dirty, start, code[: end - start])
-        return dirty, address, specials
+        return rows, address, specials
 
     def start_prefix(self, block: int, pc: int) -> tuple[int, int, int]:
         """Of a dual-issue core's block-start correction at `block`, the part that belongs to the
