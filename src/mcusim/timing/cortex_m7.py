@@ -133,6 +133,19 @@ def _empty_pipeline() -> np.ndarray:
     return _EMPTY_PIPELINE[0].copy()
 
 
+def _held(pipeline: np.ndarray, after: int) -> zip:
+    """(place, value) of each entry of m7_schedule's array `pipeline` past P_READY that holds a
+    cycle after `after` (S.ABSENT: every cycle it holds) in the ready, early-read and written-at
+    tables, or marks a register in the word-load table; a place is the table's number (ready,
+    early, word loaded, written at) times REGISTERS plus the register's."""
+    registers = pipeline[S.P_READY:]
+    kept = registers > after  # (never an ABSENT one)
+    word = slice(S.P_WORD_LOADED - S.P_READY, S.P_WRITTEN_AT - S.P_READY)
+    kept[word] = registers[word] != 0
+    places = np.flatnonzero(kept)
+    return zip(places.tolist(), registers[places].tolist())
+
+
 def _pairing_values(p: "_Pipeline") -> list | None:
     """What _pairs reads of the instructions issued in the last cycle: the older one's
     PAIRING attributes when it issued alone (a second may join it), else None (none can)."""
@@ -261,13 +274,8 @@ class CortexM7Timing:
         _from_array makes of it)."""
         cycle = int(pipeline[S.P_CYCLE])
         names = _REGISTER_NAMES
-        registers = pipeline[S.P_READY:]  # (ready, early, word loaded, written at: REGISTERS each)
-        kept = registers > cycle - FORGOTTEN_CYCLES  # (never an ABSENT one)
-        word = slice(S.P_WORD_LOADED - S.P_READY, S.P_WRITTEN_AT - S.P_READY)
-        kept[word] = registers[word] != 0
-        places = np.flatnonzero(kept)
         tables = ([], [], [], [])  # ready, early, word loaded, written at
-        for place, value in zip(places.tolist(), registers[places].tolist()):
+        for place, value in _held(pipeline, cycle - FORGOTTEN_CYCLES):
             tables[place // S.REGISTERS].append([names[place % S.REGISTERS], value - cycle])
         ready, early, loaded, written_at = tables
         pairing = self._pairing_of(int(pipeline[S.P_OLDER])) if pipeline[S.P_ISSUED] == 1 else None
@@ -730,15 +738,10 @@ class CortexM7Timing:
     def _from_array(self, pipeline: np.ndarray) -> _Pipeline:
         """The _Pipeline of m7_schedule's array `pipeline`."""
         names = _REGISTER_NAMES
-        registers = pipeline[S.P_READY:]  # (ready, early, word loaded, written at: REGISTERS each)
-        present = registers != S.ABSENT
-        present[S.P_WORD_LOADED - S.P_READY: S.P_WRITTEN_AT - S.P_READY] = \
-            registers[S.P_WORD_LOADED - S.P_READY: S.P_WRITTEN_AT - S.P_READY] != 0
-        ready, early, word_loaded, written_at = {}, {}, {}, {}
-        tables = (ready, early, word_loaded, written_at)
-        places = np.flatnonzero(present)
-        for place, value in zip(places.tolist(), registers[places].tolist()):
+        tables = ({}, {}, {}, {})  # ready, early, word loaded, written at
+        for place, value in _held(pipeline, S.ABSENT):
             tables[place // S.REGISTERS][names[place % S.REGISTERS]] = value
+        ready, early, word_loaded, written_at = tables
         issued = [self._issued(int(pipeline[slot])) for slot in (S.P_OLDER, S.P_YOUNGER)[: pipeline[S.P_ISSUED]]]
         return _Pipeline(int(pipeline[S.P_CYCLE]), issued, int(pipeline[S.P_FREE]), ready, written_at, early,
                          set(word_loaded))
