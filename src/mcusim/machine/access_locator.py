@@ -7,8 +7,7 @@ address range covers the access is the one executing: accesses arrive in program
 """
 from __future__ import annotations
 
-from capstone import CS_ARCH_ARM, CS_MODE_MCLASS, CS_MODE_THUMB, Cs
-from capstone import arm as cs_arm
+from ..timing.lazy_capstone import arm as cs_arm, disassembler
 from .registers import UNICORN_REGISTERS as _REGISTERS
 
 # multiple-register transfers: (lowest address relative to the base, in words per register)
@@ -21,8 +20,7 @@ class AccessLocator:
     def __init__(self, uc, read_memory):
         self.uc = uc
         self.read_memory = read_memory
-        self._capstone = Cs(CS_ARCH_ARM, CS_MODE_THUMB | CS_MODE_MCLASS)
-        self._capstone.detail = True
+        self._capstone = None  # (made at the first block located: capstone is imported then)
         self._blocks: dict[tuple[int, int], list] = {}
         self._cursor: tuple[tuple, int, int, int] | None = None  # execution, index, range start, length
 
@@ -33,6 +31,8 @@ class AccessLocator:
         if key not in self._blocks:
             code = self.read_memory(block, size)
             entries = []
+            if self._capstone is None:
+                self._capstone = disassembler(detail=True)
             for insn in self._capstone.disasm(code, block):
                 function, registers = self._address_function(insn)
                 mnemonic = insn.mnemonic.split(".")[0]

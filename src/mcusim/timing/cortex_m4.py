@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from capstone import arm as cs_arm
+from .lazy_capstone import arm as cs_arm
+
 
 DSP_PREFIXES = ("smla", "smul", "smus", "smua", "smls", "smmu", "smml", "umaal", "qadd", "qsub", "qdadd", "qdsub",
                 "qasx", "qsax", "sadd", "ssub", "sasx", "ssax", "uadd", "usub", "uasx", "usax", "shadd", "shsub",

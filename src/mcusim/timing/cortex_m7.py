@@ -17,13 +17,13 @@ import json
 from dataclasses import dataclass, field
 
 import numpy as np
-from capstone import arm as cs_arm
 
 from ..machine.native import REFILL_CYCLES_MASK, STATIC_CYCLES_MASK, STATIC_SHIFT, STATIC_TAKEN
 from ..machine.native import m7_schedule as S
 from .cortex_m4 import (BRANCHES, DSP_PREFIXES, FP_MAC, MULTIPLES, MULTIPLY, REFILL_ALWAYS, REFILL_IF_TAKEN, STORES,
                         Cost, base_mnemonic, is_load, is_memory)
 from .growing import with_room
+from .lazy_capstone import arm as cs_arm
 
 FLAGS = "apsr"      # the condition flags, tracked from the instruction itself (capstone's register lists omit them)
 CORE_REGISTERS = {f"r{i}" for i in range(13)} | {"sb", "sl", "fp", "ip", "sp", "lr", "pc"}

@@ -9,8 +9,6 @@ import bisect
 from typing import NamedTuple
 
 import numpy as np
-from capstone import CS_ARCH_ARM, CS_MODE_MCLASS, CS_MODE_THUMB, Cs
-from capstone import arm as cs_arm
 
 from ..machine.native import (CALL_FLAG, F_CLASS_A, F_CLASS_B, F_CLASS_C, F_COUNTS, F_CYCLES, F_DIVIDE, F_FP, F_INSTRUCTIONS, F_ISB, F_LITERAL, F_REFILL, F_SP_WRITE, F_STALLS,
                               F_START_ADJUST, F_START_FLAGS, F_UNMASK, FIELDS, KIND, KIND_CONTINUATION,
@@ -24,11 +22,8 @@ from .cortex_m4 import base_mnemonic, is_memory
 from .literal_loads import LITERAL_LOADS, literal_read
 from .instruction import (IT, MAX_KNOWN, NO_IT_SLOT, PLAIN, UNDECODABLE, decodable_runs, disassemble,
                           disassemble_one, disassemble_run, it_block_length, lite_runs, thumb_length)
+from .lazy_capstone import arm as cs_arm, thumb
 from .m4_descriptors import TooManyRegisters
-
-_capstone = Cs(CS_ARCH_ARM, CS_MODE_THUMB | CS_MODE_MCLASS)
-_capstone_detail = Cs(CS_ARCH_ARM, CS_MODE_THUMB | CS_MODE_MCLASS)
-_capstone_detail.detail = True
 
 
 CHUNK_CACHE_BYTES = 2048    # blocks decoded at run time (Unicorn's are at most 1 KB) are kept by content ...
@@ -576,7 +571,7 @@ class Decoder:
             offset = address - start
             length = thumb_length(int.from_bytes(code[offset: offset + 2], "little"))
             length = min(length, len(code) - offset)
-            insn = next(_capstone.disasm_lite(code[offset: offset + length], address, 1), None)
+            insn = next(thumb().disasm_lite(code[offset: offset + length], address, 1), None)
             mnemonic, operands = (insn[2], insn[3]) if insn else ("", "")
             self_loop = mnemonic in ("b", "b.w") and operands == f"#{address:#x}"
             row = [0] * FIELDS
@@ -609,7 +604,7 @@ class Decoder:
         if not hasattr(self.timing, "fresh_schedule") or pc <= block:
             return 0, 0, 0
         code = self._read(block, pc - block + 2)
-        run = disassemble_run(code, block) if self.memoise else _capstone_detail.disasm(code, block)
+        run = disassemble_run(code, block) if self.memoise else thumb(True).disasm(code, block)
         instructions = [i for i in run if i.address < pc]
         instructions = instructions[: self.timing.t["start_window"]]
         if not instructions:
@@ -658,7 +653,7 @@ class Decoder:
 
     def _disassembled(self, code: bytes, address: int):
         return disassemble_one(code, address) if self.memoise else \
-            next(_capstone_detail.disasm(code, address, 1), None)
+            next(thumb(True).disasm(code, address, 1), None)
 
     def _note_special(self, address: int, mnemonic: str, operands: str) -> bool:
         """FP, divide and SEV instructions, which the machine watches; True for those."""
@@ -803,7 +798,7 @@ def _costed_row(insn, cost, memo: bool = True) -> tuple[list, bool, bool, bool]:
 def _plain_disassemble(code: bytes, start: int, end: int) -> dict:
     """Capstone detail instructions of code[: end - start] at `start` by address (the reference
     path: no memo)."""
-    return {insn.address: insn for insn in decodable_runs(_capstone_detail.disasm, code, start, end)}
+    return {insn.address: insn for insn in decodable_runs(thumb(True).disasm, code, start, end)}
 
 
 def _is_memory(insn) -> bool:

@@ -21,16 +21,9 @@ import ctypes
 import re
 import threading
 
-import capstone
-from capstone import CS_ARCH_ARM, CS_ERR_OK, CS_MODE_MCLASS, CS_MODE_THUMB, Cs
-from capstone.arm import ARM_OP_IMM, ARM_OP_MEM, ARM_OP_REG
-
 from .cortex_m4 import base_mnemonic
 from .cortex_m7 import MODIFIED_IMMEDIATE
-
-_lite = Cs(CS_ARCH_ARM, CS_MODE_THUMB | CS_MODE_MCLASS)
-_detail = Cs(CS_ARCH_ARM, CS_MODE_THUMB | CS_MODE_MCLASS)
-_detail.detail = True
+from .lazy_capstone import arm, capstone, thumb
 
 MAX_KNOWN = 1 << 16  # distinct encodings kept (code running away through data must not grow this without end)
 UNDECODABLE, PLAIN, IT, NO_IT_SLOT = -1, 0, 1, 2  # an encoding's kind, for the decoder's IT tracking (decoder._walk)
@@ -111,9 +104,9 @@ class Instruction:
         """All the timing models and the decoder's static row read of an instruction (not its
         address, bytes, branch target or load offset): equal keys are analysed alike."""
         keep_immediate = self.size == 4 and base_mnemonic(self) in MODIFIED_IMMEDIATE  # a shifted constant?
-        operands = tuple((op.type, op.reg if op.type == ARM_OP_REG else None,
-                          (op.mem.base, op.mem.index) if op.type == ARM_OP_MEM else None, op.shift.type,
-                          op.shift.value, op.imm if keep_immediate and op.type == ARM_OP_IMM else None)
+        operands = tuple((op.type, op.reg if op.type == arm.ARM_OP_REG else None,
+                          (op.mem.base, op.mem.index) if op.type == arm.ARM_OP_MEM else None, op.shift.type,
+                          op.shift.value, op.imm if keep_immediate and op.type == arm.ARM_OP_IMM else None)
                          for op in self.operands)
         access = None if self._access is None else (tuple(self._access[0]), tuple(self._access[1]))
         return (self.size, self.mnemonic, IMMEDIATE.sub("#", self.op_str), self.cc, self.update_flags,
@@ -142,7 +135,7 @@ class Instruction:
     def reg_name(register: int) -> str:
         name = _register_names.get(register)
         if name is None:
-            name = _register_names[register] = _detail.reg_name(register)
+            name = _register_names[register] = thumb(True).reg_name(register)
         return name
 
     def __repr__(self) -> str:
@@ -222,8 +215,8 @@ def _regs_access(raw):
         out = ((ctypes.c_uint16 * 64)(), ctypes.c_uint8(), (ctypes.c_uint16 * 64)(), ctypes.c_uint8())
         buffers = _per_thread.access = (out, tuple(map(ctypes.byref, out)))
     (read, read_count, write, write_count), refs = buffers
-    status = capstone._cs.cs_regs_access(_detail.csh, raw, *refs)
-    if status != CS_ERR_OK:
+    status = capstone._cs.cs_regs_access(thumb(True).csh, raw, *refs)
+    if status != capstone.CS_ERR_OK:
         return None
     return tuple(read[: read_count.value]), tuple(write[: write_count.value])
 
@@ -232,7 +225,7 @@ def _detail_disasm(code: bytes, address: int, count: int = 0):
     """Capstone.disasm with detail, as Instructions (capstone's own CsInsn copies every
     structure into Python first, which is most of its cost)."""
     insns = ctypes.POINTER(capstone._cs_insn)()
-    found = capstone._cs.cs_disasm(_detail.csh, code, len(code), address, count, ctypes.byref(insns))
+    found = capstone._cs.cs_disasm(thumb(True).csh, code, len(code), address, count, ctypes.byref(insns))
     try:
         return [_remember(insns[i]) for i in range(found)]
     finally:
@@ -249,7 +242,7 @@ def lite_runs(code: bytes, start: int, end: int):
     stop = end - start + 2
     while start + offset < end and offset + 2 <= len(code):
         last = None
-        for item in _lite.disasm_lite(code[offset: stop], start + offset):
+        for item in thumb().disasm_lite(code[offset: stop], start + offset):
             if item[0] >= end:
                 break
             yield item
@@ -273,7 +266,7 @@ def disassemble(code: bytes, start: int, end: int) -> dict[int, Instruction]:
 def disassemble_run(code: bytes, start: int) -> list[Instruction]:
     """What capstone's detail disassembly of `code` at `start` gives (up to the first encoding it
     does not know), made of known encodings where it can be."""
-    items = list(_lite.disasm_lite(code, start))
+    items = list(thumb().disasm_lite(code, start))
     found = instructions_of(items, code, start, start + len(code))
     return [found[item[0]] for item in items if item[0] in found]
 
@@ -388,7 +381,7 @@ def takes_it_slot(code: bytes) -> bool:
     if the encoding took no slot."""
     found = _takes_it_slot.get(code)
     if found is None:
-        items = list(_lite.disasm_lite(b"\x08\xbf" + code + b"\x00\xbf", 0))
+        items = list(thumb().disasm_lite(b"\x08\xbf" + code + b"\x00\xbf", 0))
         found = not (len(items) == 3 and items[2][2] != "nop")
         if len(_takes_it_slot) >= MAX_KNOWN:
             _takes_it_slot.clear()
@@ -398,7 +391,7 @@ def takes_it_slot(code: bytes) -> bool:
 
 def disassemble_one(code: bytes, address: int) -> Instruction | None:
     """The first instruction of `code` at `address`, decoded on its own (no IT context), or None."""
-    item = next(_lite.disasm_lite(code, address, 1), None)
+    item = next(thumb().disasm_lite(code, address, 1), None)
     if item is None:
         return None
     insn = known(code[: item[1]], address, item[2], item[3])

@@ -18,13 +18,13 @@ from bisect import bisect_left
 from pathlib import Path
 
 import numpy as np
-from capstone import arm as cs_arm
 
 from ..machine.native import m4_rows as R
 from .cortex_m4 import (FP_REGISTER, base_mnemonic, fp_named, is_load, is_load_store, is_memory, makes_fp_result,
                         pipelines_after_load)
 from .growing import with_room
 from .instruction import IT, NO_IT_SLOT, PLAIN, UNDECODABLE, detail_of, lite_runs, takes_it_slot
+from .lazy_capstone import arm as cs_arm
 from .literal_loads import LITERAL_LOADS, literal_read
 from .pattern_store import EMPTY, MAX_PATTERNS, Patterns, read_patterns, write_patterns
 from .register_pattern import RENAMEABLE, register_pattern

@@ -23,7 +23,6 @@ from bisect import bisect_left
 from pathlib import Path
 
 import numpy as np
-from capstone import arm as cs_arm
 
 from ..machine.native import STATIC_CYCLES_MASK, STATIC_SHIFT, STATIC_TAKEN
 from ..machine.native import m7_rows as R
@@ -34,6 +33,7 @@ from . import m7_table
 from .cortex_m7 import _REGISTER_NAMES, MODIFIED_IMMEDIATE, is_rotated, register_number
 from .growing import with_room
 from .instruction import IT, NO_IT_SLOT, OFFSET, PLAIN, UNDECODABLE, detail_of, lite_runs, takes_it_slot
+from .lazy_capstone import arm as cs_arm
 from .literal_loads import LITERAL_LOADS, literal_read
 from .m7_patterns import EMPTY, First, Patterns, read_patterns, write_patterns
 from .pattern_store import MAX_PATTERNS

@@ -1,0 +1,46 @@
+"""capstone is imported when something is first disassembled (timing/lazy_capstone.py), not when
+mcusim is: the commands that run no firmware and a run whose code the decode store holds never
+pay for its import, and what they compute does not change."""
+import json
+import os
+import subprocess
+import sys
+
+from mcusim.timing import lazy_capstone
+
+RUN = """
+import json, sys
+import mcusim.cli
+result = mcusim.run(sys.argv[1], sys.argv[2])
+print(json.dumps([result.exit_code, result.cycles, result.instructions, result.stdout, "capstone" in sys.modules]))
+"""
+
+
+def _python(*arguments, environment=None):
+    done = subprocess.run([sys.executable, *arguments], capture_output=True, text=True, timeout=600,
+                          env={**os.environ, **(environment or {})})
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def test_importing_the_command_line_and_the_api_does_not_import_capstone():
+    assert _python("-c", "import json, sys, mcusim, mcusim.api, mcusim.cli; print(json.dumps('capstone' in sys.modules))") \
+        is False
+
+
+def test_a_run_whose_code_the_decode_store_holds_disassembles_nothing_and_computes_the_same(firmware_build, tmp_path):
+    elf = str(firmware_build / "mps2-an386" / "coremark-like.elf")
+    store = {"MCUSIM_DECODE_CACHE": str(tmp_path)}
+    first = _python("-c", RUN, elf, "mps2-an386", environment=store)  # decodes the image: capstone reads it
+    second = _python("-c", RUN, elf, "mps2-an386", environment=store)
+    assert first[-1] and not second[-1]
+    assert first[0] == 0 and second[:-1] == first[:-1]
+
+
+def test_the_stand_in_module_imports_on_first_read_and_keeps_what_it_read():
+    stand_in = lazy_capstone._Module("json")
+    assert stand_in.dumps is json.dumps
+    assert "dumps" in vars(stand_in)  # (kept: the next read is a plain attribute)
+    first, again = lazy_capstone.thumb(True), lazy_capstone.thumb(True)
+    assert first is again and first.detail and not lazy_capstone.thumb().detail
+    assert lazy_capstone.disassembler(detail=True) is not first
