@@ -41,8 +41,10 @@ class MemoryMap:
         for region in board.memory:
             storage = board.storage_region(region)
             if storage.name not in self.buffers:
-                fill = 0xFF if storage.kind == "flash" else 0x00  # erased flash reads as 0xFF
-                self.buffers[storage.name] = np.full(storage.size_bytes, fill, np.uint8)
+                # erased flash reads as 0xFF; RAM's zeros come from the OS page by page as the firmware
+                # first touches them (the MPS2 boards' 24 MB were written whole at every start)
+                self.buffers[storage.name] = np.full(storage.size_bytes, 0xFF, np.uint8) if storage.kind == "flash" \
+                    else np.zeros(storage.size_bytes, np.uint8)
             perms = UC_PROT_READ | UC_PROT_EXEC if storage.kind == "flash" else UC_PROT_ALL
             at = 0
             for start, end in data_runs.get(storage.name, []):
