@@ -1,11 +1,18 @@
 """Load boards/ and cores/ TOML files, resolving `extends` (a board file on top of its SoC file)."""
 from __future__ import annotations
 
+import functools
+import hashlib
+import json
 import tomllib
 from dataclasses import replace
 from pathlib import Path
 
+from ..files import open_regular, user_cache_dir, write_whole
 from .specs import BoardSpec, CacheSpec, CoreSpec, FlashTimingSpec, MemoryRegion, PeripheralSpec
+
+KIND_FOLDERS = ("boards", "cores", "powermodels")
+PARSED = "parsed-toml"  # the folder of the user's cache where the bundled files' parses are kept
 
 
 class ConfigError(ValueError):
@@ -21,6 +28,50 @@ def data_dir(kind: str) -> Path:
     if source_tree.is_dir():
         return source_tree
     raise ConfigError(f"cannot find the {kind}/ data folder (looked in {packaged} and {source_tree})")
+
+
+def parse_toml(text: str, path: Path | None = None) -> dict:
+    """tomllib.loads(text) (raising what it raises). For a bundled data file `path` (boards/,
+    cores/, powermodels/) the parse is kept as JSON in the user's cache under the text's digest
+    and read from there by the next process: tomllib, pure Python, parsing the board, its SoC,
+    the core and the power model was a visible share of every start (docs/performance.md,
+    "Twenty-eighth pass"), and JSON reads the same dictionaries many times faster."""
+    folder = user_cache_dir() if path is not None and _bundled(path) else None
+    if folder is None:
+        return tomllib.loads(text)
+    kept = folder / PARSED / f"{hashlib.sha256(text.encode()).hexdigest()[:32]}.json"
+    try:
+        with open_regular(kept) as file:
+            data = json.loads(file.read())
+        if isinstance(data, dict):
+            return data
+    except (OSError, ValueError):  # (none yet, or damaged: parsed again and kept again)
+        pass
+    data = tomllib.loads(text)
+    try:
+        encoded = json.dumps(data).encode()
+    except (TypeError, ValueError):  # (a date or a time: not JSON; parsed every time)
+        return data
+    write_whole(kept, lambda out: out.write(encoded))
+    return data
+
+
+def _bundled(path: Path) -> bool:
+    """Whether `path` is one of mcusim's own data files (boards/soc/ included): only theirs are
+    kept, so the kept parses grow with mcusim's versions, not with a user's edits."""
+    folder = path.resolve().parent
+    return bool({folder, folder.parent} & _data_folders())
+
+
+@functools.cache
+def _data_folders() -> frozenset[Path]:
+    folders = set()
+    for kind in KIND_FOLDERS:
+        try:
+            folders.add(data_dir(kind).resolve())
+        except ConfigError:
+            pass
+    return frozenset(folders)
 
 
 def _merge(base: dict, top: dict) -> dict:
@@ -45,7 +96,7 @@ def _read(path: Path, seen: tuple[Path, ...] = ()) -> dict:
     if path in seen:
         raise ConfigError(f"{path}: `extends` cycle")
     try:
-        data = tomllib.loads(path.read_text())
+        data = parse_toml(path.read_text(), path)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: {exc}") from exc
     parent = (data.get("board") or data.get("soc") or {}).get("extends")
@@ -63,7 +114,7 @@ def board_names() -> list[str]:
     """Names of the boards (files with a [board] table) in boards/."""
     names = []
     for path in sorted(data_dir("boards").glob("*.toml")):
-        if "board" in tomllib.loads(path.read_text()):
+        if "board" in parse_toml(path.read_text(), path):
             names.append(path.stem)
     return names
 
@@ -71,7 +122,7 @@ def board_names() -> list[str]:
 def core_timing_table(core: CoreSpec) -> dict[str, int]:
     """The core's timing table ([timing.<model>] of its TOML), e.g. cycles per instruction class."""
     path = data_dir("cores") / f"{core.name}.toml"
-    data = tomllib.loads(path.read_text())
+    data = parse_toml(path.read_text(), path)
     model = data["timing"].get("model", "")
     return {k: int(v) for k, v in data["timing"].get(model.replace("-", "_"), {}).items()}
 
@@ -80,7 +131,7 @@ def load_core(name: str) -> CoreSpec:
     path = data_dir("cores") / f"{name}.toml"
     if not path.is_file():
         raise ConfigError(f"unknown core '{name}' (no {path})")
-    data = tomllib.loads(path.read_text())
+    data = parse_toml(path.read_text(), path)
     try:
         core, timing, exc = data["core"], data["timing"], data["exceptions"]
         return CoreSpec(

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..config import ConfigError
-from ..config.loader import data_dir
+from ..config.loader import data_dir, parse_toml
 from ..files import NotRegular, open_regular
 
 STATES = ("run", "sleep", "stop", "off")
@@ -86,7 +86,7 @@ def load_power_model(board: str, path: str | Path | None = None) -> PowerModel:
     path = Path(path) if path else data_dir("powermodels") / f"{board}.toml"
     try:
         with open_regular(path) as f:
-            data = tomllib.loads(f.read().decode("utf-8"))
+            data = parse_toml(f.read().decode("utf-8"), path)
     except FileNotFoundError:
         raise ConfigError(f"no power model for {board} ({path} does not exist)") from None
     except NotRegular as exc:

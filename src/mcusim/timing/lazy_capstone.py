@@ -1,12 +1,12 @@
 """capstone, imported when something is first disassembled rather than when mcusim is imported.
 
-Importing capstone takes 34 to 43 ms (its package imports every architecture it supports:
-docs/performance.md, "Twenty-eighth pass"), and much of what mcusim does disassembles nothing:
-the commands that run no firmware, and a run up to its first instruction when the decode store
-holds the image (issue 15's warm start, 0.5 s), or the whole of a run that has no MMIO access
-whose instruction must be found (machine/access_locator.py). `capstone` and `arm` stand for the
-modules and import capstone at their first attribute read; `disassembler()` makes a Cortex-M
-Thumb disassembler, and `thumb()` is the decoder's shared one, made on first use."""
+Importing capstone is one of the dearest imports of a start (its package imports every
+architecture it supports: docs/performance.md, "Twenty-eighth pass"), and much of what mcusim
+does disassembles nothing: the commands that run no firmware, a run up to its first instruction
+when the decode store holds the image (issue 15's warm start, 0.5 s), and the whole of such a
+run when no MMIO access needs its instruction found (machine/access_locator.py). `capstone` and
+`arm` stand for the modules and import capstone at their first attribute read; `disassembler()`
+makes a Cortex-M Thumb disassembler, and `thumb()` is the decoder's shared one, made on first use."""
 from __future__ import annotations
 
 import functools
