@@ -308,6 +308,15 @@ class Decoder:
             address = base + 2 * b
         return dirty
 
+    def _write_fresh(self, start: int, end: int, code: bytes, rows: np.ndarray,
+                     instructions: int | None = None) -> np.ndarray:
+        """Write the rows a fresh decode of [start, end) made (none: nothing), snapshot the bytes
+        decoded where they lie in writable memory (_snapshot), and give the rows back
+        (_decode_fresh's first result)."""
+        dirty = self._write_rows(start, rows, instructions) if len(rows) else set()
+        self._snapshot(dirty, start, code[: end - start])
+        return rows
+
     def _snapshot(self, dirty: set[int], start: int, code: bytes) -> None:
         for index in dirty:
             if self.is_writable(self.state.windows[index][0]):
@@ -382,10 +391,8 @@ class Decoder:
             for (_, row), (cycles, interlock, lost) in zip(run, adjustments):
                 row[F_START_ADJUST] = cycles
                 row[F_START_FLAGS] = interlock | 1 << 6 | (lost + 8) << 7
-        rows = np.array(rows, np.int64).reshape(-1, FIELDS)
-        dirty = self._write_rows(start, rows, instructions) if len(rows) else set()
-        self._snapshot(dirty, start, code[: end - start])
-        return rows, address, specials
+        return self._write_fresh(start, end, code, np.array(rows, np.int64).reshape(-1, FIELDS), instructions), \
+            address, specials
 
     def _decode_m4(self, start: int, end: int, code: bytes, previous) -> tuple[np.ndarray, int, list] | None:
         """_decode_fresh for the Cortex-M4 model, whose rows depend on each instruction's encoding
@@ -406,9 +413,7 @@ class Decoder:
             return _NO_ROWS, stop, specials
         table = np.zeros(((stop - start) >> 1, FIELDS), np.int64)
         m4_rows(descriptors.table, np.array(rows, np.int64), before, descriptors.constants, table)
-        dirty = self._write_rows(start, table, len(rows))
-        self._snapshot(dirty, start, code[: end - start])
-        return table, stop, specials
+        return self._write_fresh(start, end, code, table, len(rows)), stop, specials
 
     def _row_before(self, descriptors, previous) -> int:
         """The Cortex-M4 descriptor row of `previous` (an Instruction, a _Before or None: -1):
@@ -558,9 +563,7 @@ class Decoder:
         last = next((offsets[at] for at in range(len(rows) - 1, -1, -1) if rows[at] >= 0), None)  # (not UNDECODABLE_*)
         if last is not None:
             timing.take_pipeline(pipeline, start + last)
-        dirty = self._write_rows(start, table, len(rows))
-        self._snapshot(dirty, start, code[: end - start])
-        return table, stop, specials
+        return self._write_fresh(start, end, code, table, len(rows)), stop, specials
 
     def _decode_untimed(self, start: int, end: int, code: bytes) -> tuple[np.ndarray, int, list]:
         """_decode_fresh without a timing model: a fixed cost, and capstone for the classes."""
@@ -593,10 +596,7 @@ class Decoder:
             if length == 4:
                 rows.append(_CONTINUATION)
             address += length
-        rows = np.array(rows, np.int64).reshape(-1, FIELDS)
-        dirty = self._write_rows(start, rows) if len(rows) else set()
-        self._snapshot(dirty, start, code[: end - start])
-        return rows, address, specials
+        return self._write_fresh(start, end, code, np.array(rows, np.int64).reshape(-1, FIELDS)), address, specials
 
     def start_prefix(self, block: int, pc: int) -> tuple[int, int, int]:
         """Of a dual-issue core's block-start correction at `block`, the part that belongs to the
