@@ -873,8 +873,8 @@ def is_rotated(immediate: int) -> bool:
     """Whether a modified immediate is a rotated 8-bit value (not an 8-bit value, 0x00XY00XY,
     0xXY00XY00 or 0xXYXYXYXY): a shifted constant, which takes the early shifter."""
     value = immediate & 0xFFFFFFFF
-    low = value & 0xFF
-    return not (value <= 0xFF or value in (low * 0x00010001, low * 0x01000100, low * 0x01010101))
+    byte = value & 0xFF or value >> 8 & 0xFF  # (XY: the low byte, or the next one in 0xXY00XY00)
+    return not (value <= 0xFF or value in (byte * 0x00010001, byte * 0x01000100, byte * 0x01010101))
 
 
 _REGISTER_NUMBERS: dict[str, int] = {}  # register name -> its number in native code (this process)

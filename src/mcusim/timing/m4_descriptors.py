@@ -23,6 +23,7 @@ from ..machine.native import m4_rows as R
 from .cortex_m4 import (FP_REGISTER, base_mnemonic, fp_named, is_load, is_load_store, is_memory, makes_fp_result,
                         pipelines_after_load)
 from .growing import with_room
+from .immediate_forms import FormIndex
 from .instruction import IT, NO_IT_SLOT, PLAIN, UNDECODABLE, detail_of, lite_runs, takes_it_slot
 from .lazy_capstone import arm as cs_arm
 from .literal_loads import LITERAL_LOADS, literal_read
@@ -83,6 +84,7 @@ class Descriptors:
         self._short: tuple | None = None  # thumb16_table's (index, rows, kind of each row), once read
         self._short_read = True
         self._wide: tuple | None = None  # thumb32_table's (encodings, their rows' places, rows), once read
+        self._wide_forms: FormIndex | None = None  # its encodings by immediate-free form, once needed
         self._wide_read = True
         self._wide_met: set[bytes] = set()  # 32-bit encodings described outside an IT block (describe_wide)
         self._clear()
@@ -93,7 +95,7 @@ class Descriptors:
         if path != self.file:
             self.file, self._stored = path, EMPTY if path is None else None
             self._short, self._short_read, self._short_base = None, path is None, None
-            self._wide, self._wide_read, self._wide_base = None, path is None, None
+            self._wide, self._wide_read, self._wide_base, self._wide_forms = None, path is None, None, None
 
     def save_patterns(self) -> None:
         """Write the patterns described since the file was last written (the end of a run)."""
@@ -181,8 +183,9 @@ class Descriptors:
 
     def add_wide(self, key: tuple) -> tuple | None:
         """The entry of 32-bit encoding `key` outside an IT block from the file's table of those
-        `mcusim prepare` met (thumb32_table), or None if it has none. The table's rows go into this
-        table, one block, the first time one is used after _clear."""
+        `mcusim prepare` met (thumb32_table), found by its bytes or else by its immediate-free
+        form (immediate_forms), or None if it has none. The table's rows go into this table, one
+        block, the first time one is used after _clear."""
         if not self._wide_read:
             self._wide_read = True
             self._wide = thumb32_table.read_table(thumb32_table.table_file(self.file), CORE_NAMES)
@@ -191,9 +194,16 @@ class Descriptors:
         keys, places, rows = self._wide
         number = int.from_bytes(key[0], "little")
         at = bisect_left(keys, number)
-        if at == len(keys) or keys[at] != number:
+        if at < len(keys) and keys[at] == number:
+            place = places[at]
+        elif len(key[0]) == 4:
+            if self._wide_forms is None:
+                self._wide_forms = FormIndex(keys, places)
+            place = self._wide_forms.place(number)
+            if place < 0:
+                return None
+        else:
             return None
-        place = places[at]
         if self._wide_base is None:
             self._wide_base = self._append(len(rows))
             self.table[self._wide_base: self.count] = rows

@@ -32,6 +32,7 @@ from .cortex_m4 import REFILL_ALWAYS, REFILL_IF_TAKEN, base_mnemonic
 from . import m7_table
 from .cortex_m7 import _REGISTER_NAMES, MODIFIED_IMMEDIATE, is_rotated, register_number
 from .growing import with_room
+from .immediate_forms import FormIndex
 from .instruction import IT, NO_IT_SLOT, OFFSET, PLAIN, UNDECODABLE, detail_of, lite_runs, takes_it_slot
 from .lazy_capstone import arm as cs_arm
 from .literal_loads import LITERAL_LOADS, literal_read
@@ -60,6 +61,7 @@ class Descriptors:
         self._stored: Patterns | None = EMPTY  # its patterns, once read (None: not yet)
         self._learned = False  # patterns described since the file was written
         self._met_table = None  # m7_table's table, once read (False: none)
+        self._table_forms: FormIndex | None = None  # its encodings by immediate-free form, once needed
         self._table_ident: int | None = None  # the ident of m7_table's first encoded row, once made (outlives _clear)
         self._clear()
 
@@ -68,6 +70,7 @@ class Descriptors:
         by save_patterns; the table of encodings met (m7_table) is beside it."""
         if path != self.file:
             self.file, self._stored, self._met_table = path, EMPTY if path is None else None, None
+            self._table_forms = None
             self._table_ident = self._table_base = None  # (another table's)
 
     def save_patterns(self) -> None:
@@ -121,7 +124,8 @@ class Descriptors:
 
     def add_wide(self, key: tuple) -> tuple | None:
         """The entry of encoding `key` outside an IT block from the table of the encodings `mcusim
-        prepare` met (m7_table), or None if it has none. The table's encoded rows get idents of
+        prepare` met (m7_table), found by its bytes or else (32-bit) by its immediate-free form
+        (immediate_forms), or None if it has none. The table's encoded rows get idents of
         the timing model when one is first used, and its (descriptor, encoded row) pairs rows here,
         one block, the first time one is used after _clear."""
         if self._met_table is None:  # (read once: False where there is none)
@@ -132,7 +136,15 @@ class Descriptors:
         keys, pair_of, pairs, descriptors, encoded = self._met_table
         number = int.from_bytes(key[0], "little")
         at = bisect_left(keys, number)
-        if at == len(keys) or keys[at] != number:
+        if at < len(keys) and keys[at] == number:
+            pair = pair_of[at]
+        elif len(key[0]) == 4:
+            if self._table_forms is None:
+                self._table_forms = FormIndex(keys, pair_of)
+            pair = self._table_forms.place(number)
+            if pair < 0:
+                return None
+        else:
             return None
         if self._table_base is None:
             if self._table_ident is None:
@@ -142,7 +154,7 @@ class Descriptors:
             block = self.table[self._table_base: self.count]
             block[:] = descriptors[pairs[:, 0]]
             block[:, R.D_IDENT] = self._table_ident + pairs[:, 1]
-        row = self._table_base + pair_of[at]
+        row = self._table_base + pair
         literal = literal_read(key[0])  # (the table keeps an encoding only where this is its own)
         entry = self.by_key[key] = (self._own_row(row, literal, False) if literal else row, PLAIN, None)
         return entry
