@@ -33,6 +33,9 @@ FORMS = (
     (0xD000_F800, 0x9000_F000, 0x2FFF_07FF),  # B.W (T4)
     # B<c>.W (T3), one form per condition (1110 and 1111 are other encodings): S, imm6, J1, J2, imm11
     *((0xD000_FBC0, 0x8000_F000 | condition << 6, 0x2FFF_043F) for condition in range(14)),
+    (0x0000_FFFF, 0x0000_F85F, 0x0FFF_0000),  # LDR.W (literal, T2), U = 0: imm12
+    (0x0000_FFFF, 0x0000_F8DF, 0x0FFF_0000),  # ... U = 1
+    (0xFFFF_F800, 0x0000_4800, 0x0000_00FF),  # LDR (literal, T1), 16-bit: imm8
 )
 MODIFIED = FORMS[0]  # the form whose constant may be rotated
 ROTATED = 0x4000_0000  # i:imm3 = 0b0100 (a rotated constant) in a form with the immediate left out
@@ -40,8 +43,8 @@ SELF_BRANCH = 0xBFFE_F7FF  # B.W to itself: left out
 
 
 def immediate_free(number: int) -> int:
-    """The immediate-free form of the 32-bit encoding `number` (its bytes as a little-endian
-    number), or -1 where it has none."""
+    """The immediate-free form of the encoding `number` (its bytes as a little-endian number),
+    or -1 where it has none."""
     for mask, value, immediate in FORMS:  # (no two forms share an encoding)
         if number & mask == value:
             if number == SELF_BRANCH:
@@ -88,9 +91,10 @@ class FormIndex:
         self.forms = forms[alike].tolist()
         self.places = places[first][alike].tolist()
 
-    def place(self, number: int) -> int:
-        """The place of encoding `number`'s form, or -1 (no form, or none the table holds alike)."""
-        free = immediate_free(number)
+    def place(self, code: bytes) -> int:
+        """The place of encoding `code`'s form, or -1 (no form, or none the table holds alike, or
+        not a whole 16- or 32-bit encoding)."""
+        free = immediate_free(int.from_bytes(code, "little")) if len(code) in (2, 4) else -1
         if free < 0:
             return -1
         at = bisect_left(self.forms, free)

@@ -178,7 +178,7 @@ class Descriptors:
         if self._short_base is None:
             self._short_base = self._append(len(rows))
             self.table[self._short_base: self.count] = rows
-        entry = self.by_key[key] = (self._short_base + place, kinds[place], None)
+        entry = self.by_key[key] = (self._with_literal(self._short_base + place, key[0]), kinds[place], None)
         return entry
 
     def add_wide(self, key: tuple) -> tuple | None:
@@ -196,19 +196,30 @@ class Descriptors:
         at = bisect_left(keys, number)
         if at < len(keys) and keys[at] == number:
             place = places[at]
-        elif len(key[0]) == 4:
+        else:
             if self._wide_forms is None:
                 self._wide_forms = FormIndex(keys, places)
-            place = self._wide_forms.place(number)
+            place = self._wide_forms.place(key[0])
             if place < 0:
                 return None
-        else:
-            return None
         if self._wide_base is None:
             self._wide_base = self._append(len(rows))
             self.table[self._wide_base: self.count] = rows
-        entry = self.by_key[key] = (self._wide_base + place, PLAIN, None)
+        entry = self.by_key[key] = (self._with_literal(self._wide_base + place, key[0]), PLAIN, None)
         return entry
+
+    def _with_literal(self, row: int, code: bytes) -> int:
+        """`row`, an encoding table's row of encoding `code`, or a row of its own with the literal
+        read `code` makes (the tables leave it to the decoder: _table_row)."""
+        literal = literal_read(code)
+        return self._own_row(row, literal, 0) if literal else row
+
+    def _own_row(self, row: int, literal: int, self_loop: int) -> int:
+        """A row of its own: `row`'s with this literal read and branch to itself."""
+        own = self._append()
+        self.table[own] = self.table[row]
+        self.table[own, R.D_LITERAL], self.table[own, R.D_SELF_LOOP] = literal, self_loop
+        return own
 
     def describe_short(self) -> tuple[np.ndarray, np.ndarray]:
         """thumb16_table's table: every 16-bit encoding described outside an IT block as the decoder
@@ -217,9 +228,11 @@ class Descriptors:
         fresh = self._fresh()
         places = np.full(HALFWORDS, -1, np.int64)
         for halfword in range(HALFWORDS):
-            row, kind, watched = fresh._add_alone(halfword.to_bytes(2, "little"))
+            code = halfword.to_bytes(2, "little")
+            row, kind, watched = fresh._add_alone(code)
             if watched is None and kind == (UNDECODABLE if fresh.table[row, R.D_DECODABLE] == 0 else
-                                            IT if fresh.table[row, R.D_IT] == 1 else PLAIN):
+                                            IT if fresh.table[row, R.D_IT] == 1 else PLAIN) \
+                    and fresh._literal_left(row, code):
                 places[halfword] = row
         used = places >= 0
         index = np.full(HALFWORDS, -1, np.int32)
@@ -242,7 +255,8 @@ class Descriptors:
                 row, kind, watched = fresh._add_alone(code)
             except TooManyRegisters:
                 continue
-            if watched is None and kind == PLAIN and fresh.table[row, R.D_DECODABLE] == 1:
+            if watched is None and kind == PLAIN and fresh.table[row, R.D_DECODABLE] == 1 \
+                    and fresh._literal_left(row, code):
                 keys.append(int.from_bytes(code, "little"))
                 places.append(row)
         index, distinct = _distinct(fresh.table[places].reshape(-1, R.DESCRIPTOR), 4)
@@ -250,6 +264,16 @@ class Descriptors:
         keys = np.array(keys, np.int64)[kept]
         order = np.argsort(keys)
         return keys[order], index[kept][order], distinct
+
+    def _literal_left(self, row: int, code: bytes) -> bool:
+        """Whether `row`, encoding `code`'s here, may go into an encoding table as far as its
+        literal read goes: the read literal_read finds in `code` (none, or the one it has), which
+        add_short and add_wide make again (_with_literal); it is then taken out of the row
+        (a literal load's row is its own: _entry)."""
+        if self.table[row, R.D_LITERAL] != literal_read(code):
+            return False
+        self.table[row, R.D_LITERAL] = 0
+        return True
 
     def _add_alone(self, code: bytes) -> tuple:
         """add_new's entry of encoding `code` outside an IT block, read by capstone alone at
@@ -310,10 +334,7 @@ class Descriptors:
         literal = literal_read(key[0]) if literal else 0
         self_loop = mnemonic in ("b", "b.w") and op_str == f"#{address:#x}"
         if literal or self_loop:
-            own = self._append()
-            self.table[own] = self.table[row]
-            self.table[own, R.D_LITERAL], self.table[own, R.D_SELF_LOOP] = literal, int(self_loop)
-            row = own
+            row = self._own_row(row, literal, int(self_loop))
         kind = IT if mnemonic.startswith("it") else NO_IT_SLOT if key[1] is not None and not takes_it_slot(key[0]) \
             else PLAIN
         entry = self.by_key[key] = (row, kind, (mnemonic, op_str) if watched else None)

@@ -124,7 +124,7 @@ class Descriptors:
 
     def add_wide(self, key: tuple) -> tuple | None:
         """The entry of encoding `key` outside an IT block from the table of the encodings `mcusim
-        prepare` met (m7_table), found by its bytes or else (32-bit) by its immediate-free form
+        prepare` met (m7_table), found by its bytes or else by its immediate-free form
         (immediate_forms), or None if it has none. The table's encoded rows get idents of
         the timing model when one is first used, and its (descriptor, encoded row) pairs rows here,
         one block, the first time one is used after _clear."""
@@ -138,14 +138,12 @@ class Descriptors:
         at = bisect_left(keys, number)
         if at < len(keys) and keys[at] == number:
             pair = pair_of[at]
-        elif len(key[0]) == 4:
+        else:
             if self._table_forms is None:
                 self._table_forms = FormIndex(keys, pair_of)
-            pair = self._table_forms.place(number)
+            pair = self._table_forms.place(key[0])
             if pair < 0:
                 return None
-        else:
-            return None
         if self._table_base is None:
             if self._table_ident is None:
                 self._table_ident = self.timing.add_idents(len(encoded))

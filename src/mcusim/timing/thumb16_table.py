@@ -28,7 +28,7 @@ from ..files import open_regular, write_whole
 from ..machine.native import KIND, KIND_START
 from ..machine.native import m4_rows as R
 
-VERSION = 1
+VERSION = 2  # (2: literal loads kept, their read left to the decoder)
 FILE_NAME = "m4-thumb16.bin"  # beside pattern_store's file (the decode store's own files are <image>.rows)
 HALFWORDS = 0xE800  # a halfword below it is a whole 16-bit instruction (instruction.thumb_length)
 MAGIC = b"mcusim16"
