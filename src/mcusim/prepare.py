@@ -3,8 +3,9 @@ described, ahead of the first run.
 
 numba compiles the hooks the first time a run needs them: 8 to 18 s before the first instruction of
 the first run after an install (docs/performance.md). This does it once, ahead of time
-(scripts/setup.sh runs it): every block hook variant and every other hook, then two bundled
-examples on every board with and without the captures (the decode store off, so that they decode
+(scripts/setup.sh runs it): every block hook variant and every other hook, the decoder's walk
+of the encoding tables (machine/native/table_walk.py), then two bundled examples on every board
+with and without the captures (the decode store off, so that they decode
 their code), so the functions Python calls are compiled for the arguments runs give them. Their
 machine code goes to the object store (machine/native/object_store.py), from which later runs load
 it without numba; a function nothing here used is compiled when a run first needs it, as before.
@@ -48,6 +49,7 @@ def prepare(say=print, learn: tuple = ()) -> int:
     from . import examples
     from .api import Simulator
     from .config import board_names
+    from .machine.native import table_walk
 
     steps = 0
     for name, hook in hooks():
@@ -55,6 +57,9 @@ def prepare(say=print, learn: tuple = ()) -> int:
         hook.address  # noqa: B018  (compiles, or loads, and keeps it in the store)
         say(f"{name}: {time.perf_counter() - started:.1f} s")
         steps += 1
+    started = time.perf_counter()
+    table_walk.compile_ahead()
+    say(f"the decoder's walk of the encoding tables: {time.perf_counter() - started:.1f} s")
     with _decode_store_off():
         for board, example in itertools.product(board_names(), EXAMPLES):
             try:

@@ -15,7 +15,7 @@ from mcusim.timing.literal_loads import literal_read
 from mcusim.timing.m7_table import FILE_NAME, read_arrays, read_table, table_arrays, write_arrays
 from test_m4_native_rows import BASE, decoders, rows
 from test_register_pattern import _code
-from test_thumb16_table import damage_bytes
+from test_thumb16_table import count_walked, damage_bytes
 
 SEED = 11  # the code the table is made from, and decoded again with it
 
@@ -24,11 +24,13 @@ def decode(code: bytes, folder, monkeypatch) -> tuple[int, object]:
     """Decode `code` in ranges of 256 bytes (the schedule carried from one to the next) with the
     table in `folder` (no register patterns there) and with capstone's detail and the Python
     model alone: the same rows and the same instructions watched. Returns how many encodings
-    were found in the table, and the memoised decoder."""
+    were found in the table (or by the native walk of the encodings it holds), and the memoised
+    decoder."""
     found = []
     original = m7_descriptors.Descriptors.add_wide
     monkeypatch.setattr(m7_descriptors.Descriptors, "add_wide",
                         lambda self, key: found.append(original(self, key)) or found[-1])
+    count_walked(monkeypatch, found)
     fast, plain = decoders(code, "cortex-m7")
     fast._m7.use_file(folder / m7_patterns.FILE_NAME)
     for decoder in (fast, plain):

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from mcusim.machine.native import m4_rows as R
-from mcusim.timing import m4_descriptors, thumb16_table
+from mcusim.timing import decoder as decoder_module, m4_descriptors, thumb16_table
+from mcusim.machine.native.table_walk import UNRESOLVED
 from mcusim.timing.literal_loads import literal_read
 from mcusim.timing.thumb16_table import HALFWORDS, read_table, write_table
 from test_m4_native_rows import BASE, decoders, rows
@@ -49,11 +50,13 @@ def test_the_table_covers_the_16_bit_encodings_but_those_it_leaves_out(table):
 def decoded_alike(code: bytes, folder, method: str, monkeypatch) -> int:
     """Decode `code`, in ranges of 128 bytes, with the tables in `folder` (no patterns there) and
     with capstone's detail and the Python model alone: the same rows and the same instructions
-    watched. Returns how many encodings `method` (add_short, add_wide) found in a table."""
+    watched. Returns how many encodings `method` (add_short, add_wide) found in a table, or the
+    native walk of the encodings the tables hold (table_walk) found there (16- or 32-bit)."""
     found = []
     original = getattr(m4_descriptors.Descriptors, method)
     monkeypatch.setattr(m4_descriptors.Descriptors, method,
                         lambda self, *args: found.append(original(self, *args)) or found[-1])
+    count_walked(monkeypatch, found, 2 if method == "add_short" else 4)
     for at in range(0, len(code), 128):
         piece = code[at: at + 128]
         fast, plain = decoders(piece)
@@ -63,6 +66,19 @@ def decoded_alike(code: bytes, folder, method: str, monkeypatch) -> int:
         assert np.array_equal(rows(fast), rows(plain)), piece.hex()
         assert (fast.divides, fast.fp_instruction_addresses) == (plain.divides, plain.fp_instruction_addresses)
     return sum(entry is not None for entry in found)
+
+
+def count_walked(monkeypatch, found: list, size: int | None = None) -> None:
+    """Have the decoder's native walk (table_walk) add a True to `found` for each encoding (of
+    `size` bytes, or any) it found in the tables."""
+    walk = decoder_module.table_walk
+
+    def counted(code, tables, at, rows):
+        count = walk(code, tables, at, rows)
+        found.extend(True for row, offset in zip(*rows[:, :count]) if row != UNRESOLVED
+                     and (size is None or (4 if code[offset + 1] >= 0xE8 else 2) == size))
+        return count
+    monkeypatch.setattr(decoder_module, "table_walk", counted)
 
 
 def damage_bytes(path, damage: str, version: int) -> None:

@@ -15,6 +15,7 @@ from ..machine.native import (CALL_FLAG, F_CLASS_A, F_CLASS_B, F_CLASS_C, F_COUN
                               KIND_SELF_LOOP, KIND_START, LANE, SP_SELECT, resum_window)
 from ..machine.native.m4_rows import m4_rows
 from ..machine.native.m7_rows import m7_rows
+from ..machine.native.table_walk import UNRESOLVED, table_walk
 from ..machine.registers import UNICORN_REGISTERS
 from . import m4_descriptors, m7_descriptors, m7_patterns
 from .classes import packed, power_class
@@ -420,7 +421,7 @@ class Decoder:
         a _Before's is its encoding's entry outside an IT block if the run has one (the same
         descriptor capstone's detail would give), else it is disassembled."""
         if type(previous) is _Before:
-            entry = descriptors.by_key.get((previous.before[1], None)) if previous.before is not None else None
+            entry = descriptors.entry_alone(previous.before[1]) if previous.before is not None else None
             if entry is not None and entry[1] != UNDECODABLE:
                 return entry[0]
             previous = self._decoded_before(*previous)
@@ -444,34 +445,21 @@ class Decoder:
         pending = {}  # new encodings outside an IT block, but an IT -> [(place in rows, offset)]: described together
         items = []  # capstone's cheap text of an IT block's bytes, read when an encoding there is new
         places = {}  # address -> its place in items
-        context, it_left = None, 0  # (the IT's halfword, this instruction's position after it); left
         it_at = 0  # the IT's offset
-        offsets = []  # each row's instruction's offset
-        add_row, add_offset = rows.append, offsets.append
-        size = len(code)
-        limit = min(end - start, size - 1)  # (a halfword at least left)
-        offset = 0
-        while offset < limit:
-            halfword = code[offset] | code[offset + 1] << 8
-            length = 4 if halfword >= 0xE800 else 2  # (thumb_length)
-            if offset + length > size:
-                length = size - offset
-            if it_left:
-                it_left -= 1
-                context = (context[0], context[1] + 1)
-            else:
-                context = None
+
+        def find(place: int, offset: int, length: int, halfword: int, context) -> int | None:
+            """rows[place]: the entry of the instruction at `offset` (in an IT block: `context`);
+            its kind, or None where it cannot be described."""
+            nonlocal items, places
             key = (code[offset: offset + length], context)
             entry = known(key)
             if entry is None and context is None:
                 entry = add_short(key, halfword) if length == 2 else add_wide(key)
             if entry is None and context is None and (halfword >= 0xE800 if length == 4 else halfword >> 8 != 0xBF):
                 # (no IT, whose kind the IT tracking reads, nor the half of a 32-bit encoding cut short)
-                pending.setdefault(key, []).append((len(rows), offset))
-                add_row(-1)
-                add_offset(offset)
-                offset += length
-                continue
+                pending.setdefault(key, []).append((place, offset))
+                rows[place] = -1
+                return PLAIN
             if entry is None:
                 if start + offset not in places:
                     # capstone's reading of an IT block at most, from this encoding's IT on: no IT
@@ -489,6 +477,52 @@ class Decoder:
                 if entry is None:
                     return None
             row, kind, watched = entry
+            if watched is not None and self._note_special(start + offset, *watched):
+                specials.append((offset, *watched))
+            rows[place] = row
+            return kind
+
+        tables = descriptors.walk_tables()
+        if tables is not None:  # (the encodings the tables hold, found natively up to each IT)
+            code_array, found = np.frombuffer(bytearray(code), np.uint8), np.empty((2, len(code) // 2 + 1), np.int64)
+            at = np.zeros(3, np.int64)
+        context, it_left = None, 0  # (the IT's halfword, this instruction's position after it); left
+        offsets = []  # each row's instruction's offset
+        size = len(code)
+        limit = min(end - start, size - 1)  # (a halfword at least left)
+        offset = 0
+        while offset < limit:
+            if tables is not None and not it_left:
+                at[:2] = offset, limit
+                count = table_walk(code_array, tables, at, found)
+                if count:
+                    first = len(rows)
+                    rows += found[0, :count].tolist()
+                    offsets += found[1, :count].tolist()
+                    if at[2]:
+                        for place in range(first, first + count):
+                            if rows[place] == UNRESOLVED:
+                                where = offsets[place]
+                                halfword = code[where] | code[where + 1] << 8
+                                if find(place, where, 4 if halfword >= 0xE800 else 2, halfword, None) is None:
+                                    return None
+                    offset = int(at[0])
+                    if offset >= limit:
+                        break
+            halfword = code[offset] | code[offset + 1] << 8
+            length = 4 if halfword >= 0xE800 else 2  # (thumb_length)
+            if offset + length > size:
+                length = size - offset
+            if it_left:
+                it_left -= 1
+                context = (context[0], context[1] + 1)
+            else:
+                context = None
+            rows.append(None)
+            offsets.append(offset)
+            kind = find(len(rows) - 1, offset, length, halfword, context)
+            if kind is None:
+                return None
             if kind != PLAIN:
                 if kind == UNDECODABLE:
                     it_left = 0  # (capstone's pass stops there: what follows is read without the IT)
@@ -498,10 +532,6 @@ class Decoder:
                     it_left, context, it_at = it_block_length(halfword), (halfword, 0), offset
                 elif kind == NO_IT_SLOT:
                     it_left, context = it_left + 1, (context[0], context[1] - 1)
-            if watched is not None and self._note_special(start + offset, *watched):
-                specials.append((offset, *watched))
-            add_row(row)
-            add_offset(offset)
             offset += length
         if pending and not self._describe_pending(descriptors, pending, rows, specials, start):
             return None

@@ -1,19 +1,20 @@
-"""A 32-bit encoding with its immediate left out, so that an encoding new to a run is found in
-an encoding table (timing/thumb32_table.py, timing/m7_table.py) by another of its form with
-the same registers and another immediate.
+"""An encoding with its immediate left out, so that an encoding new to a run is found in an
+encoding table (timing/thumb32_table.py, timing/m7_table.py) by another of its form with the
+same registers and another immediate.
 
 Compiled code writes constants, offsets and branch targets into the encodings it uses most:
-MOVW/MOVT, ADD.W/SUB.W/EOR.W with a constant, ADDW/SUBW, BL and B.W. Each new one went through
-capstone's cheap text, its register pattern and the renamed descriptor (over 30 microseconds of
-Python; docs/performance.md, "Twenty-ninth pass"). Neither model reads an immediate
-(timing/register_pattern.py) but whether a modified immediate is a rotated constant (the
-Cortex-M7's early shifter), so an encoding's immediate-free form keeps that instead of the
-constant. The forms are those of the ARMv7-M Architecture Reference Manual (A5.3, 32-bit Thumb
-encodings): data processing with a modified immediate; ADDW, SUBW, MOVW and MOVT; BL, B.W and
-B<c>.W (T4 and T3). A branch to itself is left out (it has a row of its own). An index groups a
-table's encodings by form and uses a form only where every encoding of it the table holds has
-the same row: the table only saves time, never changes a result
-(tests/unit/test_immediate_forms.py).
+MOVW/MOVT, ADD.W/SUB.W/EOR.W with a constant, ADDW/SUBW, BL and B.W, literal loads. Each new
+one went through capstone's cheap text, its register pattern and the renamed descriptor (tens
+of microseconds of Python; docs/performance.md, "Twenty-ninth pass"). Neither model reads an
+immediate (timing/register_pattern.py) but whether a modified immediate is a rotated constant
+(the Cortex-M7's early shifter), so an encoding's immediate-free form keeps that instead of
+the constant; a literal load's read, which its offset makes, the decoder adds from the bytes
+(literal_loads.literal_read). The forms are encodings of the ARMv7-M Architecture Reference
+Manual (A5.3 and A6.7): data processing with a modified immediate; ADDW, SUBW, MOVW and MOVT;
+BL, B.W and B<c>.W (T4 and T3); LDR (literal) T1 and T2. A branch to itself is left out (it has
+a row of its own). An index groups a table's encodings by form and uses a form only where
+every encoding of it the table holds has the same row: the table only saves time, never
+changes a result (tests/unit/test_immediate_forms.py).
 """
 from __future__ import annotations
 

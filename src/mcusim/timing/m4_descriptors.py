@@ -10,7 +10,8 @@ whose register pattern was met (timing/register_pattern.py: the same operation o
 registers, at another offset) is described from the first with its registers renamed, from
 capstone's cheap text alone; a 16-bit one outside an IT block is found by its halfword in the
 table `mcusim prepare` keeps of all of them (timing/thumb16_table.py), and a 32-bit one by its
-bytes in the table it keeps of those it met (timing/thumb32_table.py).
+bytes, or its immediate-free form (timing/immediate_forms.py), in the table it keeps of those it
+met (timing/thumb32_table.py).
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from ..machine.native import m4_rows as R
+from ..machine.native.table_walk import pack_tables, set_bases
 from .cortex_m4 import (FP_REGISTER, base_mnemonic, fp_named, is_load, is_load_store, is_memory, makes_fp_result,
                         pipelines_after_load)
 from .growing import with_room
@@ -38,6 +40,7 @@ MAX_DESCRIPTORS = 1 << 16  # rows and encodings (code running away through data 
 # does), given mask bits in this order whenever the table starts afresh: thumb16_table's rows
 # hold their masks in these bits
 CORE_NAMES = ("pc", *(f"r{n}" for n in range(9)), "sb", "sl", "fp", "ip", "sp", "lr", "cpsr", "itstate")
+_NONE = np.zeros(0, np.int64)  # (walk_tables' where a table is missing)
 SHORT_ADDRESS = 0x10000000  # where describe_short has capstone read each 16-bit encoding (rows do not depend on it)
 
 
@@ -81,10 +84,11 @@ class Descriptors:
         self.file: Path | None = None  # pattern_store's file of this model, if any
         self._stored: Patterns | None = EMPTY  # its patterns, once read (None: not yet)
         self._learned = False  # patterns described since the file was written
-        self._short: tuple | None = None  # thumb16_table's (index, rows, kind of each row), once read
+        self._short: tuple | None = None  # thumb16_table's (index, rows, kinds: _short_table), once read
         self._short_read = True
         self._wide: tuple | None = None  # thumb32_table's (encodings, their rows' places, rows), once read
         self._wide_forms: FormIndex | None = None  # its encodings by immediate-free form, once needed
+        self._walk_arrays = None  # both tables as walk_tables gives them, once made (False: neither)
         self._wide_read = True
         self._wide_met: set[bytes] = set()  # 32-bit encodings described outside an IT block (describe_wide)
         self._clear()
@@ -96,6 +100,7 @@ class Descriptors:
             self.file, self._stored = path, EMPTY if path is None else None
             self._short, self._short_read, self._short_base = None, path is None, None
             self._wide, self._wide_read, self._wide_base, self._wide_forms = None, path is None, None, None
+            self._walk_arrays = None
 
     def save_patterns(self) -> None:
         """Write the patterns described since the file was last written (the end of a run)."""
@@ -162,36 +167,85 @@ class Descriptors:
         """The entry of 16-bit encoding `key` outside an IT block from the file's table of every
         16-bit encoding (thumb16_table), or None if it has none (or it is left out there). The
         table's rows go into this table, one block, the first time one is used after _clear."""
+        short = self._short_table()
+        if short is None:
+            return None
+        index, rows, kinds, _ = short
+        place = int(index[halfword]) if halfword < HALFWORDS else -1  # (else the first half of a 32-bit one cut short)
+        if place < 0:
+            return None
+        entry = self.by_key[key] = (self._with_literal(self._short_placed() + place, key[0]), kinds[place], None)
+        return entry
+
+    def entry_alone(self, code: bytes) -> tuple | None:
+        """The entry of encoding `code` outside an IT block if this table or an encoding table
+        has one (the walk finds most encodings in the tables without making entries), else None."""
+        key = (code, None)
+        entry = self.by_key.get(key)
+        if entry is None:
+            entry = self.add_short(key, code[0] | code[1] << 8) if len(code) == 2 else self.add_wide(key)
+        return entry
+
+    def _short_table(self) -> tuple | None:
+        """thumb16_table's (index, rows, each row's kind as a list and as an array), read once."""
         if not self._short_read:
             self._short_read = True
             found = read_table(table_file(self.file), CORE_NAMES)
             if found is not None:
                 index, rows = found
                 kinds = np.where(rows[:, R.D_DECODABLE] == 0, UNDECODABLE, np.where(rows[:, R.D_IT] == 1, IT, PLAIN))
-                self._short = (index, rows, kinds.tolist())
-        if self._short is None:
-            return None
-        index, rows, kinds = self._short
-        place = int(index[halfword]) if halfword < HALFWORDS else -1  # (else the first half of a 32-bit one cut short)
-        if place < 0:
-            return None
+                self._short = (index, rows, kinds.tolist(), kinds)
+        return self._short
+
+    def _short_placed(self) -> int:
+        """Where thumb16_table's rows start in this table: one block, the first time one is used
+        after _clear."""
         if self._short_base is None:
+            rows = self._short[1]
             self._short_base = self._append(len(rows))
             self.table[self._short_base: self.count] = rows
-        entry = self.by_key[key] = (self._with_literal(self._short_base + place, key[0]), kinds[place], None)
-        return entry
+        return self._short_base
+
+    def _wide_table(self) -> tuple | None:
+        """thumb32_table's (encodings, their rows' places, rows), read once."""
+        if not self._wide_read:
+            self._wide_read = True
+            self._wide = thumb32_table.read_table(thumb32_table.table_file(self.file), CORE_NAMES)
+        return self._wide
+
+    def _wide_placed(self) -> int:
+        """Where thumb32_table's rows start in this table (as _short_placed)."""
+        if self._wide_base is None:
+            rows = self._wide[2]
+            self._wide_base = self._append(len(rows))
+            self.table[self._wide_base: self.count] = rows
+        return self._wide_base
+
+    def walk_tables(self) -> np.ndarray | None:
+        """Both tables as machine/native/table_walk reads them, their rows placed in this table;
+        None where there is neither."""
+        if self._walk_arrays is None:
+            short, wide = self._short_table(), self._wide_table()
+            if wide and self._wide_forms is None:
+                self._wide_forms = FormIndex(wide[0], wide[1])
+            self._walk_arrays = pack_tables(short[0] if short else _NONE, short[3] if short else _NONE,
+                                            np.array(wide[0] if wide else (), np.int64),
+                                            np.array(wide[1] if wide else (), np.int64),
+                                            self._wide_forms or FormIndex(_NONE, _NONE)) if short or wide else False
+        if self._walk_arrays is False:
+            return None
+        return set_bases(self._walk_arrays, self._short_placed() if self._short else 0,
+                         self._wide_placed() if self._wide else 0)
 
     def add_wide(self, key: tuple) -> tuple | None:
         """The entry of 32-bit encoding `key` outside an IT block from the file's table of those
         `mcusim prepare` met (thumb32_table), found by its bytes or else by its immediate-free
         form (immediate_forms), or None if it has none. The table's rows go into this table, one
         block, the first time one is used after _clear."""
-        if not self._wide_read:
-            self._wide_read = True
-            self._wide = thumb32_table.read_table(thumb32_table.table_file(self.file), CORE_NAMES)
-        if self._wide is None:
+        wide = self._wide_table()
+        if wide is None:
             return None
-        keys, places, rows = self._wide
+        keys, places, _ = wide
         number = int.from_bytes(key[0], "little")
         at = bisect_left(keys, number)
         if at < len(keys) and keys[at] == number:
@@ -202,10 +256,7 @@ class Descriptors:
             place = self._wide_forms.place(key[0])
             if place < 0:
                 return None
-        if self._wide_base is None:
-            self._wide_base = self._append(len(rows))
-            self.table[self._wide_base: self.count] = rows
-        entry = self.by_key[key] = (self._with_literal(self._wide_base + place, key[0]), PLAIN, None)
+        entry = self.by_key[key] = (self._with_literal(self._wide_placed() + place, key[0]), PLAIN, None)
         return entry
 
     def _with_literal(self, row: int, code: bytes) -> int:

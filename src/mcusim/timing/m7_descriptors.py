@@ -28,6 +28,7 @@ from ..machine.native import STATIC_CYCLES_MASK, STATIC_SHIFT, STATIC_TAKEN
 from ..machine.native import m7_rows as R
 from ..machine.native.m7_rows import UNDECODABLE_2, UNDECODABLE_4
 from ..machine.native.m7_schedule import REGISTERS
+from ..machine.native.table_walk import pack_tables, set_bases
 from .cortex_m4 import REFILL_ALWAYS, REFILL_IF_TAKEN, base_mnemonic
 from . import m7_table
 from .cortex_m7 import _REGISTER_NAMES, MODIFIED_IMMEDIATE, is_rotated, register_number
@@ -42,6 +43,7 @@ from .register_pattern import RENAMEABLE, register_pattern
 from .thumb16_table import HALFWORDS
 
 MAX_DESCRIPTORS = 1 << 16  # rows (code running away through data must not grow them without end)
+_NONE = np.zeros(0, np.int64)  # (walk_tables' table of 16-bit encodings: none)
 TABLE_ADDRESS = 0x10000000  # where write_table has capstone read each encoding (rows do not depend on it)
 _met: set[bytes] = set()  # the encodings this process described outside an IT block (write_table's)
 
@@ -62,6 +64,7 @@ class Descriptors:
         self._learned = False  # patterns described since the file was written
         self._met_table = None  # m7_table's table, once read (False: none)
         self._table_forms: FormIndex | None = None  # its encodings by immediate-free form, once needed
+        self._walk_arrays = None  # the table as walk_tables gives it, once made (False: none)
         self._table_ident: int | None = None  # the ident of m7_table's first encoded row, once made (outlives _clear)
         self._clear()
 
@@ -70,7 +73,7 @@ class Descriptors:
         by save_patterns; the table of encodings met (m7_table) is beside it."""
         if path != self.file:
             self.file, self._stored, self._met_table = path, EMPTY if path is None else None, None
-            self._table_forms = None
+            self._table_forms = self._walk_arrays = None
             self._table_ident = self._table_base = None  # (another table's)
 
     def save_patterns(self) -> None:
@@ -128,12 +131,10 @@ class Descriptors:
         (immediate_forms), or None if it has none. The table's encoded rows get idents of
         the timing model when one is first used, and its (descriptor, encoded row) pairs rows here,
         one block, the first time one is used after _clear."""
-        if self._met_table is None:  # (read once: False where there is none)
-            found = m7_table.read_table(m7_table.table_file(self.file), register_number) if self.file else None
-            self._met_table = found if found is not None else False
-        if not self._met_table:
+        table = self._read_table()
+        if not table:
             return None
-        keys, pair_of, pairs, descriptors, encoded = self._met_table
+        keys, pair_of = table[:2]
         number = int.from_bytes(key[0], "little")
         at = bisect_left(keys, number)
         if at < len(keys) and keys[at] == number:
@@ -144,7 +145,24 @@ class Descriptors:
             pair = self._table_forms.place(key[0])
             if pair < 0:
                 return None
+        row = self._table_placed() + pair
+        literal = literal_read(key[0])  # (the table keeps an encoding only where this is its own)
+        entry = self.by_key[key] = (self._own_row(row, literal, False) if literal else row, PLAIN, None)
+        return entry
+
+    def _read_table(self):
+        """m7_table's table, read once (False where there is none)."""
+        if self._met_table is None:
+            found = m7_table.read_table(m7_table.table_file(self.file), register_number) if self.file else None
+            self._met_table = found if found is not None else False
+        return self._met_table
+
+    def _table_placed(self) -> int:
+        """Where the table's (descriptor, encoded row) pairs' rows start in this table: one block,
+        the first time one is used after _clear; its encoded rows get idents of the timing model
+        the first time of all."""
         if self._table_base is None:
+            _, _, pairs, descriptors, encoded = self._met_table
             if self._table_ident is None:
                 self._table_ident = self.timing.add_idents(len(encoded))
                 m7_table.expand_into(self.timing.encoded[self._table_ident: self._table_ident + len(encoded)], encoded)
@@ -152,10 +170,20 @@ class Descriptors:
             block = self.table[self._table_base: self.count]
             block[:] = descriptors[pairs[:, 0]]
             block[:, R.D_IDENT] = self._table_ident + pairs[:, 1]
-        row = self._table_base + pair
-        literal = literal_read(key[0])  # (the table keeps an encoding only where this is its own)
-        entry = self.by_key[key] = (self._own_row(row, literal, False) if literal else row, PLAIN, None)
-        return entry
+        return self._table_base
+
+    def walk_tables(self) -> np.ndarray | None:
+        """The table as machine/native/table_walk reads it (its 16-bit encodings among the
+        keys), its pairs' rows placed in this table; None where there is none."""
+        if self._walk_arrays is None:
+            table = self._read_table()
+            if table and self._table_forms is None:
+                self._table_forms = FormIndex(table[0], table[1])
+            self._walk_arrays = pack_tables(_NONE, _NONE, np.array(table[0], np.int64), np.array(table[1], np.int64),
+                                            self._table_forms) if table else False
+        if self._walk_arrays is False:
+            return None
+        return set_bases(self._walk_arrays, 0, self._table_placed())
 
     def write_table(self) -> None:
         """Describe each encoding this process met outside an IT block (_met) or the table file

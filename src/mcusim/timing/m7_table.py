@@ -17,7 +17,8 @@ list of names. Left out, as in the Cortex-M4's tables: branches to themselves (r
 own), what the machine watches (divides, FP instructions, SEV), encodings capstone cannot
 decode, and rows with more operands than are kept. A literal load is kept without its literal
 read, which the decoder reads from its bytes as it finds it (literal_loads.literal_read; kept
-only where that is what the row held). A file that cannot be read or does not check out is
+only where that is what the row held). An encoding the table does not hold is also found by
+another of its immediate-free form (timing/immediate_forms.py). A file that cannot be read or does not check out is
 ignored: the table only saves time, never changes a result (tests/unit/test_m7_table.py).
 """
 from __future__ import annotations

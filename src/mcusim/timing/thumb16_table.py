@@ -9,10 +9,11 @@ one), so `mcusim prepare` describes every one of them once, outside an IT block,
 would (m4_descriptors.Descriptors.describe_short), and keeps the distinct descriptors and each
 halfword's place among them. The
 masks name registers by the bits m4_descriptors.CORE_NAMES fixes, which every Descriptors
-gives them first, so the rows are used as read. Left out (the decoder then describes them as
-before): encodings in an IT block (their condition changes the text), literal loads and a
-branch to itself (rows of their own), SEV (the machine watches it) and any whose masks name
-another register. A file that cannot be read or does not check out is ignored: the table only
+gives them first, so the rows are used as read. A literal load's row is kept without its
+literal read, which the decoder makes from the bytes (literal_loads.literal_read) and adds in a
+row of its own. Left out (the decoder then describes them as before): encodings in an IT block
+(their condition changes the text), a branch to itself (a row of its own), SEV (the machine
+watches it) and any whose masks name another register. A file that cannot be read or does not check out is ignored: the table only
 saves time, never changes a result (tests/unit/test_thumb16_table.py holds its rows to the
 decoder's).
 """

@@ -9,9 +9,12 @@ the ones its compiler and its libraries use, and prepare decodes the kit's examp
 toolchain's libraries (code_files). So prepare describes each 32-bit encoding it met once more,
 alone and outside an IT block, as the decoder would (m4_descriptors.Descriptors.describe_wide),
 and keeps the encodings (sorted), each one's place among the distinct descriptors, and those
-descriptors. Left out as in the 16-bit table: literal loads and branches to themselves (rows of
-their own), what the machine watches (divides, FP instructions), and any whose masks name
-another register than m4_descriptors.CORE_NAMES. A file that cannot be read or does not check out is ignored: the
+descriptors. A literal load is kept as in the 16-bit table, without its literal read. An
+encoding the table does not hold is also found by another of its immediate-free form
+(timing/immediate_forms.py: MOVW, ADD.W with another constant, BL with another offset). Left
+out as in the 16-bit table: branches to themselves (rows of their own), what the machine
+watches (divides, FP instructions), and any whose masks name another register than
+m4_descriptors.CORE_NAMES. A file that cannot be read or does not check out is ignored: the
 table only saves time, never changes a result (tests/unit/test_thumb32_table.py).
 """
 from __future__ import annotations
