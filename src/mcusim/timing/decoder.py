@@ -430,7 +430,9 @@ class Decoder:
     def _walk(self, descriptors, start: int, end: int, code: bytes) -> tuple[list, list, int, list] | None:
         """The descriptor rows of the instructions of [start, end) (m4_descriptors' or
         m7_descriptors'), the special instructions noted, where the last ends and each
-        instruction's offset. Each encoding is looked up by its bytes and IT
+        instruction's offset. Outside an IT block, the encodings the tables `mcusim prepare` keeps
+        hold are found natively up to the next IT (machine/native/table_walk.py), the rest as
+        follows. Each encoding is looked up by its bytes and IT
         context (`descriptors.by_key`). A new 16-bit encoding outside an IT block is looked up in
         the table of them all (thumb16_table), if prepare made one, and a new 32-bit one in the
         table of those prepare met (thumb32_table; the Cortex-M4's only); the other new encodings

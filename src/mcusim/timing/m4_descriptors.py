@@ -213,6 +213,12 @@ class Descriptors:
             self._wide = thumb32_table.read_table(thumb32_table.table_file(self.file), CORE_NAMES)
         return self._wide
 
+    def _forms(self) -> FormIndex:
+        """thumb32_table's encodings by immediate-free form, made once (the table read)."""
+        if self._wide_forms is None:
+            self._wide_forms = FormIndex(*self._wide[:2])
+        return self._wide_forms
+
     def _wide_placed(self) -> int:
         """Where thumb32_table's rows start in this table (as _short_placed)."""
         if self._wide_base is None:
@@ -226,12 +232,10 @@ class Descriptors:
         None where there is neither."""
         if self._walk_arrays is None:
             short, wide = self._short_table(), self._wide_table()
-            if wide and self._wide_forms is None:
-                self._wide_forms = FormIndex(wide[0], wide[1])
             self._walk_arrays = pack_tables(short[0] if short else _NONE, short[3] if short else _NONE,
                                             np.array(wide[0] if wide else (), np.int64),
                                             np.array(wide[1] if wide else (), np.int64),
-                                            self._wide_forms or FormIndex(_NONE, _NONE)) if short or wide else False
+                                            self._forms() if wide else FormIndex(_NONE, _NONE)) if short or wide else False
         if self._walk_arrays is False:
             return None
         return set_bases(self._walk_arrays, self._short_placed() if self._short else 0,
@@ -251,9 +255,7 @@ class Descriptors:
         if at < len(keys) and keys[at] == number:
             place = places[at]
         else:
-            if self._wide_forms is None:
-                self._wide_forms = FormIndex(keys, places)
-            place = self._wide_forms.place(key[0])
+            place = self._forms().place(key[0])
             if place < 0:
                 return None
         entry = self.by_key[key] = (self._with_literal(self._wide_placed() + place, key[0]), PLAIN, None)

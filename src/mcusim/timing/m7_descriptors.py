@@ -140,9 +140,7 @@ class Descriptors:
         if at < len(keys) and keys[at] == number:
             pair = pair_of[at]
         else:
-            if self._table_forms is None:
-                self._table_forms = FormIndex(keys, pair_of)
-            pair = self._table_forms.place(key[0])
+            pair = self._forms().place(key[0])
             if pair < 0:
                 return None
         row = self._table_placed() + pair
@@ -156,6 +154,12 @@ class Descriptors:
             found = m7_table.read_table(m7_table.table_file(self.file), register_number) if self.file else None
             self._met_table = found if found is not None else False
         return self._met_table
+
+    def _forms(self) -> FormIndex:
+        """The table's encodings by immediate-free form, made once (the table read)."""
+        if self._table_forms is None:
+            self._table_forms = FormIndex(*self._met_table[:2])
+        return self._table_forms
 
     def _table_placed(self) -> int:
         """Where the table's (descriptor, encoded row) pairs' rows start in this table: one block,
@@ -177,10 +181,8 @@ class Descriptors:
         keys), its pairs' rows placed in this table; None where there is none."""
         if self._walk_arrays is None:
             table = self._read_table()
-            if table and self._table_forms is None:
-                self._table_forms = FormIndex(table[0], table[1])
             self._walk_arrays = pack_tables(_NONE, _NONE, np.array(table[0], np.int64), np.array(table[1], np.int64),
-                                            self._table_forms) if table else False
+                                            self._forms()) if table else False
         if self._walk_arrays is False:
             return None
         return set_bases(self._walk_arrays, 0, self._table_placed())
