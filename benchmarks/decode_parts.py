@@ -4,7 +4,7 @@ time includes the parts it calls: the renamed descriptor includes the register p
 pattern file's reading), and the counts of encodings described from capstone's detail and renamed
 from their register pattern (timing/register_pattern.py).
 
-    python benchmarks/decode_parts.py ELF BOARD [--store DIR|off] [--all] [--no-gc] [--kept]
+    python benchmarks/decode_parts.py ELF BOARD [--store DIR|off] [--all] [--no-gc] [--kept] [--capstone-first]
 
 --store: the decode store folder (MCUSIM_DECODE_CACHE; default off, so no pattern file: a first
 run on a fresh install). --all: decode every code range of the image instead of running it (as
@@ -13,7 +13,10 @@ allocates when they are due; its own time is given apart either way, within deco
 of the run, where a full collection falls due as the store is saved). --kept: also count the
 objects the collector tracks that the run keeps (full collections before and after it: each
 later full collection walks them; the collections then fall elsewhere, so compare times from
-runs without it). Each wrapped call adds
+runs without it). --capstone-first: capstone imported before the run (capstone is imported
+when first needed, once a process: by the decode's first cheap pass, or on a vendor
+board often earlier, by the access locator at the first MMIO access; with it, no part includes
+it, so trees that need capstone at different points compare alike). Each wrapped call adds
 a little time of its own (under a microsecond): compare parts within a run, and totals with
 benchmarks/compare_trees.py --decode.
 """
@@ -37,6 +40,7 @@ PARTS = [  # (module, attribute, label), in the order printed
     ("mcusim.timing.m4_descriptors", "detail_of", "capstone's detail (instructions_of)"),  # (its caller now)
     ("mcusim.timing.m4_descriptors.Descriptors", "add", "model's description (Descriptors.add)"),  # DESCRIBED
     ("mcusim.timing.decode_store", "_read_siblings", "other images' decode files read"),
+    ("mcusim.timing.decoder", "table_walk", "the tables' encodings found natively (table_walk)"),
     ("mcusim.timing.decoder", "m4_rows", "native rows (m4_rows)"),
     ("mcusim.timing.decoder.Decoder", "_walk", "each range's encodings found (_walk)"),
     ("mcusim.timing.decoder.Decoder", "_describe_pending", "new encodings outside IT blocks (_describe_pending)"),
@@ -79,7 +83,10 @@ def main() -> None:
     parser.add_argument("--all", action="store_true")
     parser.add_argument("--no-gc", action="store_true")
     parser.add_argument("--kept", action="store_true")
+    parser.add_argument("--capstone-first", action="store_true")
     args = parser.parse_args()
+    if args.capstone_first:
+        importlib.import_module("capstone")
     os.environ["MCUSIM_DECODE_CACHE"] = args.store
     for module in sorted({path.rpartition(".")[0] if path.rpartition(".")[2][:1].isupper() else path
                           for path, _, _ in PARTS}):

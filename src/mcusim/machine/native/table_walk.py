@@ -8,7 +8,7 @@ first IT (whose block the Python walk reads in its context) and gives each instr
 descriptor row where the tables hold its encoding as it is or by its immediate-free form
 (timing/immediate_forms.py), else UNRESOLVED for the Python walk to find (a possible literal
 load, whose read the decoder adds; one the tables lack). A few arguments only: numba's call
-costs about half a microsecond an argument.
+unpacks each one, and runs once per IT block.
 """
 from __future__ import annotations
 
