@@ -201,10 +201,14 @@ class Descriptors:
         """Where thumb16_table's rows start in this table: one block, the first time one is used
         after _clear."""
         if self._short_base is None:
-            rows = self._short[1]
-            self._short_base = self._append(len(rows))
-            self.table[self._short_base: self.count] = rows
+            self._short_base = self._place(self._short[1])
         return self._short_base
+
+    def _place(self, rows: np.ndarray) -> int:
+        """Where `rows`, appended to this table as one block, start."""
+        base = self._append(len(rows))
+        self.table[base: self.count] = rows
+        return base
 
     def _wide_table(self) -> tuple | None:
         """thumb32_table's (encodings, their rows' places, rows), read once."""
@@ -222,9 +226,7 @@ class Descriptors:
     def _wide_placed(self) -> int:
         """Where thumb32_table's rows start in this table (as _short_placed)."""
         if self._wide_base is None:
-            rows = self._wide[2]
-            self._wide_base = self._append(len(rows))
-            self.table[self._wide_base: self.count] = rows
+            self._wide_base = self._place(self._wide[2])
         return self._wide_base
 
     def walk_tables(self) -> np.ndarray | None:
@@ -263,7 +265,7 @@ class Descriptors:
 
     def _with_literal(self, row: int, code: bytes) -> int:
         """`row`, an encoding table's row of encoding `code`, or a row of its own with the literal
-        read `code` makes (the tables leave it to the decoder: _table_row)."""
+        read `code` makes (the tables leave it to the decoder: _literal_left)."""
         literal = literal_read(code)
         return self._own_row(row, literal, 0) if literal else row
 

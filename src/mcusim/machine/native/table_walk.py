@@ -15,10 +15,10 @@ from __future__ import annotations
 import numpy as np
 
 from ...timing.immediate_forms import FORMS, ROTATED, SELF_BRANCH, FormIndex
+from ...timing.instruction import PLAIN, UNDECODABLE
+from ...timing.thumb16_table import HALFWORDS
 from .jit import njit
 
-HALFWORDS = 0xE800  # a halfword below it is a whole 16-bit instruction (timing/instruction.thumb_length)
-PLAIN, UNDECODABLE = 0, -1  # (timing/instruction's kinds a walked encoding may have)
 UNRESOLVED = -(1 << 40)  # a row the walk leaves to the Python walk
 # The tables' array: a header (each part's length, where the 16-bit table's rows and the other's
 # start in the descriptor table), then each halfword's place in the 16-bit table (-1: none), each
@@ -54,7 +54,7 @@ def table_walk(code, tables, at, found):
     it stopped at, at[2]: how many are UNRESOLVED."""
     shorts, kinds_at = T_HEADER, T_HEADER + tables[T_SHORT]
     keys_at = kinds_at + tables[T_KINDS]
-    places_at, keys_end = keys_at + tables[T_KEYS], keys_at + tables[T_KEYS]
+    keys_end = places_at = keys_at + tables[T_KEYS]
     form_kinds_at = places_at + tables[T_KEYS]
     forms_at = form_kinds_at + 3 * tables[T_FORM_KINDS]
     forms_end = forms_at + tables[T_FORMS]
