@@ -130,10 +130,11 @@ class DecodeStore:
         anywhere; the Cortex-M7's are beside it (m7_patterns.FILE_NAME)."""
         return self.path.parent / PATTERN_FILE if self.path is not None else None
 
-    def get(self, key: tuple):
+    def get(self, key: tuple, siblings: bool = True):
         """(rows, specials, length, the timing model's state after them as JSON), or None.
         Rows do not depend on where the code is (see the module's docstring), so another image's
-        copy (the same library code, another board's build or the last build) serves as well."""
+        copy (the same library code, another board's build or the last build) serves as well
+        (`siblings`: looked for there too)."""
         digest = self._digest(key)
         found = self._entries.get(digest)
         if found is not None and isinstance(found[0], bytes):  # (a file's entry, inflated on first use)
@@ -142,7 +143,7 @@ class DecodeStore:
                 self._rows -= self._entries.pop(digest)[4]
             else:
                 self._entries[digest] = found
-        if found is None and self._siblings:
+        if found is None and siblings and self._siblings:
             if self._sibling_entries is None:
                 self._sibling_entries = _read_siblings(self._siblings)
             found = self._sibling_entries.get(digest)
@@ -220,7 +221,7 @@ def _inflated(entry: tuple) -> tuple | None:
     if len(data) != 8 * FIELDS * count:
         return None
     rows = np.frombuffer(data, "<i8").reshape(count, FIELDS)
-    return (rows, *entry[1:]) if bool(np.all((rows[:, KIND] >= 0) & (rows[:, KIND] <= 3))) else None
+    return (rows, *entry[1:]) if int(np.bitwise_or.reduce(rows[:, KIND])) & ~3 == 0 else None  # (kinds 0 to 3)
 
 
 def _read(path: Path) -> dict | None:

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..machine.native import (CALL_FLAG, F_CLASS_A, F_CLASS_B, F_CLASS_C, F_COUNTS, F_CYCLES, F_DIVIDE, F_FP, F_INSTRUCTIONS, F_ISB, F_LITERAL, F_REFILL, F_SP_WRITE, F_STALLS,
                               F_START_ADJUST, F_START_FLAGS, F_UNMASK, FIELDS, KIND, KIND_CONTINUATION,
-                              KIND_SELF_LOOP, KIND_START, LANE, SP_SELECT, resum_window)
+                              KIND_SELF_LOOP, KIND_START, LANE, MAX_WINDOWS, SP_SELECT, resum_window)
 from ..machine.native.m4_rows import m4_rows
 from ..machine.native.m7_rows import m7_rows
 from ..machine.native.table_walk import UNRESOLVED, table_walk
@@ -33,6 +33,8 @@ PENDING_ADDRESS = 0x10000000  # where _describe_pending has capstone read new en
 LEARN_ADDRESS = 0x10000000  # where learn_patterns decodes code that is no image's (rows do not depend on it)
 _NO_ROWS = np.zeros((0, FIELDS), np.int64)  # (a range with no instruction)
 IT_WINDOW = 2 + 4 * 4  # bytes of an IT and the four instructions it can govern (each 4 at most)
+PRELOAD_GAP = 256  # preload reads code ranges this close together (a literal pool between) at once ...
+PRELOAD_READ = 1 << 16  # ... up to this many bytes a read
 
 
 class _Before(NamedTuple):
@@ -74,6 +76,7 @@ class Decoder:
         self._ranges: list[tuple[int, int]] = []   # the image's code ranges, decoded as they first run
         self._range_starts: list[int] = []
         self._ranges_done: set[int] = set()
+        self._preload_due = False  # (set_code_ranges: whether the store may hold ranges to preload)
         self._chunks: dict[tuple, tuple] = {}  # decoded blocks by content (see _decode_code)
         self._pieces: dict[int, int] = {}       # blocks decoded outside the code ranges: start -> end ...
         self._piece_starts: dict[int, int] = {}  # ... and end -> start
@@ -117,20 +120,134 @@ class Decoder:
         self._ranges = sorted(ranges)
         self._range_starts = [start for start, _ in self._ranges]
         self._ranges_done = set()
+        self._preload_due = self.store is not None and len(self.store) > 0
 
     def decode_block(self, start: int, size: int) -> None:
-        """Decode what a block that is about to run needs: its whole code range if it has one."""
-        ranges = self._ranges
+        """Decode what a block that is about to run needs: the code ranges it lies in, whole, and
+        any of it past them. Each is decoded as entered afresh (no instruction before it), so its
+        rows do not depend on which code ran first: the decode store's rows of a range are then
+        the rows any run of the image decodes there (see preload)."""
+        if self._preload_due:
+            self.preload()
+        ranges, end = self._ranges, start + size
         index = bisect.bisect_right(self._range_starts, start) - 1
-        if index >= 0 and start < ranges[index][1] and index not in self._ranges_done:
-            self._ranges_done.add(index)
-            range_start, range_end = ranges[index]
-            extra = [(start, start + size)] if start + size > range_end else []
-            self.decode_ranges([(range_start, range_end)] + extra)
-        elif hasattr(self.timing, "saved_state"):
+        if index >= 0 and start < ranges[index][1]:
+            todo, covered = [], ranges[index][0]
+            while index < len(ranges) and ranges[index][0] <= covered < end:  # (the ranges the block runs into)
+                if index not in self._ranges_done:
+                    todo.append(index)
+                covered = max(covered, ranges[index][1])
+                index += 1
+            if todo:
+                self._ranges_done.update(todo)
+                extra = [(covered, end)] if end > covered else []
+                self.decode_ranges([ranges[i] for i in todo] + extra, fresh=True)
+                return
+            if covered >= end and self._decoded(start, end):  # (the preload copied it)
+                return
+        if hasattr(self.timing, "saved_state"):
             self._decode_piece(start, start + size)
         else:
             self.decode(start, start + size)
+
+    def _decoded(self, start: int, end: int) -> bool:
+        """Whether every halfword of [start, end) has its row."""
+        while start < end:
+            index = self.state.window_for(start)
+            if index is None:
+                return False
+            base, size, _ = self.state.windows[index]
+            stop = min(end, base + size)
+            if not np.all(self._costs[index][(start - base) >> 1: (stop - base) >> 1, KIND]):
+                return False
+            start = stop
+        return True
+
+    def preload(self) -> None:
+        """Copy from the decode store, at once, every code range an earlier run of this image
+        decoded: each would otherwise stop the run when it first runs (a stop, a copy and a
+        restart each: most of a second run of a large start-up's time). Its rows are the ones
+        decode_block would give it, since a range is decoded as entered afresh. Up to half the
+        windows, so the code that runs next has room. Done once, at the first decode_block."""
+        self._preload_due = False
+        store, ranges, size = self.store, self._ranges, self.state.WINDOW_BYTES
+        if store is None or self.timing is None:
+            return
+        state = self.timing.state_text(None) if hasattr(self.timing, "state_text") else ()
+        windows = {base for base, _, _ in self.state.windows}
+        copies = []  # (start, end, code, rows, specials)
+        read_at, read = 0, b""
+        for index, (start, end) in enumerate(ranges):
+            if index in self._ranges_done:
+                continue
+            if not read_at <= start or end + 2 > read_at + len(read):  # (the ranges close after it in one read)
+                last = index
+                while last + 1 < len(ranges) and ranges[last + 1][0] - ranges[last][1] <= PRELOAD_GAP \
+                        and ranges[last + 1][1] - start <= PRELOAD_READ:
+                    last += 1
+                read_at, read = start, self._read(start, ranges[last][1] - start + 2)
+            code = read[start - read_at: end - read_at + 2]
+            end = min(end, start + len(code))
+            found = store.get((code, end - start, None, state), siblings=False)
+            if found is None or not self._state_readable(found[3]):
+                continue
+            new = [base for base in range(start - start % size, end, size) if base not in windows]
+            if len(windows) + len(new) > MAX_WINDOWS // 2:
+                break
+            windows.update(new)
+            self._ranges_done.add(index)
+            copies.append((start, end, code, found[0], found[1]))
+        if copies:
+            self._redecoded = False
+            self._write_copies(copies)
+            self._finish_writes()
+
+    def _state_readable(self, text: str) -> bool:
+        """Whether the timing model reads `text`, a store entry's state after its rows (an entry
+        whose state it does not read is damaged: decoded afresh, as _from_store does). Read as
+        after no instruction: the model stays as it was before any decode."""
+        if not hasattr(self.timing, "import_state"):
+            return True
+        try:
+            self.timing.import_state(text, None)
+        except ValueError:
+            return False
+        return True
+
+    def _write_copies(self, copies: list[tuple]) -> None:
+        """What _decode_code does with a range found in the store, for many (preload's: start,
+        end, code, rows, specials), their rows written window by window."""
+        rows = np.concatenate([copy[3] for copy in copies])
+        counts = np.array([len(copy[3]) for copy in copies])
+        firsts = np.cumsum(counts) - counts
+        addresses = np.repeat(np.array([copy[0] for copy in copies], np.int64) - 2 * firsts, counts) \
+            + 2 * np.arange(len(rows))
+        size = self.state.WINDOW_BYTES
+        bases = addresses - addresses % size  # (ascending: preload's copies are in address order)
+        writable = {}  # window base -> index
+        for base in np.unique(bases).tolist():
+            index = self.ensure_window(base)
+            chosen = slice(*np.searchsorted(bases, [base, base + size]).tolist())
+            halfwords = (addresses[chosen] - base) >> 1
+            costs = self._costs[index]
+            self._redecoded = self._redecoded or bool(np.count_nonzero(costs[halfwords, KIND]))
+            costs[halfwords] = rows[chosen]
+            self.state.rows(index)[halfwords, KIND] = rows[chosen, KIND]
+            first, end = int(halfwords[0]), int(halfwords[-1]) + 1
+            was = self._dirty.get(index, (first, end))
+            self._dirty[index] = min(was[0], first), max(was[1], end)
+            if self.is_writable(base):
+                writable[base] = index
+        for start, end, code, *_ in copies if writable else ():  # (code in RAM: _snapshot's)
+            for base in range(start - start % size, end, size):
+                if base in writable:
+                    self._snapshots.setdefault(writable[base], []).append((start, code[: end - start]))
+        copied = _instruction_count(rows)
+        self.instructions_decoded += copied
+        self.instructions_copied += copied
+        for start, _, _, _, specials in copies:
+            for offset, mnemonic, operands in specials:
+                self._note_special(start + offset, mnemonic, operands)
 
     def _decode_piece(self, start: int, end: int) -> None:
         """Decode a block outside the code ranges (a stripped image, code in RAM) together with
@@ -194,15 +311,21 @@ class Decoder:
         descriptors = self._m4 or self._m7
         return descriptors.file if descriptors is not None else None
 
-    def decode_ranges(self, ranges: list[tuple[int, int]]) -> None:
+    def decode_ranges(self, ranges: list[tuple[int, int]], fresh: bool = False) -> None:
+        """Decode each of `ranges` (`fresh`: each as entered afresh, with no instruction before it)."""
         self._redecoded = False
         for start, end in ranges:
             code = self._read(start, end - start + 2)  # + 2: the last instruction may be 32-bit
-            self._decode_code(start, min(end, start + len(code)), code)
+            self._decode_code(start, min(end, start + len(code)), code, fresh)
+        self._finish_writes()
+
+    def _finish_writes(self) -> None:
+        """Re-sum the windows written since, and empty the block summaries if decoded rows were
+        written over (a summary covers decoded code only: new code leaves every summary right)."""
         for index, (first, end) in self._dirty.items():
             self._resum(index, first, end)
         self._dirty.clear()
-        if self._redecoded:  # (a summary covers decoded code only: new code leaves every summary right)
+        if self._redecoded:
             self.state.clear_block_cache()
 
     def _read(self, address: int, size: int) -> bytes:
@@ -221,8 +344,9 @@ class Decoder:
         stop = self._summed[index] = max(end, summed)
         resum_window(self.state.buffer, self.state.windows[index][2], self._costs[index], min(first, summed), stop)
 
-    def _decode_code(self, start: int, end: int, code: bytes) -> None:
-        """Fill the tables for [start, end) from `code` (the bytes at start).
+    def _decode_code(self, start: int, end: int, code: bytes, fresh: bool = False) -> None:
+        """Fill the tables for [start, end) from `code` (the bytes at start; `fresh`: as entered
+        afresh, whatever was decoded before it).
 
         Code first seen at run time (RAM, a stripped image) is decoded a block at a time, and
         the Python per instruction is slow (tens of us): firmware running away through zeroed RAM
@@ -236,13 +360,13 @@ class Decoder:
         small = end - start <= CHUNK_CACHE_BYTES
         store = self.store if not self._keep_states else None
         if store is not None:
-            before = self._instruction_before(start) if self.timing is not None else None
+            before = self._instruction_before(start) if self.timing is not None and not fresh else None
             state = ()
             if hasattr(self.timing, "state_text"):
                 state = self.timing.state_text(before[0] if before is not None else None)
             key = (code, end - start, before[1] if before is not None else None, state)
         else:
-            previous = self._decoded_before(start) if self.timing is not None else None
+            previous = self._decoded_before(start) if self.timing is not None and not fresh else None
             if small:
                 state = self.timing.state_key(previous) if hasattr(self.timing, "state_key") else ()
                 key = (code, end - start, bytes(previous.bytes) if previous is not None else None, state)
@@ -250,7 +374,7 @@ class Decoder:
         if cached is None and store is not None:
             cached = self._from_store(store, key, start)
         if cached is None:
-            if store is not None and self.timing is not None:
+            if store is not None and self.timing is not None and not fresh:
                 previous = _Before(start, before) if self._m4 is not None else self._decoded_before(start, before)
             rows, stop, specials = self._decode_fresh(start, end, code, previous)
             if key is not None and stop > start:
