@@ -225,8 +225,10 @@ def _rows_by_window(decoder) -> dict:
 
 
 def test_a_cortex_m7_state_the_store_cannot_read_means_a_fresh_decode(firmware_build, tmp_path, monkeypatch):
-    """The Cortex-M7 schedule state kept with each entry is checked before use: entries whose
-    state is damaged are decoded afresh, with the same result."""
+    """The Cortex-M7 schedule state kept with each entry is checked before the decoder carries
+    on from it (a range copied as it first runs): entries whose state is damaged are decoded
+    afresh, with the same result. The preload carries on from no entry's state (each range is
+    decoded as entered afresh), so it copies them all, with the same result too."""
     elf = firmware_build / "mps2-an500" / "exceptions.elf"
     fresh, fresh_tables, _ = _run_with_store(elf, "mps2-an500", "off", monkeypatch)
     _run_with_store(elf, "mps2-an500", str(tmp_path), monkeypatch)
@@ -238,10 +240,14 @@ def test_a_cortex_m7_state_the_store_cannot_read_means_a_fresh_decode(firmware_b
     damaged = ['[1, [["ldr"]], [], [], [], []]' if n % 2 else state for n, state in enumerate(states)]
     path.write_bytes(decode_store.pack(digests, [(*entries[d][:3], state, *entries[d][4:])
                                                  for d, state in zip(digests, damaged)]))
+    preloaded, _, decoder = _run_with_store(elf, "mps2-an500", str(tmp_path), monkeypatch)
+    assert decoder.instructions_copied == decoder.instructions_decoded
+    monkeypatch.setattr(Decoder, "preload", lambda self: setattr(self, "_preload_due", False))
     again, tables, decoder = _run_with_store(elf, "mps2-an500", str(tmp_path), monkeypatch)
     assert 0 < decoder.instructions_copied < decoder.instructions_decoded
-    assert (again.exit_code, again.instructions, again.cycles, again.stdout) == \
-        (fresh.exit_code, fresh.instructions, fresh.cycles, fresh.stdout)
+    for run in (preloaded, again):
+        assert (run.exit_code, run.instructions, run.cycles, run.stdout) == \
+            (fresh.exit_code, fresh.instructions, fresh.cycles, fresh.stdout)
     assert tables.keys() == fresh_tables.keys()
     for base in tables:
         assert np.array_equal(tables[base], fresh_tables[base]), f"window 0x{base:x}"

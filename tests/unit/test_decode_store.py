@@ -93,6 +93,34 @@ def test_an_entry_whose_rows_are_damaged_is_a_miss(tmp_path, damage):
     assert store.get(_key(0)) is None and len(store) == 0
 
 
+@pytest.mark.parametrize("damage", [None, "bad kind", "fewer rows", "not zlib"])
+def test_many_entries_come_back_together_as_one_at_a_time(tmp_path, damage):
+    """get_many (a run's preload) gives what get gives, entry by entry: a damaged entry among
+    them is a miss, and the others still come back."""
+    entries = {n: _rows(n) for n in range(30)}
+    chunks = dict(entries)
+    if damage == "bad kind":
+        chunks[7] = _rows(7).copy()
+        chunks[7][0, N.KIND] = 9
+    elif damage == "fewer rows":
+        chunks[7] = _rows(7)[:-1]
+    elif damage == "not zlib":
+        chunks[7] = b"\x78\x9c not a stream"
+    path = tmp_path / "image.rows"
+    path.write_bytes(decode_store.pack([_key_digest(_key(n)) for n in entries],
+                                       [(chunks[n], [], 2 * len(rows), f"[{n}]", len(rows))
+                                        for n, rows in entries.items()]))
+    keys = [_key(n) for n in entries] + [(b"\x01\x02", 2, None, ())]
+    many = DecodeStore(path).get_many(keys)
+    one_at_a_time = DecodeStore(path)
+    for key, found in zip(keys, many):
+        expected = one_at_a_time.get(key)
+        assert (found is None) == (expected is None)
+        if found is not None:
+            assert np.array_equal(found[0], expected[0]) and found[1:] == expected[1:]
+    assert sum(found is None for found in many) == (2 if damage else 1)
+
+
 def test_a_well_formed_file_written_by_hand_is_read(tmp_path):
     """(the damaged files above fail for their damage alone)"""
     path = tmp_path / "image.rows"

@@ -153,6 +153,31 @@ class DecodeStore:
                     self._add(digest, found)
         return None if found is None else found[:4]
 
+    def get_many(self, keys: list[tuple]) -> list:
+        """get() of each key, in this image's file alone (Decoder.preload's): what its file holds
+        is inflated and checked together, in one array."""
+        digests = [_key_digest(key) for key in keys]
+        found = [self._entries.get(digest) for digest in digests]
+        packed = [at for at, entry in enumerate(found) if entry is not None and isinstance(entry[0], bytes)]
+        try:
+            data = [zlib.decompress(found[at][0]) for at in packed]
+        except zlib.error:
+            data = None
+        if data and all(len(chunk) == 8 * FIELDS * found[at][4] for at, chunk in zip(packed, data)):
+            rows = np.frombuffer(b"".join(data), "<i8").reshape(-1, FIELDS)
+            if int(np.bitwise_or.reduce(rows[:, KIND])) & ~3 == 0:  # (kinds 0 to 3)
+                first = 0
+                for at in packed:
+                    entry = found[at]
+                    self._entries[digests[at]] = found[at] = (rows[first: first + entry[4]], *entry[1:])
+                    first += entry[4]
+        for at, entry in enumerate(found):  # (what is left packed: damaged somewhere, each checked alone)
+            if entry is not None and isinstance(entry[0], bytes):
+                found[at] = self.get(keys[at], siblings=False)
+            elif entry is not None:
+                found[at] = entry[:4]
+        return found
+
     def put(self, key: tuple, rows: np.ndarray, specials: list, length: int, after: str = "null") -> None:
         self._add(self._digest(key), (rows, list(specials), length, after, len(rows)))
 

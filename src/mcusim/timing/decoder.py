@@ -167,15 +167,15 @@ class Decoder:
         """Copy from the decode store, at once, every code range an earlier run of this image
         decoded: each would otherwise stop the run when it first runs (a stop, a copy and a
         restart each: most of a second run of a large start-up's time). Its rows are the ones
-        decode_block would give it, since a range is decoded as entered afresh. Up to half the
-        windows, so the code that runs next has room. Done once, at the first decode_block."""
+        decode_block would give it, since a range is decoded as entered afresh (nor does it
+        carry on from the state a Cortex-M7 entry ended in, which _from_store checks). Up to half
+        the windows, so the code that runs next has room. Done once, at the first decode_block."""
         self._preload_due = False
         store, ranges, size = self.store, self._ranges, self.state.WINDOW_BYTES
         if store is None or self.timing is None:
             return
         state = self.timing.state_text(None) if hasattr(self.timing, "state_text") else ()
-        windows = {base for base, _, _ in self.state.windows}
-        copies = []  # (start, end, code, rows, specials)
+        wanted = []  # (index, start, end, code) of each range not decoded yet
         read_at, read = 0, b""
         for index, (start, end) in enumerate(ranges):
             if index in self._ranges_done:
@@ -187,9 +187,12 @@ class Decoder:
                     last += 1
                 read_at, read = start, self._read(start, ranges[last][1] - start + 2)
             code = read[start - read_at: end - read_at + 2]
-            end = min(end, start + len(code))
-            found = store.get((code, end - start, None, state), siblings=False)
-            if found is None or not self._state_readable(found[3]):
+            wanted.append((index, start, min(end, start + len(code)), code))
+        windows = {base for base, _, _ in self.state.windows}
+        copies = []  # (start, end, code, rows, specials)
+        for (index, start, end, code), found in zip(
+                wanted, store.get_many([(code, end - start, None, state) for _, start, end, code in wanted])):
+            if found is None:
                 continue
             new = [base for base in range(start - start % size, end, size) if base not in windows]
             if len(windows) + len(new) > MAX_WINDOWS // 2:
@@ -201,18 +204,6 @@ class Decoder:
             self._redecoded = False
             self._write_copies(copies)
             self._finish_writes()
-
-    def _state_readable(self, text: str) -> bool:
-        """Whether the timing model reads `text`, a store entry's state after its rows (an entry
-        whose state it does not read is damaged: decoded afresh, as _from_store does). Read as
-        after no instruction: the model stays as it was before any decode."""
-        if not hasattr(self.timing, "import_state"):
-            return True
-        try:
-            self.timing.import_state(text, None)
-        except ValueError:
-            return False
-        return True
 
     def _write_copies(self, copies: list[tuple]) -> None:
         """What _decode_code does with a range found in the store, for many (preload's: start,
@@ -840,7 +831,9 @@ class Decoder:
         """Drop the decode of writable windows whose code bytes changed since; True if any did."""
         changed = False
         for index, ranges in list(self._snapshots.items()):
-            if any(self._read(start, len(data)) != data for start, data in ranges):
+            first = min(start for start, _ in ranges)
+            now = self._read(first, max(start + len(data) for start, data in ranges) - first)  # (one read a window)
+            if any(now[start - first: start - first + len(data)] != data for start, data in ranges):
                 self.state.rows(index)[:] = 0
                 self._costs[index][:] = 0
                 self._summed.pop(index, None)
