@@ -89,8 +89,8 @@ class FormIndex:
         free, places = free[order], places[order]
         forms, first, counts = np.unique(free, return_index=True, return_counts=True)
         alike = places[first] == places[first + counts - 1]  # (sorted by place within a form)
-        self.forms = forms[alike].tolist()
-        self.places = places[first][alike].tolist()
+        self.forms = forms[alike]  # (int64 arrays, searched by bisection)
+        self.places = places[first][alike]
 
     def place(self, code: bytes) -> int:
         """The place of encoding `code`'s form, or -1 (no form, or none the table holds alike, or
@@ -99,4 +99,4 @@ class FormIndex:
         if free < 0:
             return -1
         at = bisect_left(self.forms, free)
-        return self.places[at] if at < len(self.forms) and self.forms[at] == free else -1
+        return int(self.places[at]) if at < len(self.forms) and self.forms[at] == free else -1

@@ -235,8 +235,7 @@ class Descriptors:
         if self._walk_arrays is None:
             short, wide = self._short_table(), self._wide_table()
             self._walk_arrays = pack_tables(short[0] if short else _NONE, short[3] if short else _NONE,
-                                            np.array(wide[0] if wide else (), np.int64),
-                                            np.array(wide[1] if wide else (), np.int64),
+                                            wide[0] if wide else _NONE, wide[1] if wide else _NONE,
                                             self._forms() if wide else FormIndex(_NONE, _NONE)) if short or wide else False
         if self._walk_arrays is False:
             return None
@@ -255,7 +254,7 @@ class Descriptors:
         number = int.from_bytes(key[0], "little")
         at = bisect_left(keys, number)
         if at < len(keys) and keys[at] == number:
-            place = places[at]
+            place = int(places[at])
         else:
             place = self._forms().place(key[0])
             if place < 0:
@@ -303,7 +302,7 @@ class Descriptors:
         distinct rows, and the rows."""
         fresh = self._fresh()
         kept = thumb32_table.read_table(thumb32_table.table_file(self.file), CORE_NAMES) if self.file else None
-        met = self._wide_met | {key.to_bytes(4, "little") for key in (kept[0] if kept is not None else ())}
+        met = self._wide_met | {key.to_bytes(4, "little") for key in (kept[0].tolist() if kept is not None else ())}
         keys, places = [], []
         for code in met:
             try:

@@ -138,7 +138,7 @@ class Descriptors:
         number = int.from_bytes(key[0], "little")
         at = bisect_left(keys, number)
         if at < len(keys) and keys[at] == number:
-            pair = pair_of[at]
+            pair = int(pair_of[at])
         else:
             pair = self._forms().place(key[0])
             if pair < 0:
@@ -181,8 +181,7 @@ class Descriptors:
         keys), its pairs' rows placed in this table; None where there is none."""
         if self._walk_arrays is None:
             table = self._read_table()
-            self._walk_arrays = pack_tables(_NONE, _NONE, np.array(table[0], np.int64), np.array(table[1], np.int64),
-                                            self._forms()) if table else False
+            self._walk_arrays = pack_tables(_NONE, _NONE, table[0], table[1], self._forms()) if table else False
         if self._walk_arrays is False:
             return None
         return set_bases(self._walk_arrays, 0, self._table_placed())

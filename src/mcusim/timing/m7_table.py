@@ -111,12 +111,12 @@ def write_arrays(path: Path, names: list, keys: np.ndarray, pair_of: np.ndarray,
 
 
 def read_table(path: Path, register_number) -> tuple | None:
-    """(the encodings, sorted, as little-endian numbers, and each one's pair, as lists; the
-    pairs, each its descriptor's and its encoded row's place; the descriptors; the encoded rows
-    in the file's layout, which expand_into makes m7_schedule's), registers numbered by
+    """(the encodings, sorted, as little-endian numbers, and each one's pair, as int64 arrays;
+    the pairs, each its descriptor's and its encoded row's place; the descriptors; the encoded
+    rows in the file's layout, which expand_into makes m7_schedule's), registers numbered by
     `register_number(name)`; None where the file is missing, damaged or foreign, or names a
-    register numbered beyond m7_schedule.REGISTERS. Read and checked once per process (lists:
-    searched by bisection)."""
+    register numbered beyond m7_schedule.REGISTERS. Read and checked once per process (searched
+    by bisection)."""
     try:
         info = os.stat(path)
     except OSError:
@@ -180,7 +180,7 @@ def _parse(path: Path, register_number):
         return None
     _renumber(compact, numbers)
     descriptors[:, R.D_DECIDED] = numbers[descriptors[:, R.D_DECIDED]]  # (-1, none, stays -1: numbers' last)
-    return keys.tolist(), pair_of.tolist(), pair, descriptors, compact
+    return keys, pair_of.astype(np.int64), pair, descriptors, compact
 
 
 def _number(name, register_number) -> int:

@@ -42,11 +42,11 @@ def table_file(pattern_file: Path) -> Path:
     return pattern_file.with_name(FILE_NAME)
 
 
-def read_table(path: Path, core_names: tuple[str, ...]) -> tuple[list[int], list[int], np.ndarray] | None:
+def read_table(path: Path, core_names: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """(the encodings, sorted, each its 4 bytes as a little-endian number; each one's row among
-    the distinct rows; the distinct rows), or None where the file is missing, damaged, foreign
-    or names its registers' bits otherwise than `core_names`. Lists, searched by bisection (no
-    dictionary to build when the file is read)."""
+    the distinct rows; the distinct rows), int64 arrays, or None where the file is missing,
+    damaged, foreign or names its registers' bits otherwise than `core_names`. Searched by
+    bisection (no dictionary to build when the file is read)."""
     try:
         with open_regular(path) as file:
             data = file.read(MAX_BYTES + 1)
@@ -64,7 +64,7 @@ def read_table(path: Path, core_names: tuple[str, ...]) -> tuple[list[int], list
     if count and (np.any(np.diff(keys.astype(np.int64)) <= 0) or np.any((keys & 0xFFFF) < HALFWORDS)
                   or index.min() < 0 or index.max() >= distinct) or not rows_fit(rows, len(names), size=4):
         return None
-    return keys.tolist(), index.tolist(), rows
+    return keys.astype(np.int64), index.astype(np.int64), rows
 
 
 def write_table(path: Path, keys: np.ndarray, index: np.ndarray, rows: np.ndarray,

@@ -36,7 +36,7 @@ def pack_tables(short_places: np.ndarray, short_kinds: np.ndarray, keys: np.ndar
     lengths[[T_SHORT, T_KINDS, T_KEYS, T_FORM_KINDS, T_FORMS]] = (len(short_places), len(short_kinds), len(keys),
                                                                   len(FORMS), len(forms.forms))
     return np.concatenate([lengths, short_places, short_kinds, keys, places, np.array(FORMS, np.int64).reshape(-1),
-                           np.array(forms.forms, np.int64), np.array(forms.places, np.int64)]).astype(np.int64)
+                           forms.forms, forms.places]).astype(np.int64)
 
 
 def set_bases(tables: np.ndarray, short_base: int, base: int) -> np.ndarray:
