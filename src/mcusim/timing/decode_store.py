@@ -42,6 +42,7 @@ from .pattern_store import FILE_NAME as PATTERN_FILE
 
 SIBLINGS = 3  # other images' files of the same model (the most recently used) a range is looked for in
 MAX_BYTES = 256 << 20  # the whole store (files of other images and older mcusim versions included)
+LEVEL = 3  # zlib's: about half level 6's time to write a large image's file, for a file a fifth larger
 MAX_ROWS = 1 << 19      # rows (halfwords) one image keeps, 64 MB in memory: code generated at run
 #                         time (firmware running away through RAM, a JIT) must not grow it without end
 MAX_TEXT = 1 << 26  # bytes of a file's specials' or states' JSON
@@ -218,7 +219,7 @@ def pack(digests: list[bytes], entries: list[tuple]) -> bytes:
     first stream, and inflates an entry's chunk when the entry is used: a first run reads three
     other images' files for the few ranges it shares with them (docs/performance.md,
     "Twenty-first pass")."""
-    chunks = [rows if isinstance(rows, bytes) else zlib.compress(np.ascontiguousarray(rows, "<i8").tobytes())
+    chunks = [rows if isinstance(rows, bytes) else zlib.compress(np.ascontiguousarray(rows, "<i8").tobytes(), LEVEL)
               for rows, *_ in entries]
     firsts = np.zeros(len(entries) + 1, "<i8")
     firsts[1:] = np.cumsum([entry[4] for entry in entries])
