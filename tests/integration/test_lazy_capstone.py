@@ -12,7 +12,8 @@ RUN = """
 import json, sys
 import mcusim.cli
 result = mcusim.run(sys.argv[1], sys.argv[2])
-print(json.dumps([result.exit_code, result.cycles, result.instructions, result.stdout, "capstone" in sys.modules]))
+print(json.dumps([result.exit_code, result.cycles, result.instructions, result.stdout, "numpy.ma" in sys.modules,
+                  "capstone" in sys.modules]))
 """
 
 
@@ -35,6 +36,7 @@ def test_a_run_whose_code_the_decode_store_holds_disassembles_nothing_and_comput
     second = _python("-c", RUN, elf, "mps2-an386", environment=store)
     assert first[-1] and not second[-1]
     assert first[0] == 0 and second[:-1] == first[:-1]
+    assert not second[-2], "the second run (its code copied at once: Decoder.preload) imported numpy.ma"
 
 
 def test_the_stand_in_module_imports_on_first_read_and_keeps_what_it_read():

@@ -210,20 +210,20 @@ class Decoder:
         end, code, rows, specials), their rows written window by window."""
         rows = np.concatenate([copy[3] for copy in copies])
         counts = np.array([len(copy[3]) for copy in copies])
-        firsts = np.cumsum(counts) - counts
-        addresses = np.repeat(np.array([copy[0] for copy in copies], np.int64) - 2 * firsts, counts) \
-            + 2 * np.arange(len(rows))
+        addresses = np.repeat(np.array([copy[0] for copy in copies], np.int64) - 2 * (np.cumsum(counts) - counts),
+                              counts) + 2 * np.arange(len(rows))
         size = self.state.WINDOW_BYTES
         bases = addresses - addresses % size  # (ascending: preload's copies are in address order)
-        writable = {}  # window base -> index
-        for base in np.unique(bases).tolist():
+        starts = [0, *(np.flatnonzero(np.diff(bases)) + 1).tolist()]  # (each window's first: not np.unique, which
+        writable = {}  # window base -> index                            # imports numpy.ma in NumPy 2.4)
+        for low, high in zip(starts, starts[1:] + [len(bases)]):
+            base = int(bases[low])
             index = self.ensure_window(base)
-            chosen = slice(*np.searchsorted(bases, [base, base + size]).tolist())
-            halfwords = (addresses[chosen] - base) >> 1
+            halfwords = (addresses[low:high] - base) >> 1
             costs = self._costs[index]
             self._redecoded = self._redecoded or bool(np.count_nonzero(costs[halfwords, KIND]))
-            costs[halfwords] = rows[chosen]
-            self.state.rows(index)[halfwords, KIND] = rows[chosen, KIND]
+            costs[halfwords] = rows[low:high]
+            self.state.rows(index)[halfwords, KIND] = rows[low:high, KIND]
             first, end = int(halfwords[0]), int(halfwords[-1]) + 1
             was = self._dirty.get(index, (first, end))
             self._dirty[index] = min(was[0], first), max(was[1], end)
