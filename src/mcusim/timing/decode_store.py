@@ -42,7 +42,7 @@ from .pattern_store import FILE_NAME as PATTERN_FILE
 
 SIBLINGS = 3  # other images' files of the same model (the most recently used) a range is looked for in
 MAX_BYTES = 256 << 20  # the whole store (files of other images and older mcusim versions included)
-LEVEL = 3  # zlib's: about half level 6's time to write a large image's file, for a file a fifth larger
+LEVEL = 3  # zlib's: quicker than its default (6) to write a large image's file, for a somewhat larger one
 MAX_ROWS = 1 << 19      # rows (halfwords) one image keeps, 64 MB in memory: code generated at run
 #                         time (firmware running away through RAM, a JIT) must not grow it without end
 MAX_TEXT = 1 << 26  # bytes of a file's specials' or states' JSON
