@@ -214,8 +214,9 @@ class Decoder:
                               counts) + 2 * np.arange(len(rows))
         size = self.state.WINDOW_BYTES
         bases = addresses - addresses % size  # (ascending: preload's copies are in address order)
-        starts = [0, *(np.flatnonzero(np.diff(bases)) + 1).tolist()]  # (each window's first: not np.unique, which
-        writable = {}  # window base -> index                            # imports numpy.ma in NumPy 2.4)
+        # each window's first row (not by np.unique, which imports numpy.ma in NumPy 2.4)
+        starts = [0, *(np.flatnonzero(np.diff(bases)) + 1).tolist()]
+        writable = {}  # window base -> index
         for low, high in zip(starts, starts[1:] + [len(bases)]):
             base = int(bases[low])
             index = self.ensure_window(base)
