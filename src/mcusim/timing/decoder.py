@@ -221,13 +221,7 @@ class Decoder:
             base = int(bases[low])
             index = self.ensure_window(base)
             halfwords = (addresses[low:high] - base) >> 1
-            costs = self._costs[index]
-            self._redecoded = self._redecoded or bool(np.count_nonzero(costs[halfwords, KIND]))
-            costs[halfwords] = rows[low:high]
-            self.state.rows(index)[halfwords, KIND] = rows[low:high, KIND]
-            first, end = int(halfwords[0]), int(halfwords[-1]) + 1
-            was = self._dirty.get(index, (first, end))
-            self._dirty[index] = min(was[0], first), max(was[1], end)
+            self._write_window(index, halfwords, rows[low:high], int(halfwords[0]), int(halfwords[-1]) + 1)
             if self.is_writable(base):
                 writable[base] = index
         for start, end, code, *_ in copies if writable else ():  # (code in RAM: _snapshot's)
@@ -415,15 +409,20 @@ class Decoder:
             base, size, _ = self.state.windows[index]
             a, b = (address - base) >> 1, (min(stop, base + size) - base) >> 1
             at = (address - start) >> 1
-            costs = self._costs[index]
-            self._redecoded = self._redecoded or bool(np.count_nonzero(costs[a:b, KIND]))
-            costs[a:b] = rows[at: at + b - a]
-            self.state.rows(index)[a:b, KIND] = rows[at: at + b - a, KIND]
-            first, end = self._dirty.get(index, (a, b))
-            self._dirty[index] = min(first, a), max(end, b)
+            self._write_window(index, slice(a, b), rows[at: at + b - a], a, b)
             dirty.add(index)
             address = base + 2 * b
         return dirty
+
+    def _write_window(self, index: int, where, rows: np.ndarray, first: int, end: int) -> None:
+        """Write `rows` at window `index`'s halfwords `where` (a slice or their indices, within
+        [first, end)), noting what was decoded there before and what to re-sum."""
+        costs = self._costs[index]
+        self._redecoded = self._redecoded or bool(np.count_nonzero(costs[where, KIND]))
+        costs[where] = rows
+        self.state.rows(index)[where, KIND] = rows[:, KIND]
+        was = self._dirty.get(index, (first, end))
+        self._dirty[index] = min(was[0], first), max(was[1], end)
 
     def _write_fresh(self, start: int, end: int, code: bytes, rows: np.ndarray,
                      instructions: int | None = None) -> np.ndarray:
