@@ -1,6 +1,5 @@
 """The Cortex-M7 scheduling rules (cores/cortex-m7.toml, docs/timing.md), on short instruction
 streams scheduled from an empty pipeline: the cycles from one issue to the next (0 = dual-issued)."""
-import json
 
 import pytest
 from capstone import CS_ARCH_ARM, CS_MODE_MCLASS, CS_MODE_THUMB, Cs
@@ -143,59 +142,3 @@ def test_only_direct_unconditional_branches_are_predicted_statically(timing):
         assert (branch.refill >> N.STATIC_SHIFT) & N.STATIC_CYCLES_MASK == timing.t["branch_static_taken"]
     assert not bx.refill & N.STATIC_TAKEN and mispredict_cycles(bx) == timing.t["branch_mispredict"]
     assert not costed(timing, "flags_to_branch")[-1].refill & N.STATIC_TAKEN
-
-
-ALL_CODE = bytes.fromhex("".join(CODE[name] for name in sorted(CODE) if name != "direct_branches"))
-
-
-@pytest.mark.parametrize("cut", range(1, 40, 3))
-def test_a_state_exported_as_json_schedules_the_rest_alike_in_a_new_model(cut):
-    """The decode store keeps the pipeline a decode ended in (export_state, through JSON) and a
-    later run restores it (import_state): what follows costs what it costs in one run."""
-    run = Cs(CS_ARCH_ARM, CS_MODE_THUMB | CS_MODE_MCLASS)
-    run.detail = True
-    stream = list(run.disasm(ALL_CODE, 0x1000))
-    assert cut < len(stream) - 1
-    table = core_timing_table(load_core("cortex-m7"))
-    whole, first, second = (CortexM7Timing(table) for _ in range(3))
-    previous, expected = None, []
-    for insn in stream:
-        expected.append(whole.cost(insn, previous))
-        previous = insn
-    previous = None
-    for insn in stream[:cut]:
-        first.cost(insn, previous)
-        previous = insn
-    text = json.dumps(first.export_state(first.last_address))
-    assert text != "null" and first.export_state(None) is None
-    second.import_state(text, previous.address)
-    assert second.state_text(previous.address) == text == json.dumps(second.export_state(previous.address))
-    for insn, cost in zip(stream[cut:], expected[cut:]):
-        assert second.cost(insn, previous) == cost, f"{insn.mnemonic} {insn.op_str} after a cut at {cut}"
-        previous = insn
-
-
-VALID_OLDER = "[false, 1, false, false, false, false, false]"
-
-
-@pytest.mark.parametrize("text", [
-    "[1, null, []]", '"state"', '[1, [["ldr"]], [], [], [], []]', '[1, null, [["r0", "late"]], [], [], []]',
-    "[1, null, [], [], [], [7]]", "[true, null, [], [], [], []]", '[1, null, [["r0", 1099511627776]], [], [], []]',
-    "[1, [false, 1, false], [], [], [], []]", "[1, [false, true, false, false, false, false, false], [], [], [], []]",
-    "[1, [0, 1, false, false, false, false, false], [], [], [], []]", '[1, null, [["r0"]], [], [], []]',
-    f'[1, {VALID_OLDER}, [], [], [[3, 1]], []]', "[1, [", "",
-])
-def test_a_state_that_is_not_one_is_refused_and_changes_nothing(timing, text):
-    first, second = instructions("dependent_chain")
-    timing.cost(first, None)
-    before = timing.export_state(timing.last_address)
-    with pytest.raises(ValueError):
-        timing.import_state(text, 0x2000)
-    assert timing.export_state(first.address) == before
-
-
-def test_a_well_formed_state_is_read():
-    """(the refused states above fail for their damage alone)"""
-    timing = CortexM7Timing(core_timing_table(load_core("cortex-m7")))
-    timing.import_state(f'[1, {VALID_OLDER}, [["r0", 2]], [["r0", 0]], [], ["r0"]]', 0x2000)
-    assert timing.export_state(0x2000) == [1, json.loads(VALID_OLDER), [["r0", 2]], [["r0", 0]], [], ["r0"]]

@@ -13,7 +13,7 @@ from elfgen import program
 
 
 def _key(n: int) -> tuple:
-    return (n.to_bytes(4, "little") + b"\x00\xbf", 4, None if n % 3 else b"\x70\x47", ())
+    return (n.to_bytes(4, "little") + b"\x00\xbf", 4, None if n % 3 else b"\x70\x47")
 
 
 def _rows(n: int) -> np.ndarray:
@@ -35,28 +35,26 @@ def test_rows_specials_and_lengths_come_back_in_a_new_store(tmp_path):
     keys = _keys_with_a_zero_last_digest_byte(200)
     store = DecodeStore(path)
     for n in keys:
-        store.put(_key(n), _rows(n), [(0, "vadd.f32", "s0, s0, s1")] if n % 5 == 0 else [], 2 * len(_rows(n)),
-                  f"[{n}]")
+        store.put(_key(n), _rows(n), [(0, "vadd.f32", "s0, s0, s1")] if n % 5 == 0 else [], 2 * len(_rows(n)))
     store.save()
     again = DecodeStore(path)
     assert len(again) == len(set(keys))
     for n in keys:
-        rows, specials, length, after = again.get(_key(n))
-        assert np.array_equal(rows, _rows(n)) and length == 2 * len(_rows(n)) and after == f"[{n}]"
+        rows, specials, length = again.get(_key(n))
+        assert np.array_equal(rows, _rows(n)) and length == 2 * len(_rows(n))
         assert specials == ([(0, "vadd.f32", "s0, s0, s1")] if n % 5 == 0 else [])
-    assert again.get((b"\x01\x02", 2, None, ())) is None
+    assert again.get((b"\x01\x02", 2, None)) is None
 
 
-def _file(rows=None, specials=((0, "sdiv", "r0, r1, r2"),), state="null", count=3) -> bytes:
+def _file(rows=None, specials=((0, "sdiv", "r0, r1, r2"),), count=3) -> bytes:
     """A store file written by hand: one entry, _key(0)'s, of `count` rows (`rows` as given: an
     array, or the bytes of its chunk)."""
     if rows is None:
         rows = np.zeros((3, N.FIELDS), np.int64) + np.eye(1, N.FIELDS, N.KIND, np.int64) * N.KIND_START
-    return decode_store.pack([_key_digest(_key(0))], [(rows, [list(s) for s in specials], 6, state, count)])
+    return decode_store.pack([_key_digest(_key(0))], [(rows, [list(s) for s in specials], 6, count)])
 
 
-@pytest.mark.parametrize("damage", ["truncated", "garbage", "wrong shape", "bad specials", "bad states",
-                                    "chunks cut"])
+@pytest.mark.parametrize("damage", ["truncated", "garbage", "wrong shape", "bad specials", "chunks cut"])
 def test_a_damaged_file_is_an_empty_store(tmp_path, damage):
     path = tmp_path / "image.rows"
     store = DecodeStore(path)
@@ -75,7 +73,7 @@ def test_a_damaged_file_is_an_empty_store(tmp_path, damage):
         header[3] += 1
         path.write_bytes(decode_store.HEADER.pack(*header) + packed[decode_store.HEADER.size:])
     else:
-        path.write_bytes(_file(specials=[(0, "sdiv", 7)]) if damage == "bad specials" else _file(state=[1, 2]))
+        path.write_bytes(_file(specials=[(0, "sdiv", 7)]))
     assert len(DecodeStore(path)) == 0
 
 
@@ -108,9 +106,9 @@ def test_many_entries_come_back_together_as_one_at_a_time(tmp_path, damage):
         chunks[7] = b"\x78\x9c not a stream"
     path = tmp_path / "image.rows"
     path.write_bytes(decode_store.pack([_key_digest(_key(n)) for n in entries],
-                                       [(chunks[n], [], 2 * len(rows), f"[{n}]", len(rows))
+                                       [(chunks[n], [], 2 * len(rows), len(rows))
                                         for n, rows in entries.items()]))
-    keys = [_key(n) for n in entries] + [(b"\x01\x02", 2, None, ())]
+    keys = [_key(n) for n in entries] + [(b"\x01\x02", 2, None)]
     many = DecodeStore(path).get_many(keys)
     one_at_a_time = DecodeStore(path)
     for key, found in zip(keys, many):
@@ -125,9 +123,9 @@ def test_a_well_formed_file_written_by_hand_is_read(tmp_path):
     """(the damaged files above fail for their damage alone)"""
     path = tmp_path / "image.rows"
     path.write_bytes(_file())
-    rows, specials, length, after = DecodeStore(path).get(_key(0))
+    rows, specials, length = DecodeStore(path).get(_key(0))
     assert rows.shape == (3, N.FIELDS) and np.all(rows[:, N.KIND] == N.KIND_START)
-    assert specials == [(0, "sdiv", "r0, r1, r2")] and length == 6 and after == "null"
+    assert specials == [(0, "sdiv", "r0, r1, r2")] and length == 6
 
 
 def test_a_store_that_cannot_be_written_is_skipped(tmp_path):
@@ -207,10 +205,10 @@ def test_a_store_keeps_at_most_max_rows(tmp_path, monkeypatch):
     assert len(DecodeStore(tmp_path / "image.rows")) == 3
 
 
-def _file_with(path, numbers, after="null"):
+def _file_with(path, numbers):
     store = DecodeStore(path)
     for n in numbers:
-        store.put(_key(n), _rows(n), [], 2 * len(_rows(n)), after)
+        store.put(_key(n), _rows(n), [], 2 * len(_rows(n)))
     store.save()
 
 
@@ -218,10 +216,10 @@ def test_a_range_missing_here_is_copied_from_another_image_and_kept_here(tmp_pat
     """Rows do not depend on addresses: the same code in another image (another build, another
     board) serves, and the copy is saved with this image so it does not need the other next time."""
     folder = tmp_path / "decode" / "stamp"
-    _file_with(folder / "other.rows", [1, 2, 3], after='"other"')
+    _file_with(folder / "other.rows", [1, 2, 3])
     store = DecodeStore(folder / "this.rows", decode_store._recent_siblings(folder / "this.rows"))
-    rows, _, _, after = store.get(_key(2))
-    assert np.array_equal(rows, _rows(2)) and after == '"other"'
+    rows, _, length = store.get(_key(2))
+    assert np.array_equal(rows, _rows(2)) and length == 2 * len(_rows(2))
     assert store.get(_key(7)) is None
     store.save()
     (folder / "other.rows").unlink()

@@ -13,7 +13,6 @@ kept in its F_REFILL. Every number comes from cores/cortex-m7.toml, where its so
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -152,35 +151,10 @@ def _pairing_values(p: "_Pipeline") -> list | None:
     return [getattr(p.issued[0], name) for name in PAIRING] if len(p.issued) == 1 else None
 
 
-def _pairing_insn(values) -> "_Insn":
-    """An instruction with the PAIRING attributes `values` (what a restored pipeline needs of
-    its last issue); TypeError or ValueError for anything else."""
-    if not isinstance(values, list) or len(values) != len(PAIRING):
-        raise ValueError("the last issue is not a list of its pairing attributes")
-    made = dict(zip(PAIRING, values))
-    if not all(isinstance(made[name], bool) for name in PAIRING if name != "occupancy"):
-        raise ValueError("a pairing attribute is not a bool")
-    made["occupancy"] = _int(made["occupancy"])
-    return _Insn(name="(restored)", reads=set(), writes=set(), **made)
-
-
-def _int(value) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or abs(value) > 1 << 20:
-        raise ValueError("a cycle count is not a small integer")
-    return value
-
-
-def _registers(values) -> list[str]:
-    if not isinstance(values, list) or not all(isinstance(r, str) and len(r) <= 32 for r in values):
-        raise ValueError("registers are not a list of names")
-    return values
-
-
-def _cycles(pairs, base: int) -> dict[str, int]:
-    """[[register, cycles relative to the last issue], ...] as absolute cycles after `base`."""
-    if not isinstance(pairs, list) or not all(isinstance(p, list) and len(p) == 2 for p in pairs):
-        raise ValueError("register cycles are not [register, cycles] pairs")
-    return {_registers([r])[0]: base + _int(c) for r, c in pairs}
+def _pairing_insn(values: list) -> "_Insn":
+    """An instruction with the PAIRING attributes `values` alone (what a pipeline needs of an
+    instruction issued in its last cycle)."""
+    return _Insn(name="(restored)", reads=set(), writes=set(), **dict(zip(PAIRING, values)))
 
 
 class CortexM7Timing:
@@ -202,8 +176,6 @@ class CortexM7Timing:
         self._described: dict[int, _Insn] = {}  # Instruction.shape -> describe()
         self._idents: dict[tuple, int] = {}  # _Insn.content() -> its ident
         self._by_ident: list = []  # each ident's _Insn (None: renamed's, made from its row if asked for: _issued)
-        self._imported: dict[str, _Pipeline] = {}  # import_state's JSON -> the pipeline it gave
-        self._imported_text: str | None = None  # the JSON of the state last imported, while it stands
         # start_adjustments in native code: each ident's _encode row (by ident), and whether it fits
         self._encoded = np.zeros((64, S.ROW), np.int64)
         self._fits: dict[int, bool] = {}
@@ -225,7 +197,7 @@ class CortexM7Timing:
     def _pipeline(self) -> _Pipeline:
         """The pipeline after _last_address, made from m7_rows' array the first time Python
         reads it after a native decode (the decoder's next range reads the array itself:
-        pipeline_before, state_text)."""
+        pipeline_before)."""
         if self._kept is None:
             self._kept, self._native = self._from_array(self._native), None
         return self._kept
@@ -244,7 +216,10 @@ class CortexM7Timing:
         else:
             self._pipeline = pipeline.copy()
         self._last_address = last_address
-        self._imported_text = None
+
+    def forget_state(self) -> None:
+        """Carry on from no instruction: the next decode schedules after an empty pipeline."""
+        self._last_address = None
 
     @property
     def last_address(self) -> int | None:
@@ -253,11 +228,10 @@ class CortexM7Timing:
 
     def export_state(self, previous_address: int | None):
         """What scheduling the successor of the instruction at `previous_address` reads of the
-        pipeline (None: an empty one), as JSON-able values that outlive this process: ready
-        times relative to the last issue (older than FORGOTTEN_CYCLES: as never written) and
-        what pairing reads of the last issue cycle (_pairing_values). The decode store keeps it
-        with a decode's rows, keyed by the state the decode started from and restoring the one it
-        ended in; equal values schedule alike."""
+        pipeline (None: an empty one), as plain values: ready times relative to the last issue
+        (older than FORGOTTEN_CYCLES: as never written) and what pairing reads of the last issue
+        cycle (_pairing_values). Equal values schedule alike: the tests compare the pipelines
+        the Python schedule and m7_rows leave by them."""
         if previous_address is None or previous_address != self._last_address:
             return None
         if self._native is not None:
@@ -289,41 +263,6 @@ class CortexM7Timing:
             info = self._issued(ident)
             values = self._pairings[ident] = [getattr(info, name) for name in PAIRING]
         return list(values)
-
-    def import_state(self, text: str, last_address: int | None) -> None:
-        """Carry on as after the instruction at `last_address` in the state export_state gave,
-        as JSON `text` ("null": an empty pipeline). ValueError, and nothing changed, where it is
-        not such a state (a damaged store). Each distinct text is read and checked once."""
-        pipeline = self._imported.get(text)
-        if pipeline is None:
-            pipeline = self._pipeline_from(json.loads(text))
-            if len(self._imported) >= 1 << 14:
-                self._imported.clear()
-            self._imported[text] = pipeline
-        self._pipeline = pipeline.copy()
-        self._last_address = None if text == "null" else last_address
-        self._imported_text = text  # (what state_text gives until cost() changes the pipeline)
-
-    def state_text(self, previous_address: int | None) -> str:
-        """export_state as JSON text: after a copy, the text it restored (equal values give
-        equal text), so a run of copied ranges exports nothing."""
-        if previous_address is None or previous_address != self._last_address:
-            return "null"
-        if self._imported_text is not None:
-            return self._imported_text
-        return json.dumps(self.export_state(previous_address))
-
-    def _pipeline_from(self, values) -> _Pipeline:
-        if values is None:
-            return _Pipeline()
-        try:
-            free, pairing, ready, written_at, early, word_loaded = values
-            base = FORGOTTEN_CYCLES  # (any base >= 0 schedules alike: only differences are compared)
-            issued = [] if pairing is None else [self.known(_pairing_insn(pairing))]
-            return _Pipeline(base, issued, base + _int(free), _cycles(ready, base), _cycles(written_at, base),
-                             _cycles(early, base), set(_registers(word_loaded)))
-        except (TypeError, ValueError) as error:
-            raise ValueError(f"not a Cortex-M7 pipeline state: {error}") from None
 
     def known(self, info: "_Insn") -> "_Insn":
         """`info` with the ident of equal contents in this process."""
@@ -604,7 +543,6 @@ class CortexM7Timing:
         decided_at = pipeline.written_at.get(info.decided_by) if info.decided_by else None
         delta, waited = self._issue(pipeline, info)
         self._last_address = insn.address
-        self._imported_text = None
         self._run.append((insn.address, delta, waited))
         mispredict = 0
         if info.branch:
@@ -733,7 +671,6 @@ class CortexM7Timing:
         (kept as it is: read as a _Pipeline only if Python schedules next)."""
         self._kept, self._native = None, pipeline
         self._last_address = last_address
-        self._imported_text = None
 
     def _from_array(self, pipeline: np.ndarray) -> _Pipeline:
         """The _Pipeline of m7_schedule's array `pipeline`."""

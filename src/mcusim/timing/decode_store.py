@@ -2,19 +2,17 @@
 
 Decoding code first seen costs tens of microseconds an instruction in Python, and a large image
 (TFLM, an RTOS, a vendor HAL) spends most of a short run on it. The rows a code range decodes
-to depend only on its bytes, the instruction before it, the core's timing table and, for the
-Cortex-M7, the dual-issue schedule it continues (the decoder's `_decode_code` keys its
-in-process copies the same way), so a later run of the same image, on any board with the same
-core model, can copy them. The Cortex-M7 schedule carries on from one decode to the next, so
-each entry also keeps the schedule state the decode ended in (relative cycles and instruction
-contents, as JSON), which the decoder restores after copying the rows. Nothing in the rows
+to depend only on its bytes, the instruction before it and the core's timing table (a code
+range is decoded as entered afresh: no instruction before it, and on the Cortex-M7 an empty
+schedule), so a later run of the same image, on any board with the same core model, can copy
+them (the decoder's `_decode_code` keys its in-process copies the same way). Nothing in the rows
 depends on where the code is, so a range missing from the image's own file is also looked for
 in the SIBLINGS most recently used files of other images under the same model (the same
 library code in another build, or the same program built for another board), read on the
 first miss; what is found there is kept in the image's own file.
 
 One file per image and model, `<root>/decode/<stamp>/<image>.rows` (`pack`: a header, a zlib stream
-of the index and JSON, and each range's rows compressed alone, inflated when used; no pickle),
+of the index and the watched instructions' JSON, and each range's rows compressed alone, inflated when used; no pickle),
 written whole (a temporary file renamed over it) after a run that decoded something new, and
 checked before use. The root is `MCUSIM_DECODE_CACHE` (`off` or `0`: no store), else
 `$XDG_CACHE_HOME/mcusim` or `~/.cache/mcusim`. The stamp covers the timing and native sources and
@@ -37,7 +35,6 @@ import numpy as np
 from ..machine.native import FIELDS, KIND
 from ..files import open_regular, user_cache_dir, write_whole
 from ..machine.numba_cache import package_stamp
-from .decoder import can_store
 from .pattern_store import FILE_NAME as PATTERN_FILE
 
 SIBLINGS = 3  # other images' files of the same model (the most recently used) a range is looked for in
@@ -45,11 +42,11 @@ MAX_BYTES = 256 << 20  # the whole store (files of other images and older mcusim
 LEVEL = 3  # zlib's: quicker than its default (6) to write a large image's file, for a somewhat larger one
 MAX_ROWS = 1 << 19      # rows (halfwords) one image keeps, 64 MB in memory: code generated at run
 #                         time (firmware running away through RAM, a JIT) must not grow it without end
-MAX_TEXT = 1 << 26  # bytes of a file's specials' or states' JSON
+MAX_TEXT = 1 << 26  # bytes of a file's specials' JSON
 SUFFIX = ".rows"
-MAGIC, VERSION = b"mcusimDS", 2
-# MAGIC, VERSION, entries, rows, the first stream's size, the specials' and the states' JSON sizes
-HEADER = struct.Struct("<8sIIIIII")
+MAGIC, VERSION = b"mcusimDS", 3
+# MAGIC, VERSION, entries, rows, the first stream's size, the specials' JSON size
+HEADER = struct.Struct("<8sIIIII")
 _SOURCES = (Path(__file__).parent, Path(__file__).parents[1] / "machine" / "native")
 
 
@@ -63,11 +60,9 @@ def store_root() -> Path | None:
     return user_cache_dir()
 
 
-def store_for(segments, timing, instruction_cycles: int) -> "DecodeStore | None":
+def store_for(segments, timing, instruction_cycles: int) -> "DecodeStore":
     """The store of the image loaded from `segments` under this timing model (its class and
-    table; the fixed cost's cycles), or None for a model whose carried state cannot be kept."""
-    if not can_store(timing):
-        return None
+    table; the fixed cost's cycles)."""
     model = f"{type(timing).__name__}:{json.dumps(getattr(timing, 't', None), sort_keys=True)}:{instruction_cycles}"
     return DecodeStore.open(image_digest(segments), model)
 
@@ -82,11 +77,10 @@ def image_digest(segments) -> str:
 
 
 def _key_digest(key: tuple) -> bytes:
-    code, length, previous, state = key
+    code, length, previous = key
     digest = hashlib.blake2b(digest_size=16)
     digest.update(len(code).to_bytes(4, "little") + length.to_bytes(4, "little") + code)
     digest.update(b"-" if previous is None else b"+" + previous)
-    digest.update(repr(state).encode())
     return digest.digest()
 
 
@@ -98,7 +92,7 @@ class DecodeStore:
         """`siblings`: other images' files a range missing from this one is looked for in (read
         on the first miss; what is found there is kept in this image's file too)."""
         self.path = path
-        # rows (or a file's chunk of them), specials, length, state after, row count
+        # rows (or a file's chunk of them), specials, length, row count
         self._entries: dict[bytes, tuple] = {}
         self._rows = 0  # in _entries
         self._added = False
@@ -109,7 +103,7 @@ class DecodeStore:
             entries = _read(path)
             if entries:
                 self._entries = entries
-                self._rows = sum(entry[4] for entry in entries.values())
+                self._rows = sum(entry[3] for entry in entries.values())
                 try:
                     os.utime(path)  # (recently used: pruned last)
                 except OSError:
@@ -132,7 +126,7 @@ class DecodeStore:
         return self.path.parent / PATTERN_FILE if self.path is not None else None
 
     def get(self, key: tuple, siblings: bool = True):
-        """(rows, specials, length, the timing model's state after them as JSON), or None.
+        """(rows, specials, length), or None.
         Rows do not depend on where the code is (see the module's docstring), so another image's
         copy (the same library code, another board's build or the last build) serves as well
         (`siblings`: looked for there too)."""
@@ -141,7 +135,7 @@ class DecodeStore:
         if found is not None and isinstance(found[0], bytes):  # (a file's entry, inflated on first use)
             found = _inflated(found)
             if found is None:  # (damaged: a miss, and not kept)
-                self._rows -= self._entries.pop(digest)[4]
+                self._rows -= self._entries.pop(digest)[3]
             else:
                 self._entries[digest] = found
         if found is None and siblings and self._siblings:
@@ -152,7 +146,7 @@ class DecodeStore:
                 found = _inflated(found)
                 if found is not None:
                     self._add(digest, found)
-        return None if found is None else found[:4]
+        return None if found is None else found[:3]
 
     def get_many(self, keys: list[tuple]) -> list:
         """get() of each key, in this image's file alone (Decoder.preload's): what its file holds
@@ -164,23 +158,23 @@ class DecodeStore:
             data = [zlib.decompress(found[at][0]) for at in packed]
         except zlib.error:
             data = None
-        if data and all(len(chunk) == 8 * FIELDS * found[at][4] for at, chunk in zip(packed, data)):
+        if data and all(len(chunk) == 8 * FIELDS * found[at][3] for at, chunk in zip(packed, data)):
             rows = np.frombuffer(b"".join(data), "<i8").reshape(-1, FIELDS)
             if int(np.bitwise_or.reduce(rows[:, KIND])) & ~3 == 0:  # (kinds 0 to 3)
                 first = 0
                 for at in packed:
                     entry = found[at]
-                    self._entries[digests[at]] = found[at] = (rows[first: first + entry[4]], *entry[1:])
-                    first += entry[4]
+                    self._entries[digests[at]] = found[at] = (rows[first: first + entry[3]], *entry[1:])
+                    first += entry[3]
         for at, entry in enumerate(found):  # (what is left packed: damaged somewhere, each checked alone)
             if entry is not None and isinstance(entry[0], bytes):
                 found[at] = self.get(keys[at], siblings=False)
             elif entry is not None:
-                found[at] = entry[:4]
+                found[at] = entry[:3]
         return found
 
-    def put(self, key: tuple, rows: np.ndarray, specials: list, length: int, after: str = "null") -> None:
-        self._add(self._digest(key), (rows, list(specials), length, after, len(rows)))
+    def put(self, key: tuple, rows: np.ndarray, specials: list, length: int) -> None:
+        self._add(self._digest(key), (rows, list(specials), length, len(rows)))
 
     def _digest(self, key: tuple) -> bytes:
         """_key_digest(key), made once for a get and the put that follows its miss."""
@@ -189,11 +183,11 @@ class DecodeStore:
         return self._last_digest
 
     def _add(self, digest: bytes, entry: tuple) -> None:
-        """`entry`: (rows, or a file's compressed chunk of them; specials; length; state after; row count)."""
-        if self._rows + entry[4] > MAX_ROWS:
+        """`entry`: (rows, or a file's compressed chunk of them; specials; length; row count)."""
+        if self._rows + entry[3] > MAX_ROWS:
             return
         self._entries[digest] = entry
-        self._rows += entry[4]
+        self._rows += entry[3]
         self._added = True
 
     def __len__(self) -> int:
@@ -212,9 +206,9 @@ class DecodeStore:
 
 def pack(digests: list[bytes], entries: list[tuple]) -> bytes:
     """A store file of `entries` (DecodeStore's: rows, an array of FIELDS columns or a file's chunk
-    of them; specials; length; state after; row count): HEADER; one zlib stream of the digests
+    of them; specials; length; row count): HEADER; one zlib stream of the digests
     (16 bytes each), each entry's first row (one more than the entries), the lengths, each
-    entry's first byte among the chunks (one more), and the specials' and states' JSON; then each
+    entry's first byte among the chunks (one more), and the specials' JSON; then each
     entry's rows as a zlib chunk of its own (int64 little-endian). A run reads the file and the
     first stream, and inflates an entry's chunk when the entry is used: a first run reads three
     other images' files for the few ranges it shares with them (docs/performance.md,
@@ -222,22 +216,20 @@ def pack(digests: list[bytes], entries: list[tuple]) -> bytes:
     chunks = [rows if isinstance(rows, bytes) else zlib.compress(np.ascontiguousarray(rows, "<i8").tobytes(), LEVEL)
               for rows, *_ in entries]
     firsts = np.zeros(len(entries) + 1, "<i8")
-    firsts[1:] = np.cumsum([entry[4] for entry in entries])
+    firsts[1:] = np.cumsum([entry[3] for entry in entries])
     starts = np.zeros(len(chunks) + 1, "<i8")
     starts[1:] = np.cumsum([len(chunk) for chunk in chunks])
     specials = json.dumps([entry[1] for entry in entries]).encode("utf-8")
-    states = json.dumps([entry[3] for entry in entries]).encode("utf-8")
     lengths = np.array([entry[2] for entry in entries], "<i8")
-    index = zlib.compress(b"".join([b"".join(digests), firsts.tobytes(), lengths.tobytes(), starts.tobytes(), specials,
-                                    states]))
-    return HEADER.pack(MAGIC, VERSION, len(digests), int(firsts[-1]), len(index), len(specials),
-                       len(states)) + index + b"".join(chunks)
+    index = zlib.compress(b"".join([b"".join(digests), firsts.tobytes(), lengths.tobytes(), starts.tobytes(), specials]))
+    return HEADER.pack(MAGIC, VERSION, len(digests), int(firsts[-1]), len(index), len(specials)) + index \
+        + b"".join(chunks)
 
 
 def _inflated(entry: tuple) -> tuple | None:
     """`entry` with its rows inflated from a file's chunk (as it is if they are), or None where the
     chunk does not hold its count of rows of valid kinds."""
-    chunk, count = entry[0], entry[4]
+    chunk, count = entry[0], entry[3]
     if not isinstance(chunk, bytes):
         return entry
     try:
@@ -251,16 +243,15 @@ def _inflated(entry: tuple) -> tuple | None:
 
 
 def _read(path: Path) -> dict | None:
-    """A store file's entries by digest, each (chunk, specials, length, state after, rows), or None
+    """A store file's entries by digest, each (chunk, specials, length, rows), or None
     where the file is missing, damaged or foreign (an entry's rows are checked when inflated)."""
     try:
         with open_regular(path) as file:
             data = file.read()
-        magic, version, count, total, index_size, specials_size, states_size = HEADER.unpack_from(data)
-        if magic != MAGIC or version != VERSION or max(count, total) > MAX_ROWS \
-                or max(specials_size, states_size) > MAX_TEXT:
+        magic, version, count, total, index_size, specials_size = HEADER.unpack_from(data)
+        if magic != MAGIC or version != VERSION or max(count, total) > MAX_ROWS or specials_size > MAX_TEXT:
             return None
-        sizes = [16 * count, 8 * (count + 1), 8 * count, 8 * (count + 1), specials_size, states_size]
+        sizes = [16 * count, 8 * (count + 1), 8 * count, 8 * (count + 1), specials_size]
         inflate = zlib.decompressobj()
         payload = inflate.decompress(data[HEADER.size: HEADER.size + index_size], sum(sizes) + 1)
         if len(payload) != sum(sizes) or not inflate.eof or inflate.unconsumed_tail:
@@ -271,14 +262,11 @@ def _read(path: Path) -> dict | None:
         lengths = np.frombuffer(payload, "<i8", count, ends[1])
         starts = np.frombuffer(payload, "<i8", count + 1, ends[2])
         specials = json.loads(payload[ends[3]: ends[4]].decode("utf-8"))
-        states = json.loads(payload[ends[4]: ends[5]].decode("utf-8"))
         chunks = data[HEADER.size + index_size:]
         valid = (firsts[0] == 0 and firsts[-1] == total and bool(np.all(np.diff(firsts) > 0))
                  and starts[0] == 0 and starts[-1] == len(chunks) and bool(np.all(np.diff(starts) > 0))
                  and isinstance(specials, list) and len(specials) == count
-                 and all(_specials_valid(entry) for entry in specials)
-                 and isinstance(states, list) and len(states) == count
-                 and all(isinstance(state, str) for state in states))
+                 and all(_specials_valid(entry) for entry in specials))
     except (OSError, ValueError, struct.error, zlib.error):  # (missing, damaged or foreign: no rows)
         return None
     if not valid:
@@ -287,7 +275,7 @@ def _read(path: Path) -> dict | None:
     entries = {}
     for i in range(count):
         entries[digests[16 * i: 16 * i + 16]] = (chunks[places[i]: places[i + 1]], [tuple(s) for s in specials[i]],
-                                                 code_lengths[i], states[i], counts[i])
+                                                 code_lengths[i], counts[i])
     return entries
 
 
@@ -305,7 +293,7 @@ def _read_siblings(paths: list[Path]) -> dict:
     entries, rows = {}, 0
     for path in paths:
         found = _read(path) or {}
-        size = sum(entry[4] for entry in found.values())
+        size = sum(entry[3] for entry in found.values())
         if rows + size > MAX_ROWS:
             break
         for digest, entry in found.items():

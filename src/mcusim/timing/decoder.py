@@ -53,10 +53,9 @@ class Decoder:
         """`memoise=False` decodes with capstone's own detail instructions, every analysis made
         afresh: the reference the memoised decoder is tested against (with a Cortex-M7 model
         made with memoise=False). `store`: a decode_store.DecodeStore the rows of every code
-        range are looked up in and added to (only for a timing model whose state from one
-        decode to the next can be kept with them: see can_store)."""
-        if store is not None and not (memoise and can_store(timing)):
-            raise ValueError("a decode store needs the memoised decoder and a timing model whose state it can keep")
+        range are looked up in and added to (see _decode_code)."""
+        if store is not None and not memoise:
+            raise ValueError("a decode store needs the memoised decoder")
         self.store = store
         self.state = state
         self.memoise = memoise
@@ -167,14 +166,12 @@ class Decoder:
         """Copy from the decode store, at once, every code range an earlier run of this image
         decoded: each would otherwise stop the run when it first runs (a stop, a copy and a
         restart each: most of a second run of a large start-up's time). Its rows are the ones
-        decode_block would give it, since a range is decoded as entered afresh (nor does it
-        carry on from the state a Cortex-M7 entry ended in, which _from_store checks). Up to half
+        decode_block would give it, since a range is decoded as entered afresh. Up to half
         the windows, so the code that runs next has room. Done once, at the first decode_block."""
         self._preload_due = False
         store, ranges, size = self.store, self._ranges, self.state.WINDOW_BYTES
         if store is None or self.timing is None:
             return
-        state = self.timing.state_text(None) if hasattr(self.timing, "state_text") else ()
         wanted = []  # (index, start, end, code) of each range not decoded yet
         read_at, read = 0, b""
         for index, (start, end) in enumerate(ranges):
@@ -191,7 +188,7 @@ class Decoder:
         windows = {base for base, _, _ in self.state.windows}
         copies = []  # (start, end, code, rows, specials)
         for (index, start, end, code), found in zip(
-                wanted, store.get_many([(code, end - start, None, state) for _, start, end, code in wanted])):
+                wanted, store.get_many([(code, end - start, None) for _, start, end, code in wanted])):
             if found is None:
                 continue
             new = [base for base in range(start - start % size, end, size) if base not in windows]
@@ -339,18 +336,17 @@ class Decoder:
         would crawl. The rows depend only on the bytes, the instruction before and the timing
         model's state (nothing in them depends on the address: PC-relative operands are costed
         alike wherever they are), so a block seen before with all three the same is copied.
-        The decode store is keyed alike, with the timing model's state in a form that outlives
-        the process, and keeps the state the decode ended in (not for blocks decoded as pieces,
-        whose inner states _decode_piece keeps)."""
+        The decode store is keyed alike, for the code ranges decoded `fresh` and, where the
+        rows depend on the instruction before alone (the Cortex-M4, the fixed cost), any code. A range decoded
+        `fresh` leaves the timing model in no state: what is decoded next starts afresh too,
+        whether the range was decoded, copied or preloaded in this run (a Cortex-M7 piece,
+        _decode_piece's, carries its schedule on from the pieces before it alone)."""
         key = previous = None
         small = end - start <= CHUNK_CACHE_BYTES
-        store = self.store if not self._keep_states else None
+        store = self.store if fresh or not hasattr(self.timing, "saved_state") else None
         if store is not None:
             before = self._instruction_before(start) if self.timing is not None and not fresh else None
-            state = ()
-            if hasattr(self.timing, "state_text"):
-                state = self.timing.state_text(before[0] if before is not None else None)
-            key = (code, end - start, before[1] if before is not None else None, state)
+            key = (code, end - start, before[1] if before is not None else None)
         else:
             previous = self._decoded_before(start) if self.timing is not None and not fresh else None
             if small:
@@ -358,7 +354,8 @@ class Decoder:
                 key = (code, end - start, bytes(previous.bytes) if previous is not None else None, state)
         cached = self._chunks.get(key) if small and key is not None else None
         if cached is None and store is not None:
-            cached = self._from_store(store, key, start)
+            found = store.get(key)
+            cached = (*found, None) if found is not None else None
         if cached is None:
             if store is not None and self.timing is not None and not fresh:
                 previous = _Before(start, before) if self._m4 is not None else self._decoded_before(start, before)
@@ -367,37 +364,22 @@ class Decoder:
                 if small:
                     if len(self._chunks) >= CHUNK_CACHE_ENTRIES:
                         self._chunks.clear()
-                    after = self.timing.saved_state() if hasattr(self.timing, "saved_state") else None
+                    after = self.timing.saved_state() if not fresh and hasattr(self.timing, "saved_state") else None
                     self._chunks[key] = (rows, specials, stop - start, after)
                 if store is not None:
-                    after = self.timing.state_text(self.timing.last_address) \
-                        if hasattr(self.timing, "state_text") else "null"
-                    store.put(key, rows, specials, stop - start, after)
-            return
-        rows, specials, length, after = cached
-        written = self.instructions_decoded
-        dirty = self._write_rows(start, rows)
-        self.instructions_copied += self.instructions_decoded - written
-        for offset, mnemonic, operands in specials:
-            self._note_special(start + offset, mnemonic, operands)
-        if after is not None:  # the timing model carries on after the block's last instruction
-            self.timing.restore_state(after, _last_start(start, length, rows))
-        self._snapshot(dirty, start, code[: end - start])
-
-    def _from_store(self, store, key: tuple, start: int):
-        """The store's rows for `key` as the chunk cache holds them, with the timing model
-        already in the state the decode ended in (the store keeps that, not the chunk cache's
-        copy of it); None if absent or its state cannot be read (then it is decoded afresh)."""
-        found = store.get(key)
-        if found is None:
-            return None
-        rows, specials, length, after = found
-        if hasattr(self.timing, "import_state"):
-            try:
-                self.timing.import_state(after, _last_start(start, length, rows))
-            except ValueError:
-                return None
-        return rows, specials, length, None
+                    store.put(key, rows, specials, stop - start)
+        else:
+            rows, specials, length, after = cached
+            written = self.instructions_decoded
+            dirty = self._write_rows(start, rows)
+            self.instructions_copied += self.instructions_decoded - written
+            for offset, mnemonic, operands in specials:
+                self._note_special(start + offset, mnemonic, operands)
+            if after is not None:  # the timing model carries on after the block's last instruction
+                self.timing.restore_state(after, _last_start(start, length, rows))
+            self._snapshot(dirty, start, code[: end - start])
+        if fresh and hasattr(self.timing, "forget_state"):
+            self.timing.forget_state()
 
     def _write_rows(self, start: int, rows: np.ndarray, instructions: int | None = None) -> set[int]:
         """Write `rows` at `start` (`instructions`: how many instructions they hold, if known)."""
@@ -857,14 +839,6 @@ def _last_start(start: int, length: int, rows: np.ndarray) -> int:
 
 def _instruction_count(rows: np.ndarray) -> int:
     return len(rows) - int(np.count_nonzero(rows[:, KIND] == KIND_CONTINUATION))
-
-
-def can_store(timing) -> bool:
-    """Whether a decode's rows can be kept across runs under this timing model: they depend on
-    nothing but their bytes and the instruction before (the fixed cost and the Cortex-M4 model),
-    or the model's state carried from one decode to the next can be kept with them (the
-    Cortex-M7 schedule: state_text and import_state)."""
-    return not hasattr(timing, "saved_state") or hasattr(timing, "state_text")
 
 
 def may_move_sp(mnemonic: str, operands: str) -> int:
