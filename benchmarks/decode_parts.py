@@ -55,7 +55,7 @@ PARTS = [  # (module, attribute, label), in the order printed
     ("mcusim.timing.cortex_m7.CortexM7Timing", "start_adjustments", "Cortex-M7: block-start schedules"),
     ("mcusim.timing.cortex_m7.CortexM7Timing", "pipeline_before", "Cortex-M7: pipeline to native"),
     ("mcusim.timing.cortex_m7.CortexM7Timing", "take_pipeline", "Cortex-M7: pipeline from native"),
-    ("mcusim.timing.cortex_m7.CortexM7Timing", "state_text", "Cortex-M7: pipeline state as text (state_text)"),
+    ("mcusim.timing.cortex_m7.CortexM7Timing", "state_text", "Cortex-M7: pipeline state as text (state_text)"),  # (an older mcusim)
     ("mcusim.timing.decoder", "m7_rows", "Cortex-M7: native rows (m7_rows)"),
     ("mcusim.timing.decoder.Decoder", "_write_rows", "rows written"),
     ("mcusim.timing.decoder.Decoder", "decode_block", "decode, in all"),

@@ -39,3 +39,18 @@ def test_the_helpers_are_inlined_into_the_hook_that_calls_them():
     called = {name for line in compiled._library.get_llvm_str().splitlines() if " call " in line
               for name in re.findall(r"@(_ZN6mcusim\w+)", line)}
     assert len(called) == 1 and "flash_data_page_read" in called.pop()  # (the cfunc wrapper's call of the hook)
+
+
+def test_a_call_site_of_the_same_kinds_works_them_out_once(monkeypatch):
+    """SameKinds (the decoder's per-range native calls) runs the first call's compiled code from
+    the second call on, without working out its arguments' kinds, and computes what a plain
+    call does."""
+    from mcusim.machine.native import jit
+
+    site = jit.SameKinds(_scaled)
+    kinds = []
+    kind = jit._kind
+    monkeypatch.setattr(jit, "_kind", lambda value: kinds.append(value) or kind(value))
+    results = [site(np.arange(4), factor) for factor in range(5)]
+    assert len(kinds) == 2 * 2  # (the first call's two arguments, in the call and in SameKinds)
+    assert all(np.array_equal(result, np.arange(4) * factor) for factor, result in enumerate(results))

@@ -13,6 +13,7 @@ import numpy as np
 from ..machine.native import (CALL_FLAG, F_CLASS_A, F_CLASS_B, F_CLASS_C, F_COUNTS, F_CYCLES, F_DIVIDE, F_FP, F_INSTRUCTIONS, F_ISB, F_LITERAL, F_REFILL, F_SP_WRITE, F_STALLS,
                               F_START_ADJUST, F_START_FLAGS, F_UNMASK, FIELDS, KIND, KIND_CONTINUATION,
                               KIND_SELF_LOOP, KIND_START, LANE, MAX_WINDOWS, SP_SELECT, resum_window)
+from ..machine.native.jit import SameKinds
 from ..machine.native.m4_rows import m4_rows
 from ..machine.native.m7_rows import m7_rows
 from ..machine.native.table_walk import UNRESOLVED, table_walk
@@ -25,6 +26,9 @@ from .instruction import (IT, MAX_KNOWN, NO_IT_SLOT, PLAIN, UNDECODABLE, decodab
                           disassemble_one, disassemble_run, it_block_length, lite_runs, thumb_length)
 from .lazy_capstone import arm as cs_arm, thumb
 from .m4_descriptors import TooManyRegisters
+
+# the native calls made per code range, their arguments of the same kinds every time
+m4_rows, m7_rows, table_walk, resum_window = map(SameKinds, (m4_rows, m7_rows, table_walk, resum_window))
 
 
 CHUNK_CACHE_BYTES = 2048    # blocks decoded at run time (Unicorn's are at most 1 KB) are kept by content ...
