@@ -114,6 +114,8 @@ class ExceptionUnit:
         return True
 
     def best_pending(self) -> int | None:
+        if True not in self.pending:  # (none, mostly: asked at every stop)
+            return None
         best = None
         for number in range(1, self.count):
             if self.pending[number] and self.is_enabled(number):

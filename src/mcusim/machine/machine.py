@@ -60,6 +60,7 @@ DEFAULT_MAX_CYCLES = 10_000_000_000
 NO_SP = 1 << 40  # SP_LOWEST before any SP in the main stack's space was seen
 
 UNTIL = 0xFFFFFFFF  # never executed: EXC_RETURN values arrive as interrupts instead
+NO_STEP_LIMIT = (1 << 63) - 1  # STEP_LIMIT while not stepping
 
 VECTOR_TABLE_MAX_BYTES = 4 * (16 + 496)  # ARMv7-M ARM B1.5.2: 16 system vectors, at most 496 external interrupts
 EXIT_MAX_CYCLES = 124  # the cycle limit, and the time limit
@@ -1222,7 +1223,7 @@ class Machine:
                 self._invalid_access = None
                 error = None
                 step = None
-                self.state[N.STEP_LIMIT] = np.iinfo(np.int64).max
+                self.state[N.STEP_LIMIT] = NO_STEP_LIMIT
                 if stepping:
                     step = self._step_limit()
                     self.state[N.STEP_LIMIT] = self.state[N.INSTRUCTIONS] + 1  # (one block at most)
@@ -1307,16 +1308,16 @@ class Machine:
 
     def _stop_asked(self) -> bool:
         """Between runs: end on an interrupt (SIGINT, SIGTERM) or when the time limit is up."""
-        at = f"at cycle {self.state[N.CYCLES]:,}"
         if self._interrupted is not None:
             try:
                 name = signal.Signals(self._interrupted).name
             except ValueError:
                 name = f"signal {self._interrupted}"
-            self._finish("interrupted", 128 + self._interrupted, f"interrupted by {name} {at}")
+            self._finish("interrupted", 128 + self._interrupted,
+                         f"interrupted by {name} at cycle {self.state[N.CYCLES]:,}")
         elif self._past_time_limit():
-            self._finish("time-limit", EXIT_MAX_CYCLES,
-                         f"reached the time limit ({self.max_seconds:g} s of host time) {at}")
+            self._finish("time-limit", EXIT_MAX_CYCLES, f"reached the time limit ({self.max_seconds:g} s of host "
+                         f"time) at cycle {self.state[N.CYCLES]:,}")
         return self.exit is not None
 
     def _after_stop(self, error: UcError | None) -> None:

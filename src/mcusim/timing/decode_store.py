@@ -238,7 +238,7 @@ def _inflated(entry: tuple) -> tuple | None:
         return None
     if len(data) != 8 * FIELDS * count:
         return None
-    rows = np.frombuffer(data, "<i8").reshape(count, FIELDS)
+    rows = np.frombuffer(bytearray(data), "<i8").reshape(count, FIELDS)  # (writable: write_window is compiled for those)
     return (rows, *entry[1:]) if int(np.bitwise_or.reduce(rows[:, KIND])) & ~3 == 0 else None  # (kinds 0 to 3)
 
 
