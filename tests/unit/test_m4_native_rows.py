@@ -169,3 +169,19 @@ def test_a_decoder_that_met_every_fp_register_name_still_decodes_natively(monkey
     for decoder in (fast, plain):
         decoder.decode(BASE, BASE + len(code))
     assert calls and np.array_equal(rows(fast), rows(plain))
+
+
+def test_code_decoded_again_empties_the_block_summaries():
+    """Rows written over rows (code in RAM rewritten, decoded again at its ISB) make every block
+    summary stale: the decoder empties them (a summary of code decoded the first time stays
+    right, and is kept)."""
+    code = bytes.fromhex(LDR_R0_R1 + ADDS_R1_1 + LDR_R0_R1 + BX_LR)
+    decoder, _ = decoders(code)
+    state = decoder.state
+    summary = N.BLOCK_CACHE + N.E_ADDRESS
+    decoder.decode(BASE, BASE + 4)
+    state.buffer[summary] = BASE  # (a summary the block hook would have made)
+    decoder.decode(BASE + 4, BASE + len(code))
+    assert state.buffer[summary] == BASE
+    decoder.decode(BASE, BASE + len(code))
+    assert state.buffer[summary] == 0
