@@ -11,10 +11,10 @@ in the SIBLINGS most recently used files of other images under the same model (t
 library code in another build, or the same program built for another board), read on the
 first miss; what is found there is kept in the image's own file.
 
-One file per image and model, `<root>/decode/<stamp>/<image>.rows` (`pack`: a header, a zlib stream
-of the index and the watched instructions' JSON, and each range's rows compressed alone, inflated when used; no pickle),
-written whole (a temporary file renamed over it) after a run that decoded something new, and
-checked before use. The root is `MCUSIM_DECODE_CACHE` (`off` or `0`: no store), else
+One file per image and model, `<root>/decode/<stamp>/<image>.rows` (`pack`: a header, a zlib
+stream of the index and the watched instructions' JSON, and each range's rows compressed alone,
+inflated when used; no pickle), written whole (a temporary file renamed over it) after a run
+that decoded something new, and checked before use. The root is `MCUSIM_DECODE_CACHE` (`off` or `0`: no store), else
 `$XDG_CACHE_HOME/mcusim` or `~/.cache/mcusim`. The stamp covers the timing and native sources and
 the timing table, so a changed mcusim or core table starts afresh. A file that cannot be read is
 ignored and one that cannot be written is skipped: the store only saves time, never changes a
@@ -158,14 +158,14 @@ class DecodeStore:
             data = [zlib.decompress(found[at][0]) for at in packed]
         except zlib.error:
             data = None
-        if data and all(len(chunk) == 8 * FIELDS * found[at][3] for at, chunk in zip(packed, data)):
-            rows = np.frombuffer(b"".join(data), "<i8").reshape(-1, FIELDS)
-            if int(np.bitwise_or.reduce(rows[:, KIND])) & ~3 == 0:  # (kinds 0 to 3)
-                first = 0
-                for at in packed:
-                    entry = found[at]
-                    self._entries[digests[at]] = found[at] = (rows[first: first + entry[3]], *entry[1:])
-                    first += entry[3]
+        whole = data and all(len(chunk) == 8 * FIELDS * found[at][3] for at, chunk in zip(packed, data))
+        rows = _rows(b"".join(data)) if whole else None
+        if rows is not None:
+            first = 0
+            for at in packed:
+                entry = found[at]
+                self._entries[digests[at]] = found[at] = (rows[first: first + entry[3]], *entry[1:])
+                first += entry[3]
         for at, entry in enumerate(found):  # (what is left packed: damaged somewhere, each checked alone)
             if entry is not None and isinstance(entry[0], bytes):
                 found[at] = self.get(keys[at], siblings=False)
@@ -236,10 +236,15 @@ def _inflated(entry: tuple) -> tuple | None:
         data = zlib.decompress(chunk)
     except zlib.error:
         return None
-    if len(data) != 8 * FIELDS * count:
-        return None
-    rows = np.frombuffer(bytearray(data), "<i8").reshape(count, FIELDS)  # (writable: write_window is compiled for those)
-    return (rows, *entry[1:]) if int(np.bitwise_or.reduce(rows[:, KIND])) & ~3 == 0 else None  # (kinds 0 to 3)
+    rows = _rows(data) if len(data) == 8 * FIELDS * count else None
+    return None if rows is None else (rows, *entry[1:])
+
+
+def _rows(data: bytes) -> np.ndarray | None:
+    """Inflated rows as an array (writable, as a decode's are: the native write_window is compiled
+    for those), or None where a row's kind is not one (0 to 3)."""
+    rows = np.frombuffer(bytearray(data), "<i8").reshape(-1, FIELDS)
+    return rows if int(np.bitwise_or.reduce(rows[:, KIND])) & ~3 == 0 else None
 
 
 def _read(path: Path) -> dict | None:
