@@ -96,8 +96,8 @@ class RunEnergy:
         else:
             knots = np.concatenate([self.static_times, self.dynamic_times])
             near = np.floor(knots / (bin_us * 1e-6))  # (as floats: exact below 2^53, never overflowing)
-            index = np.unique(np.clip(np.concatenate([near - 1, near, near + 1, near + 2, [0, count - 1]]),
-                                      0, count - 1))
+            index = np.sort(np.clip(np.concatenate([near - 1, near, near + 1, near + 2, [0, count - 1]]), 0, count - 1))
+            index = index[np.concatenate([[True], index[1:] != index[:-1]])]  # (each once: np.unique imports numpy.ma)
         peak = 0.0
         for first in range(0, len(index), PEAK_CHUNK):
             chunk = index[first:first + PEAK_CHUNK]

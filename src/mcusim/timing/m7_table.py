@@ -223,12 +223,15 @@ def _encoded_fit(compact: np.ndarray, names: int) -> bool:
     counts = compact[:, [S.C_READS, S.C_WRITES]]
     if not np.all((counts >= 0) & (counts <= KEPT_OPERANDS)):
         return False
-    k = np.arange(KEPT_OPERANDS)
-    used = np.concatenate([np.ones((len(compact), S.C_READ), bool),  # (the head, and the fields the counts use)
-                           np.repeat(k < compact[:, S.C_READS, None], 3, axis=1),
-                           np.repeat(k < compact[:, S.C_WRITES, None], 2, axis=1)], axis=1)
-    lowest, highest = _bounds(names)
-    return bool(np.all(np.where(used, (compact >= lowest) & (compact <= highest), compact == 0)))
+    lowest, highest = _bounds(names)  # (0 lies within them but in the head, whose fields are all used)
+    if not np.all((compact >= lowest) & (compact <= highest)):
+        return False
+    for at, width, count in ((S.C_READ, 3, counts[:, 0]), (S.C_READ + 3 * KEPT_OPERANDS, 2, counts[:, 1])):
+        fields = compact[:, at: at + width * KEPT_OPERANDS] != 0
+        used = width * KEPT_OPERANDS - np.argmax(fields[:, ::-1], axis=1)  # (past the last field not 0; none: 0)
+        if np.any(fields.any(axis=1) & (used > width * count)):
+            return False
+    return True
 
 
 def _bounds(names: int) -> tuple[np.ndarray, np.ndarray]:
