@@ -241,9 +241,8 @@ def _inflated(entry: tuple) -> tuple | None:
 
 
 def _rows(data: bytes) -> np.ndarray | None:
-    """Inflated rows as an array (writable, as a decode's are: the native write_window is compiled
-    for those), or None where a row's kind is not one (0 to 3)."""
-    rows = np.frombuffer(bytearray(data), "<i8").reshape(-1, FIELDS)
+    """Inflated rows as an array, or None where a row's kind is not one (0 to 3)."""
+    rows = np.frombuffer(data, "<i8").reshape(-1, FIELDS)
     return rows if int(np.bitwise_or.reduce(rows[:, KIND])) & ~3 == 0 else None
 
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..machine.native import (CALL_FLAG, F_CLASS_A, F_CLASS_B, F_CLASS_C, F_COUNTS, F_CYCLES, F_DIVIDE, F_FP, F_INSTRUCTIONS, F_ISB, F_LITERAL, F_REFILL, F_SP_WRITE, F_STALLS,
                               F_START_ADJUST, F_START_FLAGS, F_UNMASK, FIELDS, KIND, KIND_CONTINUATION,
-                              KIND_SELF_LOOP, KIND_START, LANE, MAX_WINDOWS, SP_SELECT, resum_window, write_window)
+                              KIND_SELF_LOOP, KIND_START, LANE, MAX_WINDOWS, SP_SELECT, resum_window)
 from ..machine.native.jit import SameKinds
 from ..machine.native.m4_rows import m4_rows
 from ..machine.native.m7_rows import m7_rows
@@ -28,8 +28,7 @@ from .lazy_capstone import arm as cs_arm, thumb
 from .m4_descriptors import TooManyRegisters
 
 # the native calls made per code range, their arguments of the same kinds every time
-m4_rows, m7_rows, table_walk, resum_window, write_window = map(
-    SameKinds, (m4_rows, m7_rows, table_walk, resum_window, write_window))
+m4_rows, m7_rows, table_walk, resum_window = map(SameKinds, (m4_rows, m7_rows, table_walk, resum_window))
 
 
 CHUNK_CACHE_BYTES = 2048    # blocks decoded at run time (Unicorn's are at most 1 KB) are kept by content ...
@@ -76,7 +75,6 @@ class Decoder:
         self._costs: dict[int, np.ndarray] = {}  # window -> (halfwords, FIELDS): each instruction's own row
         self._dirty: dict[int, tuple[int, int]] = {}  # window -> its rows [first, end) written since summed
         self._summed: dict[int, int] = {}  # window -> the rows its prefix sums cover (none past them is decoded)
-        self._halfwords = np.arange(state.WINDOW_BYTES >> 1)  # (a window's halfword numbers: _write_rows' slices of it)
         self._snapshots: dict[int, list[tuple[int, bytes]]] = {}  # writable windows: decoded bytes
         self._ranges: list[tuple[int, int]] = []   # the image's code ranges, decoded as they first run
         self._range_starts: list[int] = []
@@ -397,16 +395,20 @@ class Decoder:
             base, size, _ = self.state.windows[index]
             a, b = (address - base) >> 1, (min(stop, base + size) - base) >> 1
             at = (address - start) >> 1
-            self._write_window(index, self._halfwords[a:b], rows[at: at + b - a], a, b)
+            self._write_window(index, slice(a, b), rows[at: at + b - a], a, b)
             dirty.add(index)
             address = base + 2 * b
         return dirty
 
-    def _write_window(self, index: int, halfwords: np.ndarray, rows: np.ndarray, first: int, end: int) -> None:
-        """Write `rows` at window `index`'s `halfwords` (ascending, within [first, end)), noting
-        whether any was decoded there before and what to re-sum."""
-        again = write_window(self.state.buffer, self.state.windows[index][2], self._costs[index], halfwords, rows)
-        self._redecoded = self._redecoded or again > 0
+    def _write_window(self, index: int, where, rows: np.ndarray, first: int, end: int) -> None:
+        """Write `rows` at window `index`'s halfwords `where` (a slice or their indices, within
+        [first, end)), noting what was decoded there before and what to re-sum (in NumPy: a
+        native function of its own would cost every process that copies an image its load, a
+        millisecond, more than it saves a small image)."""
+        costs = self._costs[index]
+        self._redecoded = self._redecoded or bool(np.count_nonzero(costs[where, KIND]))
+        costs[where] = rows
+        self.state.rows(index)[where, KIND] = rows[:, KIND]
         was = self._dirty.get(index, (first, end))
         self._dirty[index] = min(was[0], first), max(was[1], end)
 

@@ -70,21 +70,6 @@ def range_sums(st, start, end, sums):
 
 
 @njit
-def write_window(st, offset, costs, halfwords, rows):
-    """Each of `rows` into a window's own rows (`costs`) at its halfword in `halfwords`, and its
-    KIND into the window's tables at `offset` (the sums are resum_window's); how many of those
-    halfwords held a row before (decoded again). The decoder writes every decode's rows so."""
-    again = 0
-    for i in range(halfwords.shape[0]):
-        row = halfwords[i]
-        if costs[row, KIND] != 0:
-            again += 1
-        costs[row, :] = rows[i, :]
-        st[offset + FIELDS * row + KIND] = rows[i, KIND]
-    return again
-
-
-@njit
 def resum_window(st, offset, costs, first, stop):
     """A window's tables (at `offset`, rows of FIELDS) refreshed over rows [first, stop) from each
     instruction's own row in `costs`: the prefix sums of SUMMED_FIELDS, the other fields copied
