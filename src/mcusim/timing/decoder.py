@@ -341,10 +341,10 @@ class Decoder:
         model's state (nothing in them depends on the address: PC-relative operands are costed
         alike wherever they are), so a block seen before with all three the same is copied.
         The decode store is keyed alike, for the code ranges decoded `fresh` and, where the
-        rows depend on the instruction before alone (the Cortex-M4, the fixed cost), any code. A range decoded
-        `fresh` leaves the timing model in no state: what is decoded next starts afresh too,
-        whether the range was decoded, copied or preloaded in this run (a Cortex-M7 piece,
-        _decode_piece's, carries its schedule on from the pieces before it alone)."""
+        rows depend on the instruction before alone (the Cortex-M4, the fixed cost), any code.
+        A range decoded `fresh` leaves the timing model in no state: what is decoded next starts
+        afresh too, whether the range was decoded, copied or preloaded in this run (a Cortex-M7
+        piece, _decode_piece's, carries its schedule on from the pieces before it alone)."""
         key = previous = None
         small = end - start <= CHUNK_CACHE_BYTES
         store = self.store if fresh or not hasattr(self.timing, "saved_state") else None
