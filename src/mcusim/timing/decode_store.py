@@ -14,12 +14,13 @@ first miss; what is found there is kept in the image's own file.
 One file per image and model, `<root>/decode/<stamp>/<image>.rows` (`pack`: a header, a zlib
 stream of the index and the watched instructions' JSON, and each range's rows compressed alone,
 inflated when used; no pickle), written whole (a temporary file renamed over it) after a run
-that decoded something new, and checked before use. The root is `MCUSIM_DECODE_CACHE` (`off` or `0`: no store), else
-`$XDG_CACHE_HOME/mcusim` or `~/.cache/mcusim`. The stamp covers the timing and native sources and
-the timing table, so a changed mcusim or core table starts afresh. A file that cannot be read is
-ignored and one that cannot be written is skipped: the store only saves time, never changes a
-result. The oldest files go once the store passes MAX_BYTES. Like numba's cache, the folder must be
-writable by its user alone: rows read from it are trusted.
+that decoded something new, and checked before use. The root is `MCUSIM_DECODE_CACHE` (`off`
+or `0`: no store), else `$XDG_CACHE_HOME/mcusim` or `~/.cache/mcusim`. The stamp covers the
+timing and native sources and the timing table, so a changed mcusim or core table starts
+afresh. A file that cannot be read is ignored and one that cannot be written is skipped: the
+store only saves time, never changes a result. The oldest files go once the store passes
+MAX_BYTES. Like numba's cache, the folder must be writable by its user alone: rows read from it
+are trusted.
 """
 from __future__ import annotations
 

@@ -368,7 +368,7 @@ class Decoder:
                 if small:
                     if len(self._chunks) >= CHUNK_CACHE_ENTRIES:
                         self._chunks.clear()
-                    after = self.timing.saved_state() if not fresh and hasattr(self.timing, "saved_state") else None
+                    after = self.timing.saved_state() if hasattr(self.timing, "saved_state") else None
                     self._chunks[key] = (rows, specials, stop - start, after)
                 if store is not None:
                     store.put(key, rows, specials, stop - start)

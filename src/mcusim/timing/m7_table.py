@@ -228,7 +228,7 @@ def _encoded_fit(compact: np.ndarray, names: int) -> bool:
         return False
     for at, width, count in ((S.C_READ, 3, counts[:, 0]), (S.C_READ + 3 * KEPT_OPERANDS, 2, counts[:, 1])):
         fields = compact[:, at: at + width * KEPT_OPERANDS] != 0
-        used = width * KEPT_OPERANDS - np.argmax(fields[:, ::-1], axis=1)  # (past the last field not 0; none: 0)
+        used = width * KEPT_OPERANDS - np.argmax(fields[:, ::-1], axis=1)  # (one past the last field not 0, if any)
         if np.any(fields.any(axis=1) & (used > width * count)):
             return False
     return True
