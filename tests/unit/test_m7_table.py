@@ -77,6 +77,22 @@ def test_rows_from_the_table_equal_capstones_own(table, seed, monkeypatch):
     assert found > (1200 if seed == SEED else 20), "encodings were found in the table"
 
 
+def test_a_run_makes_only_the_table_rows_it_uses(table, monkeypatch):
+    """The table's encoded rows become the timing model's as instructions first use them: a
+    little code leaves most of them unmade (each costs memory writes), and the rows it uses
+    are those of the file."""
+    found, fast = decode(_code(SEED, 40), table, monkeypatch)
+    descriptors = fast._m7
+    compact, first = descriptors.table_rows()
+    assert found and len(compact) > 500
+    made = fast.timing.encoded[first: first + len(compact), S.C_OCCUPANCY] != 0
+    assert 0 < made.sum() < len(compact) / 10
+    rows = fast.timing.encoded[first: first + len(compact)][made]
+    head = S.C_READ + 3 * m7_table.KEPT_OPERANDS
+    assert np.array_equal(rows[:, :head], compact[made, :head])
+    assert np.array_equal(rows[:, S.C_WRITE: S.C_WRITE + 2 * m7_table.KEPT_OPERANDS], compact[made, head:])
+
+
 def test_a_later_prepare_keeps_what_the_table_held(table, tmp_path, monkeypatch):
     """A process that found encodings in the table (a second `mcusim prepare` copies the examples'
     rows, and finds their encodings there) writes them again, beside those it met."""

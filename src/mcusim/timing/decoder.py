@@ -694,7 +694,8 @@ class Decoder:
         if not rows:
             return _NO_ROWS, stop, specials
         table = np.zeros(((stop - start) >> 1, FIELDS), np.int64)
-        m7_rows(descriptors.table, timing.encoded, np.array(rows, np.int64), pipeline, descriptors.constants, table)
+        m7_rows(descriptors.table, timing.encoded, np.array(rows, np.int64), pipeline, descriptors.constants, table,
+                *descriptors.table_rows())
         last = next((offsets[at] for at in range(len(rows) - 1, -1, -1) if rows[at] >= 0), None)  # (not UNDECODABLE_*)
         if last is not None:
             timing.take_pipeline(pipeline, start + last)

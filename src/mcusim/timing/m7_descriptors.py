@@ -44,6 +44,7 @@ from .thumb16_table import HALFWORDS
 
 MAX_DESCRIPTORS = 1 << 16  # rows (code running away through data must not grow them without end)
 _NONE = np.zeros(0, np.int64)  # (walk_tables' table of 16-bit encodings: none)
+_NO_COMPACT = np.zeros((0, R.COMPACT), np.int16)  # (table_rows where there is no table)
 TABLE_ADDRESS = 0x10000000  # where write_table has capstone read each encoding (rows do not depend on it)
 _met: set[bytes] = set()  # the encodings this process described outside an IT block (write_table's)
 
@@ -167,14 +168,20 @@ class Descriptors:
         the first time of all."""
         if self._table_base is None:
             _, _, pairs, descriptors, encoded = self._met_table
-            if self._table_ident is None:
+            if self._table_ident is None:  # (their rows made as first used: m7_rows)
                 self._table_ident = self.timing.add_idents(len(encoded))
-                m7_table.expand_into(self.timing.encoded[self._table_ident: self._table_ident + len(encoded)], encoded)
             self._table_base = self._append(len(pairs))
             block = self.table[self._table_base: self.count]
             block[:] = descriptors[pairs[:, 0]]
             block[:, R.D_IDENT] = self._table_ident + pairs[:, 1]
         return self._table_base
+
+    def table_rows(self) -> tuple[np.ndarray, int]:
+        """m7_table's encoded rows in the file's layout and the ident of the first (the last two
+        arguments of m7_rows, which makes each an encoded row as it is first used)."""
+        if self._table_ident is None:
+            return _NO_COMPACT, 0
+        return self._met_table[4], self._table_ident
 
     def walk_tables(self) -> np.ndarray | None:
         """The table as machine/native/table_walk reads it (its 16-bit encodings among the

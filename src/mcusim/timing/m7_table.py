@@ -42,8 +42,8 @@ VERSION = 1
 FILE_NAME = "m7-encodings.bin"  # beside m7_patterns' file
 MAGIC = b"mcusimE7"
 HEADER = struct.Struct("<8sIIIIII")  # MAGIC, VERSION, names' JSON size, encodings, pairs, descriptors, encoded rows
-KEPT_OPERANDS = 16  # reads, and writes, an encoded row in the file may have
-COMPACT = S.C_READ + 5 * KEPT_OPERANDS  # an encoded row in the file: its head, 3 per read, 2 per write (int16)
+KEPT_OPERANDS = R.KEPT_OPERANDS  # reads, and writes, an encoded row in the file may have
+COMPACT = R.COMPACT  # an encoded row in the file: its head, 3 per read, 2 per write (int16)
 MAX_ENTRIES = 1 << 16  # (read no further: not ours)
 MAX_BYTES = (1 << 14) + MAX_ENTRIES * (4 + 4 + 8 + 8 * R.DESCRIPTOR + 2 * COMPACT)
 
@@ -113,10 +113,10 @@ def write_arrays(path: Path, names: list, keys: np.ndarray, pair_of: np.ndarray,
 def read_table(path: Path, register_number) -> tuple | None:
     """(the encodings, sorted, as little-endian numbers, and each one's pair, as int64 arrays;
     the pairs, each its descriptor's and its encoded row's place; the descriptors; the encoded
-    rows in the file's layout, which expand_into makes m7_schedule's), registers numbered by
-    `register_number(name)`; None where the file is missing, damaged or foreign, or names a
-    register numbered beyond m7_schedule.REGISTERS. Read and checked once per process (searched
-    by bisection)."""
+    rows in the file's layout, which m7_rows makes m7_schedule's as it uses them), registers
+    numbered by `register_number(name)`; None where the file is missing, damaged or foreign, or
+    names a register numbered beyond m7_schedule.REGISTERS. Read and checked once per process
+    (searched by bisection)."""
     try:
         info = os.stat(path)
     except OSError:
@@ -127,13 +127,6 @@ def read_table(path: Path, register_number) -> tuple | None:
             _read.clear()
         _read[key] = _parse(path, register_number)
     return _read[key]
-
-
-def expand_into(rows: np.ndarray, compact: np.ndarray) -> None:
-    """Encoded rows of the file's layout into `rows`, m7_schedule's ROW each (zeros past the
-    head, the reads and the writes kept)."""
-    rows[:, : S.C_READ + 3 * KEPT_OPERANDS] = compact[:, : S.C_READ + 3 * KEPT_OPERANDS]
-    rows[:, S.C_WRITE: S.C_WRITE + 2 * KEPT_OPERANDS] = compact[:, S.C_READ + 3 * KEPT_OPERANDS:]
 
 
 def read_arrays(path: Path) -> list | None:

@@ -12,7 +12,7 @@ from .encoding import KIND_CONTINUATION, KIND_SELF_LOOP, KIND_START, LANE
 from .jit import njit
 from .layout import (F_COUNTS, F_CYCLES, F_INSTRUCTIONS, F_LITERAL, F_REFILL, F_STALLS, F_START_ADJUST,
                      F_START_FLAGS, FIELDS, KIND)
-from .m7_schedule import ABSENT, P_CYCLE, P_WRITTEN_AT, issue, start_adjustments
+from .m7_schedule import ABSENT, C_OCCUPANCY, C_READ, C_WRITE, P_CYCLE, P_WRITTEN_AT, issue, start_adjustments
 
 # A descriptor's fields (one int64 row per encoding described: a shape, or a renamed encoding, and
 # each literal read and branch to itself of one).
@@ -36,13 +36,31 @@ K_MISPREDICT = 7         # ... and late
 K_INSTRUCTION_CYCLES = 8  # an undecodable instruction's cost
 CONSTANTS = 9
 
+# The encoded rows of timing/m7_table's file: m7_schedule's head and at most KEPT_OPERANDS reads
+# (3 fields each), then as many writes (2 each), int16; expand_row makes one an m7_schedule ROW.
+KEPT_OPERANDS = 16
+COMPACT = C_READ + 5 * KEPT_OPERANDS
+
 
 @njit
-def m7_rows(descriptors, encoded, instructions, pipeline, constants, rows):
+def expand_row(encoded, ident, compact, place):
+    """The encoded row `ident` made from row `place` of m7_table's `compact` rows."""
+    head = C_READ + 3 * KEPT_OPERANDS
+    for field in range(head):
+        encoded[ident, field] = compact[place, field]
+    for field in range(2 * KEPT_OPERANDS):
+        encoded[ident, C_WRITE + field] = compact[place, head + field]
+
+
+@njit
+def m7_rows(descriptors, encoded, instructions, pipeline, constants, rows, compact, first_compact):
     """Fill `rows` (zeros, one per halfword, FIELDS each) with the decode rows of a range whose
     instructions are the descriptors at `instructions` (or UNDECODABLE_2/_4), scheduled after
     `pipeline` (m7_schedule's array, left as the last one leaves it), as Decoder._decode_fresh
-    and CortexM7Timing make them."""
+    and CortexM7Timing make them. The idents from `first_compact` on are m7_table's `compact`
+    rows in order, each made an encoded row as an instruction first uses it (until then its
+    row is zeros: an occupancy of 0, which no encoded row has): most of the table goes unused
+    by a run, and expanding it whole cost a process 2 to 20 ms of memory writes."""
     early_operand, base_update_latency = constants[K_EARLY_OPERAND], constants[K_BASE_UPDATE_LATENCY]
     alu_latency, word_load_no_bypass = constants[K_ALU_LATENCY], constants[K_WORD_LOAD_NO_BYPASS]
     count = instructions.shape[0]
@@ -60,6 +78,9 @@ def m7_rows(descriptors, encoded, instructions, pipeline, constants, rows):
             size = 4 if d == UNDECODABLE_4 else 2
         else:
             ident = descriptors[d, D_IDENT]
+            place = ident - first_compact
+            if 0 <= place < compact.shape[0] and encoded[ident, C_OCCUPANCY] == 0:
+                expand_row(encoded, ident, compact, place)
             decided = descriptors[d, D_DECIDED]
             decided_at = pipeline[P_WRITTEN_AT + decided] if decided >= 0 else ABSENT
             delta, waited = issue(encoded, ident, pipeline, early_operand, base_update_latency, alu_latency,
