@@ -171,7 +171,8 @@ def _parse(path: Path, register_number):
         return None
     if len(keys) and not np.array_equal(descriptors[pair[pair_of, 0], R.D_SIZE], encoding_sizes(keys)):
         return None
-    _renumber(compact, numbers)
+    if not np.array_equal(numbers[:-1], np.arange(len(names))):  # (a process that read the table first numbers
+        _renumber(compact, numbers)                               # its registers in the file's order)
     descriptors[:, R.D_DECIDED] = numbers[descriptors[:, R.D_DECIDED]]  # (-1, none, stays -1: numbers' last)
     return keys, pair_of.astype(np.int64), pair, descriptors, compact
 
@@ -217,7 +218,7 @@ def _encoded_fit(compact: np.ndarray, names: int) -> bool:
     if not np.all((counts >= 0) & (counts <= KEPT_OPERANDS)):
         return False
     lowest, highest = _bounds(names)  # (0 lies within them but in the head, whose fields are all used)
-    if not np.all((compact >= lowest) & (compact <= highest)):
+    if np.any(compact.min(axis=0) < lowest) or np.any(compact.max(axis=0) > highest):
         return False
     for at, width, count in ((S.C_READ, 3, counts[:, 0]), (S.C_READ + 3 * KEPT_OPERANDS, 2, counts[:, 1])):
         fields = compact[:, at: at + width * KEPT_OPERANDS] != 0
