@@ -7,7 +7,7 @@ import random
 import numpy as np
 import pytest
 
-from mcusim.timing import m4_descriptors
+from mcusim.timing import m4_descriptors, m7_descriptors
 from mcusim.timing.register_pattern import register_pattern
 from test_m4_native_rows import BASE, decoders, rows
 
@@ -73,7 +73,11 @@ def test_a_pattern_numbers_registers_and_keeps_what_the_model_reads():
     assert register_pattern(load, "ldr.w", "r0, [r7, #0x40]") == (same, ("r0", "r7"))
     assert register_pattern(load, "ldr.w", "r3, [r3, #4]")[0] != same  # a register read where it is written
     assert register_pattern(load, "ldr.w", "r3, [sp, #4]")[0] != same  # SP, LR and PC are kept
-    assert register_pattern(load, "ldreq.w", "r3, [r1, #4]")[0] != same  # an IT block's condition
+    assert register_pattern(load, "ldreq.w", "r3, [r1, #4]")[0] != same  # a condition (out of an IT block)
+    equal = register_pattern(load, "ldreq.w", "r3, [r1, #4]", (0xBF08, 1))[0]  # it eq: its slot 1 is eq
+    assert equal != same and register_pattern(load, "ldrne.w", "r0, [r7, #4]", (0xBF18, 1))[0] == equal
+    assert register_pattern(load, "ldrne.w", "r0, [r7, #4]", (0xBF0C, 2))[0] == equal  # ite eq: slot 2 is ne
+    assert register_pattern(load, "ldr.w", "r3, [r1, #4]", (0xBFE8, 1))[0] == same  # it al: no condition printed
     assert register_pattern(b"\x01\x68", "ldr", "r1, [r0]")[0] != same  # the form (16-bit here)
     shifted = register_pattern(bytes.fromhex("01eb8302"), "add.w", "r2, r1, r3, lsl #2")[0]
     assert register_pattern(bytes.fromhex("01eb8302"), "add.w", "r2, r1, r3, lsl #3")[0] == shifted  # (not read)
@@ -84,6 +88,29 @@ def test_a_pattern_numbers_registers_and_keeps_what_the_model_reads():
     assert register_pattern(core, "vmov", "sb, s0")[0] != register_pattern(core, "vmov", "s1, s0")[0]
     assert register_pattern(b"\x04\x00", "push", "{r4-r7, lr}") is None  # a count of registers in the names
     assert register_pattern(bytes.fromhex("91fbf1f0"), "sdiv", "r0, r1, r1") is None  # registers in the row
+
+
+@pytest.mark.parametrize("core", ["cortex-m4", "cortex-m7"])
+def test_an_it_block_encoding_is_renamed_from_one_under_another_condition(core, monkeypatch):
+    """Both models read only whether an instruction is conditional, so an encoding in an IT
+    block is renamed from one of its register pattern met under another condition (without
+    capstone's detail), and the rows are the model's."""
+    details = []
+    descriptors = m4_descriptors if core == "cortex-m4" else m7_descriptors
+    detail_of = descriptors.detail_of
+    monkeypatch.setattr(descriptors, "detail_of", lambda *args: details.append(args) or detail_of(*args))
+    monkeypatch.setattr(m4_descriptors, "_shared", {})  # (no encodings met by earlier tests)
+    first = bytes.fromhex("04bf" + "0120" + "d1f80430" + "7047")  # itt eq; moveq r0, #1; ldreq.w r3, [r1, #4]; bx lr
+    then = bytes.fromhex("c9bf" + "0123" + "0222" + "d4f80470" + "d2f80830")  # itett gt; movgt r3, #1;
+    #                     movle r2, #2; ldrgt.w r7, [r4, #4]; ldrgt.w r3, [r2, #8]
+    fast, plain = decoders(first + then, core)
+    for decoder in (plain, fast):
+        decoder.decode(BASE, BASE + len(first))
+        details.clear()
+        decoder.decode(BASE + len(first), BASE + len(first) + len(then))
+    assert np.array_equal(rows(fast), rows(plain))
+    described = [items[place][2] for items, place, *_ in details]
+    assert described == ["itett"], f"described from capstone's detail: {described}"  # (the IT alone: new)
 
 
 def test_encodings_printed_alike_in_other_forms_are_told_apart():

@@ -370,6 +370,19 @@ def it_block_length(halfword: int) -> int:
     return 4 - ((mask & -mask).bit_length() - 1)
 
 
+CONDITIONS = ("eq", "ne", "hs", "lo", "mi", "pl", "vs", "vc", "hi", "ls", "ge", "lt", "gt", "le")  # as capstone prints
+AL = 14  # the condition "always", which capstone leaves out
+
+
+def slot_condition(context: tuple[int, int]) -> int:
+    """The condition of the instruction at `context` (the IT's halfword, its slot from 1): the
+    IT's first condition, its low bit replaced from the mask for the slots after the first
+    (ARMv7-M ARM A7.3.3, ITSTATE)."""
+    halfword, slot = context
+    first = (halfword >> 4) & 15
+    return first if slot <= 1 else (first & 14) | ((halfword >> (5 - slot)) & 1)
+
+
 _takes_it_slot: dict[bytes, bool] = {}
 
 

@@ -135,7 +135,7 @@ class Descriptors:
             return entry
         row, watched = self._shape_row(insn)
         literal = insn.cc in (cs_arm.ARM_CC_AL, cs_arm.ARM_CC_INVALID) and base_mnemonic(insn) in LITERAL_LOADS
-        pattern = register_pattern(key[0], insn.mnemonic, insn.op_str)
+        pattern = register_pattern(key[0], insn.mnemonic, insn.op_str, key[1])
         if pattern is not None and pattern[0] not in self._patterns and len(self._patterns) < MAX_PATTERNS:
             slots = self._slots(row, pattern[1])
             values = self.table[row].copy()
@@ -354,7 +354,7 @@ class Descriptors:
     def add_renamed(self, key: tuple, address: int, mnemonic: str, op_str: str) -> tuple | None:
         """The entry of encoding `key`, which capstone printed as `mnemonic op_str` at `address`,
         from an encoding of its register pattern met before; None if none was."""
-        pattern = register_pattern(key[0], mnemonic, op_str)
+        pattern = register_pattern(key[0], mnemonic, op_str, key[1])
         if pattern is None:
             return None
         first = self._patterns.get(pattern[0])

@@ -109,7 +109,8 @@ class Descriptors:
             entry = (UNDECODABLE_4 if length == 4 else UNDECODABLE_2), UNDECODABLE, None
         else:
             address, _, mnemonic, operands = items[place]
-            found = self.row_of(key[0], address, mnemonic, operands, lambda: detail_of(items, place, code, start, end))
+            found = self.row_of(key[0], address, mnemonic, operands, lambda: detail_of(items, place, code, start, end),
+                                key[1])
             if found is None:
                 return None
             kind = IT if mnemonic.startswith("it") else \
@@ -220,16 +221,18 @@ class Descriptors:
         descriptors = fresh.table[rows].reshape(-1, R.DESCRIPTOR)
         m7_table.write_table(path, keys, descriptors, self.timing.encoded[descriptors[:, R.D_IDENT]], _REGISTER_NAMES)
 
-    def row_of(self, code: bytes, address: int, mnemonic: str, op_str: str, detail_of) -> tuple[int, bool] | None:
+    def row_of(self, code: bytes, address: int, mnemonic: str, op_str: str, detail_of,
+               context=None) -> tuple[int, bool] | None:
         """(the descriptor row of encoding `code`, which capstone's cheap pass printed as
-        `mnemonic op_str` at `address`, whether the machine watches it); None where its schedule
-        does not encode (too many operands or registers) or capstone's detail disagrees.
-        `detail_of()` gives its Instruction (capstone's detail), asked for only where its register
-        pattern was not met before (timing/register_pattern.py)."""
+        `mnemonic op_str` at `address` (in an IT block: at `context`, as the decoder's keys give
+        it), whether the machine watches it); None where its schedule does not encode (too many
+        operands or registers) or capstone's detail disagrees. `detail_of()` gives its
+        Instruction (capstone's detail), asked for only where its register pattern was not met
+        before (timing/register_pattern.py)."""
         key = (code, mnemonic)  # (the rest of the text only adds absolute branch targets)
         entry = self._by_key.get(key, False)
         if entry is False:
-            entry = self._by_key[key] = self._new(code, mnemonic, op_str, detail_of)
+            entry = self._by_key[key] = self._new(code, mnemonic, op_str, detail_of, context)
         if entry is None:
             return None
         row, literal, jump, watched = entry
@@ -247,10 +250,10 @@ class Descriptors:
             self.table[own, R.D_LITERAL], self.table[own, R.D_SELF_LOOP] = literal, int(self_loop)
         return own
 
-    def _new(self, code: bytes, mnemonic: str, op_str: str, detail_of) -> tuple | None:
+    def _new(self, code: bytes, mnemonic: str, op_str: str, detail_of, context) -> tuple | None:
         """The entry of an encoding new to this table: renamed from the first of its register
         pattern if one was met, else described from capstone's detail."""
-        pattern = register_pattern(code, mnemonic, op_str)
+        pattern = register_pattern(code, mnemonic, op_str, context)
         if pattern is not None:
             modified = len(code) == 4 and mnemonic.startswith(MODIFIED_IMMEDIATE)
             pattern = ((pattern[0], _shifted_constant(op_str) if modified else None), pattern[1])

@@ -7,11 +7,12 @@ and the Cortex-M4 model describes them alike but for which registers they read a
 an encoding whose pattern was met is described from the first one met with its registers
 renamed (timing/m4_descriptors.py), without capstone's detail or the model's analysis. The
 pattern keeps what the model and the decoder's static row read beyond the register names:
-the encoding's form bits (as instruction.alike_key), the mnemonic (with an IT block's
-condition), SP, LR and PC (which the model treats apart); the Cortex-M4 model reads no
-immediate. Equal patterns give descriptors equal up to the renaming: checked on random 16- and
-32-bit encodings of the kinds compiled code uses, with their register fields varied, in and
-out of IT blocks (tests/unit/test_register_pattern.py), and at length by
+the encoding's form bits (as instruction.alike_key), the mnemonic (in an IT block, with
+whether its condition is "always" but not which condition it is: both models read only
+whether an instruction is conditional, so `addeq` renames `addne`), SP, LR and PC (which the
+model treats apart); the Cortex-M4 model reads no immediate. Equal patterns give descriptors
+equal up to the renaming: checked on random 16- and 32-bit encodings of the kinds compiled
+code uses, with their register fields varied, in and out of IT blocks (tests/unit/test_register_pattern.py), and at length by
 scripts/check_register_patterns.py (every 16-bit encoding, random 32-bit ones, the kit's
 builds' encodings with their registers varied: 2,018,660 instructions, none differing).
 The Cortex-M7 schedule renames its descriptors by the same patterns (timing/m7_descriptors.py),
@@ -22,7 +23,7 @@ from __future__ import annotations
 
 import re
 
-from .instruction import IMMEDIATE
+from .instruction import AL, CONDITIONS, IMMEDIATE, slot_condition
 
 # r0-r12 (capstone names r9-r12 sb, sl, fp, ip) and the FP registers; not SP, LR or PC
 RENAMEABLE = re.compile(r"\b(r1[0-2]|r[0-9]|sb|sl|fp|ip|[sd](?:3[01]|[12][0-9]|[0-9]))\b")
@@ -32,11 +33,14 @@ _CLASS = {**{name: "%r" for name in [f"r{n}" for n in range(13)] + ["sb", "sl", 
           **{f"{kind}{n}": f"%{kind}" for kind in "sd" for n in range(32)}}
 
 
-def register_pattern(code: bytes, mnemonic: str, op_str: str) -> tuple[tuple, tuple[str, ...]] | None:
+def register_pattern(code: bytes, mnemonic: str, op_str: str, context=None) -> tuple[tuple, tuple[str, ...]] | None:
     """(the pattern, the registers it numbers in order), or None for an encoding described
-    only from capstone's detail."""
+    only from capstone's detail. `context`: its IT block's (the IT's halfword, its slot), if
+    it is in one."""
     if mnemonic.startswith(("sdiv", "udiv")):  # (their static row holds their registers' numbers)
         return None
+    if context is not None:
+        mnemonic = _without_condition(mnemonic, slot_condition(context))
     if "#" in op_str:
         op_str = IMMEDIATE.sub("#", op_str)
     numbered = _numbered.get(op_str)  # (most texts recur: r3, [r1, #])
@@ -51,6 +55,18 @@ def register_pattern(code: bytes, mnemonic: str, op_str: str) -> tuple[tuple, tu
     else:
         form = code[1] >> 3
     return (form, mnemonic, numbered[0]), numbered[1]
+
+
+def _without_condition(mnemonic: str, condition: int) -> str:
+    """`mnemonic` with capstone's suffix of `condition` (not "always") as `?`: `ldreq.w` ->
+    `ldr?.w`; as it is where it has no such suffix."""
+    if condition >= AL:
+        return mnemonic
+    name, dot, width = mnemonic.partition(".")
+    suffix = CONDITIONS[condition]
+    if len(name) <= len(suffix) or not name.endswith(suffix):
+        return mnemonic
+    return f"{name[:-len(suffix)]}?{dot}{width}"
 
 
 def _number(op_str: str) -> tuple:
