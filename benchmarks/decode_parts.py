@@ -49,6 +49,7 @@ PARTS = [  # (module, attribute, label), in the order printed
     ("mcusim.timing.m7_descriptors.Descriptors", "_describe", "Cortex-M7: model's description (m7 _describe)"),
     ("mcusim.timing.m7_descriptors.Descriptors", "_rename", "Cortex-M7: renamed descriptor (_rename)"),
     ("mcusim.timing.m7_table", "read_table", "Cortex-M7: encoding table read (m7_table)"),
+    ("mcusim.timing.m7_descriptors.Descriptors", "_table_placed", "Cortex-M7: encoding table placed (_table_placed)"),
     ("mcusim.timing.m7_descriptors.Descriptors", "add_wide", "Cortex-M7: encoding table look-ups (add_wide)"),
     ("mcusim.timing.instruction", "instructions_of", "capstone's detail (instruction.instructions_of)"),
     ("mcusim.timing.cortex_m7.CortexM7Timing", "cost", "Cortex-M7: in-sequence cost (Python)"),
