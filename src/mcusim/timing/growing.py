@@ -1,8 +1,12 @@
 """Arrays the decoder appends rows to, one at a time or in blocks (the descriptor tables, the
-Cortex-M7's encoded rows): grown by doubling, so appending stays cheap however many rows come."""
+Cortex-M7's encoded rows): grown by doubling, so appending stays cheap however many rows come,
+in small pages (mcusim.pages: the Cortex-M7 table's idents reserve thousands of rows that a run
+writes a few hundred of)."""
 from __future__ import annotations
 
 import numpy as np
+
+from .. import pages
 
 
 def with_room(array: np.ndarray, rows: int) -> np.ndarray:
@@ -10,6 +14,6 @@ def with_room(array: np.ndarray, rows: int) -> np.ndarray:
     as many, or more for a block (one copy however many are asked for)."""
     if rows <= len(array):
         return array
-    grown = np.zeros((max(2 * len(array), 1 << (rows - 1).bit_length()), *array.shape[1:]), array.dtype)
+    grown = pages.zeros((max(2 * len(array), 1 << (rows - 1).bit_length()), *array.shape[1:]), array.dtype)
     grown[: len(array)] = array
     return grown

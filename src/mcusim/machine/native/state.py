@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ... import pages
 from .layout import (
     BLOCK_ADDRESS, BLOCK_ADJUSTED, BLOCK_CACHE, BLOCK_SIZE, CACHE_ENTRIES, CACHE_ENTRY, CODE_PC, CYCLE_LIMIT,
     DATA_START, DEADLINE, ENDS_IN_BRANCH, FIELDS, HOST_LINE_SLOTS, FL_BLOCK_LINES, FL_BLOCK_LITERALS, FL_BUFFER_LINE, FL_CURRENT,
@@ -20,8 +21,9 @@ from .memory_model import cache_forget, flash_cache_forget, flash_offset
 
 def _zeros(slots: int) -> np.ndarray:
     """A zeroed int64 buffer that starts on a host cache line (HOST_LINE_SLOTS), so that each block
-    cache entry is whole lines: the block hook reads the first of them for every block."""
-    raw = np.zeros(slots + HOST_LINE_SLOTS, np.int64)
+    cache entry is whole lines: the block hook reads the first of them for every block. In small
+    pages (mcusim.pages): a run writes a little of it here and there."""
+    raw = pages.zeros(slots + HOST_LINE_SLOTS, np.int64)
     skip = (-raw.ctypes.data % (8 * HOST_LINE_SLOTS)) // 8
     return raw[skip: skip + slots]
 

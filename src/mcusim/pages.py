@@ -1,0 +1,31 @@
+"""Zeroed NumPy arrays the kernel maps in small pages, for the large buffers a run touches sparsely
+(the native state buffer, the Cortex-M7 model's encoded rows).
+
+NumPy advises transparent huge pages for every array of 4 MB or more. The first write into each
+2 MB of such an array then zeroes a whole huge page, and where the kernel compacts memory to find
+one (Linux's `transparent_hugepage/defrag` set to `madvise`, a common default) it can stall for
+milliseconds: the run of a small image seen before, which writes a few hundred rows, paid that
+in its decode (docs/performance.md, "Thirty-second pass"). An anonymous mapping advised against
+huge pages is zeroed 4 KB at a time as it is first written, and costs nothing where it is not.
+"""
+from __future__ import annotations
+
+import math
+import mmap
+
+import numpy as np
+
+_NO_HUGE_PAGES = getattr(mmap, "MADV_NOHUGEPAGE", None)  # (Linux; elsewhere a plain anonymous mapping)
+
+
+def zeros(shape, dtype) -> np.ndarray:
+    """np.zeros(shape, dtype) in an anonymous mapping of small pages (writable, page-aligned)."""
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    dtype = np.dtype(dtype)
+    size = math.prod(shape) * dtype.itemsize
+    if size == 0:
+        return np.zeros(shape, dtype)
+    memory = mmap.mmap(-1, size)
+    if _NO_HUGE_PAGES is not None:
+        memory.madvise(_NO_HUGE_PAGES)
+    return np.frombuffer(memory, dtype).reshape(shape)

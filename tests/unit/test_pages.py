@@ -1,0 +1,41 @@
+"""mcusim.pages: the large buffers a run touches sparsely are zeroed arrays in an anonymous
+mapping advised against transparent huge pages (a first write into a huge page can stall for
+milliseconds where the kernel compacts memory for it)."""
+import sys
+
+import numpy as np
+import pytest
+
+from mcusim import pages
+from mcusim.machine.native import NativeState
+from mcusim.timing.growing import with_room
+
+
+def _vm_flags(address: int) -> list[str]:
+    """The VmFlags of the mapping of this process that holds `address` (/proc/self/smaps)."""
+    inside = False
+    with open("/proc/self/smaps") as smaps:
+        for line in smaps:
+            head = line.split()[0]
+            if "-" in head and not head.endswith(":"):
+                start, end = (int(part, 16) for part in head.split("-"))
+                inside = start <= address < end
+            elif inside and head == "VmFlags:":
+                return line.split()[1:]
+    raise AssertionError(f"no mapping holds {address:#x}")
+
+
+def test_zeros_are_numpys_zeros():
+    array = pages.zeros((1000, 3), np.int16)
+    assert array.shape == (1000, 3) and array.dtype == np.int16 and not array.any()
+    array[999, 2] = -7
+    assert array[999, 2] == -7 and array.flags.writeable and array.ctypes.data % 4096 == 0
+    assert pages.zeros(5, np.int64).shape == (5,) and pages.zeros((0, 4), np.int64).shape == (0, 4)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="VmFlags are Linux's")
+def test_the_run_buffers_are_advised_against_huge_pages():
+    grown = with_room(np.zeros((64, 206), np.int64), 6000)
+    for array in (pages.zeros(1 << 20, np.int64), NativeState().buffer, grown):
+        assert "nh" in _vm_flags(array.ctypes.data)  # (MADV_NOHUGEPAGE)
+    assert "nh" not in _vm_flags(np.zeros(1 << 20, np.int64).ctypes.data)  # (NumPy's own, for contrast)
