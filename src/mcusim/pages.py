@@ -15,17 +15,17 @@ import mmap
 
 import numpy as np
 
-_NO_HUGE_PAGES = getattr(mmap, "MADV_NOHUGEPAGE", None)  # (Linux; elsewhere a plain anonymous mapping)
+_NO_HUGE_PAGES = getattr(mmap, "MADV_NOHUGEPAGE", None)  # (Linux's; elsewhere NumPy's own zeros)
 
 
 def zeros(shape, dtype) -> np.ndarray:
-    """np.zeros(shape, dtype) in an anonymous mapping of small pages (writable, page-aligned)."""
+    """np.zeros(shape, dtype) in a private anonymous mapping of small pages (writable,
+    page-aligned; private, as NumPy's memory is, so a forked process's writes stay its own)."""
     shape = (shape,) if isinstance(shape, int) else tuple(shape)
     dtype = np.dtype(dtype)
     size = math.prod(shape) * dtype.itemsize
-    if size == 0:
+    if size == 0 or _NO_HUGE_PAGES is None:
         return np.zeros(shape, dtype)
-    memory = mmap.mmap(-1, size)
-    if _NO_HUGE_PAGES is not None:
-        memory.madvise(_NO_HUGE_PAGES)
+    memory = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE)
+    memory.madvise(_NO_HUGE_PAGES)
     return np.frombuffer(memory, dtype).reshape(shape)

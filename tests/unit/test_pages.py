@@ -12,16 +12,17 @@ from mcusim.timing.growing import with_room
 
 
 def _vm_flags(address: int) -> list[str]:
-    """The VmFlags of the mapping of this process that holds `address` (/proc/self/smaps)."""
-    inside = False
+    """The access (`rw-p`: private) and VmFlags of the mapping of this process that holds
+    `address` (/proc/self/smaps)."""
+    found = None
     with open("/proc/self/smaps") as smaps:
         for line in smaps:
-            head = line.split()[0]
-            if "-" in head and not head.endswith(":"):
-                start, end = (int(part, 16) for part in head.split("-"))
-                inside = start <= address < end
-            elif inside and head == "VmFlags:":
-                return line.split()[1:]
+            fields = line.split()
+            if "-" in fields[0] and not fields[0].endswith(":"):
+                start, end = (int(part, 16) for part in fields[0].split("-"))
+                found = fields[1] if start <= address < end else None
+            elif found is not None and fields[0] == "VmFlags:":
+                return [found, *fields[1:]]
     raise AssertionError(f"no mapping holds {address:#x}")
 
 
@@ -37,5 +38,6 @@ def test_zeros_are_numpys_zeros():
 def test_the_run_buffers_are_advised_against_huge_pages():
     grown = with_room(np.zeros((64, 206), np.int64), 6000)
     for array in (pages.zeros(1 << 20, np.int64), NativeState().buffer, grown):
-        assert "nh" in _vm_flags(array.ctypes.data)  # (MADV_NOHUGEPAGE)
+        flags = _vm_flags(array.ctypes.data)
+        assert "nh" in flags and "rw-p" in flags  # (MADV_NOHUGEPAGE; private, as NumPy's memory)
     assert "nh" not in _vm_flags(np.zeros(1 << 20, np.int64).ctypes.data)  # (NumPy's own, for contrast)
