@@ -35,8 +35,9 @@ def hooks() -> list[tuple[str, object]]:
     from .machine.native.jit import _Cfunc
 
     every = [native_hooks.Features(*on) for on in itertools.product((False, True), repeat=len(native_hooks.Features._fields))]
-    found = [(f"block hook ({', '.join(name for name, on in features._asdict().items() if on) or 'core timing'})",
-              native_hooks.block_hook_for(features)) for features in every]
+    found = [(f"block hook ({', '.join(name for name, on in features._asdict().items() if on) or 'core timing'}"
+              f"{', branch predictor' if predictor else ''})", native_hooks.block_hook_for(features, predictor))
+             for predictor in (False, True) for features in every]
     for module in (native_hooks, console_uart):
         found += [(name, value) for name, value in vars(module).items() if isinstance(value, _Cfunc)]
     return found

@@ -45,3 +45,21 @@ def test_every_capture_asked_for_is_compiled_in(firmware_build, monkeypatch, tmp
     mcusim.run(firmware_build / "mcu-m" / "bench.elf", "mcu-m", profile=True, pc_sample_cycles=1000,
                branch_trace=True, swo=True)
     assert chosen[0] == N.ALL_FEATURES
+
+
+@pytest.mark.parametrize("board", ["mps2-an386", "mps2-an500", "mcu-m", "mcu-d"])
+def test_a_block_run_again_counts_as_the_whole_hook_counts_it(firmware_build, board):
+    """A block run right after its own run (bench's tight loops) is counted by the block hook's
+    repeat path from its entry's E_AGAIN; a profiled run never takes that path (the profile
+    charges every block), so it counts each such run the whole way: the figures must agree, on
+    both cores, with and without flash ports, energy and the branch predictor."""
+    elf = firmware_build / board / "bench.elf"
+    simulator = mcusim.Simulator(str(elf), board)
+    repeated = simulator.run()
+    buffer = simulator.machine.state.buffer
+    entries = buffer[N.BLOCK_CACHE: N.BLOCK_CACHE + N.CACHE_ENTRIES * N.CACHE_ENTRY].reshape(-1, N.CACHE_ENTRY)
+    assert (entries[:, N.E_AGAIN] != 0).sum() >= 3  # (the path was open to bench's loops)
+    whole = mcusim.run(elf, board, profile=True)
+    assert _figures(repeated) == _figures(whole)
+    assert repeated.branches_predicted == whole.branches_predicted
+    assert repeated.branch_mispredicts == whole.branch_mispredicts

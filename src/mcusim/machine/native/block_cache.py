@@ -12,6 +12,7 @@ from .layout import (
 from .encoding import KIND_CONTINUATION, KIND_SELF_LOOP, KIND_START, KIND_UNKNOWN
 from .tables import _ends_in_branch, _kind_at, _range_sum, _value_at, _window_of
 from .power import _block_energy
+from .core_timing import again_deltas
 
 
 @njit
@@ -77,6 +78,7 @@ def _summarize(st, address, size, entry):
         st[entry + E_LITERALS] = literals
     _block_energy(st, entry)
     st[entry + E_SELF_LOOP] = 1 if first_kind == KIND_SELF_LOOP else 0
+    again_deltas(st, entry, address)
     st[entry + E_FETCH_KNOWN] = 0
     st[entry + E_FUNCTION] = 0
     st[entry + E_LINE_SLOT] = 0

@@ -19,16 +19,17 @@ from .layout import (
     CODE_ALIAS, CODE_ALIAS_OFFSET,
     BLOCK_ADDRESS, BLOCK_ADJUSTED, BLOCK_CACHE, BLOCK_SIZE, CACHE_ENTRIES, CACHE_ENTRY, CODE_PC, COUNTER_EVENTS,
     CPI_TOTAL, CYCLES, CYCLE_LIMIT, DATA_START, DEADLINE, DIVIDE_BASE, DIVIDE_BITS_PER_CYCLE, DIVIDE_MIN, DIVIDE_SHORT,
-    DIVIDE_TOTAL, DIVIDE_ZERO, ENDS_IN_BRANCH, E_ADDRESS, E_COUNTS, E_CYCLES, E_FP, E_INSTRUCTIONS, E_ISB, E_LAST_INSN,
+    DIVIDE_TOTAL, DIVIDE_ZERO, ENDS_IN_BRANCH, E_ADDRESS, E_AGAIN, E_AGAIN_DELTAS, E_COUNTS, E_CYCLES, E_FP, E_INSTRUCTIONS, E_ISB, E_LAST_INSN,
     E_LITERALS, E_REFILL, E_SELF_LOOP, E_SIZE, E_SP_WRITE, E_STALLS, E_START_ADJUST, E_START_FLAGS, E_UNMASK,
     E_WIDE_FIRST, FL_BLOCK_LINES, FL_BLOCK_LITERALS, FL_BLOCK_START, FL_LITERAL_RANGE_COUNT, FL_PORT_COUNT,
     FPU_ENABLED, F_CYCLES, F_DIVIDE, F_LITERAL, INSTRUCTIONS, LAZY_FP_AT, LAZY_FP_PENDING, PENDING_MASKED,
     PREVIOUS_BRANCH_AT, PREVIOUS_END, PREVIOUS_ISB, PREVIOUS_SP_WRITE, PREVIOUS_UNMASK, PROFILE_TABLE, PSP_HIGHEST,
     PSP_LOWEST, PSP_LOWEST_AT, P_ENABLED, RUN_BASE, RUN_BYTES, RUN_STATE, RUN_TIMED, DATA_RUN, ON_PROCESS_STACK,
-    PAID_FROM, PAID_TO, SP_SELECT, SAMPLE_BLOCK_START, SAMPLE_NEXT, SAMPLE_TABLE, SCRATCH, SP_FLOOR, SP_LOWEST,
+    PAID_FROM, PAID_TO, PREDICTOR_SETS, SP_SELECT, SAMPLE_BLOCK_START, SAMPLE_NEXT, SAMPLE_TABLE, SCRATCH, SP_FLOOR, SP_LOWEST,
     SP_LOWEST_AT, STEP_LIMIT, STOP_ADDRESS, STOP_REASON, STOP_SIZE, TOTAL_LENGTH, TRACE_HELD, TRACE_TABLE,
     TRAFFIC_BANK, TRAFFIC_BYTES, TRAFFIC_COUNTER, TRAFFIC_END, TRAFFIC_RANGE, TRAFFIC_RANGE_COUNT, TRAFFIC_RANGES,
     TRAFFIC_READ, TRAFFIC_START, TRAFFIC_WRITTEN, WATCH_ISB)
+from .layout import AGAIN_COUNTERS, BTAC_ENTRY, BT_BRANCH, BT_COUNTER, BT_LAST_USE, BT_TARGET, PREDICTED, PREDICTOR_WAYS
 from .layout import (
     AT_STATE, P_FLASH_READS, PG_PLAIN, PLAIN_ALIAS_OFFSET, PP_FLUSH, PP_PAGES, PP_PAGE_SHIFT, PP_PORT, RESIDENT_PAGE,
     RESIDENT_PAGE_AREA, RUN_PLAIN, RUN_SAMPLED, SAMPLED_FETCH, SAMPLED_READS, SAMPLED_WAIT, SAMPLING, ESTIMATING,
@@ -41,7 +42,9 @@ from .encoding import (
     LITERAL_INDEX_SHIFT, STOP_DEADLINE, STOP_DECODE, STOP_FPU_DISABLED, STOP_ISB, STOP_LIMIT, STOP_SELF_LOOP,
     STOP_UNMASKED)
 from .tables import _range_sum, _value_at
-from .core_timing import _lazy_fp_store, _refill_after_branch, _start_adjust, add_static
+from .core_timing import (
+    AGAIN_FOLDED, AGAIN_KIND, AGAIN_PREDICTED, AGAIN_SHIFT, _lazy_fp_store, _refill_after_branch, _start_adjust,
+    add_static)
 from .profile import _profile
 from .sampling import _take_samples
 from .branch_trace import _trace
@@ -79,22 +82,71 @@ ALL_FEATURES = Features(*[True] * len(Features._fields))
 _variants: dict[Features, object] = {}
 
 
-def block_hook_for(features: Features):
-    """The block hook compiled with `features` (numba caches each variant on its own)."""
-    if features not in _variants:
-        key = "block_hook" + "".join(f" {name}={on}" for name, on in features._asdict().items())
-        _variants[features] = cfunc(BLOCK_HOOK_SIGNATURE, key)(_block_hook_variant(*features))
-    return _variants[features]
+def block_hook_for(features: Features, predictor: bool = False):
+    """The block hook compiled with `features`, for a core with a branch predictor or without
+    (numba caches each variant on its own)."""
+    key = "block_hook" + "".join(f" {name}={on}" for name, on in features._asdict().items()) + f" predictor={predictor}"
+    if key not in _variants:
+        _variants[key] = cfunc(BLOCK_HOOK_SIGNATURE, key)(_block_hook_variant(*features, predictor))
+    return _variants[key]
 
 
-def _block_hook_variant(captures, power, fetch):
-    """numba prunes the branches of the features that are off (closure constants), callees included."""
+def _block_hook_variant(captures, power, fetch, predictor):
+    """numba prunes the branches of the features that are off (closure constants), callees included.
+
+    A block run again right after its own run (a tight loop) is counted first, in a few
+    additions, before the rest of the hook (which LLVM then keeps out of its way: the path saves
+    and restores next to nothing). What the rest reads of the block before a repeat is the
+    block's own entry, the same every time: its checks for FP, unmasking, ISB and SP writes are
+    ruled out by E_AGAIN (core_timing.again_deltas), and the state it would write holds those
+    values already. Python, whenever it moves the PC or touches that state, sets PREVIOUS_END,
+    or PREVIOUS_SP_WRITE (before every emu_start), so that the block after it is no repeat. A
+    repeat that may stop (deadline, cycle limit, run control) or needs more (captures, a branch
+    mispredicted) takes the rest of the hook. Without a branch predictor the refill's cycles are
+    the entry's; with one, a repeat whose branch the predictor predicts costs none."""
+    kind = AGAIN_PREDICTED if predictor else AGAIN_FOLDED
 
     def block_hook(uc, address_u64, size_u32, user_data):
         address = np.int64(address_u64)  # int64 throughout: uint64 mixed with int64 becomes float in numba
         size = np.int64(size_u32)
         header = carray(user_data, (DATA_START,), np.int64)
         st = carray(user_data, (header[TOTAL_LENGTH],), np.int64)
+        entry = BLOCK_CACHE + ((address >> 1) & (CACHE_ENTRIES - 1)) * CACHE_ENTRY
+        again = st[entry + E_AGAIN]
+        refill = 0 if predictor else again >> AGAIN_SHIFT
+        if (st[BLOCK_ADDRESS] == address and st[PREVIOUS_END] == address + size and st[PREVIOUS_SP_WRITE] == 0
+                and st[entry + E_ADDRESS] == address and st[entry + E_SIZE] == size and again & AGAIN_KIND == kind
+                and address != st[PAID_FROM] and st[CYCLES] < st[DEADLINE] and st[INSTRUCTIONS] < st[STEP_LIMIT]
+                and st[CYCLES] + refill + st[entry + E_CYCLES] <= st[CYCLE_LIMIT]
+                and not (captures and (st[TRACE_TABLE] != 0 or st[COUNTER_EVENTS] != 0 or st[PROFILE_TABLE] != 0
+                                       or st[SAMPLE_TABLE] != 0))):
+            slot = -1
+            if predictor and st[ENDS_IN_BRANCH] & 3 != 0:  # (its branch, taken again: what _predict does
+                base = again >> AGAIN_SHIFT                  # when it predicted that, costing nothing)
+                for way in range(st[PREDICTOR_WAYS]):
+                    if st[base + BTAC_ENTRY * way + BT_BRANCH] == st[PREVIOUS_BRANCH_AT] + 1:
+                        slot = base + BTAC_ENTRY * way
+                        break
+            if not predictor or st[ENDS_IN_BRANCH] & 3 == 0 or (
+                    slot >= 0 and st[slot + BT_COUNTER] >= 2 and st[slot + BT_TARGET] == address):
+                if slot >= 0:
+                    st[slot + BT_COUNTER] = 3
+                    st[PREDICTED] += 1
+                    st[slot + BT_LAST_USE] = st[PREDICTED]
+                st[CYCLES] += refill
+                st[FL_BLOCK_START] = st[CYCLES]
+                st[CODE_PC] = -1
+                if power and st[P_ENABLED] != 0:
+                    _count_power(st, entry)
+                st[INSTRUCTIONS] += st[entry + E_INSTRUCTIONS]
+                for k in range(len(AGAIN_COUNTERS)):
+                    st[AGAIN_COUNTERS[k]] += st[entry + E_AGAIN_DELTAS + k]
+                st[BLOCK_ADJUSTED] = (again >> 2) & 1
+                st[FL_BLOCK_LINES] = 0
+                st[FL_BLOCK_LITERALS] = 0
+                if fetch and st[FL_PORT_COUNT] != 0:
+                    _fetch_part(uc, header, st, entry, address, size, st[FL_BLOCK_START], True)
+                return
         if address == st[PAID_FROM]:  # the rest of a block run control paused in: charged already, and
             st[PAID_FROM] = address + size if address + size < st[PAID_TO] else -1  # still the executing block
             st[CODE_PC] = -1
@@ -115,7 +167,6 @@ def _block_hook_variant(captures, power, fetch):
             st[STOP_ADDRESS] = address
             _uc_emu_stop(uc)
             return
-        entry = BLOCK_CACHE + ((address >> 1) & (CACHE_ENTRIES - 1)) * CACHE_ENTRY
         if st[entry + E_SIZE] != size or st[entry + E_ADDRESS] != address:
             if not _summarize(st, address, size, entry):
                 st[STOP_REASON] = STOP_DECODE
@@ -191,26 +242,33 @@ def _block_hook_variant(captures, power, fetch):
         st[FL_BLOCK_LINES] = 0
         st[FL_BLOCK_LITERALS] = 0
         if fetch and st[FL_PORT_COUNT] != 0:
-            sampling = st[SAMPLING]
-            if sampling == ESTIMATING:  # between windows the fetch model rests (its wait is in the estimate),
-                g = flash_port(st, address)  # but on a port whose data cache is its instruction cache
-                exact = g >= 0 and st[g + FL_FETCH_EXACT] != 0
-                sample_block(st, address, st[entry + E_CYCLES], not exact)
-                if exact:
-                    _fetch(st, entry, address, size, start, out_of_sequence)
-                else:
-                    st[FL_CURRENT] = -1
-            elif sampling == LEARNING:
-                sample_block(st, address, st[entry + E_CYCLES], True)
-                _learn_fetch(st, entry, address, size, start, out_of_sequence)
-            else:
-                _fetch(st, entry, address, size, start, out_of_sequence)
-            if st[entry + E_LITERALS] != 0 and st[FL_LITERAL_RANGE_COUNT] != 0:
-                add_data_wait(st, time_literals(st, address, size, _table_index(uc, header, st, address)))
-            if st[PP_FLUSH] != 0:  # a fetch or literal read took a line of a page read plain
-                _flush_tlb(uc, st)
+            _fetch_part(uc, header, st, entry, address, size, start, out_of_sequence)
 
     return block_hook
+
+
+@njit
+def _fetch_part(uc, header, st, entry, address, size, start, out_of_sequence):
+    """The block hook's last part on a board with flash ports: the block's instruction fetches
+    and literal loads, timed or estimated."""
+    sampling = st[SAMPLING]
+    if sampling == ESTIMATING:  # between windows the fetch model rests (its wait is in the estimate),
+        g = flash_port(st, address)  # but on a port whose data cache is its instruction cache
+        exact = g >= 0 and st[g + FL_FETCH_EXACT] != 0
+        sample_block(st, address, st[entry + E_CYCLES], not exact)
+        if exact:
+            _fetch(st, entry, address, size, start, out_of_sequence)
+        else:
+            st[FL_CURRENT] = -1
+    elif sampling == LEARNING:
+        sample_block(st, address, st[entry + E_CYCLES], True)
+        _learn_fetch(st, entry, address, size, start, out_of_sequence)
+    else:
+        _fetch(st, entry, address, size, start, out_of_sequence)
+    if st[entry + E_LITERALS] != 0 and st[FL_LITERAL_RANGE_COUNT] != 0:
+        add_data_wait(st, time_literals(st, address, size, _table_index(uc, header, st, address)))
+    if st[PP_FLUSH] != 0:  # a fetch or literal read took a line of a page read plain
+        _flush_tlb(uc, st)
 
 
 @njit
@@ -562,7 +620,8 @@ def register_block_hook(uc, state: NativeState, features: Features = ALL_FEATURE
     """Register the block hook variant with `features` on every address; returns the hook handle."""
     from unicorn import UC_HOOK_BLOCK
 
-    return _register(uc, UC_HOOK_BLOCK, block_hook_for(features), state, 1, 0)
+    predictor = bool(state.buffer[PREDICTOR_SETS] > 0)
+    return _register(uc, UC_HOOK_BLOCK, block_hook_for(features, predictor), state, 1, 0)
 
 
 def register_flash_read_hook(uc, state: NativeState, begin: int, end: int) -> int:

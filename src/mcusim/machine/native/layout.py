@@ -122,6 +122,10 @@ E_FUNCTION = _entry.slot("E_FUNCTION")          # its function in the profile's 
 E_LINE_SLOT = _entry.slot("E_LINE_SLOT")        # its first and end halfword's slots in the line counters
 E_LINE_END = _entry.slot("E_LINE_END")          # (0: not looked up yet, -1: outside them)
 E_FETCH_SLOTS = _entry.slot("E_FETCH_SLOTS", (FAST_FETCH_LINES + 1) // 2)
+E_AGAIN = _entry.slot("E_AGAIN")                # a run right after its own run, for the block hook's repeat
+#                                                 path (core_timing.again_deltas): 0, none; else its kind, start
+#                                                 adjustment and refill cycles or predictor set, packed
+E_AGAIN_DELTAS = _entry.slot("E_AGAIN_DELTAS", 7)  # what such a run adds to AGAIN_COUNTERS
 CACHE_ENTRY = _entry.size
 HOST_LINE_SLOTS = 8  # int64 slots in a host cache line (64 bytes): the state buffer starts on one (state.py)
 assert CACHE_ENTRY % HOST_LINE_SLOTS == 0, "a block cache entry is whole host cache lines"
@@ -448,6 +452,9 @@ DIVIDE_MIN = _buffer.slot("DIVIDE_MIN")
 SCRATCH = _buffer.slot("SCRATCH")              # uc_reg_read writes here
 PREVIOUS_END = _buffer.slot("PREVIOUS_END")    # end address of the block that ran last (kept across Python stops)
 INTERLOCK_TOTAL = _buffer.slot("INTERLOCK_TOTAL")  # address-interlock stall cycles
+# The counters add_static and _start_adjust change besides INSTRUCTIONS: E_AGAIN_DELTAS, in this order.
+AGAIN_COUNTERS = (CYCLES, LSU_TOTAL, CPI_TOTAL, FOLD_TOTAL, REFILL_TOTAL, INTERLOCK_TOTAL, DIVIDE_TOTAL)
+assert len(AGAIN_COUNTERS) == _entry.fields[-1][2], "an E_AGAIN_DELTAS slot per counter"
 DATA_WAIT_TOTAL = _buffer.slot("DATA_WAIT_TOTAL")  # wait cycles of data reads from slow memory
 PREVIOUS_UNMASK = _buffer.slot("PREVIOUS_UNMASK")  # CPSIE/MSR-mask count of the block that ran last
 PREVIOUS_ISB = _buffer.slot("PREVIOUS_ISB")    # ISB count of the block that ran last
