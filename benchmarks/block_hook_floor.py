@@ -9,7 +9,9 @@ this process: plain Unicorn (speed.py's runner); with a numba cfunc block hook o
 that returns at once; with one that counts blocks in an int64 buffer (one load and one store, as
 the smallest useful hook); and mcusim's full model (`RunResult.host_seconds`, a run after a
 warm-up run of the same ELF). Medians of --repeat; the table gives each as a ratio to plain
-Unicorn, and the blocks the program runs (from the counting hook).
+Unicorn, the blocks the program runs (from the counting hook) and, from one more untimed run,
+the share of them that ran right after their own run (a tight loop's block: the block hook's
+repeat path, docs/machine.md).
 """
 from __future__ import annotations
 
@@ -44,6 +46,15 @@ def counting_hook(uc, address, size, user_data):
     counter[0] += 1
 
 
+@cfunc(SIGNATURE)
+def repeats_hook(uc, address, size, user_data):
+    counts = carray(user_data, (3,), np.int64)  # blocks, those right after their own run, the last
+    counts[0] += 1
+    if counts[2] == np.int64(address):
+        counts[1] += 1
+    counts[2] = np.int64(address)
+
+
 def with_hook(function, buffer: np.ndarray):
     """A `prepare` for speed.plain_unicorn: register `function` on every block, `buffer` its data."""
     def prepare(uc):
@@ -71,7 +82,10 @@ def measure(elf: Path, board: str, repeat: int) -> dict[str, float | int]:
             times[name].append(done[0])
             blocks = max(blocks, int(counter[0]))
         times["mcusim"].append(Simulator(str(elf), board).run().host_seconds)
-    return {"blocks": blocks, **{name: statistics.median(values) for name, values in times.items()}}
+    repeats = np.array([0, 0, -1], np.int64)
+    speed.plain_unicorn(elf, board, prepare=with_hook(repeats_hook, repeats))
+    return {"blocks": blocks, "repeats": repeats[1] / max(repeats[0], 1),
+            **{name: statistics.median(values) for name, values in times.items()}}
 
 
 def main() -> None:
@@ -82,9 +96,9 @@ def main() -> None:
     args = parser.parse_args()
     boards = args.board or ["mps2-an386", "mps2-an500"]
     programs = args.program or ["bench", "bench-table", "coremark-like", "dhrystone-like"]
-    print("| board | program | blocks | plain Unicorn s | empty hook / plain | counting hook / plain "
-          "| mcusim / plain | mcusim ns per block over plain |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| board | program | blocks | run right after themselves | plain Unicorn s | empty hook / plain "
+          "| counting hook / plain | mcusim / plain | mcusim ns per block over plain |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for board in boards:
         for program in programs:
             elf = ROOT / "firmware" / "build" / board / f"{program}.elf"
@@ -92,7 +106,8 @@ def main() -> None:
                 sys.exit(f"{elf} is missing: build the firmware first (make -C firmware)")
             m = measure(elf, board, args.repeat)
             plain = m["plain"]
-            print(f"| {board} | {program} | {m['blocks']:,} | {plain:.3f} | {m['empty hook'] / plain:.2f}x "
+            print(f"| {board} | {program} | {m['blocks']:,} | {100 * m['repeats']:.2f} % | {plain:.3f} "
+                  f"| {m['empty hook'] / plain:.2f}x "
                   f"| {m['counting hook'] / plain:.2f}x | {m['mcusim'] / plain:.2f}x "
                   f"| {1e9 * (m['mcusim'] - plain) / m['blocks']:.1f} |", flush=True)
 

@@ -72,14 +72,15 @@ class Features(NamedTuple):
     """What a block hook variant can do beyond core timing: each is compiled in only when the run
     has it, so a run compiles, and every block pays for, only what it uses. A variant still
     checks each capture's state slot at run time, so the captures share one flag: at most eight
-    variants (each a numba compile of several seconds the first time it is used)."""
+    variants per core kind, with a branch predictor or without (block_hook_for), each a numba
+    compile of several seconds the first time it is used."""
     captures: bool = False  # branch trace, SWO counter events, exact profile, PC samples (their tables)
     power: bool = False     # energy accounting (P_ENABLED)
     fetch: bool = False     # instruction fetch from flash ports (FL_PORT_COUNT)
 
 
 ALL_FEATURES = Features(*[True] * len(Features._fields))
-_variants: dict[Features, object] = {}
+_variants: dict[str, object] = {}
 
 
 def block_hook_for(features: Features, predictor: bool = False):
