@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from .jit import njit
 from .layout import (
-    AGAIN_COUNTERS, BTAC_AREA, BTAC_ENTRY, BT_BRANCH, BT_COUNTER, BT_LAST_USE, BT_TARGET, CPI_TOTAL, CYCLES, DIVIDE_TOTAL, E_AGAIN,
-    E_AGAIN_DELTAS, E_COUNTS, E_CYCLES, E_FP, E_ISB, E_LAST_INSN, E_REFILL, E_SELF_LOOP, E_SP_WRITE, E_STALLS, E_START_ADJUST,
-    E_START_FLAGS, E_UNMASK, E_WIDE_FIRST, ENDS_IN_BRANCH, FOLD_TOTAL, F_FP, INSTRUCTIONS, INTERLOCK_TOTAL, LAZY_FP_AT,
-    LAZY_FP_CYCLES, LAZY_FP_PENDING, LAZY_FP_TOTAL, LSU_TOTAL, MISPREDICTS, MISPREDICT_PENALTY, PREDICTED,
-    PREDICTOR_SETS, PREDICTOR_WAYS, PREVIOUS_BRANCH_AT, PREVIOUS_END, REFILL_BRANCH, REFILL_TOTAL, REFILL_WIDE_ODD)
+    AGAIN_COUNTERS, BTAC_AREA, BTAC_ENTRY, BT_BRANCH, BT_COUNTER, BT_LAST_USE, BT_TARGET, CPI_TOTAL, CYCLES,
+    DIVIDE_TOTAL, E_AGAIN, E_AGAIN_DELTAS, E_COUNTS, E_CYCLES, E_FP, E_ISB, E_LAST_INSN, E_REFILL, E_SELF_LOOP,
+    E_SP_WRITE, E_STALLS, E_START_ADJUST, E_START_FLAGS, E_UNMASK, E_WIDE_FIRST, ENDS_IN_BRANCH, FOLD_TOTAL, F_FP,
+    INSTRUCTIONS, INTERLOCK_TOTAL, LAZY_FP_AT, LAZY_FP_CYCLES, LAZY_FP_PENDING, LAZY_FP_TOTAL, LSU_TOTAL, MISPREDICTS,
+    MISPREDICT_PENALTY, PREDICTED, PREDICTOR_SETS, PREDICTOR_WAYS, PREVIOUS_BRANCH_AT, PREVIOUS_END, REFILL_BRANCH,
+    REFILL_TOTAL, REFILL_WIDE_ODD)
 from .encoding import LANE, LANE_MASK, REFILL_CYCLES_MASK, STATIC_CYCLES_MASK, STATIC_SHIFT, STATIC_TAKEN
 from .memory_model import set_index
 from .tables import _range_sum
@@ -113,12 +114,13 @@ AGAIN_SHIFT = 3      # AGAIN_PREDICTED: the predictor's set its last branch maps
 @njit
 def again_deltas(st, entry, address):
     """Fill the entry's E_AGAIN and E_AGAIN_DELTAS: what a run of the block right after its own run
-    adds (hooks._repeat_hook_variant), entered out of sequence after its own last branch, taken:
+    adds (the block hook's first path, hooks._block_hook_variant), entered out of sequence after its
+    own last branch, taken:
     the refill's cycles, without a branch predictor, in E_AGAIN, and the rest in the deltas.
     add_static, _start_adjust and, without a branch predictor, _refill_after_branch compute it on
     the counters' own slots, which the deltas' slots hold meanwhile (one formula, no scratch
     array). A block whose run changes what the next block's checks read (FP, unmask, ISB, SP
-    writes) or that starts with a self-loop gets 0: it always takes the full block hook."""
+    writes) or that starts with a self-loop gets 0: it always takes the rest of the hook."""
     if (st[entry + E_FP] != 0 or st[entry + E_UNMASK] != 0 or st[entry + E_ISB] != 0 or st[entry + E_SP_WRITE] != 0
             or st[entry + E_SELF_LOOP] != 0):
         st[entry + E_AGAIN] = 0
@@ -133,11 +135,11 @@ def again_deltas(st, entry, address):
         st[PREVIOUS_END] = -1  # (not the block's own end: its branch was taken)
         _refill_after_branch(st, address, st[entry + E_WIDE_FIRST] != 0)
         st[ENDS_IN_BRANCH], st[PREVIOUS_END] = ends_in_branch, previous_end
-    high = st[CYCLES]  # (the refill: the hook adds it to CYCLES before the block's energy, as the full hook)
+    upper = st[CYCLES]  # (the refill: the hook adds it to CYCLES before the block's energy, as the rest does)
     st[CYCLES] = 0
     if kind == AGAIN_PREDICTED:
         ways = st[PREDICTOR_WAYS]
-        high = BTAC_AREA + BTAC_ENTRY * ways * set_index(st[entry + E_LAST_INSN] >> 1, st[PREDICTOR_SETS])
+        upper = BTAC_AREA + BTAC_ENTRY * ways * set_index(st[entry + E_LAST_INSN] >> 1, st[PREDICTOR_SETS])
     add_static(st, st[entry + E_CYCLES], 0, st[entry + E_COUNTS], st[entry + E_STALLS], 1)
     adjusted = st[entry + E_START_ADJUST] != 0 or st[entry + E_START_FLAGS] != 0
     if adjusted:
@@ -146,7 +148,7 @@ def again_deltas(st, entry, address):
         delta = st[AGAIN_COUNTERS[k]]
         st[AGAIN_COUNTERS[k]] = st[entry + E_AGAIN_DELTAS + k]
         st[entry + E_AGAIN_DELTAS + k] = delta
-    st[entry + E_AGAIN] = kind | (4 if adjusted else 0) | high << AGAIN_SHIFT
+    st[entry + E_AGAIN] = kind | (4 if adjusted else 0) | upper << AGAIN_SHIFT
 
 
 @njit

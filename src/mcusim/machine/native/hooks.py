@@ -16,16 +16,16 @@ from unicorn.unicorn_py3.unicorn import uclib
 from .jit import NUMBA_NAME, cfunc, njit
 from .layout import (
     ALIAS_TABLE, AL_BEGIN, AL_END, AT_COUNT, AT_ENTRIES, AT_FILLS, AT_PLAIN_COUNT, AT_PLAIN_ENTRIES, AT_SCRATCH,
-    CODE_ALIAS, CODE_ALIAS_OFFSET,
-    BLOCK_ADDRESS, BLOCK_ADJUSTED, BLOCK_CACHE, BLOCK_SIZE, CACHE_ENTRIES, CACHE_ENTRY, CODE_PC, COUNTER_EVENTS,
-    CPI_TOTAL, CYCLES, CYCLE_LIMIT, DATA_START, DEADLINE, DIVIDE_BASE, DIVIDE_BITS_PER_CYCLE, DIVIDE_MIN, DIVIDE_SHORT,
-    DIVIDE_TOTAL, DIVIDE_ZERO, ENDS_IN_BRANCH, E_ADDRESS, E_AGAIN, E_AGAIN_DELTAS, E_COUNTS, E_CYCLES, E_FP, E_INSTRUCTIONS, E_ISB, E_LAST_INSN,
-    E_LITERALS, E_REFILL, E_SELF_LOOP, E_SIZE, E_SP_WRITE, E_STALLS, E_START_ADJUST, E_START_FLAGS, E_UNMASK,
-    E_WIDE_FIRST, FL_BLOCK_LINES, FL_BLOCK_LITERALS, FL_BLOCK_START, FL_LITERAL_RANGE_COUNT, FL_PORT_COUNT,
-    FPU_ENABLED, F_CYCLES, F_DIVIDE, F_LITERAL, INSTRUCTIONS, LAZY_FP_AT, LAZY_FP_PENDING, PENDING_MASKED,
-    PREVIOUS_BRANCH_AT, PREVIOUS_END, PREVIOUS_ISB, PREVIOUS_SP_WRITE, PREVIOUS_UNMASK, PROFILE_TABLE, PSP_HIGHEST,
-    PSP_LOWEST, PSP_LOWEST_AT, P_ENABLED, RUN_BASE, RUN_BYTES, RUN_STATE, RUN_TIMED, DATA_RUN, ON_PROCESS_STACK,
-    PAID_FROM, PAID_TO, PREDICTOR_SETS, SP_SELECT, SAMPLE_BLOCK_START, SAMPLE_NEXT, SAMPLE_TABLE, SCRATCH, SP_FLOOR, SP_LOWEST,
+    CODE_ALIAS, CODE_ALIAS_OFFSET, BLOCK_ADDRESS, BLOCK_ADJUSTED, BLOCK_CACHE, BLOCK_SIZE, CACHE_ENTRIES,
+    CACHE_ENTRY, CODE_PC, COUNTER_EVENTS, CPI_TOTAL, CYCLES, CYCLE_LIMIT, DATA_START, DEADLINE, DIVIDE_BASE,
+    DIVIDE_BITS_PER_CYCLE, DIVIDE_MIN, DIVIDE_SHORT, DIVIDE_TOTAL, DIVIDE_ZERO, ENDS_IN_BRANCH, E_ADDRESS, E_AGAIN,
+    E_AGAIN_DELTAS, E_COUNTS, E_CYCLES, E_FP, E_INSTRUCTIONS, E_ISB, E_LAST_INSN, E_LITERALS, E_REFILL, E_SELF_LOOP,
+    E_SIZE, E_SP_WRITE, E_STALLS, E_START_ADJUST, E_START_FLAGS, E_UNMASK, E_WIDE_FIRST, FL_BLOCK_LINES,
+    FL_BLOCK_LITERALS, FL_BLOCK_START, FL_LITERAL_RANGE_COUNT, FL_PORT_COUNT, FPU_ENABLED, F_CYCLES, F_DIVIDE,
+    F_LITERAL, INSTRUCTIONS, LAZY_FP_AT, LAZY_FP_PENDING, PENDING_MASKED, PREVIOUS_BRANCH_AT, PREVIOUS_END,
+    PREVIOUS_ISB, PREVIOUS_SP_WRITE, PREVIOUS_UNMASK, PROFILE_TABLE, PSP_HIGHEST, PSP_LOWEST, PSP_LOWEST_AT,
+    P_ENABLED, RUN_BASE, RUN_BYTES, RUN_STATE, RUN_TIMED, DATA_RUN, ON_PROCESS_STACK, PAID_FROM, PAID_TO,
+    PREDICTOR_SETS, SP_SELECT, SAMPLE_BLOCK_START, SAMPLE_NEXT, SAMPLE_TABLE, SCRATCH, SP_FLOOR, SP_LOWEST,
     SP_LOWEST_AT, STEP_LIMIT, STOP_ADDRESS, STOP_REASON, STOP_SIZE, TOTAL_LENGTH, TRACE_HELD, TRACE_TABLE,
     TRAFFIC_BANK, TRAFFIC_BYTES, TRAFFIC_COUNTER, TRAFFIC_END, TRAFFIC_RANGE, TRAFFIC_RANGE_COUNT, TRAFFIC_RANGES,
     TRAFFIC_READ, TRAFFIC_START, TRAFFIC_WRITTEN, WATCH_ISB)
@@ -95,16 +95,16 @@ def block_hook_for(features: Features, predictor: bool = False):
 def _block_hook_variant(captures, power, fetch, predictor):
     """numba prunes the branches of the features that are off (closure constants), callees included.
 
-    A block run again right after its own run (a tight loop) is counted first, in a few
-    additions, before the rest of the hook (which LLVM then keeps out of its way: the path saves
-    and restores next to nothing). What the rest reads of the block before a repeat is the
-    block's own entry, the same every time: its checks for FP, unmasking, ISB and SP writes are
-    ruled out by E_AGAIN (core_timing.again_deltas), and the state it would write holds those
-    values already. Python, whenever it moves the PC or touches that state, sets PREVIOUS_END,
-    or PREVIOUS_SP_WRITE (before every emu_start), so that the block after it is no repeat. A
-    repeat that may stop (deadline, cycle limit, run control) or needs more (captures, a branch
-    mispredicted) takes the rest of the hook. Without a branch predictor the refill's cycles are
-    the entry's; with one, a repeat whose branch the predictor predicts costs none."""
+    A block run again right after its own run (a tight loop) is counted first, in a few additions,
+    before the rest of the hook (a hook of its own in front, calling this one for every other block,
+    was no quicker on repeats and slower on the rest). What the rest reads of the block before a
+    repeat is the block's own entry, the same every time: its checks for FP, unmasking, ISB and SP
+    writes are ruled out by E_AGAIN (core_timing.again_deltas), and the state it would write holds
+    those values already. Python, whenever it moves the PC or touches that state, sets PREVIOUS_END,
+    or PREVIOUS_SP_WRITE (before every emu_start), so that the block after it is no repeat. A repeat
+    that may stop (deadline, cycle limit, run control) or needs more (captures, a branch
+    mispredicted) takes the rest of the hook. Without a branch predictor the refill's cycles are the
+    entry's; with one, a repeat whose branch the predictor predicts costs none."""
     kind = AGAIN_PREDICTED if predictor else AGAIN_FOLDED
 
     def block_hook(uc, address_u64, size_u32, user_data):
