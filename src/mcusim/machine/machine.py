@@ -1231,7 +1231,9 @@ class Machine:
                 if self._nocp_at is not None:
                     self.state[N.FPU_ENABLED] = 1  # let the instructions before the FP one run
                 self.state[N.PREVIOUS_SP_WRITE] = N.SP_SELECT  # Python may have moved SP or switched stacks
-                #                                                (exception entry, return)
+                #                                                (exception entry, return); and the block
+                #                                                hook's first path (a block run right after its
+                #                                                own run) is closed to the first block after it
                 counting = self.steps_left is not None and not stepping
                 if counting and not self._counted:  # Unicorn adds its counting hook without translating again:
                     self.uc.ctl_flush_tb()           # blocks translated before would not be counted
