@@ -36,7 +36,8 @@ import ctypes, json, sys
 from mcusim.api import Simulator
 from mcusim.machine import native as N
 simulator = Simulator(sys.argv[1], sys.argv[2])
-hook = N.block_hook_for(simulator.machine.hook_features, bool(simulator.machine.state[N.PREDICTOR_SETS] > 0))
+predictor = bool(simulator.machine.state[N.PREDICTOR_SETS] > 0)  # (the variant the run registers)
+hook = N.block_hook_for(simulator.machine.hook_features, predictor)
 hook.address  # (compiled by numba: the object store is empty, see main)
 library = hook.compiled._library
 import io
