@@ -118,6 +118,9 @@ def test_the_stored_code_is_chosen_by_what_numba_would_compile_for():
     readonly.flags.writeable = False
     kinds.add(jit._kind(readonly))
     assert len(kinds) == 10  # (the view is the array's own kind)
+    # C-contiguous is numba's layout C whether or not also F-contiguous (no rows, one row or column)
+    assert jit._kind(np.zeros((0, 4), np.int16)) == jit._kind(np.zeros((1, 4), np.int16)) \
+        == jit._kind(np.zeros((3, 4), np.int16)) != jit._kind(np.zeros((3, 4), np.int16).T)
 
 
 def test_what_the_kinds_cannot_tell_apart_never_runs_stored_code():
@@ -144,12 +147,14 @@ def test_only_the_native_package_is_stored():
     assert tables.resum_window.stored
 
 
-def test_after_mcusim_prepare_a_first_run_imports_no_numba(tmp_path):
+def test_after_mcusim_prepare_a_first_run_imports_no_numba(tmp_path, firmware_build):
     """`mcusim prepare` (scripts/setup.sh) fills the store ahead of the first run: a run of another
     program than it ran, with captures, on a fresh numba cache, loads everything from the store.
     Also where the decode store held the examples' rows already (here from an earlier prepare
     into another native store, as after the native store's folder changed): the examples still
-    decode, so the native code decoding calls is stored too."""
+    decode, so the native code decoding calls is stored too. And a program no example is
+    (coremark-like: its code decoded with the encoding tables prepare wrote, which no run of
+    prepare's own has; the store keys an empty table as numba types it, as a full one)."""
     decode_store = {"MCUSIM_DECODE_CACHE": str(tmp_path / "decode")}
     for store in ("earlier", "store"):
         environment = {**os.environ, **decode_store, "MCUSIM_NATIVE_STORE": str(tmp_path / store)}
@@ -165,6 +170,9 @@ def test_after_mcusim_prepare_a_first_run_imports_no_numba(tmp_path):
         run = _run(examples.path("dwt", board), board, {"profile": True, "pc_sample_cycles": 500},
                    MCUSIM_NATIVE_STORE=str(tmp_path / "store"), NUMBA_CACHE_DIR=str(tmp_path / "numba"), **decode_store)
         assert run["figures"][0] == 0 and not run["numba"], board
+        run = _run(firmware_build / board / "coremark-like.elf", board, {}, MCUSIM_NATIVE_STORE=str(tmp_path / "store"),
+                   NUMBA_CACHE_DIR=str(tmp_path / "numba"), **decode_store)
+        assert run["figures"][0] == 0 and not run["numba"], f"coremark-like on {board}"
 
 
 def test_no_home_means_no_store_in_the_working_folder(monkeypatch):

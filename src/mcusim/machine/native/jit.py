@@ -92,6 +92,7 @@ def _in_package(function) -> bool:
 
 _ARRAY = np.ndarray
 _LAYOUT_FLAGS = 0x503  # NPY_ARRAY_C_CONTIGUOUS | F_CONTIGUOUS | ALIGNED | WRITEABLE (numpy's ndarraytypes.h)
+_F_CONTIGUOUS = 0x2
 
 
 _SCALARS = (np.integer, np.floating, np.bool_, bool, float)
@@ -104,7 +105,10 @@ def _kind(value):
     as uint64): never run from the store."""
     kind = type(value)
     if kind is _ARRAY:
-        return value.dtype, value.ndim, value.flags.num & _LAYOUT_FLAGS
+        flags = value.flags.num & _LAYOUT_FLAGS
+        if flags & 1:  # (C-contiguous: layout 'C' to numba whether or not also F-contiguous, as an
+            flags &= ~_F_CONTIGUOUS  # array with no rows or one is: the same compiled code)
+        return value.dtype, value.ndim, flags
     if kind is int:
         return kind if -2**63 <= value < 2**63 else None
     return kind if issubclass(kind, _SCALARS) else None
