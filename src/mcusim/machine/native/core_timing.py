@@ -107,19 +107,19 @@ def add_static(st, cycles, instructions, counts, stalls, sign):
 
 AGAIN_FOLDED = 1     # E_AGAIN's kind: no branch predictor, the refill rule's cycles are in the deltas ...
 AGAIN_PREDICTED = 2  # ... or the branch predictor times the block's branch at every run
-AGAIN_KIND = 3       # E_AGAIN: kind | start adjusted << 2 | (AGAIN_FOLDED: the refill's cycles;
-AGAIN_SHIFT = 3      # AGAIN_PREDICTED: the predictor's set its last branch maps to, as _predict's base) << 3
+AGAIN_KIND = 3       # E_AGAIN: kind | start adjusted << AGAIN_ADJUSTED | (AGAIN_FOLDED: the refill's
+AGAIN_ADJUSTED = 2   # cycles; AGAIN_PREDICTED: the predictor's set its last branch maps to, as _predict's
+AGAIN_SHIFT = 3      # base) << AGAIN_SHIFT
 
 
 @njit
 def again_deltas(st, entry, address):
     """Fill the entry's E_AGAIN and E_AGAIN_DELTAS: what a run of the block right after its own run
     adds (the block hook's first path, hooks._block_hook_variant), entered out of sequence after its
-    own last branch, taken:
-    the refill's cycles, without a branch predictor, in E_AGAIN, and the rest in the deltas.
-    add_static, _start_adjust and, without a branch predictor, _refill_after_branch compute it on
-    the counters' own slots, which the deltas' slots hold meanwhile (one formula, no scratch
-    array). A block whose run changes what the next block's checks read (FP, unmask, ISB, SP
+    own last branch, taken: without a branch predictor the refill's cycles in E_AGAIN, and the rest
+    in the deltas. add_static, _start_adjust and, without a branch predictor, _refill_after_branch
+    compute it on the counters' own slots, which the deltas' slots hold meanwhile (one formula, no
+    scratch array). A block whose run changes what the next block's checks read (FP, unmask, ISB, SP
     writes) or that starts with a self-loop gets 0: it always takes the rest of the hook."""
     if (st[entry + E_FP] != 0 or st[entry + E_UNMASK] != 0 or st[entry + E_ISB] != 0 or st[entry + E_SP_WRITE] != 0
             or st[entry + E_SELF_LOOP] != 0):
@@ -148,7 +148,7 @@ def again_deltas(st, entry, address):
         delta = st[AGAIN_COUNTERS[k]]
         st[AGAIN_COUNTERS[k]] = st[entry + E_AGAIN_DELTAS + k]
         st[entry + E_AGAIN_DELTAS + k] = delta
-    st[entry + E_AGAIN] = kind | (4 if adjusted else 0) | upper << AGAIN_SHIFT
+    st[entry + E_AGAIN] = kind | (1 if adjusted else 0) << AGAIN_ADJUSTED | upper << AGAIN_SHIFT
 
 
 @njit

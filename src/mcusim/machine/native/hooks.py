@@ -43,8 +43,8 @@ from .encoding import (
     STOP_UNMASKED)
 from .tables import _range_sum, _value_at
 from .core_timing import (
-    AGAIN_FOLDED, AGAIN_KIND, AGAIN_PREDICTED, AGAIN_SHIFT, _lazy_fp_store, _refill_after_branch, _start_adjust,
-    add_static)
+    AGAIN_ADJUSTED, AGAIN_FOLDED, AGAIN_KIND, AGAIN_PREDICTED, AGAIN_SHIFT, _lazy_fp_store, _refill_after_branch,
+    _start_adjust, add_static)
 from .profile import _profile
 from .sampling import _take_samples
 from .branch_trace import _trace
@@ -142,7 +142,7 @@ def _block_hook_variant(captures, power, fetch, predictor):
                 st[INSTRUCTIONS] += st[entry + E_INSTRUCTIONS]
                 for k in range(len(AGAIN_COUNTERS)):
                     st[AGAIN_COUNTERS[k]] += st[entry + E_AGAIN_DELTAS + k]
-                st[BLOCK_ADJUSTED] = (again >> 2) & 1
+                st[BLOCK_ADJUSTED] = (again >> AGAIN_ADJUSTED) & 1
                 st[FL_BLOCK_LINES] = 0
                 st[FL_BLOCK_LITERALS] = 0
                 if fetch and st[FL_PORT_COUNT] != 0:
