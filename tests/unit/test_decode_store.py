@@ -1,6 +1,8 @@
 """The decode store keeps decoded rows from one run of an image to the next: a later run copies
 them and computes exactly what a fresh decode gives; a damaged, foreign or unwritable store costs
 only the time it would have saved."""
+import zlib
+
 import numpy as np
 import pytest
 
@@ -47,76 +49,91 @@ def test_rows_specials_and_lengths_come_back_in_a_new_store(tmp_path):
 
 
 def _file(rows=None, specials=((0, "sdiv", "r0, r1, r2"),), count=3) -> bytes:
-    """A store file written by hand: one entry, _key(0)'s, of `count` rows (`rows` as given: an
-    array, or the bytes of its chunk)."""
+    """A store file written by hand: one entry, _key(0)'s, of `count` rows (`rows` as given)."""
     if rows is None:
         rows = np.zeros((3, N.FIELDS), np.int64) + np.eye(1, N.FIELDS, N.KIND, np.int64) * N.KIND_START
     return decode_store.pack([_key_digest(_key(0))], [(rows, [list(s) for s in specials], 6, count)])
 
 
-@pytest.mark.parametrize("damage", ["truncated", "garbage", "wrong shape", "bad specials", "chunks cut"])
+def _with_place(packed: bytes, place: int) -> bytes:
+    """`packed` (one entry) with its first row's place in the table replaced by `place`."""
+    header = list(decode_store.HEADER.unpack_from(packed))
+    count, distinct = header[2], header[4]
+    payload = bytearray(zlib.decompress(packed[decode_store.HEADER.size:]))
+    at = 16 * count + 8 * (count + 1) + 8 * count + 8 * N.FIELDS * distinct
+    payload[at: at + 4] = place.to_bytes(4, "little")
+    stream = zlib.compress(bytes(payload))
+    header[5] = len(stream)
+    return decode_store.HEADER.pack(*header) + stream
+
+
+@pytest.mark.parametrize("damage", ["truncated", "garbage", "wrong shape", "bad specials", "stream cut",
+                                    "bytes after", "bad kind", "fewer rows", "place past the table"])
 def test_a_damaged_file_is_an_empty_store(tmp_path, damage):
+    """A file is checked whole when read: any damage, and no entry of it is used."""
     path = tmp_path / "image.rows"
     store = DecodeStore(path)
     for n in range(20):
         store.put(_key(n), _rows(n), [], 2)
     store.save()
+    rows = np.zeros((3, N.FIELDS), np.int64) + np.eye(1, N.FIELDS, N.KIND, np.int64) * N.KIND_START
     if damage == "truncated":
         path.write_bytes(path.read_bytes()[:300])
     elif damage == "garbage":
         path.write_bytes(b"PK\x03\x04" + bytes(range(256)) * 4)
-    elif damage == "chunks cut":  # (the first stream intact, the rows' chunks one byte short)
+    elif damage == "stream cut":  # (the stream one byte short)
         path.write_bytes(path.read_bytes()[:-1])
+    elif damage == "bytes after":
+        path.write_bytes(path.read_bytes() + b"\0")
     elif damage == "wrong shape":  # (the header saying one row more than the stream holds)
         packed = _file()
         header = list(decode_store.HEADER.unpack_from(packed))
         header[3] += 1
         path.write_bytes(decode_store.HEADER.pack(*header) + packed[decode_store.HEADER.size:])
+    elif damage == "bad kind":
+        rows[1, N.KIND] = 9
+        path.write_bytes(_file(rows))
+    elif damage == "fewer rows":  # (the entry's count one more than its rows)
+        path.write_bytes(_file(rows[:2], count=3))
+    elif damage == "place past the table":
+        path.write_bytes(_with_place(_file(rows), 1))  # (three equal rows: a table of one)
     else:
         path.write_bytes(_file(specials=[(0, "sdiv", 7)]))
     assert len(DecodeStore(path)) == 0
 
 
-@pytest.mark.parametrize("damage", ["bad kind", "fewer rows", "not zlib"])
-def test_an_entry_whose_rows_are_damaged_is_a_miss(tmp_path, damage):
-    """An entry's rows are checked when it is first used (a run inflates only the entries it uses)."""
-    rows = np.zeros((3, N.FIELDS), np.int64) + np.eye(1, N.FIELDS, N.KIND, np.int64) * N.KIND_START
-    if damage == "bad kind":
-        rows[1, N.KIND] = 9
-    elif damage == "fewer rows":
-        rows = rows[:2]
+def test_many_entries_come_back_together_as_one_at_a_time(tmp_path):
+    """get_many (a run's preload) gives what get gives, entry by entry, also for entries used
+    before and ones added in this run; a key the file lacks is a miss."""
     path = tmp_path / "image.rows"
-    path.write_bytes(_file(b"\x78\x9c not a stream" if damage == "not zlib" else rows, count=3))
+    _file_with(path, range(30))
     store = DecodeStore(path)
-    assert store.get(_key(0)) is None and len(store) == 0
-
-
-@pytest.mark.parametrize("damage", [None, "bad kind", "fewer rows", "not zlib"])
-def test_many_entries_come_back_together_as_one_at_a_time(tmp_path, damage):
-    """get_many (a run's preload) gives what get gives, entry by entry: a damaged entry among
-    them is a miss, and the others still come back."""
-    entries = {n: _rows(n) for n in range(30)}
-    chunks = dict(entries)
-    if damage == "bad kind":
-        chunks[7] = _rows(7).copy()
-        chunks[7][0, N.KIND] = 9
-    elif damage == "fewer rows":
-        chunks[7] = _rows(7)[:-1]
-    elif damage == "not zlib":
-        chunks[7] = b"\x78\x9c not a stream"
-    path = tmp_path / "image.rows"
-    path.write_bytes(decode_store.pack([_key_digest(_key(n)) for n in entries],
-                                       [(chunks[n], [], 2 * len(rows), len(rows))
-                                        for n, rows in entries.items()]))
-    keys = [_key(n) for n in entries] + [(b"\x01\x02", 2, None)]
-    many = DecodeStore(path).get_many(keys)
+    assert store.get(_key(4)) is not None  # (its rows made already)
+    store.put(_key(40), _rows(40), [], 2 * len(_rows(40)))
+    keys = [_key(n) for n in [*range(30), 40]] + [(b"\x01\x02", 2, None)]
+    many = store.get_many(keys)
     one_at_a_time = DecodeStore(path)
-    for key, found in zip(keys, many):
+    for key, found in zip(keys[:30], many):
         expected = one_at_a_time.get(key)
-        assert (found is None) == (expected is None)
-        if found is not None:
-            assert np.array_equal(found[0], expected[0]) and found[1:] == expected[1:]
-    assert sum(found is None for found in many) == (2 if damage else 1)
+        assert np.array_equal(found[0], expected[0]) and found[1:] == expected[1:]
+    assert np.array_equal(many[30][0], _rows(40)) and many[31] is None
+
+
+def test_a_file_written_again_holds_every_entry_and_each_distinct_row_once(tmp_path):
+    """A run that adds a range to an image's file writes every entry back, the ones it never
+    used too, with a row already in its table not added again."""
+    path = tmp_path / "image.rows"
+    _file_with(path, range(12))
+    distinct = decode_store.HEADER.unpack_from(path.read_bytes())[4]
+    assert distinct == 12  # (_rows(n): one distinct row per n)
+    store = DecodeStore(path)
+    store.put(_key(500), np.concatenate([_rows(3), _rows(500)]), [], 2)
+    store.save()
+    assert decode_store.HEADER.unpack_from(path.read_bytes())[4] == distinct + 1
+    again = DecodeStore(path)
+    for n in range(12):
+        assert np.array_equal(again.get(_key(n))[0], _rows(n))
+    assert np.array_equal(again.get(_key(500))[0], np.concatenate([_rows(3), _rows(500)]))
 
 
 def test_a_well_formed_file_written_by_hand_is_read(tmp_path):

@@ -11,10 +11,10 @@ in the SIBLINGS most recently used files of other images under the same model (t
 library code in another build, or the same program built for another board), read on the
 first miss; what is found there is kept in the image's own file.
 
-One file per image and model, `<root>/decode/<stamp>/<image>.rows` (`pack`: a header, a zlib
-stream of the index and the watched instructions' JSON, and each range's rows compressed alone,
-inflated when used; no pickle), written whole (a temporary file renamed over it) after a run
-that decoded something new, and checked before use. The root is `MCUSIM_DECODE_CACHE` (`off`
+One file per image and model, `<root>/decode/<stamp>/<image>.rows` (`pack`: a header and one
+zlib stream of the index, the file's distinct rows, each range's rows as places among them, and
+the watched instructions' JSON; no pickle), written whole (a temporary file renamed over it)
+after a run that decoded something new, and checked whole when read. The root is `MCUSIM_DECODE_CACHE` (`off`
 or `0`: no store), else `$XDG_CACHE_HOME/mcusim` or `~/.cache/mcusim`. The stamp covers the
 timing and native sources and the timing table, so a changed mcusim or core table starts
 afresh. A file that cannot be read is ignored and one that cannot be written is skipped: the
@@ -30,6 +30,7 @@ import os
 import struct
 import zlib
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -45,9 +46,10 @@ MAX_ROWS = 1 << 19      # rows (halfwords) one image keeps, 64 MB in memory: cod
 #                         time (firmware running away through RAM, a JIT) must not grow it without end
 MAX_TEXT = 1 << 26  # bytes of a file's specials' JSON
 SUFFIX = ".rows"
-MAGIC, VERSION = b"mcusimDS", 3
-# MAGIC, VERSION, entries, rows, the first stream's size, the specials' JSON size
-HEADER = struct.Struct("<8sIIIII")
+MAGIC, VERSION = b"mcusimDS", 4
+# MAGIC, VERSION, entries, rows, distinct rows, the stream's size, the specials' JSON size
+HEADER = struct.Struct("<8sIIIIII")
+_ROW = np.dtype((np.void, 8 * FIELDS))  # a row as one value (its bytes), to find the distinct ones
 _SOURCES = (Path(__file__).parent, Path(__file__).parents[1] / "machine" / "native")
 
 
@@ -93,7 +95,7 @@ class DecodeStore:
         """`siblings`: other images' files a range missing from this one is looked for in (read
         on the first miss; what is found there is kept in this image's file too)."""
         self.path = path
-        # rows (or a file's chunk of them), specials, length, row count
+        # rows (or a file's Places of them), specials, length, row count
         self._entries: dict[bytes, tuple] = {}
         self._rows = 0  # in _entries
         self._added = False
@@ -133,46 +135,32 @@ class DecodeStore:
         (`siblings`: looked for there too)."""
         digest = self._digest(key)
         found = self._entries.get(digest)
-        if found is not None and isinstance(found[0], bytes):  # (a file's entry, inflated on first use)
-            found = _inflated(found)
-            if found is None:  # (damaged: a miss, and not kept)
-                self._rows -= self._entries.pop(digest)[3]
-            else:
-                self._entries[digest] = found
+        if found is not None and isinstance(found[0], Places):  # (a file's entry: its rows made on first use)
+            found = self._entries[digest] = (found[0].rows(), *found[1:])
         if found is None and siblings and self._siblings:
             if self._sibling_entries is None:
                 self._sibling_entries = _read_siblings(self._siblings)
             found = self._sibling_entries.get(digest)
             if found is not None:
-                found = _inflated(found)
-                if found is not None:
-                    self._add(digest, found)
+                found = (found[0].rows(), *found[1:])
+                self._add(digest, found)
         return None if found is None else found[:3]
 
     def get_many(self, keys: list[tuple]) -> list:
-        """get() of each key, in this image's file alone (Decoder.preload's): what its file holds
-        is inflated and checked together, in one array."""
+        """get() of each key, in this image's file alone (Decoder.preload's): the rows of what its
+        file holds are made together, in one array, from one table."""
         digests = [_key_digest(key) for key in keys]
         found = [self._entries.get(digest) for digest in digests]
-        packed = [at for at, entry in enumerate(found) if entry is not None and isinstance(entry[0], bytes)]
-        try:
-            data = [zlib.decompress(found[at][0]) for at in packed]
-        except zlib.error:
-            data = None
-        whole = data and all(len(chunk) == 8 * FIELDS * found[at][3] for at, chunk in zip(packed, data))
-        rows = _rows(b"".join(data)) if whole else None
-        if rows is not None:
+        placed = [at for at, entry in enumerate(found) if entry is not None and isinstance(entry[0], Places)]
+        if placed and all(found[at][0].table is found[placed[0]][0].table for at in placed):
+            rows = found[placed[0]][0].table[np.concatenate([found[at][0].places for at in placed])]
             first = 0
-            for at in packed:
+            for at in placed:
                 entry = found[at]
                 self._entries[digests[at]] = found[at] = (rows[first: first + entry[3]], *entry[1:])
                 first += entry[3]
-        for at, entry in enumerate(found):  # (what is left packed: damaged somewhere, each checked alone)
-            if entry is not None and isinstance(entry[0], bytes):
-                found[at] = self.get(keys[at], siblings=False)
-            elif entry is not None:
-                found[at] = entry[:3]
-        return found
+        return [None if entry is None else self.get(key, siblings=False) if isinstance(entry[0], Places)
+                else entry[:3] for key, entry in zip(keys, found)]
 
     def put(self, key: tuple, rows: np.ndarray, specials: list, length: int) -> None:
         self._add(self._digest(key), (rows, list(specials), length, len(rows)))
@@ -184,7 +172,7 @@ class DecodeStore:
         return self._last_digest
 
     def _add(self, digest: bytes, entry: tuple) -> None:
-        """`entry`: (rows, or a file's compressed chunk of them; specials; length; row count)."""
+        """`entry`: (rows, or a file's Places of them; specials; length; row count)."""
         if self._rows + entry[3] > MAX_ROWS:
             return
         self._entries[digest] = entry
@@ -205,82 +193,92 @@ class DecodeStore:
         _prune(self.path.parents[1], keep=self.path)
 
 
+class Places(NamedTuple):
+    """A file's entry before its first use: its rows' places in the file's table of distinct rows
+    (a large image's rows are a few hundred distinct ones, so a file and its read are small)."""
+    places: np.ndarray  # (uint32, one per row)
+    table: np.ndarray   # (the file's distinct rows: int64, FIELDS columns)
+
+    def rows(self) -> np.ndarray:
+        return self.table[self.places]
+
+
 def pack(digests: list[bytes], entries: list[tuple]) -> bytes:
-    """A store file of `entries` (DecodeStore's: rows, an array of FIELDS columns or a file's chunk
-    of them; specials; length; row count): HEADER; one zlib stream of the digests
-    (16 bytes each), each entry's first row (one more than the entries), the lengths, each
-    entry's first byte among the chunks (one more), and the specials' JSON; then each
-    entry's rows as a zlib chunk of its own (int64 little-endian). A run reads the file and the
-    first stream, and inflates an entry's chunk when the entry is used: a first run reads three
-    other images' files for the few ranges it shares with them (docs/performance.md,
-    "Twenty-first pass")."""
-    chunks = [rows if isinstance(rows, bytes) else zlib.compress(np.ascontiguousarray(rows, "<i8").tobytes(), LEVEL)
-              for rows, *_ in entries]
+    """A store file of `entries` (DecodeStore's: rows, an array of FIELDS columns or a file's
+    Places; specials; length; row count): HEADER, then one zlib stream of the digests (16 bytes
+    each), each entry's first row (one more than the entries), the lengths, the distinct rows
+    (int64 little-endian), each row's place among them (uint32) and the specials' JSON. The
+    table a file was read with is kept and grown, so writing it again after a run that added a
+    few ranges looks up only their rows."""
+    tables = [rows.table for rows, *_ in entries if isinstance(rows, Places)]
+    kept = tables[0] if tables else np.zeros((0, FIELDS), np.int64)
+    place_of = {}
+    for at, row in enumerate(np.ascontiguousarray(kept, "<i8").view(_ROW).ravel().tolist()):
+        place_of.setdefault(row, at)
+    added = []  # (the rows new to the table, as bytes)
+    places = []
+    for rows, *_ in entries:
+        if isinstance(rows, Places) and rows.table is kept:
+            places.append(rows.places)
+            continue
+        rows = rows.rows() if isinstance(rows, Places) else rows
+        row_places = []
+        for row in np.ascontiguousarray(rows, "<i8").view(_ROW).ravel().tolist():
+            at = place_of.get(row)
+            if at is None:
+                at = place_of[row] = len(kept) + len(added)
+                added.append(row)
+            row_places.append(at)
+        places.append(np.array(row_places, "<u4"))
+    table = np.concatenate([np.ascontiguousarray(kept, "<i8"), np.frombuffer(b"".join(added), "<i8").reshape(-1, FIELDS)])
     firsts = np.zeros(len(entries) + 1, "<i8")
     firsts[1:] = np.cumsum([entry[3] for entry in entries])
-    starts = np.zeros(len(chunks) + 1, "<i8")
-    starts[1:] = np.cumsum([len(chunk) for chunk in chunks])
     specials = json.dumps([entry[1] for entry in entries]).encode("utf-8")
     lengths = np.array([entry[2] for entry in entries], "<i8")
-    index = zlib.compress(b"".join([b"".join(digests), firsts.tobytes(), lengths.tobytes(), starts.tobytes(), specials]))
-    return HEADER.pack(MAGIC, VERSION, len(digests), int(firsts[-1]), len(index), len(specials)) + index \
-        + b"".join(chunks)
-
-
-def _inflated(entry: tuple) -> tuple | None:
-    """`entry` with its rows inflated from a file's chunk (as it is if they are), or None where the
-    chunk does not hold its count of rows of valid kinds."""
-    chunk, count = entry[0], entry[3]
-    if not isinstance(chunk, bytes):
-        return entry
-    try:
-        data = zlib.decompress(chunk)
-    except zlib.error:
-        return None
-    rows = _rows(data) if len(data) == 8 * FIELDS * count else None
-    return None if rows is None else (rows, *entry[1:])
-
-
-def _rows(data: bytes) -> np.ndarray | None:
-    """Inflated rows as an array, or None where a row's kind is not one (0 to 3)."""
-    rows = np.frombuffer(data, "<i8").reshape(-1, FIELDS)
-    return rows if int(np.bitwise_or.reduce(rows[:, KIND])) & ~3 == 0 else None
+    all_places = np.concatenate([np.zeros(0, "<u4"), *places]).astype("<u4")
+    stream = zlib.compress(b"".join([b"".join(digests), firsts.tobytes(), lengths.tobytes(), table.tobytes(),
+                                     all_places.tobytes(), specials]), LEVEL)
+    return HEADER.pack(MAGIC, VERSION, len(digests), int(firsts[-1]), len(table), len(stream), len(specials)) + stream
 
 
 def _read(path: Path) -> dict | None:
-    """A store file's entries by digest, each (chunk, specials, length, rows), or None
-    where the file is missing, damaged or foreign (an entry's rows are checked when inflated)."""
+    """A store file's entries by digest, each (Places, specials, length, rows), or None where
+    the file is missing, damaged or foreign (every place in the table, every row's kind one)."""
     try:
         with open_regular(path) as file:
             data = file.read()
-        magic, version, count, total, index_size, specials_size = HEADER.unpack_from(data)
-        if magic != MAGIC or version != VERSION or max(count, total) > MAX_ROWS or specials_size > MAX_TEXT:
+        magic, version, count, total, distinct, stream_size, specials_size = HEADER.unpack_from(data)
+        if magic != MAGIC or version != VERSION or max(count, total) > MAX_ROWS or distinct > total \
+                or specials_size > MAX_TEXT:
             return None
-        sizes = [16 * count, 8 * (count + 1), 8 * count, 8 * (count + 1), specials_size]
+        sizes = [16 * count, 8 * (count + 1), 8 * count, 8 * FIELDS * distinct, 4 * total, specials_size]
         inflate = zlib.decompressobj()
-        payload = inflate.decompress(data[HEADER.size: HEADER.size + index_size], sum(sizes) + 1)
-        if len(payload) != sum(sizes) or not inflate.eof or inflate.unconsumed_tail:
+        payload = inflate.decompress(data[HEADER.size:], sum(sizes) + 1)
+        if len(payload) != sum(sizes) or not inflate.eof or inflate.unconsumed_tail or inflate.unused_data \
+                or len(data) != HEADER.size + stream_size:
             return None
         ends = np.cumsum(sizes).tolist()
         digests = payload[: ends[0]]
         firsts = np.frombuffer(payload, "<i8", count + 1, ends[0])
         lengths = np.frombuffer(payload, "<i8", count, ends[1])
-        starts = np.frombuffer(payload, "<i8", count + 1, ends[2])
-        specials = json.loads(payload[ends[3]: ends[4]].decode("utf-8"))
-        chunks = data[HEADER.size + index_size:]
+        table = np.frombuffer(payload, "<i8", FIELDS * distinct, ends[2]).reshape(distinct, FIELDS).astype(np.int64)
+        places = np.frombuffer(payload, "<u4", total, ends[3])
+        specials = json.loads(payload[ends[4]: ends[5]].decode("utf-8"))
         valid = (firsts[0] == 0 and firsts[-1] == total and bool(np.all(np.diff(firsts) > 0))
-                 and starts[0] == 0 and starts[-1] == len(chunks) and bool(np.all(np.diff(starts) > 0))
+                 and (total == 0 or int(places.max()) < distinct)
+                 and int(np.bitwise_or.reduce(table[:, KIND], initial=0)) & ~3 == 0
                  and isinstance(specials, list) and len(specials) == count
                  and all(_specials_valid(entry) for entry in specials))
     except (OSError, ValueError, struct.error, zlib.error):  # (missing, damaged or foreign: no rows)
         return None
     if not valid:
         return None
-    counts, places, code_lengths = np.diff(firsts).tolist(), starts.tolist(), lengths.tolist()
+    bounds, code_lengths = firsts.tolist(), lengths.tolist()
     entries = {}
     for i in range(count):
-        entries[digests[16 * i: 16 * i + 16]] = (chunks[places[i]: places[i + 1]], [tuple(s) for s in specials[i]],
-                                                 code_lengths[i], counts[i])
+        entries[digests[16 * i: 16 * i + 16]] = (Places(places[bounds[i]: bounds[i + 1]], table),
+                                                 [tuple(s) for s in specials[i]], code_lengths[i],
+                                                 bounds[i + 1] - bounds[i])
     return entries
 
 
