@@ -103,8 +103,9 @@ def test_a_damaged_file_is_an_empty_store(tmp_path, damage):
 
 
 def test_many_entries_come_back_together_as_one_at_a_time(tmp_path):
-    """get_many (a run's preload) gives what get gives, entry by entry, also for entries used
-    before and ones added in this run; a key the file lacks is a miss."""
+    """get_many (a run's preload) gives what get gives, entry by entry (a file's entries as
+    their places in its table), also for entries used before and ones added in this run; a key
+    the file lacks is a miss."""
     path = tmp_path / "image.rows"
     _file_with(path, range(30))
     store = DecodeStore(path)
@@ -113,9 +114,11 @@ def test_many_entries_come_back_together_as_one_at_a_time(tmp_path):
     keys = [_key(n) for n in [*range(30), 40]] + [(b"\x01\x02", 2, None)]
     many = store.get_many(keys)
     one_at_a_time = DecodeStore(path)
+    assert sum(isinstance(found[0], decode_store.Places) for found in many[:31]) == 29
     for key, found in zip(keys[:30], many):
         expected = one_at_a_time.get(key)
-        assert np.array_equal(found[0], expected[0]) and found[1:] == expected[1:]
+        rows = found[0].rows() if isinstance(found[0], decode_store.Places) else found[0]
+        assert np.array_equal(rows, expected[0]) and found[1:] == expected[1:]
     assert np.array_equal(many[30][0], _rows(40)) and many[31] is None
 
 
@@ -194,7 +197,7 @@ def test_a_second_run_copies_the_rows_and_computes_the_same(tmp_path, monkeypatc
     first, _, first_decoder = _run(elf, board, str(tmp_path / "store"), monkeypatch)
     second, second_tables, second_decoder = _run(elf, board, str(tmp_path / "store"), monkeypatch)
     assert first_decoder.instructions_copied == 0 and fresh_decoder.instructions_copied == 0
-    assert second_decoder.instructions_copied == second_decoder.instructions_decoded > 0
+    assert second_decoder.instructions_copied == second_decoder.instructions_decoded == fresh_decoder.instructions_decoded > 0
     for result in (first, second):
         assert (result.exit_code, result.instructions, result.cycles) == \
             (fresh.exit_code, fresh.instructions, fresh.cycles)
@@ -272,3 +275,19 @@ def test_a_range_from_another_image_is_given_but_not_kept_in_a_full_store(tmp_pa
         store.put(_key(n), _rows(n), [], 2)
     rows, *_ = store.get(_key(7))  # (4 rows: more than the room left)
     assert np.array_equal(rows, _rows(7)) and len(store) == 2
+
+
+def test_copied_rows_are_gathered_from_one_table_or_joined(tmp_path):
+    """The preload's copies (Decoder._write_copies) come as one table and places in it: the
+    file's own table when they are all its entries, else their rows joined; either way each
+    range's rows in order."""
+    from mcusim.timing.decoder import _table_and_places
+
+    path = tmp_path / "image.rows"
+    _file_with(path, range(6))
+    found = [entry[0] for entry in DecodeStore(path).get_many([_key(n) for n in range(6)])]
+    expected = np.concatenate([_rows(n) for n in range(6)])
+    table, places = _table_and_places(found)
+    assert table is found[0].table and np.array_equal(table[places], expected)
+    table, places = _table_and_places([*found[:3], _rows(3), *found[4:]])
+    assert np.array_equal(table[places], expected)

@@ -30,7 +30,6 @@ import os
 import struct
 import zlib
 from pathlib import Path
-from typing import NamedTuple
 
 import numpy as np
 
@@ -147,20 +146,11 @@ class DecodeStore:
         return None if found is None else found[:3]
 
     def get_many(self, keys: list[tuple]) -> list:
-        """get() of each key, in this image's file alone (Decoder.preload's): the rows of what its
-        file holds are made together, in one array, from one table."""
-        digests = [_key_digest(key) for key in keys]
-        found = [self._entries.get(digest) for digest in digests]
-        placed = [at for at, entry in enumerate(found) if entry is not None and isinstance(entry[0], Places)]
-        if placed and all(found[at][0].table is found[placed[0]][0].table for at in placed):
-            rows = found[placed[0]][0].table[np.concatenate([found[at][0].places for at in placed])]
-            first = 0
-            for at in placed:
-                entry = found[at]
-                self._entries[digests[at]] = found[at] = (rows[first: first + entry[3]], *entry[1:])
-                first += entry[3]
-        return [None if entry is None else self.get(key, siblings=False) if isinstance(entry[0], Places)
-                else entry[:3] for key, entry in zip(keys, found)]
+        """get() of each key, in this image's file alone (Decoder.preload's), with a file entry's
+        rows left as its Places: the caller gathers a large image's rows from the table straight
+        into its own tables (one copy of them, not three)."""
+        found = [self._entries.get(_key_digest(key)) for key in keys]
+        return [None if entry is None else entry[:3] for entry in found]
 
     def put(self, key: tuple, rows: np.ndarray, specials: list, length: int) -> None:
         self._add(self._digest(key), (rows, list(specials), length, len(rows)))
@@ -193,11 +183,17 @@ class DecodeStore:
         _prune(self.path.parents[1], keep=self.path)
 
 
-class Places(NamedTuple):
+class Places:
     """A file's entry before its first use: its rows' places in the file's table of distinct rows
     (a large image's rows are a few hundred distinct ones, so a file and its read are small)."""
-    places: np.ndarray  # (uint32, one per row)
-    table: np.ndarray   # (the file's distinct rows: int64, FIELDS columns)
+    __slots__ = ("places", "table")
+
+    def __init__(self, places: np.ndarray, table: np.ndarray):
+        self.places = places  # (uint32, one per row)
+        self.table = table    # (the file's distinct rows: int64, FIELDS columns)
+
+    def __len__(self) -> int:
+        return len(self.places)
 
     def rows(self) -> np.ndarray:
         return self.table[self.places]

@@ -21,6 +21,7 @@ from ..machine.registers import UNICORN_REGISTERS
 from . import m4_descriptors, m7_descriptors, m7_patterns
 from .classes import packed, power_class
 from .cortex_m4 import base_mnemonic, is_memory
+from .decode_store import Places
 from .literal_loads import LITERAL_LOADS, literal_read
 from .instruction import (IT, MAX_KNOWN, NO_IT_SLOT, PLAIN, UNDECODABLE, decodable_runs, disassemble,
                           disassemble_one, disassemble_run, it_block_length, lite_runs, thumb_length)
@@ -208,11 +209,12 @@ class Decoder:
 
     def _write_copies(self, copies: list[tuple]) -> None:
         """What _decode_code does with a range found in the store, for many (preload's: start,
-        end, code, rows, specials), their rows written window by window."""
-        rows = np.concatenate([copy[3] for copy in copies])
+        end, code, rows or the store's Places of them, specials), their rows gathered from the
+        store's table and written window by window."""
+        table, places = _table_and_places([copy[3] for copy in copies])
         counts = np.array([len(copy[3]) for copy in copies])
         addresses = np.repeat(np.array([copy[0] for copy in copies], np.int64) - 2 * (np.cumsum(counts) - counts),
-                              counts) + 2 * np.arange(len(rows))
+                              counts) + 2 * np.arange(len(places))
         size = self.state.WINDOW_BYTES
         bases = addresses - addresses % size  # (ascending: preload's copies are in address order)
         # each window's first row (not by np.unique, which imports numpy.ma in NumPy 2.4)
@@ -222,14 +224,14 @@ class Decoder:
             base = int(bases[low])
             index = self.ensure_window(base)
             halfwords = (addresses[low:high] - base) >> 1
-            self._write_window(index, halfwords, rows[low:high], int(halfwords[0]), int(halfwords[-1]) + 1)
+            self._write_window(index, halfwords, table[places[low:high]], int(halfwords[0]), int(halfwords[-1]) + 1)
             if self.is_writable(base):
                 writable[base] = index
         for start, end, code, *_ in copies if writable else ():  # (code in RAM: _snapshot's)
             for base in range(start - start % size, end, size):
                 if base in writable:
                     self._snapshots.setdefault(writable[base], []).append((start, code[: end - start]))
-        copied = _instruction_count(rows)
+        copied = len(places) - int(np.count_nonzero((table[:, KIND] == KIND_CONTINUATION)[places]))
         self.instructions_decoded += copied
         self.instructions_copied += copied
         for start, _, _, _, specials in copies:
@@ -842,6 +844,15 @@ class Decoder:
 def _last_start(start: int, length: int, rows: np.ndarray) -> int:
     """The address of the last instruction of `length` bytes decoded at `start` into `rows`."""
     return start + length - (4 if rows[-1, KIND] == KIND_CONTINUATION else 2)
+
+
+def _table_and_places(found: list) -> tuple[np.ndarray, np.ndarray]:
+    """Rows copied from the decode store as one table and each row's place in it: the store
+    file's table where they are all its Places, else their rows, placed in order."""
+    if all(isinstance(rows, Places) and rows.table is found[0].table for rows in found):
+        return found[0].table, np.concatenate([rows.places for rows in found])
+    table = np.concatenate([rows.rows() if isinstance(rows, Places) else rows for rows in found])
+    return table, np.arange(len(table))
 
 
 def _instruction_count(rows: np.ndarray) -> int:
