@@ -164,7 +164,8 @@ def test_a_run_from_the_decode_store_equals_a_fresh_one(firmware_build, board, n
         (fresh.exit_code, fresh.instructions, fresh.cycles, fresh.stdout)
     costs, fresh_costs = _rows_by_window(decoder), _rows_by_window(fresh_decoder)
     assert costs.keys() >= fresh_costs.keys()
-    assert decoder.instructions_copied == sum(np.count_nonzero(rows[:, N.KIND] == N.KIND_START) for rows in costs.values())
+    written = sum(np.count_nonzero(rows[:, N.KIND] == N.KIND_START) for rows in costs.values())
+    assert decoder.instructions_copied == written
     for base, rows in fresh_costs.items():
         decoded = rows[:, N.KIND] != 0
         assert np.array_equal(costs[base][decoded], rows[decoded]), f"{board} {name}: window 0x{base:x}"

@@ -14,13 +14,13 @@ first miss; what is found there is kept in the image's own file.
 One file per image and model, `<root>/decode/<stamp>/<image>.rows` (`pack`: a header and one
 zlib stream of the index, the file's distinct rows, each range's rows as places among them, and
 the watched instructions' JSON; no pickle), written whole (a temporary file renamed over it)
-after a run that decoded something new, and checked whole when read. The root is `MCUSIM_DECODE_CACHE` (`off`
-or `0`: no store), else `$XDG_CACHE_HOME/mcusim` or `~/.cache/mcusim`. The stamp covers the
-timing and native sources and the timing table, so a changed mcusim or core table starts
-afresh. A file that cannot be read is ignored and one that cannot be written is skipped: the
-store only saves time, never changes a result. The oldest files go once the store passes
-MAX_BYTES. Like numba's cache, the folder must be writable by its user alone: rows read from it
-are trusted.
+after a run that decoded something new, and checked whole when read. The root is
+`MCUSIM_DECODE_CACHE` (`off` or `0`: no store), else `$XDG_CACHE_HOME/mcusim` or
+`~/.cache/mcusim`. The stamp covers the timing and native sources and the timing table, so a
+changed mcusim or core table starts afresh. A file that cannot be read is ignored and one that
+cannot be written is skipped: the store only saves time, never changes a result. The oldest
+files go once the store passes MAX_BYTES. Like numba's cache, the folder must be writable by its
+user alone: rows read from it are trusted.
 """
 from __future__ import annotations
 
@@ -226,7 +226,8 @@ def pack(digests: list[bytes], entries: list[tuple]) -> bytes:
                 added.append(row)
             row_places.append(at)
         places.append(np.array(row_places, "<u4"))
-    table = np.concatenate([np.ascontiguousarray(kept, "<i8"), np.frombuffer(b"".join(added), "<i8").reshape(-1, FIELDS)])
+    new_rows = np.frombuffer(b"".join(added), "<i8").reshape(-1, FIELDS)
+    table = np.concatenate([np.ascontiguousarray(kept, "<i8"), new_rows])
     firsts = np.zeros(len(entries) + 1, "<i8")
     firsts[1:] = np.cumsum([entry[3] for entry in entries])
     specials = json.dumps([entry[1] for entry in entries]).encode("utf-8")
