@@ -270,3 +270,27 @@ def test_the_first_run_of_a_build_for_another_board_copies_the_same_code(firmwar
     assert tables.keys() == fresh_tables.keys()
     for base in tables:
         assert np.array_equal(tables[base], fresh_tables[base]), f"{then} after {first}: window 0x{base:x}"
+
+
+def test_a_start_prefix_is_scheduled_once_per_code(firmware_build, monkeypatch):
+    """The dual-issue core's schedule of a block's first instructions (start_prefix, at every
+    mid-block stop) is kept by the code's bytes: asked again it is not made again, and code
+    rewritten there (RAM) is scheduled afresh."""
+    machine = Simulator(firmware_build / "mcu-d" / "pipeline.elf", "mcu-d").machine
+    decoder = machine.decoder
+    ranges = list(decoder._ranges)
+    decoder.set_code_ranges([])
+    pieces = blocks(machine, ranges, seed=7)
+    for start, size in pieces:
+        decoder.decode_block(start, size)
+    made = []
+    schedule = Decoder._fresh_schedule
+    monkeypatch.setattr(Decoder, "_fresh_schedule", lambda self, *args: made.append(args) or schedule(self, *args))
+    block, pc = next((start, start + size) for start, size in pieces
+                     if decoder.start_prefix(start, start + size) != (0, 0, 0))
+    first = decoder.start_prefix(block, pc)
+    made.clear()
+    assert decoder.start_prefix(block, pc) == first and made == []
+    nops = b"\x00\xbf" * ((pc - block) // 2 + 1)
+    monkeypatch.setattr(decoder, "_read", lambda address, size: nops[:size])
+    assert decoder.start_prefix(block, pc) != first and len(made) == 1

@@ -40,6 +40,7 @@ _NO_ROWS = np.zeros((0, FIELDS), np.int64)  # (a range with no instruction)
 IT_WINDOW = 2 + 4 * 4  # bytes of an IT and the four instructions it can govern (each 4 at most)
 PRELOAD_GAP = 256  # preload reads code ranges this close together (a literal pool between) at once ...
 PRELOAD_READ = 1 << 16  # ... up to this many bytes a read
+MAX_FRESH_STARTS = 4096  # start_prefix's schedules kept (a run stopping at more starts them afresh)
 
 
 class _Before(NamedTuple):
@@ -87,6 +88,7 @@ class Decoder:
         self._states: dict[int, object] = {}    # piece boundary -> the timing model's state there
         self._keep_states: set[int] = set()     # the boundaries of the run being decoded
         self._redecoded = False  # a decode wrote over decoded rows (block summaries may be stale)
+        self._fresh_starts: dict[tuple[int, bytes], tuple] = {}  # start_prefix's schedules, by code
         self._m4 = m4_descriptors.for_timing(timing, instruction_cycles, _static_row) \
             if memoise and getattr(timing, "pairwise", False) else None  # (rows in native code: _decode_m4)
         if self._m4 is not None:  # (register patterns met by earlier runs of any image; none without a store)
@@ -738,25 +740,39 @@ class Decoder:
 
     def start_prefix(self, block: int, pc: int) -> tuple[int, int, int]:
         """Of a dual-issue core's block-start correction at `block`, the part that belongs to the
-        instructions before `pc`: (cycles, interlock taken back, dual issues lost)."""
+        instructions before `pc`: (cycles, interlock taken back, dual issues lost). The schedule
+        from an empty pipeline is kept by the code's bytes (a mid-block stop, an interrupt or a
+        peripheral access, often comes back to the same instruction)."""
         if not hasattr(self.timing, "fresh_schedule") or pc <= block:
             return 0, 0, 0
         code = self._read(block, pc - block + 2)
-        run = disassemble_run(code, block) if self.memoise else thumb(True).disasm(code, block)
-        instructions = [i for i in run if i.address < pc]
-        instructions = instructions[: self.timing.t["start_window"]]
-        if not instructions:
+        key = (block, code)
+        fresh = self._fresh_starts.get(key)
+        if fresh is None:
+            fresh = self._fresh_schedule(block, pc, code)
+            if len(self._fresh_starts) >= MAX_FRESH_STARTS:
+                self._fresh_starts.clear()
+            self._fresh_starts[key] = fresh
+        end, fresh_cycles, fresh_waited, fresh_pairs = fresh
+        if end == block:
             return 0, 0, 0
-        end = instructions[-1].address + instructions[-1].size
         sums = self.state.sums_between(block, end)
-        fresh = self.timing.fresh_schedule(instructions)
-        fresh_cycles = sum(delta for delta, _ in fresh)
-        fresh_waited = sum(waited for _, waited in fresh)
-        fresh_pairs = sum(delta == 0 for delta, _ in fresh)
         in_sequence_interlock = (sums[F_STALLS] >> LANE) & ((1 << LANE) - 1)
         in_sequence_pairs = sums[F_COUNTS] >> (2 * LANE)
         return (fresh_cycles - sums[F_CYCLES], max(0, in_sequence_interlock - fresh_waited),
                 in_sequence_pairs - fresh_pairs)
+
+    def _fresh_schedule(self, block: int, pc: int, code: bytes) -> tuple[int, int, int, int]:
+        """start_prefix's schedule of the instructions from `block` to `pc` (`code`, its bytes),
+        up to the start window, from an empty pipeline: (their end, cycles, waited, dual issues)."""
+        run = disassemble_run(code, block) if self.memoise else thumb(True).disasm(code, block)
+        instructions = [i for i in run if i.address < pc]
+        instructions = instructions[: self.timing.t["start_window"]]
+        if not instructions:
+            return block, 0, 0, 0
+        fresh = self.timing.fresh_schedule(instructions)
+        return (instructions[-1].address + instructions[-1].size, sum(delta for delta, _ in fresh),
+                sum(waited for _, waited in fresh), sum(delta == 0 for delta, _ in fresh))
 
     def _starts_before(self, address: int):
         """(length, bytes) of each decoded instruction start 2 and 4 bytes before `address`."""
