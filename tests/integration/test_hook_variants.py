@@ -5,6 +5,7 @@ import pytest
 
 import mcusim
 from mcusim.machine import native as N
+from mcusim.machine.native.core_timing import AGAIN_FP
 
 FIGURES = ("exit_code", "cycles", "instructions", "stalls", "dwt", "stdout", "energy")
 
@@ -47,19 +48,64 @@ def test_every_capture_asked_for_is_compiled_in(firmware_build, monkeypatch, tmp
     assert chosen[0] == N.ALL_FEATURES
 
 
+def _entries(simulator):
+    buffer = simulator.machine.state.buffer
+    return buffer[N.BLOCK_CACHE: N.BLOCK_CACHE + N.CACHE_ENTRIES * N.CACHE_ENTRY].reshape(-1, N.CACHE_ENTRY)
+
+
+def _again_of(simulator, address: int) -> int:
+    entries = _entries(simulator)
+    return int(entries[entries[:, N.E_ADDRESS] == address][0, N.E_AGAIN])
+
+
+@pytest.mark.parametrize("program", ["bench", "bench-float"])
 @pytest.mark.parametrize("board", ["mps2-an386", "mps2-an500", "mcu-m", "mcu-d"])
-def test_a_block_run_again_counts_as_the_whole_hook_counts_it(firmware_build, board):
-    """A block run right after its own run (bench's tight loops) is counted by the block hook's
-    repeat path from its entry's E_AGAIN; a profiled run never takes that path (the profile
-    charges every block), so it counts each such run the whole way: the figures must agree, on
-    both cores, with and without flash ports, energy and the branch predictor."""
-    elf = firmware_build / board / "bench.elf"
+def test_a_block_run_again_counts_as_the_whole_hook_counts_it(firmware_build, board, program):
+    """A block run right after its own run (bench's tight loops, bench-float's with FP
+    instructions) is counted by the block hook's repeat path from its entry's E_AGAIN; a profiled
+    run never takes that path (the profile charges every block), so it counts each such run the
+    whole way: the figures must agree, on both cores, with and without flash ports, energy and the
+    branch predictor."""
+    elf = firmware_build / board / f"{program}.elf"
     simulator = mcusim.Simulator(str(elf), board)
     repeated = simulator.run()
-    buffer = simulator.machine.state.buffer
-    entries = buffer[N.BLOCK_CACHE: N.BLOCK_CACHE + N.CACHE_ENTRIES * N.CACHE_ENTRY].reshape(-1, N.CACHE_ENTRY)
-    assert (entries[:, N.E_AGAIN] != 0).sum() >= 3  # (the path was open to bench's loops)
+    entries = _entries(simulator)
+    assert (entries[:, N.E_AGAIN] != 0).sum() >= 3  # (the path was open to the loops)
+    if program == "bench-float":
+        assert (entries[:, N.E_AGAIN] >> AGAIN_FP & 1).sum() >= 1  # (FP ones too)
     whole = mcusim.run(elf, board, profile=True)
     assert _figures(repeated) == _figures(whole)
     assert repeated.branches_predicted == whole.branches_predicted
     assert repeated.branch_mispredicts == whole.branch_mispredicts
+
+
+def test_a_repeated_block_after_a_lazy_fp_store_counts_as_the_whole_hook(tmp_path):
+    """A loop block with an FP instruction repeats through the hook's first path once the FPU is
+    on and no lazy FP state is pending. Its first run stores the lazy FP context (LAZY_FP_AT, which
+    a count read inside the block before that instruction leaves out); a repeat is no such run:
+    CYCCNT read before the FP instruction in each run must be what a profiled run (no repeats)
+    reads."""
+    import subprocess
+    from pathlib import Path
+
+    from conftest import require_tool
+
+    gcc = require_tool("arm-none-eabi-gcc")
+    elf = tmp_path / "lazy_fp_loop.elf"
+    done = subprocess.run([gcc, "-nostdlib", "-mcpu=cortex-m4", "-mthumb", "-mfpu=fpv4-sp-d16", "-mfloat-abi=hard",
+                           "-Wl,-Ttext=0,-e,0", str(Path(__file__).parent / "asm" / "lazy_fp_loop.S"), "-o", str(elf)],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    readings = {}
+    for profiled in (False, True):
+        simulator = mcusim.Simulator(str(elf), "mps2-an386", profile=profiled)
+        result = simulator.run()
+        assert result.exit_code == 0
+        words = simulator.machine.uc.mem_read(0x20000000, 24)
+        readings[profiled] = ([int.from_bytes(words[i: i + 4], "little") for i in range(0, 24, 4)], _figures(result))
+        if not profiled:  # (the path was open to the loop, FP and all: the vector table's end)
+            assert _again_of(simulator, 0x40) >> AGAIN_FP & 1 == 1
+    assert readings[False] == readings[True]
+    steps = [b - a for a, b in zip(readings[False][0], readings[False][0][1:])]
+    fp_context = 17  # (the words the lazy store writes: stored once, in the first run)
+    assert steps[0] == steps[1] + fp_context and len(set(steps[1:])) == 1

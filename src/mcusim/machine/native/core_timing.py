@@ -107,9 +107,10 @@ def add_static(st, cycles, instructions, counts, stalls, sign):
 
 AGAIN_FOLDED = 1     # E_AGAIN's kind: no branch predictor, the refill rule's cycles are in the deltas ...
 AGAIN_PREDICTED = 2  # ... or the branch predictor times the block's branch at every run
-AGAIN_KIND = 3       # E_AGAIN: kind | start adjusted << AGAIN_ADJUSTED | (AGAIN_FOLDED: the refill's
-AGAIN_ADJUSTED = 2   # cycles; AGAIN_PREDICTED: the predictor's set its last branch maps to, as _predict's
-AGAIN_SHIFT = 3      # base) << AGAIN_SHIFT
+AGAIN_KIND = 3       # E_AGAIN: kind | start adjusted << AGAIN_ADJUSTED | has FP << AGAIN_FP | (AGAIN_FOLDED:
+AGAIN_ADJUSTED = 2   # the refill's cycles; AGAIN_PREDICTED: the predictor's set its last branch maps to, as
+AGAIN_FP = 3         # _predict's base) << AGAIN_SHIFT
+AGAIN_SHIFT = 4
 
 
 @njit
@@ -119,9 +120,11 @@ def again_deltas(st, entry, address):
     own last branch, taken: without a branch predictor the refill's cycles in E_AGAIN, and the rest
     in the deltas. add_static, _start_adjust and, without a branch predictor, _refill_after_branch
     compute it on the counters' own slots, which the deltas' slots hold meanwhile (one formula, no
-    scratch array). A block whose run changes what the next block's checks read (FP, unmask, ISB, SP
-    writes) or that starts with a self-loop gets 0: it always takes the rest of the hook."""
-    if (st[entry + E_FP] != 0 or st[entry + E_UNMASK] != 0 or st[entry + E_ISB] != 0 or st[entry + E_SP_WRITE] != 0
+    scratch array). A block whose run changes what the next block's checks read (unmask, ISB, SP
+    writes) or that starts with a self-loop gets 0: it always takes the rest of the hook. One with
+    FP instructions is marked (AGAIN_FP): its repeat needs the FPU on and no lazy FP state pending,
+    which the hook checks as it runs."""
+    if (st[entry + E_UNMASK] != 0 or st[entry + E_ISB] != 0 or st[entry + E_SP_WRITE] != 0
             or st[entry + E_SELF_LOOP] != 0):
         st[entry + E_AGAIN] = 0
         return
@@ -148,7 +151,8 @@ def again_deltas(st, entry, address):
         delta = st[AGAIN_COUNTERS[k]]
         st[AGAIN_COUNTERS[k]] = st[entry + E_AGAIN_DELTAS + k]
         st[entry + E_AGAIN_DELTAS + k] = delta
-    st[entry + E_AGAIN] = kind | (1 if adjusted else 0) << AGAIN_ADJUSTED | upper << AGAIN_SHIFT
+    has_fp = 1 if st[entry + E_FP] > 0 else 0
+    st[entry + E_AGAIN] = kind | (1 if adjusted else 0) << AGAIN_ADJUSTED | has_fp << AGAIN_FP | upper << AGAIN_SHIFT
 
 
 @njit

@@ -43,8 +43,8 @@ from .encoding import (
     STOP_UNMASKED)
 from .tables import _range_sum, _value_at
 from .core_timing import (
-    AGAIN_ADJUSTED, AGAIN_FOLDED, AGAIN_KIND, AGAIN_PREDICTED, AGAIN_SHIFT, _lazy_fp_store, _refill_after_branch,
-    _start_adjust, add_static)
+    AGAIN_ADJUSTED, AGAIN_FOLDED, AGAIN_FP, AGAIN_KIND, AGAIN_PREDICTED, AGAIN_SHIFT, _lazy_fp_store,
+    _refill_after_branch, _start_adjust, add_static)
 from .profile import _profile
 from .sampling import _take_samples
 from .branch_trace import _trace
@@ -98,13 +98,15 @@ def _block_hook_variant(captures, power, fetch, predictor):
     A block run again right after its own run (a tight loop) is counted first, in a few additions,
     before the rest of the hook (a hook of its own in front, calling this one for every other block,
     was no quicker on repeats and slower on the rest). What the rest reads of the block before a
-    repeat is the block's own entry, the same every time: its checks for FP, unmasking, ISB and SP
+    repeat is the block's own entry, the same every time: its checks for unmasking, ISB and SP
     writes are ruled out by E_AGAIN (core_timing.again_deltas), and the state it would write holds
-    those values already. Python, whenever it moves the PC or touches that state, sets PREVIOUS_END,
-    or PREVIOUS_SP_WRITE (before every emu_start), so that the block after it is no repeat. A repeat
-    that may stop (deadline, cycle limit, run control) or needs more (captures, a branch
-    mispredicted) takes the rest of the hook. Without a branch predictor the refill's cycles are the
-    entry's; with one, a repeat whose branch the predictor predicts costs none."""
+    those values already; a block with FP instructions repeats so while the FPU is on and no lazy FP
+    state is pending (what its own FP checks read, which Python may change in an MMIO write).
+    Python, whenever it moves the PC or touches that state, sets PREVIOUS_END, or PREVIOUS_SP_WRITE
+    (before every emu_start), so that the block after it is no repeat. A repeat that may stop
+    (deadline, cycle limit, run control) or needs more (captures, a branch mispredicted) takes the
+    rest of the hook. Without a branch predictor the refill's cycles are the entry's; with one, a
+    repeat whose branch the predictor predicts costs none."""
     kind = AGAIN_PREDICTED if predictor else AGAIN_FOLDED
 
     def block_hook(uc, address_u64, size_u32, user_data):
@@ -119,6 +121,7 @@ def _block_hook_variant(captures, power, fetch, predictor):
                 and st[entry + E_ADDRESS] == address and st[entry + E_SIZE] == size and again & AGAIN_KIND == kind
                 and address != st[PAID_FROM] and st[CYCLES] < st[DEADLINE] and st[INSTRUCTIONS] < st[STEP_LIMIT]
                 and st[CYCLES] + refill + st[entry + E_CYCLES] <= st[CYCLE_LIMIT]
+                and ((again >> AGAIN_FP) & 1 == 0 or st[FPU_ENABLED] != 0 and st[LAZY_FP_PENDING] == 0)
                 and not (captures and (st[TRACE_TABLE] != 0 or st[COUNTER_EVENTS] != 0 or st[PROFILE_TABLE] != 0
                                        or st[SAMPLE_TABLE] != 0))):
             slot = -1
@@ -137,6 +140,7 @@ def _block_hook_variant(captures, power, fetch, predictor):
                 st[CYCLES] += refill
                 st[FL_BLOCK_START] = st[CYCLES]
                 st[CODE_PC] = -1
+                st[LAZY_FP_AT] = -1  # (its last run may have stored the lazy FP context)
                 if power and st[P_ENABLED] != 0:
                     _count_power(st, entry)
                 st[INSTRUCTIONS] += st[entry + E_INSTRUCTIONS]

@@ -1,0 +1,57 @@
+@ A loop whose first run in an SVC handler stores the lazy FP context (its FP instruction is the
+@ handler's first) and whose later runs repeat it. Each run reads CYCCNT just before its FP
+@ instruction, into the words from 0x20000000; Thread mode runs the loop first, so that the read
+@ is hooked and the handler's runs do not stop (tests/integration/test_hook_variants.py).
+    .syntax unified
+    .thumb
+    .text
+    .word 0x20008000           @ mps2-an386: initial SP in SRAM
+    .word reset + 1
+    .rept 9
+    .word 0
+    .endr
+    .word svc_handler + 1      @ 11: SVCall
+    .rept 4
+    .word 0
+    .endr
+    .thumb_func
+loop:                          @ r1 runs, CYCCNT readings to r2 on
+    ldr r3, [r4]
+    vadd.f32 s1, s1, s2
+    str r3, [r2], #4
+    subs r1, r1, #1
+    bne loop
+    bx lr
+    .thumb_func
+svc_handler:
+    push {lr}
+    movs r1, #6
+    ldr r2, =0x20000000
+    bl loop
+    pop {pc}
+    .ltorg
+    .thumb_func
+reset:
+    ldr r0, =0xE000ED88        @ CPACR: CP10, CP11 full access
+    ldr r1, [r0]
+    orr r1, r1, #(0xF << 20)
+    str r1, [r0]
+    dsb
+    isb
+    ldr r0, =0xE000EDFC        @ DEMCR.TRCENA
+    ldr r1, [r0]
+    orr r1, r1, #(1 << 24)
+    str r1, [r0]
+    ldr r0, =0xE0001000        @ DWT_CTRL.CYCCNTENA
+    ldr r1, [r0]
+    orr r1, r1, #1
+    str r1, [r0]
+    ldr r4, =0xE0001004
+    movs r1, #3                @ the loop in Thread mode: FP context (CONTROL.FPCA), its read hooked
+    ldr r2, =0x20000100
+    bl loop
+    svc 0                      @ stacks the FP context lazily
+    movs r0, #0x18             @ semihosting SYS_EXIT, ADP_Stopped_ApplicationExit
+    ldr r1, =0x20026
+    bkpt 0xab
+    .ltorg
