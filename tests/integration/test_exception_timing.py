@@ -16,7 +16,8 @@ def test_fp_context_costs_only_when_stored(tmp_path):
     gcc = require_tool("arm-none-eabi-gcc")
     elf = tmp_path / "lazy_fp.elf"
     done = subprocess.run([gcc, "-nostdlib", "-mcpu=cortex-m4", "-mthumb", "-mfpu=fpv4-sp-d16", "-mfloat-abi=hard",
-                           "-Wl,-Ttext=0,-e,0", str(SOURCE), "-o", str(elf)], capture_output=True, text=True)
+                           "-Wl,-Ttext=0,-e,0", f"-Wa,-I{SOURCE.parent}", str(SOURCE), "-o", str(elf)],
+                          capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     sim = mcusim.Simulator(elf, "mps2-an386")
     result = sim.run()

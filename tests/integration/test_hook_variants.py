@@ -92,8 +92,9 @@ def test_a_repeated_block_after_a_lazy_fp_store_counts_as_the_whole_hook(tmp_pat
 
     gcc = require_tool("arm-none-eabi-gcc")
     elf = tmp_path / "lazy_fp_loop.elf"
+    source = Path(__file__).parent / "asm" / "lazy_fp_loop.S"
     done = subprocess.run([gcc, "-nostdlib", "-mcpu=cortex-m4", "-mthumb", "-mfpu=fpv4-sp-d16", "-mfloat-abi=hard",
-                           "-Wl,-Ttext=0,-e,0", str(Path(__file__).parent / "asm" / "lazy_fp_loop.S"), "-o", str(elf)],
+                           "-Wl,-Ttext=0,-e,0", f"-Wa,-I{source.parent}", str(source), "-o", str(elf)],
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     readings = {}

@@ -4,6 +4,7 @@
 @ (tests/integration/test_exception_timing.py).
     .syntax unified
     .thumb
+    .include "fp_cyccnt_on.inc"
     .text
     .word 0x20008000           @ mps2-an386: initial SP in SRAM
     .word reset + 1
@@ -27,21 +28,7 @@ svc_handler:                   @ r0 = 0: no FP; r0 = 1 or 2: time an FP instruct
     .ltorg
     .thumb_func
 reset:
-    ldr r0, =0xE000ED88        @ CPACR: CP10, CP11 full access
-    ldr r1, [r0]
-    orr r1, r1, #(0xF << 20)
-    str r1, [r0]
-    dsb
-    isb
-    ldr r0, =0xE000EDFC        @ DEMCR.TRCENA
-    ldr r1, [r0]
-    orr r1, r1, #(1 << 24)
-    str r1, [r0]
-    ldr r0, =0xE0001000        @ DWT_CTRL.CYCCNTENA
-    ldr r1, [r0]
-    orr r1, r1, #1
-    str r1, [r0]
-    ldr r4, =0xE0001004
+    fp_cyccnt_on
     movs r0, #0                @ r7: no FP context, handler without FP
     ldr r5, [r4]
     svc 0

@@ -4,6 +4,7 @@
 @ is hooked and the handler's runs do not stop (tests/integration/test_hook_variants.py).
     .syntax unified
     .thumb
+    .include "fp_cyccnt_on.inc"
     .text
     .word 0x20008000           @ mps2-an386: initial SP in SRAM
     .word reset + 1
@@ -32,21 +33,7 @@ svc_handler:
     .ltorg
     .thumb_func
 reset:
-    ldr r0, =0xE000ED88        @ CPACR: CP10, CP11 full access
-    ldr r1, [r0]
-    orr r1, r1, #(0xF << 20)
-    str r1, [r0]
-    dsb
-    isb
-    ldr r0, =0xE000EDFC        @ DEMCR.TRCENA
-    ldr r1, [r0]
-    orr r1, r1, #(1 << 24)
-    str r1, [r0]
-    ldr r0, =0xE0001000        @ DWT_CTRL.CYCCNTENA
-    ldr r1, [r0]
-    orr r1, r1, #1
-    str r1, [r0]
-    ldr r4, =0xE0001004
+    fp_cyccnt_on
     movs r1, #3                @ the loop in Thread mode: FP context (CONTROL.FPCA), its read hooked
     ldr r2, =0x20000100
     bl loop
