@@ -4,17 +4,9 @@
 @ (tests/integration/test_exception_timing.py).
     .syntax unified
     .thumb
-    .include "fp_cyccnt_on.inc"
+    .include "fp_timing.inc"
     .text
-    .word 0x20008000           @ mps2-an386: initial SP in SRAM
-    .word reset + 1
-    .rept 9
-    .word 0
-    .endr
-    .word svc_handler + 1      @ 11: SVCall
-    .rept 4
-    .word 0
-    .endr
+    svc_vectors
     .thumb_func
 svc_handler:                   @ r0 = 0: no FP; r0 = 1 or 2: time an FP instruction into word r0
     cbz r0, 1f

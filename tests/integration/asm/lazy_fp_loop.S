@@ -4,17 +4,9 @@
 @ is hooked and the handler's runs do not stop (tests/integration/test_hook_variants.py).
     .syntax unified
     .thumb
-    .include "fp_cyccnt_on.inc"
+    .include "fp_timing.inc"
     .text
-    .word 0x20008000           @ mps2-an386: initial SP in SRAM
-    .word reset + 1
-    .rept 9
-    .word 0
-    .endr
-    .word svc_handler + 1      @ 11: SVCall
-    .rept 4
-    .word 0
-    .endr
+    svc_vectors
     .thumb_func
 loop:                          @ r1 runs, CYCCNT readings to r2 on
     ldr r3, [r4]
