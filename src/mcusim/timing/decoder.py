@@ -233,7 +233,7 @@ class Decoder:
             for base in range(start - start % size, end, size):
                 if base in writable:
                     self._snapshots.setdefault(writable[base], []).append((start, code[: end - start]))
-        copied = len(places) - int(np.count_nonzero((table[:, KIND] == KIND_CONTINUATION)[places]))
+        copied = _instruction_count(table[:, KIND][places])
         self.instructions_decoded += copied
         self.instructions_copied += copied
         for start, _, _, _, specials in copies:
@@ -392,7 +392,7 @@ class Decoder:
     def _write_rows(self, start: int, rows: np.ndarray, instructions: int | None = None) -> set[int]:
         """Write `rows` at `start` (`instructions`: how many instructions they hold, if known)."""
         dirty = set()
-        self.instructions_decoded += _instruction_count(rows) if instructions is None else instructions
+        self.instructions_decoded += _instruction_count(rows[:, KIND]) if instructions is None else instructions
         address, stop = start, start + 2 * len(rows)
         while address < stop:
             index = self.ensure_window(address)
@@ -871,8 +871,9 @@ def _table_and_places(found: list) -> tuple[np.ndarray, np.ndarray]:
     return table, np.arange(len(table))
 
 
-def _instruction_count(rows: np.ndarray) -> int:
-    return len(rows) - int(np.count_nonzero(rows[:, KIND] == KIND_CONTINUATION))
+def _instruction_count(kinds: np.ndarray) -> int:
+    """The instructions among rows of these kinds (a 32-bit one's second halfword is no other)."""
+    return len(kinds) - int(np.count_nonzero(kinds == KIND_CONTINUATION))
 
 
 def may_move_sp(mnemonic: str, operands: str) -> int:

@@ -124,7 +124,7 @@ E_LINE_END = _entry.slot("E_LINE_END")          # (0: not looked up yet, -1: out
 E_FETCH_SLOTS = _entry.slot("E_FETCH_SLOTS", (FAST_FETCH_LINES + 1) // 2)
 E_AGAIN = _entry.slot("E_AGAIN")                # a run right after its own run, for the block hook's repeat
 #                                                 path (core_timing.again_deltas): 0, none; else its kind, start
-#                                                 adjustment and refill cycles or predictor set, packed
+#                                                 adjustment, FP mark and refill cycles or predictor set, packed
 E_AGAIN_DELTAS = _entry.slot("E_AGAIN_DELTAS", 7)  # what such a run adds to AGAIN_COUNTERS
 CACHE_ENTRY = _entry.size
 HOST_LINE_SLOTS = 8  # int64 slots in a host cache line (64 bytes): the state buffer starts on one (state.py)
