@@ -25,7 +25,7 @@ from .decode_store import Places
 from .literal_loads import LITERAL_LOADS, literal_read
 from .instruction import (IT, MAX_KNOWN, NO_IT_SLOT, PLAIN, UNDECODABLE, decodable_runs, disassemble,
                           disassemble_one, disassemble_run, it_block_length, lite_runs, thumb_length)
-from .lazy_capstone import arm as cs_arm, thumb
+from .lazy_capstone import arm as cs_arm, package_disassembler, thumb
 from .m4_descriptors import TooManyRegisters
 
 # the native calls made per code range, their arguments of the same kinds every time
@@ -765,7 +765,7 @@ class Decoder:
     def _fresh_schedule(self, block: int, pc: int, code: bytes) -> tuple[int, int, int, int]:
         """start_prefix's schedule of the instructions from `block` to `pc` (`code`, its bytes),
         up to the start window, from an empty pipeline: (their end, cycles, waited, dual issues)."""
-        run = disassemble_run(code, block) if self.memoise else thumb(True).disasm(code, block)
+        run = disassemble_run(code, block) if self.memoise else package_disassembler(True).disasm(code, block)
         instructions = [i for i in run if i.address < pc]
         instructions = instructions[: self.timing.t["start_window"]]
         if not instructions:
@@ -807,7 +807,7 @@ class Decoder:
 
     def _disassembled(self, code: bytes, address: int):
         return disassemble_one(code, address) if self.memoise else \
-            next(thumb(True).disasm(code, address, 1), None)
+            next(package_disassembler(True).disasm(code, address, 1), None)
 
     def _note_special(self, address: int, mnemonic: str, operands: str) -> bool:
         """FP, divide and SEV instructions, which the machine watches; True for those."""
@@ -956,7 +956,7 @@ def _costed_row(insn, cost, memo: bool = True) -> tuple[list, bool, bool, bool]:
 def _plain_disassemble(code: bytes, start: int, end: int) -> dict:
     """Capstone detail instructions of code[: end - start] at `start` by address (the reference
     path: no memo)."""
-    return {insn.address: insn for insn in decodable_runs(thumb(True).disasm, code, start, end)}
+    return {insn.address: insn for insn in decodable_runs(package_disassembler(True).disasm, code, start, end)}
 
 
 def _is_memory(insn) -> bool:

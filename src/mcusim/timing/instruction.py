@@ -17,13 +17,11 @@ an offset) are not its own, and nothing reads them but a modified immediate, whi
 """
 from __future__ import annotations
 
-import ctypes
 import re
-import threading
 
 from .cortex_m4 import base_mnemonic
 from .cortex_m7 import MODIFIED_IMMEDIATE
-from .lazy_capstone import arm, capstone, thumb
+from .lazy_capstone import arm, thumb
 
 MAX_KNOWN = 1 << 16  # distinct encodings kept (code running away through data must not grow this without end)
 UNDECODABLE, PLAIN, IT, NO_IT_SLOT = -1, 0, 1, 2  # an encoding's kind, for the decoder's IT tracking (decoder._walk)
@@ -176,7 +174,7 @@ def known(code: bytes, address: int, mnemonic: str, op_str: str) -> Instruction 
     return template.at(address) if template is not None else None
 
 
-def _remember(raw) -> Instruction:
+def _remember(raw, engine) -> Instruction:
     """The Instruction for capstone's cs_insn `raw` (detail on), read straight from capstone's
     structures: made the first time its encoding is seen, else the one made then."""
     code = bytes(raw.bytes[: raw.size])
@@ -185,7 +183,7 @@ def _remember(raw) -> Instruction:
     template = _known.get(key)
     if template is None:
         template = _keep(key, Instruction(_next_key[0], raw.address, code, mnemonic, op_str,
-                                          raw.detail.contents.arch.arm, _regs_access(raw)))
+                                          raw.detail.contents.arch.arm, engine.regs_access(raw)))
         _next_key[0] += 1
         alike = alike_key(code, mnemonic, op_str)
         if alike not in _alike:
@@ -204,33 +202,16 @@ def _keep(key: tuple, insn: Instruction) -> Instruction:
     return insn
 
 
-_per_thread = threading.local()
-
-
-def _regs_access(raw):
-    """capstone's CsInsn.regs_access: (registers read, registers written), or None on an error
-    (into buffers made once per thread: capstone fills them, and the lists are copied out)."""
-    buffers = getattr(_per_thread, "access", None)
-    if buffers is None:
-        out = ((ctypes.c_uint16 * 64)(), ctypes.c_uint8(), (ctypes.c_uint16 * 64)(), ctypes.c_uint8())
-        buffers = _per_thread.access = (out, tuple(map(ctypes.byref, out)))
-    (read, read_count, write, write_count), refs = buffers
-    status = capstone._cs.cs_regs_access(thumb(True).csh, raw, *refs)
-    if status != capstone.CS_ERR_OK:
-        return None
-    return tuple(read[: read_count.value]), tuple(write[: write_count.value])
-
-
 def _detail_disasm(code: bytes, address: int, count: int = 0):
-    """Capstone.disasm with detail, as Instructions (capstone's own CsInsn copies every
-    structure into Python first, which is most of its cost)."""
-    insns = ctypes.POINTER(capstone._cs_insn)()
-    found = capstone._cs.cs_disasm(thumb(True).csh, code, len(code), address, count, ctypes.byref(insns))
+    """Capstone's disassembly with detail, as Instructions (read straight from the library's
+    structures: copying every structure into Python first, as capstone's CsInsn does, is most of
+    its cost)."""
+    engine = thumb(True)
+    insns, found = engine.raw_disasm(code, address, count)
     try:
-        return [_remember(insns[i]) for i in range(found)]
+        return [_remember(insns[i], engine) for i in range(found)]
     finally:
-        if found:
-            capstone._cs.cs_free(insns, found)
+        engine.free(insns, found)
 
 
 def lite_runs(code: bytes, start: int, end: int):
