@@ -13,10 +13,11 @@ allocates when they are due; its own time is given apart either way, within deco
 of the run, where a full collection falls due as the store is saved). --kept: also count the
 objects the collector tracks that the run keeps (full collections before and after it: each
 later full collection walks them; the collections then fall elsewhere, so compare times from
-runs without it). --capstone-first: capstone imported before the run (capstone is imported
+runs without it). --capstone-first: capstone loaded before the run (capstone is loaded
 when first needed, once a process: by the decode's first cheap pass, or on a vendor
 board often earlier, by the access locator at the first MMIO access; with it, no part includes
-it, so trees that need capstone at different points compare alike). Each wrapped call adds
+it, so trees that need capstone at different points compare alike: a tree that imports
+capstone's Python package for it has it imported, one that calls its library has that loaded). Each wrapped call adds
 a little time of its own (under a microsecond): compare parts within a run, and totals with
 benchmarks/compare_trees.py --decode.
 """
@@ -87,7 +88,11 @@ def main() -> None:
     parser.add_argument("--capstone-first", action="store_true")
     args = parser.parse_args()
     if args.capstone_first:
-        importlib.import_module("capstone")
+        lazy = importlib.import_module("mcusim.timing.lazy_capstone")
+        if hasattr(lazy, "package_disassembler"):  # (capstone's library called directly)
+            lazy.thumb()
+        else:
+            importlib.import_module("capstone")
     os.environ["MCUSIM_DECODE_CACHE"] = args.store
     for module in sorted({path.rpartition(".")[0] if path.rpartition(".")[2][:1].isupper() else path
                           for path, _, _ in PARTS}):

@@ -10,9 +10,11 @@ is charged there, not to its caller, so the rows add up to the total). The wrapp
 the classes before the Simulator is built, so the hooks Unicorn calls are the timed ones.
 Categories:
 
-  start-up: imports      importing mcusim (numba, unicorn, capstone, numpy, the package)
+  start-up: imports      importing mcusim (numba, unicorn, numpy, the package)
   start-up: construction Simulator(...): ELF load, board, Machine, native hooks (numba cache load)
-  decode: capstone       capstone disassembly steps while decoding code first seen
+  decode: capstone       capstone's disassembly calls while decoding code first seen (its library
+                         is loaded by the first: timing/capstone_library.py; nothing here imports
+                         capstone's Python package, which a run does not import either)
   decode: timing model   the rest of timing/decoder.py and the core timing model (Python)
   native emulation       inside uc.emu_start, minus the Python callbacks it made (Unicorn and
                          the numba block/memory hooks; also the ctypes hop into each callback)
@@ -108,15 +110,15 @@ class Stopwatch:
 
 def instrument(watch: Stopwatch) -> None:
     """Put the stopwatch on the functions that mark each kind of work."""
-    import capstone
     import unicorn
     from mcusim import api
     from mcusim.machine import exceptions, machine, semihosting
     from mcusim.peripherals import bus
-    from mcusim.timing import decoder
+    from mcusim.timing import capstone_library, decoder
 
-    watch.wrap_generator(capstone.Cs, "disasm", "decode: capstone")
-    watch.wrap_generator(capstone.Cs, "disasm_lite", "decode: capstone")
+    watch.wrap_generator(capstone_library.Thumb, "disasm_lite", "decode: capstone")
+    watch.wrap(capstone_library.Thumb, "disasm", "decode: capstone")
+    watch.wrap(capstone_library.Thumb, "raw_disasm", "decode: capstone")
     watch.wrap(decoder.Decoder, "decode_block", "decode: timing model", count="blocks decoded")
     for name in ("decode_ranges", "decode", "forget_changed_code", "start_prefix",
                  "set_code_ranges"):
@@ -164,13 +166,12 @@ def measure(elf: str, board: str, **options) -> tuple[dict, dict, object]:
 
 def _uninstrument() -> None:
     """Put the original functions back (functools.wraps keeps them as __wrapped__)."""
-    import capstone
     import unicorn
     from mcusim import api
     from mcusim.machine import exceptions, machine, semihosting
     from mcusim.peripherals import bus
-    from mcusim.timing import decoder
-    for owner in (capstone.Cs, unicorn.Uc, decoder.Decoder, bus.Bus, semihosting.Semihosting, machine.Machine,
+    from mcusim.timing import capstone_library, decoder
+    for owner in (capstone_library.Thumb, unicorn.Uc, decoder.Decoder, bus.Bus, semihosting.Semihosting, machine.Machine,
                   exceptions.ExceptionUnit, api.Simulator, api.RunResult):
         for name, value in list(vars(owner).items()):
             while hasattr(value, "__wrapped__"):

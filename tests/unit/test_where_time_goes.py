@@ -7,6 +7,7 @@ from pathlib import Path
 import unicorn
 
 from mcusim import examples
+from mcusim.timing.capstone_library import Thumb
 from mcusim.timing.decoder import Decoder
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
@@ -25,3 +26,4 @@ def test_split_sums_to_the_run_and_unwraps():
     assert total <= wall + 0.01 and seconds["native emulation"] > 0
     assert counts["blocks decoded"] > 0 and counts["instructions decoded"] > 0
     assert not hasattr(unicorn.Uc.emu_start, "__wrapped__") and not hasattr(Decoder.decode_block, "__wrapped__")
+    assert not any(hasattr(getattr(Thumb, name), "__wrapped__") for name in ("disasm_lite", "disasm", "raw_disasm"))
