@@ -204,11 +204,11 @@ def _code_reader(image, aliases=()):
 
 
 def disassembler(image, aliases=()):
-    """address -> the Thumb instruction there as text (capstone, over the ELF's code as
+    """address -> the Thumb instruction there as text (capstone's library, over the ELF's code as
     _code_reader reads it)."""
-    import capstone
+    from ..timing.lazy_capstone import thumb
 
-    engine = capstone.Cs(capstone.CS_ARCH_ARM, capstone.CS_MODE_THUMB | capstone.CS_MODE_MCLASS)
+    engine = thumb()
     halfword = _code_reader(image, aliases)
 
     def text(address: int) -> str:
@@ -218,8 +218,8 @@ def disassembler(image, aliases=()):
                 code += halfword(address + offset).to_bytes(2, "little")
             except ValueError:
                 break
-        found = next(engine.disasm(code, address, 1), None)
-        return "(not code)" if found is None else f"{found.mnemonic} {found.op_str}".strip()
+        found = next(engine.disasm_lite(code, address, 1), None)
+        return "(not code)" if found is None else f"{found[2]} {found[3]}".strip()
     return text
 
 
