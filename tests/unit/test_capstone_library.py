@@ -1,6 +1,7 @@
 """timing/capstone_library.py: capstone's C library called without its Python package reads the
 library's structures where capstone's own binding reads them, and gives what the package gives."""
 import ctypes
+import ctypes.util
 import random
 
 import capstone
@@ -100,4 +101,18 @@ def test_without_the_wheels_library_file_the_packages_library_is_called(monkeypa
 def test_a_library_of_another_major_version_is_refused(monkeypatch):
     monkeypatch.setattr(library, "MAJOR_VERSION", library.MAJOR_VERSION + 1)
     with pytest.raises(ImportError, match="version"):
+        library.load_library()
+
+
+def test_a_damaged_library_file_falls_back_to_the_packages_library(monkeypatch, tmp_path):
+    damaged = tmp_path / "libcapstone.so"
+    damaged.write_bytes(b"\x7fELF not a library")
+    monkeypatch.setattr(library, "_shipped_library_path", lambda: str(damaged))
+    thumb = library.Thumb(library.load_library())
+    assert list(thumb.disasm_lite(bytes.fromhex("10bd"), 0x200)) == [(0x200, 2, "pop", "{r4, pc}")]
+
+
+def test_a_library_without_capstones_functions_is_refused(monkeypatch):
+    monkeypatch.setattr(library, "_shipped_library_path", lambda: ctypes.util.find_library("c"))
+    with pytest.raises(ImportError, match="not capstone's library"):
         library.load_library()

@@ -100,12 +100,17 @@ def _shipped_library_path() -> str | None:
 
 
 def load_library():
-    """capstone's C library with the prototypes used here: the wheel's file, else the package's
-    (importing it). Raises ImportError for a library whose major version is not 5."""
+    """capstone's C library with the prototypes used here: the wheel's file, else (missing or not
+    loadable) the package's, importing it. Raises ImportError for a library that lacks one of
+    these functions or whose major version is not 5."""
+    library = None
     path = _shipped_library_path()
     if path is not None:
-        library = ctypes.CDLL(path, mode=getattr(os, "RTLD_DEEPBIND", 0))  # (as the package loads it)
-    else:
+        try:
+            library = ctypes.CDLL(path, mode=getattr(os, "RTLD_DEEPBIND", 0))  # (as the package loads it)
+        except OSError:  # (a damaged file: the package tries its other places)
+            library = None
+    if library is None:
         import capstone
 
         library = capstone._cs
@@ -122,8 +127,10 @@ def load_library():
     }
     functions = {}
     for name, (result, *arguments) in prototypes.items():
-        function = ctypes.CFUNCTYPE(result, *arguments)((name, library))  # (own prototypes: the package's untouched)
-        functions[name] = function
+        try:  # (own prototypes: the package's untouched)
+            functions[name] = ctypes.CFUNCTYPE(result, *arguments)((name, library))
+        except AttributeError:
+            raise ImportError(f"{getattr(library, '_name', library)} is not capstone's library (no {name})") from None
     major, minor = c_int(), c_int()
     functions["cs_version"](byref(major), byref(minor))
     if major.value != MAJOR_VERSION:
