@@ -116,3 +116,14 @@ def test_a_library_without_capstones_functions_is_refused(monkeypatch):
     monkeypatch.setattr(library, "_shipped_library_path", lambda: ctypes.util.find_library("c"))
     with pytest.raises(ImportError, match="not capstone's library"):
         library.load_library()
+
+
+def test_a_disassembler_given_up_closes_its_handle(monkeypatch):
+    closed = []
+    functions = dict(lazy_capstone._library())
+    close = functions["cs_close"]
+    functions["cs_close"] = lambda handle: closed.append(handle.contents.value) or close(handle)
+    made = library.Thumb(functions, detail=True)
+    handle = made.handle
+    del made
+    assert closed == [handle]

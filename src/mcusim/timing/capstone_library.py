@@ -117,6 +117,7 @@ def load_library():
     prototypes = {
         "cs_version": (c_int, POINTER(c_int), POINTER(c_int)),
         "cs_open": (c_int, c_uint, c_uint, POINTER(c_size_t)),
+        "cs_close": (c_int, POINTER(c_size_t)),
         "cs_option": (c_int, c_size_t, c_int, c_size_t),
         "cs_disasm": (c_size_t, c_size_t, c_char_p, c_size_t, c_uint64, c_size_t, POINTER(POINTER(Insn))),
         "cs_free": (None, POINTER(Insn), c_size_t),
@@ -180,6 +181,12 @@ class Thumb:
         if detail:
             functions["cs_option"](self.handle, CS_OPT_DETAIL, CS_OPT_ON)
         self._per_thread = threading.local()
+
+    def __del__(self):
+        handle = getattr(self, "handle", None)
+        if handle:  # (as capstone's Cs does: the handle's memory goes back to the library)
+            self.handle = None
+            self._f["cs_close"](ctypes.pointer(c_size_t(handle)))
 
     def raw_disasm(self, code: bytes, address: int, count: int = 0):
         """(the library's cs_insn array, how many) for code at `address`: hand it to free()."""
