@@ -73,50 +73,10 @@ def test_a_block_run_again_counts_as_the_whole_hook_counts_it(firmware_build, bo
     assert (entries[:, N.E_AGAIN] != 0).sum() >= 3  # (the path was open to the loops)
     if program == "bench-float":
         assert (entries[:, N.E_AGAIN] >> AGAIN_FP & 1).sum() >= 1  # (FP ones too)
-    counted = simulator.machine.state[N.REPEAT_COUNTED]  # (runs the hook counted and added later: settle_repeats)
-    assert counted > 0 if board.startswith("mps2") else counted == 0  # (not with flash ports or energy)
     whole = mcusim.run(elf, board, profile=True)
     assert _figures(repeated) == _figures(whole)
     assert repeated.branches_predicted == whole.branches_predicted
     assert repeated.branch_mispredicts == whole.branch_mispredicts
-
-
-def _assembled(tmp_path, name: str) -> str:
-    """tests/integration/asm/<name>.S built for mps2-an386 (its code and vector table at 0)."""
-    import subprocess
-    from pathlib import Path
-
-    from conftest import require_tool
-
-    gcc = require_tool("arm-none-eabi-gcc")
-    elf = tmp_path / f"{name}.elf"
-    source = Path(__file__).parent / "asm" / f"{name}.S"
-    done = subprocess.run([gcc, "-nostdlib", "-mcpu=cortex-m4", "-mthumb", "-mfpu=fpv4-sp-d16", "-mfloat-abi=hard",
-                           "-Wl,-Ttext=0,-e,0", f"-Wa,-I{source.parent}", str(source), "-o", str(elf)],
-                          capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    return str(elf)
-
-
-def test_a_loop_whose_runs_the_hook_counts_reads_the_cycle_count_they_add(tmp_path):
-    """A loop long enough for the block hook to count its runs rather than add each
-    (count_repeats) reads CYCCNT now and then, the first time inside a counted run: that read, an
-    MMIO access, must see the runs counted before it added (settle_repeats), as a profiled run (no
-    counting, no repeats) reads them; the later reads too (their block then has the exact PC hook,
-    which ends counting in each run)."""
-    elf = _assembled(tmp_path, "cyccnt_loop")
-    readings = {}
-    for profiled in (False, True):
-        simulator = mcusim.Simulator(elf, "mps2-an386", profile=profiled)
-        result = simulator.run()
-        assert result.exit_code == 0
-        words = simulator.machine.uc.mem_read(0x20000000, 4 * 16)
-        readings[profiled] = ([int.from_bytes(words[i: i + 4], "little") for i in range(0, 4 * 16, 4)],
-                              _figures(result))
-        assert (simulator.machine.state[N.REPEAT_COUNTED] > 0) is not profiled
-    assert readings[False] == readings[True]
-    steps = {b - a for a, b in zip(readings[False][0][1:], readings[False][0][2:])}
-    assert len(steps) == 1 and steps.pop() > 64  # (every 64 runs of the loop alike)
 
 
 def test_a_repeated_block_after_a_lazy_fp_store_counts_as_the_whole_hook(tmp_path):
@@ -125,10 +85,21 @@ def test_a_repeated_block_after_a_lazy_fp_store_counts_as_the_whole_hook(tmp_pat
     a count read inside the block before that instruction leaves out); a repeat is no such run:
     CYCCNT read before the FP instruction in each run must be what a profiled run (no repeats)
     reads."""
-    elf = _assembled(tmp_path, "lazy_fp_loop")
+    import subprocess
+    from pathlib import Path
+
+    from conftest import require_tool
+
+    gcc = require_tool("arm-none-eabi-gcc")
+    elf = tmp_path / "lazy_fp_loop.elf"
+    source = Path(__file__).parent / "asm" / "lazy_fp_loop.S"
+    done = subprocess.run([gcc, "-nostdlib", "-mcpu=cortex-m4", "-mthumb", "-mfpu=fpv4-sp-d16", "-mfloat-abi=hard",
+                           "-Wl,-Ttext=0,-e,0", f"-Wa,-I{source.parent}", str(source), "-o", str(elf)],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
     readings = {}
     for profiled in (False, True):
-        simulator = mcusim.Simulator(elf, "mps2-an386", profile=profiled)
+        simulator = mcusim.Simulator(str(elf), "mps2-an386", profile=profiled)
         result = simulator.run()
         assert result.exit_code == 0
         words = simulator.machine.uc.mem_read(0x20000000, 24)

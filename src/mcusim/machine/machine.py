@@ -345,7 +345,6 @@ class Machine:
         console = self.peripherals.get(self.board.console_uart)
         self.console_page = None  # the console UART's page served natively (console_uart.py), if it can be
         for bus in self.buses:
-            bus.before_access = self.settle_counted_runs
             page = ConsoleUartPage.page_of(console, bus, self.page_bytes) if console in bus.devices else None
             bus.map(self.uc, None if page is None else (page, self.page_bytes))
             if page is not None:
@@ -659,14 +658,6 @@ class Machine:
     def request_stop(self) -> None:
         """Stop at the next block boundary (from an MMIO callback, or another thread) so Python can act."""
         self.state[N.DEADLINE] = 0
-        self.state[N.REPEAT_KEY] = N.STOP_COUNTING  # (a loop's block whose runs the hook counts stops there)
-
-    def settle_counted_runs(self) -> None:
-        """Add the runs of a loop's block the block hook counted without adding them
-        (native/core_timing.py, settle_repeats): before Python reads or changes the counters, at each
-        MMIO access and after each emu_start."""
-        if self.state[N.REPEAT_KEY] != -1:
-            N.settle_repeats(self.state.buffer)
 
     def interrupt(self, signum: int = signal.SIGINT) -> None:
         """End the run at the next block boundary, as interrupted by signal `signum` (exit code
@@ -1256,7 +1247,6 @@ class Machine:
                                       count=self.steps_left if counting else 0)
                 except UcError as exc:
                     error = exc
-                self.settle_counted_runs()
                 self.drain_console_uart()
                 if self._nocp_at is not None:
                     self.state[N.FPU_ENABLED] = int(self.scb.fpu_enabled)

@@ -12,7 +12,6 @@ class Bus:
     def __init__(self, chip, base: int, size_bytes: int, name: str):
         self.chip = chip
         self.access = chip.mmio  # the access being served, for the chip's clock (chip.py)
-        self.before_access = None  # called first at each access (the machine's: counts brought up to date)
         self.base = base
         self.size_bytes = size_bytes
         self.name = name
@@ -50,8 +49,6 @@ class Bus:
     def read(self, uc, offset: int, size: int, start: int | None) -> int:
         """The access at `offset` from `start`, the first address of the mapping Unicorn calls for
         (None: the bus's base)."""
-        if self.before_access is not None:
-            self.before_access()
         address = (self.base if start is None else start) + offset
         device = self.device_at(address)
         access = self.access
@@ -67,8 +64,6 @@ class Bus:
             access.address = None
 
     def write(self, uc, offset: int, size: int, value: int, start: int | None) -> None:
-        if self.before_access is not None:
-            self.before_access()
         address = (self.base if start is None else start) + offset
         device = self.device_at(address)
         access = self.access

@@ -16,8 +16,8 @@ import numpy as np
 from .hooks import MMIO_READ_SIGNATURE, MMIO_WRITE_SIGNATURE
 from .jit import NUMBA_NAME, cfunc
 from .layout import (
-    CONSOLE_PAGE, DATA_START, DEADLINE, REPEAT_KEY, STOP_COUNTING, U_BYTES, U_CAPACITY, U_DATA, U_LENGTH,
-    U_READ_FALLBACK, U_STATE, U_STATUS, U_STATUS_VALUE, U_STOP_AT, U_TX_ON, U_WRITE_FALLBACK)
+    CONSOLE_PAGE, DATA_START, DEADLINE, U_BYTES, U_CAPACITY, U_DATA, U_LENGTH, U_READ_FALLBACK, U_STATE, U_STATUS,
+    U_STATUS_VALUE, U_STOP_AT, U_TX_ON, U_WRITE_FALLBACK)
 
 READ_FALLBACK = ctypes.CFUNCTYPE(ctypes.c_uint64, ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint32, ctypes.c_void_p)
 WRITE_FALLBACK = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint32, ctypes.c_uint64,
@@ -60,5 +60,4 @@ def console_page_write(uc, offset_u64, size_u32, value_u64, user_data):
     if length + 1 >= page[U_STOP_AT]:
         header = carray(_pointer(page[U_STATE]), (DATA_START,), np.int64)
         header[DEADLINE] = 0
-        header[REPEAT_KEY] = STOP_COUNTING  # (a loop's runs the block hook counts end: the next block stops)
 

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 from .jit import njit
 from .layout import (
-    AGAIN_COUNTERS, AGAIN_CYCLES, BTAC_AREA, BTAC_ENTRY, BT_BRANCH, BT_COUNTER, BT_LAST_USE, BT_TARGET, CPI_TOTAL,
-    CYCLE_LIMIT, CYCLES, DEADLINE, DIVIDE_TOTAL, E_AGAIN, E_AGAIN_DELTAS, E_COUNTS, E_CYCLES, E_FP, E_INSTRUCTIONS,
-    E_ISB, E_LAST_INSN, E_REFILL, E_SELF_LOOP, E_SP_WRITE, E_STALLS, E_START_ADJUST, E_START_FLAGS, E_UNMASK,
-    E_WIDE_FIRST, ENDS_IN_BRANCH, FL_BLOCK_START, FOLD_TOTAL, F_FP, INSTRUCTIONS, INTERLOCK_TOTAL, LAZY_FP_AT,
-    LAZY_FP_CYCLES, LAZY_FP_PENDING, LAZY_FP_TOTAL, LSU_TOTAL, MISPREDICTS, MISPREDICT_PENALTY, PREDICTED,
-    PREDICTOR_SETS, PREDICTOR_WAYS, PREVIOUS_BRANCH_AT, PREVIOUS_END, REFILL_BRANCH, REFILL_TOTAL, REFILL_WIDE_ODD,
-    REPEAT_ALLOWED, REPEAT_COUNTED, REPEAT_ENTRY, REPEAT_KEY, REPEAT_LEFT, REPEAT_REFILL, REPEAT_SLOT, REPEAT_STREAK,
-    STEP_LIMIT)
+    AGAIN_COUNTERS, BTAC_AREA, BTAC_ENTRY, BT_BRANCH, BT_COUNTER, BT_LAST_USE, BT_TARGET, CPI_TOTAL, CYCLES,
+    DIVIDE_TOTAL, E_AGAIN, E_AGAIN_DELTAS, E_COUNTS, E_CYCLES, E_FP, E_ISB, E_LAST_INSN, E_REFILL, E_SELF_LOOP,
+    E_SP_WRITE, E_STALLS, E_START_ADJUST, E_START_FLAGS, E_UNMASK, E_WIDE_FIRST, ENDS_IN_BRANCH, FOLD_TOTAL, F_FP,
+    INSTRUCTIONS, INTERLOCK_TOTAL, LAZY_FP_AT, LAZY_FP_CYCLES, LAZY_FP_PENDING, LAZY_FP_TOTAL, LSU_TOTAL, MISPREDICTS,
+    MISPREDICT_PENALTY, PREDICTED, PREDICTOR_SETS, PREDICTOR_WAYS, PREVIOUS_BRANCH_AT, PREVIOUS_END, REFILL_BRANCH,
+    REFILL_TOTAL, REFILL_WIDE_ODD)
 from .encoding import LANE, LANE_MASK, REFILL_CYCLES_MASK, STATIC_CYCLES_MASK, STATIC_SHIFT, STATIC_TAKEN
 from .memory_model import set_index
 from .tables import _range_sum
@@ -155,75 +153,6 @@ def again_deltas(st, entry, address):
         st[entry + E_AGAIN_DELTAS + k] = delta
     has_fp = 1 if st[entry + E_FP] > 0 else 0
     st[entry + E_AGAIN] = kind | (1 if adjusted else 0) << AGAIN_ADJUSTED | has_fp << AGAIN_FP | upper << AGAIN_SHIFT
-
-
-MAX_COUNTED_RUNS = 1 << 16  # runs counted before the hook's checks run again (a stop asked from another thread waits
-#                             at most this long)
-COUNT_AFTER = 8  # runs the first path adds one by one before it counts them (a short loop's are cheaper added)
-
-
-@njit
-def _runs_before(room, step):
-    """How many runs of `step` each may start while what they add stays below `room`, at most
-    MAX_COUNTED_RUNS (divided only near a limit: a division costs tens of cycles)."""
-    if room <= 0:
-        return 0
-    if room > MAX_COUNTED_RUNS * step:
-        return MAX_COUNTED_RUNS
-    return (room - 1) // step + 1
-
-
-@njit
-def count_repeats(st, entry, address, size, refill, slot):
-    """After the block hook's first path ran block `address` right after its own run: let the
-    hook count its next runs right after it (down from REPEAT_ALLOWED in REPEAT_LEFT) rather than add each, as many as its
-    checks would let run (the deadline, the step limit, the cycle limit: each moves by the same
-    amount a run), at most MAX_COUNTED_RUNS, once it ran so COUNT_AFTER times (REPEAT_STREAK).
-    settle_repeats adds them."""
-    st[REPEAT_STREAK] += 1
-    if st[REPEAT_STREAK] < COUNT_AFTER:
-        return
-    per_run = refill + st[entry + E_AGAIN_DELTAS + AGAIN_CYCLES]
-    if per_run <= 0 or st[entry + E_INSTRUCTIONS] <= 0:
-        return
-    allowed = min(_runs_before(st[DEADLINE] - st[CYCLES], per_run),
-                  _runs_before(st[STEP_LIMIT] - st[INSTRUCTIONS], st[entry + E_INSTRUCTIONS]),
-                  _runs_before(st[CYCLE_LIMIT] - st[CYCLES] - refill - st[entry + E_CYCLES] + 1, per_run))
-    if allowed <= 0:
-        return
-    st[REPEAT_ENTRY] = entry
-    st[REPEAT_REFILL] = refill
-    st[REPEAT_SLOT] = slot
-    st[REPEAT_ALLOWED] = st[REPEAT_LEFT] = allowed
-    st[REPEAT_KEY] = address | size << 32
-
-
-@njit
-def settle_repeats(st):
-    """Add the runs the block hook counted (count_repeats) as its first path adds each run, and
-    count no more: before anything reads or changes the counters or what that path checks (every
-    other hook, the Python callbacks, Python after emu_start returns). What each run sets besides
-    the counters (CODE_PC, LAZY_FP_AT, ...) holds its value already: a hook that changed one in a
-    run settled first, which ended the counting."""
-    if st[REPEAT_KEY] == -1:
-        return
-    runs = st[REPEAT_ALLOWED] - st[REPEAT_LEFT]
-    st[REPEAT_STREAK] = 0  # (counting starts again COUNT_AFTER runs later)
-    if runs != 0:
-        entry, refill = st[REPEAT_ENTRY], st[REPEAT_REFILL]
-        per_run = refill + st[entry + E_AGAIN_DELTAS + AGAIN_CYCLES]
-        st[FL_BLOCK_START] = st[CYCLES] + (runs - 1) * per_run + refill  # (the last run's start)
-        st[CYCLES] += runs * refill
-        st[INSTRUCTIONS] += runs * st[entry + E_INSTRUCTIONS]
-        for k in range(len(AGAIN_COUNTERS)):
-            st[AGAIN_COUNTERS[k]] += runs * st[entry + E_AGAIN_DELTAS + k]
-        slot = st[REPEAT_SLOT]
-        if slot >= 0:  # (its branch predicted taken at each run, costing nothing: _predict)
-            st[PREDICTED] += runs
-            st[slot + BT_LAST_USE] = st[PREDICTED]
-        st[REPEAT_COUNTED] += runs
-    st[REPEAT_ALLOWED] = st[REPEAT_LEFT] = 0
-    st[REPEAT_KEY] = -1
 
 
 @njit

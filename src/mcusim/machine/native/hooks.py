@@ -30,7 +30,6 @@ from .layout import (
     TRAFFIC_BANK, TRAFFIC_BYTES, TRAFFIC_COUNTER, TRAFFIC_END, TRAFFIC_RANGE, TRAFFIC_RANGE_COUNT, TRAFFIC_RANGES,
     TRAFFIC_READ, TRAFFIC_START, TRAFFIC_WRITTEN, WATCH_ISB)
 from .layout import AGAIN_COUNTERS, BTAC_ENTRY, BT_BRANCH, BT_COUNTER, BT_LAST_USE, BT_TARGET, PREDICTED, PREDICTOR_WAYS
-from .layout import REPEAT_KEY, REPEAT_LEFT, REPEAT_STREAK
 from .layout import (
     AT_STATE, P_FLASH_READS, PG_PLAIN, PLAIN_ALIAS_OFFSET, PP_FLUSH, PP_PAGES, PP_PAGE_SHIFT, PP_PORT, RESIDENT_PAGE,
     RESIDENT_PAGE_AREA, RUN_PLAIN, RUN_SAMPLED, SAMPLED_FETCH, SAMPLED_READS, SAMPLED_WAIT, SAMPLING, ESTIMATING,
@@ -45,7 +44,7 @@ from .encoding import (
 from .tables import _range_sum, _value_at
 from .core_timing import (
     AGAIN_ADJUSTED, AGAIN_FOLDED, AGAIN_FP, AGAIN_KIND, AGAIN_PREDICTED, AGAIN_SHIFT, _lazy_fp_store,
-    _refill_after_branch, _start_adjust, add_static, count_repeats, settle_repeats)
+    _refill_after_branch, _start_adjust, add_static)
 from .profile import _profile
 from .sampling import _take_samples
 from .branch_trace import _trace
@@ -109,20 +108,12 @@ def _block_hook_variant(captures, power, fetch, predictor):
     rest of the hook. Without a branch predictor the refill's cycles are the entry's; with one, a
     repeat whose branch the predictor predicts costs none."""
     kind = AGAIN_PREDICTED if predictor else AGAIN_FOLDED
-    counting = not (captures or power or fetch)  # (a repeat adds the same amounts each run: count_repeats)
 
     def block_hook(uc, address_u64, size_u32, user_data):
         address = np.int64(address_u64)  # int64 throughout: uint64 mixed with int64 becomes float in numba
         size = np.int64(size_u32)
         header = carray(user_data, (DATA_START,), np.int64)
         st = carray(user_data, (header[TOTAL_LENGTH],), np.int64)
-        if counting:
-            counted = st[REPEAT_KEY]  # (-1: no block's runs are being counted)
-            if counted == address | size << 32 and st[REPEAT_LEFT] > 0:
-                st[REPEAT_LEFT] -= 1
-                return
-            if counted != -1:
-                settle_repeats(st)
         entry = BLOCK_CACHE + ((address >> 1) & (CACHE_ENTRIES - 1)) * CACHE_ENTRY
         again = st[entry + E_AGAIN]
         refill = 0 if predictor else again >> AGAIN_SHIFT
@@ -160,11 +151,7 @@ def _block_hook_variant(captures, power, fetch, predictor):
                 st[FL_BLOCK_LITERALS] = 0
                 if fetch and st[FL_PORT_COUNT] != 0:
                     _fetch_part(uc, header, st, entry, address, size, st[FL_BLOCK_START], True)
-                if counting:
-                    count_repeats(st, entry, address, size, refill, slot)
                 return
-        if counting:
-            st[REPEAT_STREAK] = 0
         if address == st[PAID_FROM]:  # the rest of a block run control paused in: charged already, and
             st[PAID_FROM] = address + size if address + size < st[PAID_TO] else -1  # still the executing block
             st[CODE_PC] = -1
@@ -336,7 +323,6 @@ def divide_hook(uc, address, size, user_data):
     """
     header = carray(user_data, (DATA_START,), np.int64)
     st = carray(user_data, (header[TOTAL_LENGTH],), np.int64)
-    settle_repeats(st)
     info = _value_at(st, np.int64(address), F_DIVIDE)
     if info == 0:
         return
@@ -386,7 +372,6 @@ def flash_read_hook(uc, access, address_u64, size, value, user_data):
     the literal range table (Machine._register_memory_hooks), which are then timed exactly."""
     header = carray(user_data, (DATA_START,), np.int64)
     st = carray(user_data, (header[TOTAL_LENGTH],), np.int64)
-    settle_repeats(st)
     wait = np.int64(0)
     first, step, count = transfers(np.int64(address_u64), np.int64(size))
     for k in range(count):
@@ -422,7 +407,6 @@ def flash_data_page_read(uc, offset_u64, size_u32, user_data):
     if run[RUN_TIMED] != 0:
         header = carray(_pointer(run[RUN_STATE]), (DATA_START,), np.int64)
         st = carray(_pointer(run[RUN_STATE]), (header[TOTAL_LENGTH],), np.int64)
-        settle_repeats(st)
         reads = st[P_FLASH_READS]
         if run[RUN_PLAIN] != 0:
             wait = resident_page_read(st, run[RUN_BASE] + offset)
@@ -594,7 +578,6 @@ def _time_ram_access(run, offset, write):
     memory hook added it (data wait, and the sampled wait windows learn from)."""
     header = carray(_pointer(run[RR_STATE]), (DATA_START,), np.int64)
     st = carray(_pointer(run[RR_STATE]), (header[TOTAL_LENGTH],), np.int64)
-    settle_repeats(st)
     wait = ram_access(st, run[RR_BASE] + offset, write)
     add_data_wait(st, wait)
     st[SAMPLED_WAIT] += wait
@@ -620,7 +603,6 @@ def traffic_hook(uc, access, address_u64, size, value, user_data):
 def exact_pc_hook(uc, address, size, user_data):
     """Per-instruction hook, installed only on blocks that read time-dependent registers."""
     header = carray(user_data, (DATA_START,), np.int64)
-    settle_repeats(carray(user_data, (header[TOTAL_LENGTH],), np.int64))
     header[CODE_PC] = np.int64(address)
 
 

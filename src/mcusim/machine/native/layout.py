@@ -455,7 +455,6 @@ INTERLOCK_TOTAL = _buffer.slot("INTERLOCK_TOTAL")  # address-interlock stall cyc
 # The counters add_static and _start_adjust change besides INSTRUCTIONS: E_AGAIN_DELTAS, in this order.
 AGAIN_COUNTERS = (CYCLES, LSU_TOTAL, CPI_TOTAL, FOLD_TOTAL, REFILL_TOTAL, INTERLOCK_TOTAL, DIVIDE_TOTAL)
 assert len(AGAIN_COUNTERS) == _entry.fields[-1][2], "an E_AGAIN_DELTAS slot per counter"
-AGAIN_CYCLES = AGAIN_COUNTERS.index(CYCLES)    # CYCLES' delta among them
 DATA_WAIT_TOTAL = _buffer.slot("DATA_WAIT_TOTAL")  # wait cycles of data reads from slow memory
 PREVIOUS_UNMASK = _buffer.slot("PREVIOUS_UNMASK")  # CPSIE/MSR-mask count of the block that ran last
 PREVIOUS_ISB = _buffer.slot("PREVIOUS_ISB")    # ISB count of the block that ran last
@@ -504,17 +503,6 @@ PSP_HIGHEST = _buffer.slot("PSP_HIGHEST")      # ... (-1: the process stack was 
 PAID_FROM = _buffer.slot("PAID_FROM")          # run control paused inside a block, already charged whole: a block
 PAID_TO = _buffer.slot("PAID_TO")              # ... starting at PAID_FROM (up to PAID_TO) costs nothing (-1: none)
 ON_PROCESS_STACK = _buffer.slot("ON_PROCESS_STACK")  # CONTROL.SPSEL as last read (after an MSR CONTROL, Python)
-# Runs of a block right after its own run that the block hook counted without adding them (a tight
-# loop, hooks.py: core_timing.settle_repeats adds them, before anything reads or changes what they change)
-REPEAT_KEY = _buffer.slot("REPEAT_KEY")        # the block: its address | size << 32 (-1: none; STOP_COUNTING: stop)
-REPEAT_LEFT = _buffer.slot("REPEAT_LEFT")      # runs it may still count ...
-REPEAT_ALLOWED = _buffer.slot("REPEAT_ALLOWED")  # ... of those it might when counting began
-REPEAT_ENTRY = _buffer.slot("REPEAT_ENTRY")    # the block's cache entry ...
-REPEAT_REFILL = _buffer.slot("REPEAT_REFILL")  # ... the refill cycles each run adds (no branch predictor) ...
-REPEAT_SLOT = _buffer.slot("REPEAT_SLOT")      # ... and its branch's predictor slot (-1: none)
-REPEAT_STREAK = _buffer.slot("REPEAT_STREAK")  # runs of the executing block right after its own run so far
-REPEAT_COUNTED = _buffer.slot("REPEAT_COUNTED")  # runs counted so over the whole run (settle_repeats: for tests)
-STOP_COUNTING = -2  # REPEAT_KEY set by a stop request (Python, another thread, the console UART): no block has it
 # (room for the regions, up to 16 code page aliases, 16 plain aliases and the RAM aliases)
 MAX_TRAFFIC_RANGES = 48                        # memory traffic (--memory-traffic; analysis/roofline.py): the data
 TRAFFIC_RANGE_COUNT = _buffer.slot("TRAFFIC_RANGE_COUNT")  # bytes loads and stores move per memory bank, counted

@@ -11,7 +11,7 @@ from .layout import (
     FL_DC_HITS, FL_DC_MISSES, FL_DC_ON, FL_IC_HITS, HEADER_LENGTH, FL_IC_MISSES, FL_IC_ON, FL_LINE_RECORDS, FL_LINE_SHIFT,
     FL_PREFETCH_LINE, FL_RECORD, F_CYCLES, F_START_FLAGS, KIND, LAZY_FP_AT, LAZY_FP_PENDING, LINE_RECORD_AREA,
     LITERAL_RECORD, LITERAL_RECORD_AREA, LIT_INSN, LIT_MISSED, LIT_PORT, MAX_WINDOWS, PREVIOUS_END, PROFILE_EXTRA,
-    PROFILE_TABLE, REPEAT_KEY, STEP_LIMIT, TOTAL_LENGTH, WINDOW, WINDOW_COUNT, WINDOW_TABLE, W_BASE, W_SIZE, W_TABLES)
+    PROFILE_TABLE, STEP_LIMIT, TOTAL_LENGTH, WINDOW, WINDOW_COUNT, WINDOW_TABLE, W_BASE, W_SIZE, W_TABLES)
 from .encoding import KIND_SELF_LOOP, KIND_START
 from .tables import _value_at, range_sums
 from .counters import PER_INSTRUCTION, header_at, totals
@@ -36,7 +36,6 @@ class NativeState:
     def __init__(self, capacity_halfwords: int = 1 << 17):
         self.buffer = _zeros(DATA_START + FIELDS * (capacity_halfwords + MAX_WINDOWS))
         self.buffer[CODE_PC] = -1
-        self.buffer[REPEAT_KEY] = -1  # (no block's runs counted: core_timing.count_repeats)
         self.buffer[TOTAL_LENGTH] = len(self.buffer)
         self.buffer[DEADLINE] = np.iinfo(np.int64).max
         self.buffer[CYCLE_LIMIT] = np.iinfo(np.int64).max
