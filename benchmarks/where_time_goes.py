@@ -171,8 +171,8 @@ def _uninstrument() -> None:
     from mcusim.machine import exceptions, machine, semihosting
     from mcusim.peripherals import bus
     from mcusim.timing import capstone_library, decoder
-    for owner in (capstone_library.Thumb, unicorn.Uc, decoder.Decoder, bus.Bus, semihosting.Semihosting, machine.Machine,
-                  exceptions.ExceptionUnit, api.Simulator, api.RunResult):
+    for owner in (capstone_library.Thumb, unicorn.Uc, decoder.Decoder, bus.Bus, semihosting.Semihosting,
+                  machine.Machine, exceptions.ExceptionUnit, api.Simulator, api.RunResult):
         for name, value in list(vars(owner).items()):
             while hasattr(value, "__wrapped__"):
                 value = value.__wrapped__

@@ -1,13 +1,14 @@
 """capstone's C library called for Cortex-M Thumb code, without capstone's Python package.
 
 The package imports a module for every architecture it supports before it disassembles
-anything: about 13 ms of each process that decodes new code or locates an MMIO access (on top of
-loading the library itself, about 5 ms; docs/performance.md, "Thirty-fifth pass"). mcusim reads
-Thumb alone, so it loads the library the package ships (the wheel's capstone/lib/libcapstone.so,
-found without importing the package) and calls it through the structures of capstone 5's C
-headers (capstone.h: cs_insn, cs_detail; arm.h: cs_arm, cs_arm_op), written here. Where that
-file is not there (a capstone built against a system library, LIBCAPSTONE_PATH), the library
-the package loaded is used instead; a library whose major version is not 5 is refused.
+anything: some 13 to 18 ms of each process that decodes new code or locates an MMIO access,
+beside loading the library itself (1.5 ms warm; docs/performance.md, "Thirty-fifth pass").
+mcusim reads Thumb alone, so it loads the library the package ships (the wheel's
+capstone/lib/libcapstone.so, found without importing the package) and calls it through the
+structures of capstone 5's C headers (capstone.h: cs_insn, cs_detail; arm.h: cs_arm, cs_arm_op),
+written here. Where that file is not there or does not load (a capstone built against a system
+library, LIBCAPSTONE_PATH), the library the package loaded is used instead; a library whose major
+version is not 5, or without capstone's functions, is refused.
 tests/unit/test_capstone_library.py holds the structures to the package's and the output to its.
 """
 from __future__ import annotations
