@@ -46,14 +46,8 @@ def _encodings():
     return short, wide
 
 
-def _package(detail):
-    made = capstone.Cs(capstone.CS_ARCH_ARM, capstone.CS_MODE_THUMB | capstone.CS_MODE_MCLASS)
-    made.detail = detail
-    return made
-
-
 def test_the_cheap_pass_prints_what_the_package_prints():
-    mine, theirs = lazy_capstone.disassembler(), _package(False)
+    mine, theirs = lazy_capstone.disassembler(), lazy_capstone.package_disassembler(False)
     short, wide = _encodings()
     code = b"".join(short[::3]) + b"".join(wide)
     for at in range(0, len(code), 4096):  # (runs: capstone stops at an encoding it does not know)
@@ -69,7 +63,7 @@ def _operands(insn) -> list:
 
 
 def test_the_detail_reads_what_the_package_reads():
-    mine, theirs = lazy_capstone.disassembler(detail=True), _package(True)
+    mine, theirs = lazy_capstone.disassembler(detail=True), lazy_capstone.package_disassembler(True)
     short, wide = _encodings()
     compared = 0
     for encoding in short[::7] + wide[::2]:
