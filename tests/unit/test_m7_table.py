@@ -11,6 +11,7 @@ from mcusim.machine.native import m7_rows as R
 from mcusim.machine.native import m7_schedule as S
 from mcusim.timing import m7_descriptors, m7_patterns, m7_table
 from mcusim.timing.cortex_m7 import register_number
+from mcusim.timing.immediate_forms import FormIndex
 from mcusim.timing.literal_loads import literal_read
 from mcusim.timing.m7_table import FILE_NAME, read_arrays, read_table, table_arrays, write_arrays
 from test_m4_native_rows import BASE, decoders, rows
@@ -61,7 +62,7 @@ def table(tmp_path_factory):
 def test_the_table_keeps_the_encodings_met_but_those_left_out(table):
     found = read_table(table / FILE_NAME, register_number)
     assert found is not None
-    keys, pair_of, pairs, descriptors, encoded = found
+    keys, pair_of, pairs, descriptors, encoded, forms = found
     sizes = m7_table.encoding_sizes(np.array(keys))
     assert len(keys) > 1000 and np.all(np.diff(keys) > 0) and 2 in sizes and 4 in sizes
     assert len(pairs) < len(keys) and len(descriptors) < len(pairs), "shared descriptors and rows"
@@ -69,6 +70,8 @@ def test_the_table_keeps_the_encodings_met_but_those_left_out(table):
     literals = [literal_read(key.to_bytes(int(size), "little")) for key, size in zip(keys.tolist(), sizes)]
     assert sum(map(bool, literals)) > 20, "literal loads are kept"
     assert np.array_equal(descriptors[[pairs[p][0] for p in pair_of], R.D_SIZE], sizes)
+    made = FormIndex(keys, pair_of)  # (kept when written: a process reads it rather than make it)
+    assert len(made.forms) > 100 and np.array_equal(forms.forms, made.forms) and np.array_equal(forms.places, made.places)
 
 
 @pytest.mark.parametrize("seed", [SEED, SEED + 1])
@@ -108,7 +111,7 @@ def test_the_half_of_a_32_bit_encoding_is_not_found_as_a_16_bit_one(table, tmp_p
     """A 32-bit encoding whose second halfword is 0 has the number of its first halfword alone:
     cut short at a range's end, that halfword is no encoding of the table."""
     names, keys, pair_of, pairs, descriptors, compact = [list(a) if type(a) is list else a.copy()
-                                                         for a in read_arrays(table / FILE_NAME)]
+                                                         for a in read_arrays(table / FILE_NAME)[:6]]
     wide = int(np.flatnonzero(m7_table.encoding_sizes(keys) == 4)[0])  # (the first: keys before it are 16-bit)
     keys[wide] = 0xE800  # (00e8 0000, the lowest a 32-bit encoding's number can be)
     write_arrays(tmp_path / FILE_NAME, names, keys, pair_of, pairs, descriptors, compact)
@@ -134,7 +137,7 @@ def test_registers_are_numbered_as_this_process_numbers_them(table):
 
 
 def test_the_file_keeps_table_arrays_as_given(table, tmp_path):
-    arrays = read_arrays(table / FILE_NAME)
+    arrays = read_arrays(table / FILE_NAME)[:6]
     write_arrays(tmp_path / FILE_NAME, *arrays)
     assert (tmp_path / FILE_NAME).read_bytes() == (table / FILE_NAME).read_bytes()
     names, keys, pair_of, pairs, descriptors, compact = arrays
@@ -142,13 +145,14 @@ def test_the_file_keeps_table_arrays_as_given(table, tmp_path):
     empty = table_arrays([], np.zeros((0, R.DESCRIPTOR), np.int64), np.zeros((0, S.ROW), np.int64), [])
     write_arrays(tmp_path / "empty.bin", *empty)
     found = read_table(tmp_path / "empty.bin", register_number)
-    assert found is not None and all(part.size == 0 for part in found)
+    assert found is not None and all(part.size == 0 for part in found[:5]) and found[5].forms.size == 0
 
 
 DAMAGES = ["not a table", "cut short", "another version", "encodings out of order", "a 16-bit encoding and a halfword",
            "a pair out of range", "a register beyond the names", "a read count beyond those kept",
            "a field past its count", "a literal kept", "a row of another size", "a flag beyond the schedule's",
-           "a name that is no register", "a name twice", "a register numbered beyond the schedule's"]
+           "a name that is no register", "a name twice", "a register numbered beyond the schedule's",
+           "forms out of order", "a form's pair out of range"]
 
 
 def _first_read(compact: np.ndarray) -> int:
@@ -158,8 +162,13 @@ def _first_read(compact: np.ndarray) -> int:
 @pytest.mark.parametrize("damage", DAMAGES)
 def test_a_damaged_or_foreign_file_is_ignored(table, tmp_path, damage, monkeypatch):
     names, keys, pair_of, pairs, descriptors, compact = [list(a) if type(a) is list else a.copy()
-                                                         for a in read_arrays(table / FILE_NAME)]
+                                                         for a in read_arrays(table / FILE_NAME)[:6]]
     numbering = register_number
+    forms = FormIndex(keys, pair_of)
+    if damage == "forms out of order":
+        forms.forms[[0, 1]] = forms.forms[[1, 0]]
+    elif damage == "a form's pair out of range":
+        forms.places[3] = len(pairs)
     if damage == "encodings out of order":
         keys[[0, 1]] = keys[[1, 0]]
     elif damage == "a 16-bit encoding and a halfword":
@@ -185,7 +194,7 @@ def test_a_damaged_or_foreign_file_is_ignored(table, tmp_path, damage, monkeypat
         names[1] = names[0]
     elif damage == "a register numbered beyond the schedule's":
         numbering = lambda name: S.REGISTERS + register_number(name)  # noqa: E731  (a process that numbered many)
-    write_arrays(tmp_path / FILE_NAME, names, keys, pair_of, pairs, descriptors, compact)
+    write_arrays(tmp_path / FILE_NAME, names, keys, pair_of, pairs, descriptors, compact, forms)
     damage_bytes(tmp_path / FILE_NAME, damage, m7_table.VERSION)
     assert read_table(tmp_path / FILE_NAME, numbering) is None
     if numbering is register_number:

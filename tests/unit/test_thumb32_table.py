@@ -8,6 +8,7 @@ import pytest
 
 from mcusim.machine.native import m4_rows as R
 from mcusim.timing import m4_descriptors, thumb32_table
+from mcusim.timing.immediate_forms import FormIndex
 from mcusim.timing.thumb32_table import read_table, write_table
 from test_m4_native_rows import BASE, decoders
 from test_register_pattern import _code
@@ -48,6 +49,9 @@ def test_the_table_keeps_the_32_bit_encodings_met_but_those_left_out(table):
     found = read_table(folder / thumb32_table.FILE_NAME, m4_descriptors.CORE_NAMES)
     assert found is not None and np.array_equal(found[0], keys) and np.array_equal(found[1], index)
     assert np.array_equal(found[2], distinct)
+    made = FormIndex(keys, index)  # (kept when written: a process reads it rather than make it)
+    assert len(made.forms) > 50 and np.array_equal(found[3].forms, made.forms)
+    assert np.array_equal(found[3].places, made.places)
 
 
 def test_rows_from_the_table_equal_capstones_own(table, new_process, monkeypatch):
@@ -68,7 +72,8 @@ def test_a_later_prepare_keeps_what_the_table_held(table, tmp_path, new_process,
 
 
 DAMAGES = ["not a table", "cut short", "another version", "other register names", "encodings out of order",
-           "a 16-bit encoding", "a place out of range", "a row of another size", "an FP register bit"]
+           "a 16-bit encoding", "a place out of range", "a row of another size", "an FP register bit",
+           "forms out of order", "a form's place out of range"]
 
 
 @pytest.mark.parametrize("damage", DAMAGES)
@@ -76,6 +81,7 @@ def test_a_damaged_or_foreign_file_is_ignored(table, tmp_path, damage, new_proce
     keys, index, distinct, _ = table
     keys, index, distinct, names = keys.copy(), index.copy(), distinct.copy(), m4_descriptors.CORE_NAMES
     path = tmp_path / thumb32_table.FILE_NAME
+    forms = FormIndex(keys, index)
     if damage == "other register names":
         names = names[1:] + names[:1]
     elif damage == "encodings out of order":
@@ -88,7 +94,11 @@ def test_a_damaged_or_foreign_file_is_ignored(table, tmp_path, damage, new_proce
         distinct[0, R.D_SIZE] = 2
     elif damage == "an FP register bit":
         distinct[0, R.D_FP_READS] = 1
-    write_table(path, keys, index, distinct, names)
+    elif damage == "forms out of order":
+        forms.forms[[0, 1]] = forms.forms[[1, 0]]
+    elif damage == "a form's place out of range":
+        forms.places[3] = len(distinct)
+    write_table(path, keys, index, distinct, names, forms)
     damage_bytes(path, damage, thumb32_table.VERSION)
     assert read_table(path, m4_descriptors.CORE_NAMES) is None
     assert decoded_alike(_code(SEED, 40), tmp_path, "add_wide", monkeypatch) == 0

@@ -92,6 +92,19 @@ class FormIndex:
         self.forms = forms[alike]  # (int64 arrays, searched by bisection)
         self.places = places[first][alike]
 
+    @classmethod
+    def kept(cls, forms: np.ndarray, places: np.ndarray, limit: int) -> "FormIndex | None":
+        """The index a table file kept (made when the table was written: building it again
+        costs a process a millisecond or two), or None where it does not check out: forms not
+        increasing, or a place not below `limit`."""
+        forms, places = np.asarray(forms, np.int64), np.asarray(places, np.int64)
+        if len(forms) != len(places) or len(forms) and (
+                np.any(np.diff(forms) <= 0) or forms[0] < 0 or places.min() < 0 or places.max() >= limit):
+            return None
+        index = cls.__new__(cls)
+        index.forms, index.places = forms, places
+        return index
+
     def place(self, code: bytes) -> int:
         """The place of encoding `code`'s form, or -1 (no form, or none the table holds alike, or
         not a whole 16- or 32-bit encoding)."""

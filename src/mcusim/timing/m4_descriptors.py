@@ -87,7 +87,6 @@ class Descriptors:
         self._short: tuple | None = None  # thumb16_table's (index, rows, kinds: _short_table), once read
         self._short_read = True
         self._wide: tuple | None = None  # thumb32_table's (encodings, their rows' places, rows), once read
-        self._wide_forms: FormIndex | None = None  # its encodings by immediate-free form, once needed
         self._walk_arrays = None  # both tables as walk_tables gives them, once made (False: neither)
         self._wide_read = True
         self._wide_met: set[bytes] = set()  # 32-bit encodings described outside an IT block (describe_wide)
@@ -99,7 +98,7 @@ class Descriptors:
         if path != self.file:
             self.file, self._stored = path, EMPTY if path is None else None
             self._short, self._short_read, self._short_base = None, path is None, None
-            self._wide, self._wide_read, self._wide_base, self._wide_forms = None, path is None, None, None
+            self._wide, self._wide_read, self._wide_base = None, path is None, None
             self._walk_arrays = None
 
     def save_patterns(self) -> None:
@@ -211,17 +210,11 @@ class Descriptors:
         return base
 
     def _wide_table(self) -> tuple | None:
-        """thumb32_table's (encodings, their rows' places, rows), read once."""
+        """thumb32_table's (encodings, their rows' places, rows, FormIndex), read once."""
         if not self._wide_read:
             self._wide_read = True
             self._wide = thumb32_table.read_table(thumb32_table.table_file(self.file), CORE_NAMES)
         return self._wide
-
-    def _forms(self) -> FormIndex:
-        """thumb32_table's encodings by immediate-free form, made once (the table read)."""
-        if self._wide_forms is None:
-            self._wide_forms = FormIndex(*self._wide[:2])
-        return self._wide_forms
 
     def _wide_placed(self) -> int:
         """Where thumb32_table's rows start in this table (as _short_placed)."""
@@ -236,7 +229,7 @@ class Descriptors:
             short, wide = self._short_table(), self._wide_table()
             self._walk_arrays = pack_tables(short[0] if short else _NONE, short[3] if short else _NONE,
                                             wide[0] if wide else _NONE, wide[1] if wide else _NONE,
-                                            self._forms() if wide else FormIndex(_NONE, _NONE)) if short or wide else False
+                                            wide[3] if wide else FormIndex(_NONE, _NONE)) if short or wide else False
         if self._walk_arrays is False:
             return None
         return set_bases(self._walk_arrays, self._short_placed() if self._short else 0,
@@ -250,13 +243,13 @@ class Descriptors:
         wide = self._wide_table()
         if wide is None:
             return None
-        keys, places, _ = wide
+        keys, places, _, forms = wide
         number = int.from_bytes(key[0], "little")
         at = bisect_left(keys, number)
         if at < len(keys) and keys[at] == number:
             place = int(places[at])
         else:
-            place = self._forms().place(key[0])
+            place = forms.place(key[0])
             if place < 0:
                 return None
         entry = self.by_key[key] = (self._with_literal(self._wide_placed() + place, key[0]), PLAIN, None)

@@ -33,7 +33,6 @@ from .cortex_m4 import REFILL_ALWAYS, REFILL_IF_TAKEN, base_mnemonic
 from . import m7_table
 from .cortex_m7 import _REGISTER_NAMES, MODIFIED_IMMEDIATE, is_rotated, register_number
 from .growing import with_room
-from .immediate_forms import FormIndex
 from .instruction import IT, NO_IT_SLOT, OFFSET, PLAIN, UNDECODABLE, detail_of, lite_runs, takes_it_slot
 from .lazy_capstone import arm as cs_arm
 from .literal_loads import LITERAL_LOADS, literal_read
@@ -64,7 +63,6 @@ class Descriptors:
         self._stored: Patterns | None = EMPTY  # its patterns, once read (None: not yet)
         self._learned = False  # patterns described since the file was written
         self._met_table = None  # m7_table's table, once read (False: none)
-        self._table_forms: FormIndex | None = None  # its encodings by immediate-free form, once needed
         self._walk_arrays = None  # the table as walk_tables gives it, once made (False: none)
         self._table_ident: int | None = None  # the ident of m7_table's first encoded row, once made (outlives _clear)
         self._clear()
@@ -74,7 +72,7 @@ class Descriptors:
         by save_patterns; the table of encodings met (m7_table) is beside it."""
         if path != self.file:
             self.file, self._stored, self._met_table = path, EMPTY if path is None else None, None
-            self._table_forms = self._walk_arrays = None
+            self._walk_arrays = None
             self._table_ident = self._table_base = None  # (another table's)
 
     def save_patterns(self) -> None:
@@ -136,13 +134,13 @@ class Descriptors:
         table = self._read_table()
         if not table:
             return None
-        keys, pair_of = table[:2]
+        keys, pair_of, forms = table[0], table[1], table[5]
         number = int.from_bytes(key[0], "little")
         at = bisect_left(keys, number)
         if at < len(keys) and keys[at] == number:
             pair = int(pair_of[at])
         else:
-            pair = self._forms().place(key[0])
+            pair = forms.place(key[0])
             if pair < 0:
                 return None
         row = self._table_placed() + pair
@@ -157,18 +155,12 @@ class Descriptors:
             self._met_table = found if found is not None else False
         return self._met_table
 
-    def _forms(self) -> FormIndex:
-        """The table's encodings by immediate-free form, made once (the table read)."""
-        if self._table_forms is None:
-            self._table_forms = FormIndex(*self._met_table[:2])
-        return self._table_forms
-
     def _table_placed(self) -> int:
         """Where the table's (descriptor, encoded row) pairs' rows start in this table: one block,
         the first time one is used after _clear; its encoded rows get idents of the timing model
         the first time of all."""
         if self._table_base is None:
-            _, _, pairs, descriptors, encoded = self._met_table
+            _, _, pairs, descriptors, encoded, _ = self._met_table
             if self._table_ident is None:  # (their rows made as first used: m7_rows)
                 self._table_ident = self.timing.add_idents(len(encoded))
             self._table_base = self._append(len(pairs))
@@ -189,7 +181,7 @@ class Descriptors:
         keys), its pairs' rows placed in this table; None where there is none."""
         if self._walk_arrays is None:
             table = self._read_table()
-            self._walk_arrays = pack_tables(_NONE, _NONE, table[0], table[1], self._forms()) if table else False
+            self._walk_arrays = pack_tables(_NONE, _NONE, table[0], table[1], table[5]) if table else False
         if self._walk_arrays is False:
             return None
         return set_bases(self._walk_arrays, 0, self._table_placed())

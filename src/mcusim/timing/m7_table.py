@@ -34,18 +34,20 @@ from ..files import open_regular, write_whole
 from ..machine.native import KIND, KIND_START
 from ..machine.native import m7_rows as R
 from ..machine.native import m7_schedule as S
+from .immediate_forms import FormIndex
 from .literal_loads import literal_read
 from .m7_patterns import FLAG_BITS, MAX_CYCLES
 from .thumb16_table import HALFWORDS, aligned
 
-VERSION = 1
+VERSION = 2  # (2: the index by immediate-free form kept)
 FILE_NAME = "m7-encodings.bin"  # beside m7_patterns' file
 MAGIC = b"mcusimE7"
-HEADER = struct.Struct("<8sIIIIII")  # MAGIC, VERSION, names' JSON size, encodings, pairs, descriptors, encoded rows
-KEPT_OPERANDS = R.KEPT_OPERANDS  # reads, and writes, an encoded row in the file may have
+HEADER = struct.Struct("<8sIIIIIII")  # MAGIC, VERSION, names' JSON size, encodings, pairs, forms, descriptors,
+KEPT_OPERANDS = R.KEPT_OPERANDS       # encoded rows
 COMPACT = R.COMPACT  # an encoded row in the file: its head, 3 per read, 2 per write (int16)
 MAX_ENTRIES = 1 << 16  # (read no further: not ours)
-MAX_BYTES = (1 << 14) + MAX_ENTRIES * (4 + 4 + 8 + 8 * R.DESCRIPTOR + 2 * COMPACT)
+MAX_BYTES = (1 << 14) + MAX_ENTRIES * (4 + 4 + 8 + 8 + 8 * R.DESCRIPTOR + 2 * COMPACT)
+CHECKED_ROWS = 512  # encoded rows checked at a time: their temporary arrays stay small, in memory used before
 
 _read: dict[tuple, tuple | None] = {}  # (path, size, modified, numbering) -> read_table's, once per process
 
@@ -99,24 +101,27 @@ def table_arrays(keys: list[int], descriptors: np.ndarray, encoded: np.ndarray, 
 
 
 def write_arrays(path: Path, names: list, keys: np.ndarray, pair_of: np.ndarray, pairs: np.ndarray,
-                 descriptors: np.ndarray, encoded: np.ndarray) -> None:
-    """The file of table_arrays' arrays (silently nothing where it cannot be written)."""
+                 descriptors: np.ndarray, encoded: np.ndarray, forms: FormIndex | None = None) -> None:
+    """The file of table_arrays' arrays and of the keys' index by immediate-free form (`forms`,
+    made here where not given), silently nothing where it cannot be written."""
+    forms = FormIndex(keys, pair_of) if forms is None else forms
     names_json = json.dumps(names).encode("utf-8")
-    header = HEADER.pack(MAGIC, VERSION, len(names_json), len(keys), len(pairs), len(descriptors),
-                         len(encoded)) + names_json
+    header = HEADER.pack(MAGIC, VERSION, len(names_json), len(keys), len(pairs), len(forms.forms),
+                         len(descriptors), len(encoded)) + names_json
     header += bytes(aligned(len(header)) - len(header))
     write_whole(path, lambda out: out.write(
         header + keys.astype("<u4").tobytes() + pair_of.astype("<i4").tobytes() + pairs.astype("<i4").tobytes()
+        + forms.forms.astype("<u4").tobytes() + forms.places.astype("<i4").tobytes()
         + descriptors.astype("<i8").tobytes() + encoded.astype("<i2").tobytes()))
 
 
 def read_table(path: Path, register_number) -> tuple | None:
-    """(the encodings, sorted, as little-endian numbers, and each one's pair, as int64 arrays;
+    """(the encodings, sorted, as little-endian numbers, and each one's pair, (uint32 and int32);
     the pairs, each its descriptor's and its encoded row's place; the descriptors; the encoded
-    rows in the file's layout, which m7_rows makes m7_schedule's as it uses them), registers
-    numbered by `register_number(name)`; None where the file is missing, damaged or foreign, or
-    names a register numbered beyond m7_schedule.REGISTERS. Read and checked once per process
-    (searched by bisection)."""
+    rows in the file's layout, which m7_rows makes m7_schedule's as it uses them; the
+    encodings' FormIndex), registers numbered by `register_number(name)`; None where the file
+    is missing, damaged or foreign, or names a register numbered beyond m7_schedule.REGISTERS.
+    Read and checked once per process (searched by bisection)."""
     try:
         info = os.stat(path)
     except OSError:
@@ -131,35 +136,42 @@ def read_table(path: Path, register_number) -> tuple | None:
 
 def read_arrays(path: Path) -> list | None:
     """write_arrays' arguments back from the file, unchecked but for its header and size (None:
-    not such a file): [names, keys, pair_of, pairs, descriptors, encoded rows]."""
+    not such a file): [names, keys, pair_of, pairs, descriptors, encoded rows, the index by form
+    as (forms, places)]. They are views of one writable buffer the file is read into: each
+    megabyte more that a first run touches costs it about a millisecond in page faults (the
+    thirty-sixth pass in docs/performance.md)."""
     try:
         with open_regular(path) as file:
-            data = file.read(MAX_BYTES + 1)
-        magic, version, names_size, count, pairs, described, encoded = HEADER.unpack_from(data)
+            data = bytearray(min(os.fstat(file.fileno()).st_size, MAX_BYTES + 1))
+            if file.readinto(data) != len(data):
+                return None
+        magic, version, names_size, count, pairs, forms, described, encoded = HEADER.unpack_from(data)
         names = json.loads(data[HEADER.size: HEADER.size + names_size].decode("utf-8"))
     except (OSError, ValueError, TypeError, struct.error):  # (missing, not a file, damaged: nothing)
         return None
     at = aligned(HEADER.size + names_size)
-    size = at + 8 * count + 8 * pairs + 8 * described * R.DESCRIPTOR + 2 * encoded * COMPACT
-    if magic != MAGIC or version != VERSION or max(count, pairs, described, encoded) > MAX_ENTRIES \
+    size = at + 8 * count + 8 * pairs + 8 * forms + 8 * described * R.DESCRIPTOR + 2 * encoded * COMPACT
+    if magic != MAGIC or version != VERSION or max(count, pairs, forms, described, encoded) > MAX_ENTRIES \
             or len(data) != size:
         return None
-    keys = np.frombuffer(data, "<u4", count, at).astype(np.int64)
+    keys = np.frombuffer(data, "<u4", count, at)
     pair_of = np.frombuffer(data, "<i4", count, at + 4 * count)
     at += 8 * count
     pair = np.frombuffer(data, "<i4", 2 * pairs, at).reshape(pairs, 2)
     at += 8 * pairs
-    descriptors = np.frombuffer(data, "<i8", described * R.DESCRIPTOR, at).reshape(described, R.DESCRIPTOR).copy()
+    index = (np.frombuffer(data, "<u4", forms, at), np.frombuffer(data, "<i4", forms, at + 4 * forms))
+    at += 8 * forms
+    descriptors = np.frombuffer(data, "<i8", described * R.DESCRIPTOR, at).reshape(described, R.DESCRIPTOR)
     at += 8 * described * R.DESCRIPTOR
-    compact = np.frombuffer(data, "<i2", encoded * COMPACT, at).reshape(encoded, COMPACT).copy()
-    return [names, keys, pair_of, pair, descriptors, compact]
+    compact = np.frombuffer(data, "<i2", encoded * COMPACT, at).reshape(encoded, COMPACT)
+    return [names, keys, pair_of, pair, descriptors, compact, index]
 
 
 def _parse(path: Path, register_number):
     arrays = read_arrays(path)
     if arrays is None:
         return None
-    names, keys, pair_of, pair, descriptors, compact = arrays
+    names, keys, pair_of, pair, descriptors, compact, (forms, places) = arrays
     if type(names) is not list or len(set(map(str, names))) != len(names) or len(names) > S.REGISTERS:
         return None
     try:
@@ -169,12 +181,16 @@ def _parse(path: Path, register_number):
     if not (_in_order(keys, pair_of, len(pair)) and _pairs_fit(pair, len(descriptors), len(compact))
             and _descriptors_fit(descriptors, len(names)) and _encoded_fit(compact, len(names))):
         return None
-    if len(keys) and not np.array_equal(descriptors[pair[pair_of, 0], R.D_SIZE], encoding_sizes(keys)):
+    if len(keys) and not np.array_equal(descriptors[:, R.D_SIZE].astype(np.int8)[pair[:, 0]][pair_of],
+                                        encoding_sizes(keys).astype(np.int8)):
+        return None
+    index = FormIndex.kept(forms, places, len(pair))
+    if index is None:
         return None
     if not np.array_equal(numbers[:-1], np.arange(len(names))):  # (a process that read the table first numbers
         _renumber(compact, numbers)                               # its registers in the file's order)
     descriptors[:, R.D_DECIDED] = numbers[descriptors[:, R.D_DECIDED]]  # (-1, none, stays -1: numbers' last)
-    return keys, pair_of.astype(np.int64), pair, descriptors, compact
+    return keys, pair_of, pair, descriptors, compact, index
 
 
 def _number(name, register_number) -> int:
@@ -191,7 +207,7 @@ def _in_order(keys: np.ndarray, pair_of: np.ndarray, pairs: int) -> bool:
     if not len(keys):
         return True
     short = keys < HALFWORDS
-    return bool(np.all(np.diff(keys) > 0) and np.all(short | (keys & 0xFFFF >= HALFWORDS))
+    return bool(np.all(keys[1:] > keys[:-1]) and np.all(short | (keys & 0xFFFF >= HALFWORDS))
                 and pair_of.min() >= 0 and pair_of.max() < pairs)
 
 
@@ -205,7 +221,7 @@ def _descriptors_fit(descriptors: np.ndarray, names: int) -> bool:
     d = descriptors
     return not len(d) or bool(np.all(d[:, [R.D_LITERAL, R.D_SELF_LOOP, R.D_IDENT]] == 0)
                               and np.all(d[:, R.D_STATIC + KIND] == KIND_START)
-                              and np.all(np.isin(d[:, [R.D_BRANCH, R.D_DIRECT]], (0, 1)))
+                              and np.all(d[:, [R.D_BRANCH, R.D_DIRECT]] & ~1 == 0)
                               and np.all((d[:, R.D_DECIDED] >= -1) & (d[:, R.D_DECIDED] < names)))
 
 
@@ -218,14 +234,24 @@ def _encoded_fit(compact: np.ndarray, names: int) -> bool:
     if not np.all((counts >= 0) & (counts <= KEPT_OPERANDS)):
         return False
     lowest, highest = _bounds(names)  # (0 lies within them but in the head, whose fields are all used)
-    if np.any(compact.min(axis=0) < lowest) or np.any(compact.max(axis=0) > highest):
-        return False
-    for at, width, count in ((S.C_READ, 3, counts[:, 0]), (S.C_READ + 3 * KEPT_OPERANDS, 2, counts[:, 1])):
-        fields = compact[:, at: at + width * KEPT_OPERANDS] != 0
-        used = width * KEPT_OPERANDS - np.argmax(fields[:, ::-1], axis=1)  # (one past the last field not 0, if any)
-        if np.any(fields.any(axis=1) & (used > width * count)):
+    highest = _highest_by_counts(highest)
+    for at in range(0, len(compact), CHECKED_ROWS):
+        rows, row_counts = compact[at: at + CHECKED_ROWS], counts[at: at + CHECKED_ROWS]
+        if np.any(rows < lowest) or np.any(rows > highest[row_counts[:, 0], row_counts[:, 1]]):
             return False
     return True
+
+
+def _highest_by_counts(highest: np.ndarray) -> np.ndarray:
+    """`highest` for a row of each read count and write count (indices): 0 in the fields past
+    them (one look-up a row checks a whole table at once)."""
+    by_counts = np.repeat(highest[None, None], KEPT_OPERANDS + 1, axis=0).repeat(KEPT_OPERANDS + 1, axis=1)
+    for count in range(KEPT_OPERANDS + 1):
+        for field in _read_fields(by_counts[count]):
+            field[:, count:] = 0
+        for field in _write_fields(by_counts[:, count]):
+            field[:, count:] = 0
+    return by_counts
 
 
 def _bounds(names: int) -> tuple[np.ndarray, np.ndarray]:

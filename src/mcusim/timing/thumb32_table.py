@@ -27,14 +27,15 @@ import numpy as np
 
 from ..files import open_regular, write_whole
 from ..machine.native import m4_rows as R
+from .immediate_forms import FormIndex
 from .thumb16_table import HALFWORDS, aligned, rows_fit
 
-VERSION = 2  # (2: literal loads kept, their read left to the decoder)
+VERSION = 3  # (2: literal loads kept, their read left to the decoder; 3: the index by immediate-free form kept)
 FILE_NAME = "m4-thumb32.bin"  # beside thumb16_table's file
 MAGIC = b"mcusim32"
-HEADER = struct.Struct("<8sIIII")  # MAGIC, VERSION, the names' JSON size, encodings, rows; the names, 8-aligned
-MAX_ENCODINGS = 1 << 16  # (read no further: not ours)
-MAX_BYTES = (1 << 12) + MAX_ENCODINGS * (8 + 8 * R.DESCRIPTOR)
+HEADER = struct.Struct("<8sIIIII")  # MAGIC, VERSION, the names' JSON size, encodings, forms, rows; the names,
+MAX_ENCODINGS = 1 << 16  # (read no further: not ours)                 8-aligned
+MAX_BYTES = (1 << 12) + MAX_ENCODINGS * (8 + 8 + 8 * R.DESCRIPTOR)
 
 
 def table_file(pattern_file: Path) -> Path:
@@ -42,36 +43,43 @@ def table_file(pattern_file: Path) -> Path:
     return pattern_file.with_name(FILE_NAME)
 
 
-def read_table(path: Path, core_names: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+def read_table(path: Path, core_names: tuple[str, ...]) -> tuple | None:
     """(the encodings, sorted, each its 4 bytes as a little-endian number; each one's row among
-    the distinct rows; the distinct rows), int64 arrays, or None where the file is missing,
-    damaged, foreign or names its registers' bits otherwise than `core_names`. Searched by
-    bisection (no dictionary to build when the file is read)."""
+    the distinct rows; the distinct rows), int64 arrays, and the encodings' FormIndex; or None
+    where the file is missing, damaged, foreign or names its registers' bits otherwise than
+    `core_names`. Searched by bisection (no dictionary to build when the file is read)."""
     try:
         with open_regular(path) as file:
             data = file.read(MAX_BYTES + 1)
-        magic, version, names_size, count, distinct = HEADER.unpack_from(data)
+        magic, version, names_size, count, forms, distinct = HEADER.unpack_from(data)
         names = tuple(json.loads(data[HEADER.size: HEADER.size + names_size].decode("utf-8")))
     except (OSError, ValueError, TypeError, struct.error):  # (missing, not a file, damaged: nothing)
         return None
     at = aligned(HEADER.size + names_size)
-    if magic != MAGIC or version != VERSION or names != core_names or count > MAX_ENCODINGS \
-            or distinct > MAX_ENCODINGS or len(data) != at + 8 * count + 8 * distinct * R.DESCRIPTOR:
+    if magic != MAGIC or version != VERSION or names != core_names or max(count, forms, distinct) > MAX_ENCODINGS \
+            or len(data) != at + 8 * count + 8 * forms + 8 * distinct * R.DESCRIPTOR:
         return None
     keys = np.frombuffer(data, "<u4", count, at)
     index = np.frombuffer(data, "<i4", count, at + 4 * count)
-    rows = np.frombuffer(data, "<i8", distinct * R.DESCRIPTOR, at + 8 * count).reshape(distinct, R.DESCRIPTOR)
+    at += 8 * count
+    by_form = FormIndex.kept(np.frombuffer(data, "<u4", forms, at), np.frombuffer(data, "<i4", forms, at + 4 * forms),
+                             distinct)
+    rows = np.frombuffer(data, "<i8", distinct * R.DESCRIPTOR, at + 8 * forms).reshape(distinct, R.DESCRIPTOR)
     if count and (np.any(np.diff(keys.astype(np.int64)) <= 0) or np.any((keys & 0xFFFF) < HALFWORDS)
-                  or index.min() < 0 or index.max() >= distinct) or not rows_fit(rows, len(names), size=4):
+                  or index.min() < 0 or index.max() >= distinct) or not rows_fit(rows, len(names), size=4) \
+            or by_form is None:
         return None
-    return keys.astype(np.int64), index.astype(np.int64), rows
+    return keys.astype(np.int64), index.astype(np.int64), rows, by_form
 
 
 def write_table(path: Path, keys: np.ndarray, index: np.ndarray, rows: np.ndarray,
-                core_names: tuple[str, ...]) -> None:
-    """Keep the table (silently nothing where it cannot be written); `keys` sorted."""
+                core_names: tuple[str, ...], forms: FormIndex | None = None) -> None:
+    """Keep the table and the keys' index by immediate-free form (`forms`, made here where not
+    given), silently nothing where it cannot be written; `keys` sorted."""
+    forms = FormIndex(keys, index) if forms is None else forms
     names = json.dumps(list(core_names)).encode("utf-8")
-    header = HEADER.pack(MAGIC, VERSION, len(names), len(keys), len(rows)) + names
+    header = HEADER.pack(MAGIC, VERSION, len(names), len(keys), len(forms.forms), len(rows)) + names
     header += bytes(aligned(len(header)) - len(header))
     write_whole(path, lambda out: out.write(header + keys.astype("<u4").tobytes() + index.astype("<i4").tobytes()
+                                            + forms.forms.astype("<u4").tobytes() + forms.places.astype("<i4").tobytes()
                                             + rows.astype("<i8").tobytes()))
