@@ -275,7 +275,8 @@ class CortexM7Timing:
 
     def _issued(self, ident: int) -> "_Insn":
         """The _Insn of `ident` as a pipeline keeps those issued in its last cycle: one `renamed`
-        made has none, so it gets what pairing reads of it (PAIRING), from its encoded row."""
+        or `add_idents` made has none, so it gets what pairing reads of it (PAIRING), from its
+        encoded row (which it has: _encodable need not make one)."""
         info = self._by_ident[ident]
         if info is None:
             row = self._encoded[ident]
@@ -283,6 +284,7 @@ class CortexM7Timing:
             info = self._by_ident[ident] = _pairing_insn([int(row[S.C_OCCUPANCY]) if name == "occupancy"
                                                           else bool(flags & _PAIRING_BITS[name]) for name in PAIRING])
             info.ident = ident
+            self._fits[ident] = True
         return info
 
     def begin_run(self) -> None:
@@ -750,7 +752,6 @@ class CortexM7Timing:
         self._ensure_row(ident)
         self._encoded[ident] = row
         self._encoded[ident, at] = filled
-        self._fits[ident] = True
         return ident
 
     def add_idents(self, count: int) -> int:
@@ -760,7 +761,6 @@ class CortexM7Timing:
         if count:
             self._by_ident.extend([None] * count)
             self._ensure_row(first + count - 1)
-            self._fits.update(dict.fromkeys(range(first, first + count), True))
         return first
 
     def _ensure_row(self, ident: int) -> None:
