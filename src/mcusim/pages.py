@@ -1,5 +1,5 @@
 """Zeroed NumPy arrays the kernel maps in small pages, for the large buffers a run touches sparsely
-(the native state buffer, the Cortex-M7 model's encoded rows).
+(the native state buffer, the Cortex-M7 model's encoded rows, the boards' RAM).
 
 NumPy advises transparent huge pages for every array of 4 MB or more. The first write into each
 2 MB of such an array then zeroes a whole huge page, and where the kernel compacts memory to find

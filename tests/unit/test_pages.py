@@ -41,3 +41,21 @@ def test_the_run_buffers_are_advised_against_huge_pages():
         flags = _vm_flags(array.ctypes.data)
         assert "nh" in flags and "rw-p" in flags  # (MADV_NOHUGEPAGE; private, as NumPy's memory)
     assert "nh" not in _vm_flags(np.zeros(1 << 20, np.int64).ctypes.data)  # (NumPy's own, for contrast)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="VmFlags are Linux's")
+def test_the_boards_ram_is_advised_against_huge_pages_and_starts_zero():
+    """The MPS2 boards' 4 and 16 MB banks: NumPy would advise huge pages for them, and the first
+    touch of each (the image load, the stack) stalled a start by up to 0.1 s."""
+    from unicorn import UC_ARCH_ARM, UC_MODE_MCLASS, UC_MODE_THUMB, Uc
+
+    from mcusim.config import load_board
+    from mcusim.machine.memory import MemoryMap
+
+    board = load_board("mps2-an386")
+    memory = MemoryMap(Uc(UC_ARCH_ARM, UC_MODE_THUMB | UC_MODE_MCLASS), board)
+    banks = {board.storage_region(r).name for r in board.memory if board.storage_region(r).kind == "ram"}
+    large = [memory.buffers[name] for name in banks if len(memory.buffers[name]) >= 4 << 20]
+    assert large, "the MPS2 board has banks of 4 MB and more"
+    for buffer in large:
+        assert "nh" in _vm_flags(buffer.ctypes.data) and not buffer[:: 1 << 16].any()

@@ -8,6 +8,7 @@ import numpy as np
 from unicorn import UC_ERR_OK, UC_PROT_ALL, UC_PROT_EXEC, UC_PROT_READ, UC_PROT_WRITE, UcError
 from unicorn.unicorn_py3.unicorn import uclib
 
+from .. import pages
 from ..elf import ElfError, ElfImage
 
 
@@ -42,9 +43,10 @@ class MemoryMap:
             storage = board.storage_region(region)
             if storage.name not in self.buffers:
                 # erased flash reads as 0xFF; RAM's zeros come from the OS page by page as the firmware
-                # first touches them (the MPS2 boards' 24 MB were written whole at every start)
+                # first touches them (the MPS2 boards' 24 MB were written whole at every start), in
+                # small pages: a huge page's first touch stalled a start by up to 0.1 s (pages.py)
                 self.buffers[storage.name] = np.full(storage.size_bytes, 0xFF, np.uint8) if storage.kind == "flash" \
-                    else np.zeros(storage.size_bytes, np.uint8)
+                    else pages.zeros(storage.size_bytes, np.uint8)
             perms = UC_PROT_READ | UC_PROT_EXEC if storage.kind == "flash" else UC_PROT_ALL
             at = 0
             for start, end in data_runs.get(storage.name, []):
