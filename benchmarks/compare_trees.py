@@ -6,6 +6,7 @@ alternating so both see the same machine load, and whether they simulated the sa
     python benchmarks/compare_trees.py --base /tmp/base --cycles [--workloads B:ELF,...]
     python benchmarks/compare_trees.py --base /tmp/base --decode [--prepared] [--repeat 5] [--workloads B:ELF,...]
     python benchmarks/compare_trees.py --base /tmp/base --start [--repeat 9] [--workloads B:ELF,...]
+    python benchmarks/compare_trees.py --base /tmp/base --build [--repeat 20] [--workloads B:ELF,...]
 
 Each run is a fresh process (`Simulator(elf, board).run()`, the numba cache warmed by a first,
 untimed run of each tree); the table gives the fastest of `--repeat` runs per tree and the
@@ -21,7 +22,10 @@ With --prepared each run starts from a copy of a decode store its tree's `mcusim
 encodings), as a first run of new firmware after scripts/setup.sh does. With --start each run is
 a fresh `mcusim run ELF --board B --max-cycles 1` process (imports, the simulator, its first
 block: benchmarks/speed.py's warm start, the caches filled by a first untimed run of each tree),
-and the table gives its wall time, the median and range of `--repeat`.
+and the table gives its wall time, the median and range of `--repeat`. With --build one process
+per tree builds a Simulator and runs it `--repeat` times one after another (as a sweep, or a
+profiler using mcusim as its backend, does), and the table gives the seconds each build took
+(`Simulator(elf, board)`), the median and the largest, the first left out (it loads the code).
 """
 from __future__ import annotations
 
@@ -149,6 +153,29 @@ def compare_start(trees: dict[str, Path], workloads: list[str], repeat: int) -> 
               flush=True)
 
 
+BUILD = ("import sys, time; sys.path.insert(0, sys.argv[1] + '/src'); from mcusim.api import Simulator\n"
+         "for _ in range(int(sys.argv[4])):\n t = time.perf_counter(); s = Simulator(sys.argv[2], sys.argv[3])\n"
+         " print(time.perf_counter() - t); s.run()")
+
+
+def compare_build(trees: dict[str, Path], workloads: list[str], repeat: int) -> None:
+    print("| board | program | base s, median (largest) | new | new / base, medians |")
+    print("|---|---|---|---|---|")
+    for workload in workloads:
+        board, program = workload.split(":")
+        elf = ROOT / "firmware" / "build" / board / f"{program}.elf"
+        found = {}
+        for name, tree in trees.items():
+            done = subprocess.run([sys.executable, "-c", BUILD, str(tree), str(elf), board, str(repeat + 1)],
+                                  capture_output=True, text=True)
+            if done.returncode != 0:
+                sys.exit(f"{tree}: {board} {elf.name} failed:\n{done.stderr[-2000:]}")
+            found[name] = [float(line) for line in done.stdout.split()[1:]]
+        base, new = (statistics.median(found[name]) for name in trees)
+        base_most, new_most = (f"({max(found[name]):.4f})" for name in trees)
+        print(f"| {board} | {program} | {base:.4f} {base_most} | {new:.4f} {new_most} | {new / base:.2f} |", flush=True)
+
+
 def compare_cycles(trees: dict[str, Path], workloads: list[str]) -> None:
     print("| board | program | base cycles | new cycles | new - base | (new - base) / base | base data wait "
           "| new data wait |")
@@ -175,8 +202,13 @@ def main() -> None:
                              "(copied afresh for every run), not none")
     parser.add_argument("--start", action="store_true",
                         help="compare the wall time of fresh `mcusim run --max-cycles 1` processes (warm start)")
+    parser.add_argument("--build", action="store_true",
+                        help="compare the seconds of building a Simulator again and again in one process")
     args = parser.parse_args()
     trees = {"base": args.base.resolve(), "new": args.new.resolve()}
+    if args.build:
+        compare_build(trees, args.workloads.split(","), args.repeat)
+        return
     if args.start:
         compare_start(trees, args.workloads.split(","), args.repeat)
         return
