@@ -25,7 +25,8 @@ block: benchmarks/speed.py's warm start, the caches filled by a first untimed ru
 and the table gives its wall time, the median and range of `--repeat`. With --build one process
 per tree builds a Simulator and runs it `--repeat` times one after another (as a sweep, or a
 profiler using mcusim as its backend, does), and the table gives the seconds each build took
-(`Simulator(elf, board)`), the median and the largest, the first left out (it loads the code).
+(`Simulator(elf, board)`), the median and the largest, the first left out (it loads the code);
+the two processes run one after the other, not alternating, so run it twice.
 """
 from __future__ import annotations
 

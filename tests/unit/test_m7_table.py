@@ -152,7 +152,8 @@ DAMAGES = ["not a table", "cut short", "another version", "encodings out of orde
            "a pair out of range", "a register beyond the names", "a read count beyond those kept",
            "a field past its count", "a literal kept", "a row of another size", "a flag beyond the schedule's",
            "a name that is no register", "a name twice", "a register numbered beyond the schedule's",
-           "forms out of order", "a form's pair out of range"]
+           "forms out of order", "a form's pair out of range", "a 16-bit size that wraps in a byte",
+           "a form's pair of the other size"]
 
 
 def _first_read(compact: np.ndarray) -> int:
@@ -169,6 +170,9 @@ def test_a_damaged_or_foreign_file_is_ignored(table, tmp_path, damage, monkeypat
         forms.forms[[0, 1]] = forms.forms[[1, 0]]
     elif damage == "a form's pair out of range":
         forms.places[3] = len(pairs)
+    elif damage == "a form's pair of the other size":  # (the walk would take a 16-bit size for a 32-bit form)
+        wide = int(np.flatnonzero(forms.forms & 0xFFFF >= m7_table.HALFWORDS)[0])
+        forms.places[wide] = int(np.flatnonzero(descriptors[pairs[:, 0], R.D_SIZE] == 2)[0])
     if damage == "encodings out of order":
         keys[[0, 1]] = keys[[1, 0]]
     elif damage == "a 16-bit encoding and a halfword":
@@ -186,6 +190,8 @@ def test_a_damaged_or_foreign_file_is_ignored(table, tmp_path, damage, monkeypat
         descriptors[0, R.D_LITERAL] = 0x1234
     elif damage == "a row of another size":
         descriptors[:, R.D_SIZE] = 6 - descriptors[:, R.D_SIZE]
+    elif damage == "a 16-bit size that wraps in a byte":
+        descriptors[descriptors[:, R.D_SIZE] == 2, R.D_SIZE] = 258
     elif damage == "a flag beyond the schedule's":
         compact[0, S.C_FLAGS] = m7_table.FLAG_BITS
     elif damage == "a name that is no register":

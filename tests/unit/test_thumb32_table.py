@@ -73,7 +73,7 @@ def test_a_later_prepare_keeps_what_the_table_held(table, tmp_path, new_process,
 
 DAMAGES = ["not a table", "cut short", "another version", "other register names", "encodings out of order",
            "a 16-bit encoding", "a place out of range", "a row of another size", "an FP register bit",
-           "forms out of order", "a form's place out of range"]
+           "forms out of order", "a form's place out of range", "a 16-bit form"]
 
 
 @pytest.mark.parametrize("damage", DAMAGES)
@@ -98,6 +98,8 @@ def test_a_damaged_or_foreign_file_is_ignored(table, tmp_path, damage, new_proce
         forms.forms[[0, 1]] = forms.forms[[1, 0]]
     elif damage == "a form's place out of range":
         forms.places[3] = len(distinct)
+    elif damage == "a 16-bit form":  # (LDR literal T1's: its row would be a 32-bit one's)
+        forms.forms[0] = 0x4800
     write_table(path, keys, index, distinct, names, forms)
     damage_bytes(path, damage, thumb32_table.VERSION)
     assert read_table(path, m4_descriptors.CORE_NAMES) is None

@@ -44,7 +44,7 @@ class MemoryMap:
             if storage.name not in self.buffers:
                 # erased flash reads as 0xFF; RAM's zeros come from the OS page by page as the firmware
                 # first touches them (the MPS2 boards' 24 MB were written whole at every start), in
-                # small pages: a huge page's first touch stalled a start by up to 0.1 s (pages.py)
+                # small pages, whose first touches do not stall as a huge page's may (pages.py)
                 self.buffers[storage.name] = np.full(storage.size_bytes, 0xFF, np.uint8) if storage.kind == "flash" \
                     else pages.zeros(storage.size_bytes, np.uint8)
             perms = UC_PROT_READ | UC_PROT_EXEC if storage.kind == "flash" else UC_PROT_ALL

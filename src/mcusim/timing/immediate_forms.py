@@ -99,7 +99,7 @@ class FormIndex:
         increasing, or a place not below `limit`."""
         forms, places = np.asarray(forms, np.int64), np.asarray(places, np.int64)
         if len(forms) != len(places) or len(forms) and (
-                np.any(np.diff(forms) <= 0) or forms[0] < 0 or places.min() < 0 or places.max() >= limit):
+                np.any(np.diff(forms) <= 0) or places.min() < 0 or places.max() >= limit):
             return None
         index = cls.__new__(cls)
         index.forms, index.places = forms, places

@@ -165,7 +165,7 @@ class Descriptors:
                 self._table_ident = self.timing.add_idents(len(encoded))
             self._table_base = self._append(len(pairs))
             block = self.table[self._table_base: self.count]
-            np.take(descriptors, pairs[:, 0], axis=0, out=block, mode="clip")  # (no temporary: a megabyte; checked places)
+            np.take(descriptors, pairs[:, 0], axis=0, out=block, mode="clip")  # (no temporary array: places checked)
             block[:, R.D_IDENT] = self._table_ident + pairs[:, 1]
         return self._table_base
 

@@ -42,8 +42,9 @@ from .thumb16_table import HALFWORDS, aligned
 VERSION = 2  # (2: the index by immediate-free form kept)
 FILE_NAME = "m7-encodings.bin"  # beside m7_patterns' file
 MAGIC = b"mcusimE7"
-HEADER = struct.Struct("<8sIIIIIII")  # MAGIC, VERSION, names' JSON size, encodings, pairs, forms, descriptors,
-KEPT_OPERANDS = R.KEPT_OPERANDS       # encoded rows
+# MAGIC, VERSION, names' JSON size, encodings, pairs, forms, descriptors, encoded rows
+HEADER = struct.Struct("<8sIIIIIII")
+KEPT_OPERANDS = R.KEPT_OPERANDS  # reads, and writes, an encoded row in the file may have
 COMPACT = R.COMPACT  # an encoded row in the file: its head, 3 per read, 2 per write (int16)
 MAX_ENTRIES = 1 << 16  # (read no further: not ours)
 MAX_BYTES = (1 << 14) + MAX_ENTRIES * (4 + 4 + 8 + 8 + 8 * R.DESCRIPTOR + 2 * COMPACT)
@@ -137,9 +138,9 @@ def read_table(path: Path, register_number) -> tuple | None:
 def read_arrays(path: Path) -> list | None:
     """write_arrays' arguments back from the file, unchecked but for its header and size (None:
     not such a file): [names, keys, pair_of, pairs, descriptors, encoded rows, the index by form
-    as (forms, places)]. They are views of one writable buffer the file is read into: each
-    megabyte more that a first run touches costs it about a millisecond in page faults (the
-    thirty-sixth pass in docs/performance.md)."""
+    as (forms, places)]. They are views of one writable buffer the file is read into, not copies:
+    a first run pays a page fault for each fresh page it writes (docs/performance.md, "Thirty-sixth
+    pass")."""
     try:
         with open_regular(path) as file:
             data = bytearray(min(os.fstat(file.fileno()).st_size, MAX_BYTES + 1))
@@ -181,11 +182,10 @@ def _parse(path: Path, register_number):
     if not (_in_order(keys, pair_of, len(pair)) and _pairs_fit(pair, len(descriptors), len(compact))
             and _descriptors_fit(descriptors, len(names)) and _encoded_fit(compact, len(names))):
         return None
-    if len(keys) and not np.array_equal(descriptors[:, R.D_SIZE].astype(np.int8)[pair[:, 0]][pair_of],
-                                        encoding_sizes(keys).astype(np.int8)):
+    if not _sizes_fit(keys, pair_of, pair, descriptors):
         return None
     index = FormIndex.kept(forms, places, len(pair))
-    if index is None:
+    if index is None or not _sizes_fit(index.forms, index.places, pair, descriptors):
         return None
     if not np.array_equal(numbers[:-1], np.arange(len(names))):  # (a process that read the table first numbers
         _renumber(compact, numbers)                               # its registers in the file's order)
@@ -209,6 +209,13 @@ def _in_order(keys: np.ndarray, pair_of: np.ndarray, pairs: int) -> bool:
     short = keys < HALFWORDS
     return bool(np.all(keys[1:] > keys[:-1]) and np.all(short | (keys & 0xFFFF >= HALFWORDS))
                 and pair_of.min() >= 0 and pair_of.max() < pairs)
+
+
+def _sizes_fit(numbers: np.ndarray, pair_of: np.ndarray, pair: np.ndarray, descriptors: np.ndarray) -> bool:
+    """Every pair's descriptor of 2 or 4 bytes, and each encoding's (or immediate-free form's)
+    of the size its number says (the native walk takes an instruction's size from it)."""
+    sizes = descriptors[pair[:, 0], R.D_SIZE] if len(pair) else np.zeros(0, np.int64)
+    return bool(np.all((sizes == 2) | (sizes == 4)) and np.array_equal(sizes[pair_of] == 4, numbers & 0xFFFF >= HALFWORDS))
 
 
 def _pairs_fit(pair: np.ndarray, described: int, encoded: int) -> bool:

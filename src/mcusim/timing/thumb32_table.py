@@ -33,8 +33,9 @@ from .thumb16_table import HALFWORDS, aligned, rows_fit
 VERSION = 3  # (2: literal loads kept, their read left to the decoder; 3: the index by immediate-free form kept)
 FILE_NAME = "m4-thumb32.bin"  # beside thumb16_table's file
 MAGIC = b"mcusim32"
-HEADER = struct.Struct("<8sIIIII")  # MAGIC, VERSION, the names' JSON size, encodings, forms, rows; the names,
-MAX_ENCODINGS = 1 << 16  # (read no further: not ours)                 8-aligned
+# MAGIC, VERSION, the names' JSON size, encodings, forms, rows; then the names, 8-aligned
+HEADER = struct.Struct("<8sIIIII")
+MAX_ENCODINGS = 1 << 16  # (read no further: not ours)
 MAX_BYTES = (1 << 12) + MAX_ENCODINGS * (8 + 8 + 8 * R.DESCRIPTOR)
 
 
@@ -67,7 +68,7 @@ def read_table(path: Path, core_names: tuple[str, ...]) -> tuple | None:
     rows = np.frombuffer(data, "<i8", distinct * R.DESCRIPTOR, at + 8 * forms).reshape(distinct, R.DESCRIPTOR)
     if count and (np.any(np.diff(keys.astype(np.int64)) <= 0) or np.any((keys & 0xFFFF) < HALFWORDS)
                   or index.min() < 0 or index.max() >= distinct) or not rows_fit(rows, len(names), size=4) \
-            or by_form is None:
+            or by_form is None or np.any((by_form.forms & 0xFFFF) < HALFWORDS):  # (its rows are 32-bit ones')
         return None
     return keys.astype(np.int64), index.astype(np.int64), rows, by_form
 
