@@ -46,7 +46,8 @@ def test_the_run_buffers_are_advised_against_huge_pages():
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="VmFlags are Linux's")
 def test_the_boards_ram_is_advised_against_huge_pages_and_starts_zero():
     """The MPS2 boards' 4 and 16 MB banks: NumPy would advise huge pages for them, and the first
-    touch of each (the image load, the stack) stalled a start by up to 0.1 s."""
+    touches (the image load, the stack) stalled building a Simulator (docs/performance.md,
+    "Thirty-sixth pass")."""
     from unicorn import UC_ARCH_ARM, UC_MODE_MCLASS, UC_MODE_THUMB, Uc
 
     from mcusim.config import load_board
