@@ -54,6 +54,13 @@ DECODE = ("import sys, time; sys.path.insert(0, sys.argv[1] + '/src'); from mcus
           "print(spent[0] / s.machine.decoder.instructions_decoded * 1e6, r.cycles)")
 
 
+def workload_elfs(workloads: list[str]):
+    """(board, program, its ELF in firmware/build) of each BOARD:PROGRAM workload."""
+    for workload in workloads:
+        board, program = workload.split(":")
+        yield board, program, ROOT / "firmware" / "build" / board / f"{program}.elf"
+
+
 def run(tree: Path, elf: Path, board: str) -> tuple[float, int, int]:
     """(host seconds, cycles, data wait cycles) of one run in a fresh process."""
     done = subprocess.run([sys.executable, "-c", RUN, str(tree), str(elf), board], capture_output=True, text=True)
@@ -98,9 +105,7 @@ def compare_decode(trees: dict[str, Path], workloads: list[str], repeat: int, pr
 def _compare_decode(trees: dict[str, Path], workloads: list[str], repeat: int, stores: dict) -> None:
     print("| board | program | base us/instruction, median (range) | new | new / base | same cycles |")
     print("|---|---|---|---|---|---|")
-    for workload in workloads:
-        board, program = workload.split(":")
-        elf = ROOT / "firmware" / "build" / board / f"{program}.elf"
+    for board, program, elf in workload_elfs(workloads):
         for name, tree in trees.items():
             decode_us(tree, elf, board, stores[name])  # warm the numba cache
         found = {name: [] for name in trees}
@@ -139,9 +144,7 @@ def start_seconds(tree: Path, elf: Path, board: str) -> float:
 def compare_start(trees: dict[str, Path], workloads: list[str], repeat: int) -> None:
     print("| board | program | base s, median (range) | new | new / base |")
     print("|---|---|---|---|---|")
-    for workload in workloads:
-        board, program = workload.split(":")
-        elf = ROOT / "firmware" / "build" / board / f"{program}.elf"
+    for board, program, elf in workload_elfs(workloads):
         for tree in trees.values():
             start_seconds(tree, elf, board)  # fill the caches (numba's, the object store, .pyc files)
         found = {name: [] for name in trees}
@@ -162,9 +165,7 @@ BUILD = ("import sys, time; sys.path.insert(0, sys.argv[1] + '/src'); from mcusi
 def compare_build(trees: dict[str, Path], workloads: list[str], repeat: int) -> None:
     print("| board | program | base s, median (largest) | new | new / base, medians |")
     print("|---|---|---|---|---|")
-    for workload in workloads:
-        board, program = workload.split(":")
-        elf = ROOT / "firmware" / "build" / board / f"{program}.elf"
+    for board, program, elf in workload_elfs(workloads):
         found = {}
         for name, tree in trees.items():
             done = subprocess.run([sys.executable, "-c", BUILD, str(tree), str(elf), board, str(repeat + 1)],
@@ -181,9 +182,7 @@ def compare_cycles(trees: dict[str, Path], workloads: list[str]) -> None:
     print("| board | program | base cycles | new cycles | new - base | (new - base) / base | base data wait "
           "| new data wait |")
     print("|---|---|---|---|---|---|---|---|")
-    for workload in workloads:
-        board, program = workload.split(":")
-        elf = ROOT / "firmware" / "build" / board / f"{program}.elf"
+    for board, program, elf in workload_elfs(workloads):
         (_, base, base_wait), (_, new, new_wait) = (run(tree, elf, board) for tree in trees.values())
         print(f"| {board} | {program} | {base:,} | {new:,} | {new - base:+,} | {(new - base) / base:+.4%} | "
               f"{base_wait:,} | {new_wait:,} |", flush=True)
@@ -221,9 +220,7 @@ def main() -> None:
         return
     print("| board | program | base s | new s | new / base | same cycles |")
     print("|---|---|---|---|---|---|")
-    for workload in args.workloads.split(","):
-        board, program = workload.split(":")
-        elf = ROOT / "firmware" / "build" / board / f"{program}.elf"
+    for board, program, elf in workload_elfs(args.workloads.split(",")):
         for tree in trees.values():
             run(tree, elf, board)  # warm the numba cache
         best = {name: float("inf") for name in trees}
