@@ -87,6 +87,7 @@ class Store:
         self._folders: list[Path] | None = None  # (None: not looked for yet)
         self._engine = None
         self._keep = []  # environments the loaded code refers to
+        self._resolved: set[str] = set()  # symbols LLVM was found to resolve (each looked up once a process)
         self.saved_in: Path | None = None  # where code was last saved
 
     @property
@@ -139,8 +140,11 @@ class Store:
         import llvmlite.binding as ll
 
         engine = self._jit()
-        if any(ll.address_of_symbol(symbol) is None for symbol in entry["undefined"]):
-            return None  # (LLVM would abort the process on a call it cannot resolve)
+        for symbol in entry["undefined"]:  # (a few microseconds a look-up: each searches every loaded library)
+            if symbol not in self._resolved:
+                if ll.address_of_symbol(symbol) is None:
+                    return None  # (LLVM would abort the process on a call it cannot resolve)
+                self._resolved.add(symbol)
         engine.add_object_file(ll.ObjectFileRef.from_data(object_code))
         engine.finalize_object()
         return entry, engine
@@ -171,7 +175,9 @@ class Store:
         return dynfunc.make_function(module, entry["name"], "", address, environment, (engine, environment))
 
     def _jit(self):
-        """The MCJIT engine, with the symbols numba's code calls made known to LLVM first."""
+        """The MCJIT engine, with the symbols numba's code calls made known to LLVM first. It
+        holds no module: an engine is made with one, which the first finalize_object would
+        compile (an empty module, 1.5 ms of LLVM's code generator), and it only loads object code."""
         if self._engine is None:
             import llvmlite.binding as ll
 
@@ -181,7 +187,9 @@ class Store:
                 for name, address in _numba_extension(extension).c_helpers.items():
                     ll.add_symbol(name if name.startswith("_") else prefix + name, address)
             machine = ll.Target.from_default_triple().create_target_machine()
-            self._engine = ll.create_mcjit_compiler(ll.parse_assembly(""), machine)
+            empty = ll.parse_assembly("")
+            self._engine = ll.create_mcjit_compiler(empty, machine)
+            self._engine.remove_module(empty)
         return self._engine
 
 
