@@ -120,16 +120,9 @@ class _Pipeline:
 PAIRING = ("single", "occupancy", "store", "mac", "branch", "fp", "shifter")  # what _pairs reads of the older
 
 
-_EMPTY_PIPELINE: list[np.ndarray] = []  # m7_schedule's empty pipeline, made once
-
-
 def _empty_pipeline() -> np.ndarray:
     """A new m7_schedule array of an empty pipeline (_Pipeline())."""
-    if not _EMPTY_PIPELINE:
-        empty = np.empty(S.PIPELINE, np.int64)
-        S.empty_pipeline(empty)
-        _EMPTY_PIPELINE.append(empty)
-    return _EMPTY_PIPELINE[0].copy()
+    return S.EMPTY_PIPELINE.copy()
 
 
 def _held(pipeline: np.ndarray, after: int) -> zip:

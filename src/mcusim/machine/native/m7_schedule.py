@@ -43,13 +43,25 @@ P_WRITTEN_AT = P_WORD_LOADED + REGISTERS
 PIPELINE = P_WRITTEN_AT + REGISTERS
 
 
-@njit
-def empty_pipeline(p):
-    """Make `p` an empty pipeline (_Pipeline())."""
+def _empty() -> np.ndarray:
+    p = np.empty(PIPELINE, np.int64)
     p[P_CYCLE], p[P_FREE], p[P_ISSUED], p[P_OLDER], p[P_YOUNGER] = 0, 1, 0, -1, -1
     p[P_READY: P_WORD_LOADED] = ABSENT
     p[P_WORD_LOADED: P_WRITTEN_AT] = 0
     p[P_WRITTEN_AT:] = ABSENT
+    p.flags.writeable = False
+    return p
+
+
+# An empty pipeline (_Pipeline()), made in NumPy: Python copies it without loading a native
+# function (a few hundred microseconds a process), and native code copies it (frozen in).
+EMPTY_PIPELINE = _empty()
+
+
+@njit
+def empty_pipeline(p):
+    """Make `p` an empty pipeline (_Pipeline())."""
+    p[:] = EMPTY_PIPELINE
 
 
 @njit
@@ -135,6 +147,21 @@ def issue(encoded, row, p, early_operand, base_update_latency, alu_latency, word
 
 
 @njit
+def fresh_sums(encoded, idents, start, stop, p, early_operand, base_update_latency, alu_latency,
+               word_load_no_bypass):
+    """(cycles, waiting cycles, dual issues) of the instructions `encoded` rows idents[start:
+    stop] scheduled from an empty pipeline (CortexM7Timing._fresh_sums), in `p`."""
+    empty_pipeline(p)
+    cycles = waited = pairs = 0
+    for i in range(start, stop):
+        delta, wait = issue(encoded, idents[i], p, early_operand, base_update_latency, alu_latency, word_load_no_bypass)
+        cycles += delta
+        waited += wait
+        pairs += delta == 0
+    return cycles, waited, pairs
+
+
+@njit
 def start_adjustments(encoded, idents, sequence, adjustments, early_operand, base_update_latency, alu_latency,
                       word_load_no_bypass, start_window):
     """Into `adjustments` (one row (cycles, interlock taken back, dual issues lost) per
@@ -149,14 +176,8 @@ def start_adjustments(encoded, idents, sequence, adjustments, early_operand, bas
             stop += 1
             if stop - start == start_window or stop == count or flags & (BRANCH | STOPS_WINDOW):
                 break
-        empty_pipeline(p)
-        cycles = waited = pairs = 0
-        for i in range(start, stop):
-            delta, wait = issue(encoded, idents[i], p, early_operand, base_update_latency, alu_latency,
-                                word_load_no_bypass)
-            cycles += delta
-            waited += wait
-            pairs += delta == 0
+        cycles, waited, pairs = fresh_sums(encoded, idents, start, stop, p, early_operand, base_update_latency,
+                                           alu_latency, word_load_no_bypass)
         sequence_cycles = sequence_waited = sequence_pairs = 0
         for i in range(start, stop):
             sequence_cycles += sequence[i, 0]
