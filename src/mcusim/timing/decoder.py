@@ -15,7 +15,7 @@ from ..machine.native import (CALL_FLAG, F_CLASS_A, F_CLASS_B, F_CLASS_C, F_COUN
                               KIND_SELF_LOOP, KIND_START, LANE, MAX_WINDOWS, SP_SELECT, resum_window)
 from ..machine.native.jit import SameKinds
 from ..machine.native.m4_rows import m4_rows
-from ..machine.native.m7_rows import m7_rows
+from ..machine.native.m7_rows import NO_START, NOT_NATIVE, m7_rows, start_prefix as native_start_prefix
 from ..machine.native.table_walk import UNRESOLVED, table_walk
 from ..machine.registers import UNICORN_REGISTERS
 from . import m4_descriptors, m7_descriptors, m7_patterns
@@ -29,7 +29,8 @@ from .lazy_capstone import arm as cs_arm, package_disassembler, thumb
 from .m4_descriptors import TooManyRegisters
 
 # the native calls made per code range, their arguments of the same kinds every time
-m4_rows, m7_rows, table_walk, resum_window = map(SameKinds, (m4_rows, m7_rows, table_walk, resum_window))
+m4_rows, m7_rows, table_walk, resum_window, native_start_prefix = map(
+    SameKinds, (m4_rows, m7_rows, table_walk, resum_window, native_start_prefix))
 
 
 CHUNK_CACHE_BYTES = 2048    # blocks decoded at run time (Unicorn's are at most 1 KB) are kept by content ...
@@ -41,6 +42,7 @@ IT_WINDOW = 2 + 4 * 4  # bytes of an IT and the four instructions it can govern 
 PRELOAD_GAP = 256  # preload reads code ranges this close together (a literal pool between) at once ...
 PRELOAD_READ = 1 << 16  # ... up to this many bytes a read
 MAX_FRESH_STARTS = 4096  # start_prefix's schedules kept (a run stopping at more starts them afresh)
+MAX_KEPT_STARTS = 1 << 14  # fresh Cortex-M7 ranges whose idents start_prefix reads (more: kept afresh)
 
 
 class _Before(NamedTuple):
@@ -89,6 +91,9 @@ class Decoder:
         self._keep_states: set[int] = set()     # the boundaries of the run being decoded
         self._redecoded = False  # a decode wrote over decoded rows (block summaries may be stale)
         self._fresh_starts: dict[tuple[int, bytes], tuple] = {}  # start_prefix's schedules, by code
+        self._kept_starts: dict[int, tuple] = {}  # a fresh Cortex-M7 range's start -> (end, code, m7_rows' starts)
+        self._kept_start_list: list[int] = []     # ... their starts, sorted
+        self._prefix_out = np.zeros(4, np.int64)  # (native_start_prefix's)
         self._m4 = m4_descriptors.for_timing(timing, instruction_cycles, _static_row) \
             if memoise and getattr(timing, "pairwise", False) else None  # (rows in native code: _decode_m4)
         if self._m4 is not None:  # (register patterns met by earlier runs of any image; none without a store)
@@ -516,7 +521,7 @@ class Decoder:
         walked = self._walk(descriptors, start, end, code)
         if walked is None:
             return None
-        rows, specials, stop, _ = walked
+        rows, specials, stop, _, _ = walked
         if not rows:
             return _NO_ROWS, stop, specials
         table = np.zeros(((stop - start) >> 1, FIELDS), np.int64)
@@ -534,10 +539,10 @@ class Decoder:
             previous = self._decoded_before(*previous)
         return descriptors.row_of(previous) if previous is not None else -1
 
-    def _walk(self, descriptors, start: int, end: int, code: bytes) -> tuple[list, list, int, list] | None:
+    def _walk(self, descriptors, start: int, end: int, code: bytes) -> tuple[list, list, int, list, list] | None:
         """The descriptor rows of the instructions of [start, end) (m4_descriptors' or
-        m7_descriptors'), the special instructions noted, where the last ends and each
-        instruction's offset. Outside an IT block, the encodings the tables `mcusim prepare` keeps
+        m7_descriptors'), the special instructions noted, where the last ends, each
+        instruction's offset and the offsets of those read in an IT block. Outside an IT block, the encodings the tables `mcusim prepare` keeps
         hold are found natively up to the next IT (machine/native/table_walk.py), the rest as
         follows. Each encoding is looked up by its bytes and IT
         context (`descriptors.by_key`). A new 16-bit encoding outside an IT block is looked up in
@@ -597,6 +602,7 @@ class Decoder:
             at = np.zeros(3, np.int64)
         context, it_left = None, 0  # (the IT's halfword, this instruction's position after it); left
         offsets = []  # each row's instruction's offset
+        in_it = []  # the offsets of those in an IT block
         size = len(code)
         limit = min(end - start, size - 1)  # (a halfword at least left)
         offset = 0
@@ -629,6 +635,8 @@ class Decoder:
                 context = None
             rows.append(None)
             offsets.append(offset)
+            if context is not None:
+                in_it.append(offset)
             kind = find(len(rows) - 1, offset, length, halfword, context)
             if kind is None:
                 return None
@@ -644,7 +652,7 @@ class Decoder:
             offset += length
         if pending and not self._describe_pending(descriptors, pending, rows, specials, start):
             return None
-        return rows, specials, start + offset, offsets
+        return rows, specials, start + offset, offsets, in_it
 
     def _describe_pending(self, descriptors, pending: dict, rows: list, specials: list, start: int) -> bool:
         """Describe _walk's new encodings outside an IT block from one capstone pass over
@@ -694,12 +702,16 @@ class Decoder:
         walked = self._walk(descriptors, start, end, code)
         if walked is None:
             return None
-        rows, specials, stop, offsets = walked
+        rows, specials, stop, offsets, in_it = walked
         if not rows:
             return _NO_ROWS, stop, specials
         table = np.zeros(((stop - start) >> 1, FIELDS), np.int64)
+        starts = np.full(len(table), NO_START, np.int32)
         m7_rows(descriptors.table, timing.encoded, np.array(rows, np.int64), pipeline, descriptors.constants, table,
-                *descriptors.table_rows())
+                starts, *descriptors.table_rows())
+        if in_it:  # (read without their IT from a block start there, as _fresh_schedule reads them)
+            starts[np.array(in_it) >> 1] = NOT_NATIVE
+        self._keep_starts(start, stop, code, starts)
         last = next((offsets[at] for at in range(len(rows) - 1, -1, -1) if rows[at] >= 0), None)  # (not UNDECODABLE_*)
         if last is not None:
             timing.take_pipeline(pipeline, start + last)
@@ -742,14 +754,17 @@ class Decoder:
         """Of a dual-issue core's block-start correction at `block`, the part that belongs to the
         instructions before `pc`: (cycles, interlock taken back, dual issues lost). The schedule
         from an empty pipeline is kept by the code's bytes (a mid-block stop, an interrupt or a
-        peripheral access, often comes back to the same instruction)."""
+        peripheral access, often comes back to the same instruction). It is made natively from
+        the idents of the range's fresh decode where this process decoded it (_native_prefix: the
+        Python schedule of a few instructions, which capstone's detail and the model describe
+        first, cost 0.2 to 1 ms a stop), else in Python."""
         if not hasattr(self.timing, "fresh_schedule") or pc <= block:
             return 0, 0, 0
         code = self._read(block, pc - block + 2)
         key = (block, code)
         fresh = self._fresh_starts.get(key)
         if fresh is None:
-            fresh = self._fresh_schedule(block, pc, code)
+            fresh = self._native_prefix(block, pc, code) or self._fresh_schedule(block, pc, code)
             if len(self._fresh_starts) >= MAX_FRESH_STARTS:
                 self._fresh_starts.clear()
             self._fresh_starts[key] = fresh
@@ -761,6 +776,36 @@ class Decoder:
         in_sequence_pairs = sums[F_COUNTS] >> (2 * LANE)
         return (fresh_cycles - sums[F_CYCLES], max(0, in_sequence_interlock - fresh_waited),
                 in_sequence_pairs - fresh_pairs)
+
+    def _keep_starts(self, start: int, stop: int, code: bytes, starts: np.ndarray) -> None:
+        """Keep the idents of a Cortex-M7 range [start, stop) decoded afresh from `code` (m7_rows'
+        `starts`), from which _native_prefix schedules a block start in it."""
+        if start not in self._kept_starts:
+            if len(self._kept_starts) >= MAX_KEPT_STARTS:
+                self._kept_starts.clear()
+                self._kept_start_list.clear()
+            bisect.insort(self._kept_start_list, start)
+        self._kept_starts[start] = stop, code, starts
+
+    def _native_prefix(self, block: int, pc: int, code: bytes) -> tuple[int, int, int, int] | None:
+        """_fresh_schedule's result made natively from the idents kept of the range decoded
+        afresh that [block, pc) lies in, with the bytes `code` (native_start_prefix); None where
+        none was kept (the rows were copied), the bytes differ, or an instruction there is one
+        whose schedule Python makes (then _fresh_schedule does)."""
+        at = bisect.bisect_right(self._kept_start_list, block) - 1
+        if at < 0:
+            return None
+        start = self._kept_start_list[at]
+        stop, decoded, starts = self._kept_starts[start]
+        length = min(stop, pc + 2) - block
+        if pc > stop or decoded[block - start: block - start + length] != code[:length]:
+            return None
+        out = self._prefix_out
+        if not native_start_prefix(self.timing.encoded, starts, (block - start) >> 1, (pc - start) >> 1,
+                                   self._m7.constants, out):
+            return None
+        end, cycles, waited, pairs = out.tolist()
+        return start + 2 * end, cycles, waited, pairs
 
     def _fresh_schedule(self, block: int, pc: int, code: bytes) -> tuple[int, int, int, int]:
         """start_prefix's schedule of the instructions from `block` to `pc` (`code`, its bytes),
@@ -855,6 +900,8 @@ class Decoder:
         self._pieces.clear()
         self._piece_starts.clear()
         self._states.clear()
+        self._kept_starts.clear()
+        self._kept_start_list.clear()
 
 
 def _last_start(start: int, length: int, rows: np.ndarray) -> int:

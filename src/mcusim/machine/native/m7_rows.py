@@ -3,6 +3,8 @@ sequence after the pipeline the range starts in (m7_schedule.issue, as CortexM7T
 does), its row made from its descriptor (timing/m7_descriptors.py: the static row and what the
 cost adds to it) and the schedule, and every block-start correction (m7_schedule.start_adjustments).
 Python then describes each encoding once (renamed, or from capstone's detail), and schedules nothing.
+start_prefix schedules a block's first instructions up to a mid-block stop from the idents
+m7_rows kept of the range (Decoder.start_prefix).
 """
 from __future__ import annotations
 
@@ -12,7 +14,8 @@ from .encoding import KIND_CONTINUATION, KIND_SELF_LOOP, KIND_START, LANE
 from .jit import njit
 from .layout import (F_COUNTS, F_CYCLES, F_INSTRUCTIONS, F_LITERAL, F_REFILL, F_STALLS, F_START_ADJUST,
                      F_START_FLAGS, FIELDS, KIND)
-from .m7_schedule import ABSENT, C_OCCUPANCY, C_READ, C_WRITE, P_CYCLE, P_WRITTEN_AT, issue, start_adjustments
+from .m7_schedule import (ABSENT, C_OCCUPANCY, C_READ, C_WRITE, P_CYCLE, P_WRITTEN_AT, PIPELINE, fresh_sums, issue,
+                          start_adjustments)
 
 # A descriptor's fields (one int64 row per encoding described: a shape, or a renamed encoding, and
 # each literal read and branch to itself of one).
@@ -27,6 +30,9 @@ D_SELF_LOOP = 7  # a B to itself
 D_STATIC = 8     # .. D_STATIC + FIELDS: the static row (decoder._static_row)
 DESCRIPTOR = D_STATIC + FIELDS
 UNDECODABLE_2, UNDECODABLE_4 = -1, -2  # an instruction capstone cannot decode, of 2 or 4 bytes
+# m7_rows' `starts`, one per halfword: the ident of the instruction starting there, or one of these
+NO_START = -1   # no instruction starts here (a 32-bit one's second halfword)
+NOT_NATIVE = -2  # one whose block-start schedule Python makes (undecodable, or read in an IT block)
 
 # The timing table's values the rows read (CortexM7Timing.constants gives them in this order).
 K_EARLY_OPERAND, K_BASE_UPDATE_LATENCY, K_ALU_LATENCY, K_WORD_LOAD_NO_BYPASS, K_START_WINDOW = range(5)
@@ -53,11 +59,12 @@ def expand_row(encoded, ident, compact, place):
 
 
 @njit
-def m7_rows(descriptors, encoded, instructions, pipeline, constants, rows, compact, first_compact):
+def m7_rows(descriptors, encoded, instructions, pipeline, constants, rows, starts, compact, first_compact):
     """Fill `rows` (zeros, one per halfword, FIELDS each) with the decode rows of a range whose
     instructions are the descriptors at `instructions` (or UNDECODABLE_2/_4), scheduled after
     `pipeline` (m7_schedule's array, left as the last one leaves it), as Decoder._decode_fresh
-    and CortexM7Timing make them. The idents from `first_compact` on are m7_table's `compact`
+    and CortexM7Timing make them, and `starts` (NO_START, one per halfword) with each
+    instruction's ident (NOT_NATIVE where undecodable), for start_prefix. The idents from `first_compact` on are m7_table's `compact`
     rows in order, each made an encoded row as an instruction first uses it (until then its
     row is zeros: an occupancy of 0, which no encoded row has): most of the table goes unused
     by a run, and expanding it whole cost a process 2 to 20 ms of memory writes."""
@@ -75,6 +82,7 @@ def m7_rows(descriptors, encoded, instructions, pipeline, constants, rows, compa
             rows[at, KIND] = KIND_START
             rows[at, F_CYCLES] = constants[K_INSTRUCTION_CYCLES]
             rows[at, F_INSTRUCTIONS] = 1
+            starts[at] = NOT_NATIVE
             size = 4 if d == UNDECODABLE_4 else 2
         else:
             ident = descriptors[d, D_IDENT]
@@ -104,6 +112,7 @@ def m7_rows(descriptors, encoded, instructions, pipeline, constants, rows, compa
             if descriptors[d, D_SELF_LOOP] != 0:
                 rows[at, KIND] = KIND_SELF_LOOP
             idents[run], sequence[run, 0], sequence[run, 1], places[run] = ident, delta, waited, at
+            starts[at] = ident
             run += 1
             size = descriptors[d, D_SIZE]
         at += 1
@@ -116,3 +125,33 @@ def m7_rows(descriptors, encoded, instructions, pipeline, constants, rows, compa
     for j in range(run):
         rows[places[j], F_START_ADJUST] = adjustments[j, 0]
         rows[places[j], F_START_FLAGS] = adjustments[j, 1] | 1 << 6 | (adjustments[j, 2] + 8) << 7
+
+
+@njit
+def start_prefix(encoded, starts, first, stop, constants, out):
+    """Decoder.start_prefix's schedule, natively: the instructions that start at halfwords
+    [first, stop) of a range m7_rows decoded (`starts`, its idents), up to the start window,
+    scheduled from an empty pipeline, as CortexM7Timing.fresh_schedule schedules them. Into
+    `out`: the halfword after the last, their cycles, waiting cycles and dual issues. False
+    (nothing written) where `first` starts no instruction or one is NOT_NATIVE."""
+    size = starts.shape[0]
+    if first >= size or starts[first] < 0:
+        return False
+    idents = np.empty(constants[K_START_WINDOW], np.int64)
+    count = 0
+    at = first
+    while at < stop and count < idents.shape[0]:
+        ident = starts[at]
+        if ident == NOT_NATIVE:
+            return False
+        idents[count] = ident
+        count += 1
+        at += 1
+        if at < size and starts[at] == NO_START:
+            at += 1
+    p = np.empty(PIPELINE, np.int64)
+    cycles, waited, pairs = fresh_sums(encoded, idents, 0, count, p, constants[K_EARLY_OPERAND],
+                                       constants[K_BASE_UPDATE_LATENCY], constants[K_ALU_LATENCY],
+                                       constants[K_WORD_LOAD_NO_BYPASS])
+    out[0], out[1], out[2], out[3] = at, cycles, waited, pairs
+    return True
