@@ -14,8 +14,9 @@ ratio new / base. The default workloads are the kit's speed programs (firmware/b
 With --cycles each tree runs each workload once and the table compares what they simulated
 (cycles, data wait cycles), to measure what a change of the timing model changes. With --decode
 each run decodes its code the first time (the decode store off, `MCUSIM_DECODE_CACHE=off`), and
-the table gives host microseconds per instruction decoded (time in Decoder.decode_block over the
-instructions it decoded), the median and range of `--repeat` fresh processes per tree: decoding
+the table gives host microseconds per instruction decoded (time in Decoder.decode_block and
+Decoder.start_prefix, a dual-issue core's schedule of a block's start at a mid-block stop, which
+where_time_goes.py and speed.py count as decoding too, over the instructions decoded), the median and range of `--repeat` fresh processes per tree: decoding
 new code is first-run work, so it is measured in first runs ("same cycles": every run of both).
 With --prepared each run starts from a copy of a decode store its tree's `mcusim prepare` filled
 (the bundled examples' register patterns and, where a tree makes one, the table of 16-bit
@@ -47,10 +48,11 @@ RUN = ("import sys, time; sys.path.insert(0, sys.argv[1] + '/src'); from mcusim.
        "s = Simulator(sys.argv[2], sys.argv[3]); t = time.perf_counter(); r = s.run(); "
        "print(time.perf_counter() - t, r.cycles, r.stalls['data_wait'], r.exit_code)")
 DECODE = ("import sys, time; sys.path.insert(0, sys.argv[1] + '/src'); from mcusim.api import Simulator; "
-          "from mcusim.timing.decoder import Decoder; spent = [0.0]; decode = Decoder.decode_block\n"
-          "def timed(*args):\n t = time.perf_counter()\n try: return decode(*args)\n"
-          " finally: spent[0] += time.perf_counter() - t\n"
-          "Decoder.decode_block = timed; s = Simulator(sys.argv[2], sys.argv[3]); r = s.run(); "
+          "from mcusim.timing.decoder import Decoder; spent = [0.0]\n"
+          "def timed(method):\n def run(*args):\n  t = time.perf_counter()\n  try: return method(*args)\n"
+          "  finally: spent[0] += time.perf_counter() - t\n return run\n"
+          "Decoder.decode_block, Decoder.start_prefix = timed(Decoder.decode_block), timed(Decoder.start_prefix)\n"
+          "s = Simulator(sys.argv[2], sys.argv[3]); r = s.run(); "
           "print(spent[0] / s.machine.decoder.instructions_decoded * 1e6, r.cycles)")
 
 
