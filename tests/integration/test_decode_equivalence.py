@@ -15,6 +15,7 @@ import pytest
 from mcusim.api import Simulator
 from mcusim.config.loader import core_timing_table
 from mcusim.machine import native as N
+from mcusim.machine.native.m7_rows import NOT_NATIVE
 from mcusim.timing.cortex_m4 import CortexM4Timing
 from mcusim.timing.cortex_m7 import CortexM7Timing
 from mcusim.timing.decoder import Decoder
@@ -294,3 +295,53 @@ def test_a_start_prefix_is_scheduled_once_per_code(firmware_build, monkeypatch):
     nops = b"\x00\xbf" * ((pc - block) // 2 + 1)
     monkeypatch.setattr(decoder, "_read", lambda address, size: nops[:size])
     assert decoder.start_prefix(block, pc) != first and len(made) == 1
+
+
+def _instruction_starts(machine, start: int, end: int) -> list[int]:
+    found, address = [], start
+    while address < end:
+        found.append(address)
+        address += thumb_length(int.from_bytes(machine.read_memory(address, 2), "little"))
+    return found
+
+
+@pytest.mark.parametrize("board", ["mcu-d", "mps2-an500"])
+def test_a_start_prefix_is_scheduled_natively_as_python_schedules_it(firmware_build, board, monkeypatch):
+    """A block start at a mid-block stop is scheduled from the idents m7_rows kept of the
+    range it lies in (native_start_prefix) with what Python's schedule of capstone's
+    instructions gives (the plain decoder's), at every kind of instruction (IT blocks, 32-bit
+    encodings, up to and past the start window); Python schedules it only where an
+    instruction there is undecodable or in an IT block whose IT is before the block's start
+    (capstone reads it without its IT from there), and then gives the same as the plain decoder."""
+    elf = firmware_build / board / "odd_shapes-opt.elf"
+    assert elf.exists(), f"{elf} is not built"
+    machine = Simulator(elf, board).machine
+    decoder, reference = machine.decoder, reference_decoder(machine)
+    ranges = list(decoder._ranges)
+    reference.set_code_ranges(ranges)
+    for start, _ in ranges:
+        decoder.decode_block(start, 2)
+        reference.decode_block(start, 2)
+    in_python = []
+    schedule = Decoder._fresh_schedule
+    monkeypatch.setattr(Decoder, "_fresh_schedule",
+                        lambda self, *args: (in_python.append(args[0]) if self is decoder else None,
+                                             schedule(self, *args))[1])
+    rng = random.Random(11)
+    window = decoder.timing.t["start_window"]
+    asked = governed = 0
+    for start, end in ranges:
+        starts = _instruction_starts(machine, start, end)
+        _, _, kept, in_it = decoder._kept_starts[start]  # (every range: each decoded or copied in this process)
+        for at, block in enumerate(starts):
+            later = starts[at + 1: at + 12] + [end]
+            for pc in rng.sample(later, min(3, len(later))):
+                scheduled = [address for address in starts[at:] if address < pc][:window]
+                by_python = any(kept[(address - start) >> 1] == NOT_NATIVE for address in scheduled) or any(
+                    start + it_at < block <= start + offset < pc for offset, it_at in in_it)
+                before = len(in_python)
+                assert decoder.start_prefix(block, pc) == reference.start_prefix(block, pc), (board, block, pc)
+                assert len(in_python) == before + by_python, (board, block, pc)
+                asked += 1
+                governed += any(start + it_at < block <= start + offset < pc for offset, it_at in in_it)
+    assert asked > 10000 and 0 < governed < asked / 10

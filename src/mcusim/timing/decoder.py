@@ -15,7 +15,7 @@ from ..machine.native import (CALL_FLAG, F_CLASS_A, F_CLASS_B, F_CLASS_C, F_COUN
                               KIND_SELF_LOOP, KIND_START, LANE, MAX_WINDOWS, SP_SELECT, resum_window)
 from ..machine.native.jit import SameKinds
 from ..machine.native.m4_rows import m4_rows
-from ..machine.native.m7_rows import NO_START, NOT_NATIVE, m7_rows, start_prefix as native_start_prefix
+from ..machine.native.m7_rows import NO_START, m7_rows, start_prefix as native_start_prefix
 from ..machine.native.table_walk import UNRESOLVED, table_walk
 from ..machine.registers import UNICORN_REGISTERS
 from . import m4_descriptors, m7_descriptors, m7_patterns
@@ -368,7 +368,7 @@ class Decoder:
         cached = self._chunks.get(key) if small and key is not None else None
         if cached is None and store is not None:
             found = store.get(key)
-            cached = (*found, None) if found is not None else None
+            cached = (*found, None, None) if found is not None else None
         if cached is None:
             if store is not None and self.timing is not None and not fresh:
                 previous = _Before(start, before) if self._m4 is not None else self._decoded_before(start, before)
@@ -378,11 +378,15 @@ class Decoder:
                     if len(self._chunks) >= CHUNK_CACHE_ENTRIES:
                         self._chunks.clear()
                     after = self.timing.saved_state() if hasattr(self.timing, "saved_state") else None
-                    self._chunks[key] = (rows, specials, stop - start, after)
+                    kept = self._kept_starts.get(start)  # (the idents this decode kept, if it kept them)
+                    kept = kept[1:] if kept is not None and kept[1] is code else None
+                    self._chunks[key] = (rows, specials, stop - start, after, kept)
                 if store is not None:
                     store.put(key, rows, specials, stop - start)
         else:
-            rows, specials, length, after = cached
+            rows, specials, length, after, kept = cached
+            if kept is not None:
+                self._keep_starts(start, start + length, *kept)
             written = self.instructions_decoded
             dirty = self._write_rows(start, rows)
             self.instructions_copied += self.instructions_decoded - written
@@ -542,7 +546,7 @@ class Decoder:
     def _walk(self, descriptors, start: int, end: int, code: bytes) -> tuple[list, list, int, list, list] | None:
         """The descriptor rows of the instructions of [start, end) (m4_descriptors' or
         m7_descriptors'), the special instructions noted, where the last ends, each
-        instruction's offset and the offsets of those read in an IT block. Outside an IT block, the encodings the tables `mcusim prepare` keeps
+        instruction's offset and, of each read in an IT block, its offset and its IT's. Outside an IT block, the encodings the tables `mcusim prepare` keeps
         hold are found natively up to the next IT (machine/native/table_walk.py), the rest as
         follows. Each encoding is looked up by its bytes and IT
         context (`descriptors.by_key`). A new 16-bit encoding outside an IT block is looked up in
@@ -602,7 +606,7 @@ class Decoder:
             at = np.zeros(3, np.int64)
         context, it_left = None, 0  # (the IT's halfword, this instruction's position after it); left
         offsets = []  # each row's instruction's offset
-        in_it = []  # the offsets of those in an IT block
+        in_it = []  # (offset, its IT's offset) of those in an IT block
         size = len(code)
         limit = min(end - start, size - 1)  # (a halfword at least left)
         offset = 0
@@ -636,7 +640,7 @@ class Decoder:
             rows.append(None)
             offsets.append(offset)
             if context is not None:
-                in_it.append(offset)
+                in_it.append((offset, it_at))
             kind = find(len(rows) - 1, offset, length, halfword, context)
             if kind is None:
                 return None
@@ -709,9 +713,7 @@ class Decoder:
         starts = np.full(len(table), NO_START, np.int32)
         m7_rows(descriptors.table, timing.encoded, np.array(rows, np.int64), pipeline, descriptors.constants, table,
                 starts, *descriptors.table_rows())
-        if in_it:  # (read without their IT from a block start there, as _fresh_schedule reads them)
-            starts[np.array(in_it) >> 1] = NOT_NATIVE
-        self._keep_starts(start, stop, code, starts)
+        self._keep_starts(start, stop, code, starts, in_it)
         last = next((offsets[at] for at in range(len(rows) - 1, -1, -1) if rows[at] >= 0), None)  # (not UNDECODABLE_*)
         if last is not None:
             timing.take_pipeline(pipeline, start + last)
@@ -777,28 +779,33 @@ class Decoder:
         return (fresh_cycles - sums[F_CYCLES], max(0, in_sequence_interlock - fresh_waited),
                 in_sequence_pairs - fresh_pairs)
 
-    def _keep_starts(self, start: int, stop: int, code: bytes, starts: np.ndarray) -> None:
+    def _keep_starts(self, start: int, stop: int, code: bytes, starts: np.ndarray, in_it: list) -> None:
         """Keep the idents of a Cortex-M7 range [start, stop) decoded afresh from `code` (m7_rows'
-        `starts`), from which _native_prefix schedules a block start in it."""
+        `starts`) and its instructions read in an IT block (_walk's), from which _native_prefix
+        schedules a block start in it."""
         if start not in self._kept_starts:
             if len(self._kept_starts) >= MAX_KEPT_STARTS:
                 self._kept_starts.clear()
                 self._kept_start_list.clear()
             bisect.insort(self._kept_start_list, start)
-        self._kept_starts[start] = stop, code, starts
+        self._kept_starts[start] = stop, code, starts, in_it
 
     def _native_prefix(self, block: int, pc: int, code: bytes) -> tuple[int, int, int, int] | None:
         """_fresh_schedule's result made natively from the idents kept of the range decoded
         afresh that [block, pc) lies in, with the bytes `code` (native_start_prefix); None where
-        none was kept (the rows were copied), the bytes differ, or an instruction there is one
-        whose schedule Python makes (then _fresh_schedule does)."""
+        none was kept (the rows were copied), the bytes differ, an instruction there is
+        undecodable, or one was read in an IT block whose IT is before `block` (capstone reads it
+        without its IT from there): then _fresh_schedule makes it."""
         at = bisect.bisect_right(self._kept_start_list, block) - 1
         if at < 0:
             return None
         start = self._kept_start_list[at]
-        stop, decoded, starts = self._kept_starts[start]
+        stop, decoded, starts, in_it = self._kept_starts[start]
         length = min(stop, pc + 2) - block
         if pc > stop or decoded[block - start: block - start + length] != code[:length]:
+            return None
+        first = block - start
+        if any(it_at < first <= offset < pc - start for offset, it_at in in_it):
             return None
         out = self._prefix_out
         if not native_start_prefix(self.timing.encoded, starts, (block - start) >> 1, (pc - start) >> 1,

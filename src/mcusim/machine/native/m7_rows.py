@@ -32,7 +32,7 @@ DESCRIPTOR = D_STATIC + FIELDS
 UNDECODABLE_2, UNDECODABLE_4 = -1, -2  # an instruction capstone cannot decode, of 2 or 4 bytes
 # m7_rows' `starts`, one per halfword: the ident of the instruction starting there, or one of these
 NO_START = -1   # no instruction starts here (a 32-bit one's second halfword)
-NOT_NATIVE = -2  # one whose block-start schedule Python makes (undecodable, or read in an IT block)
+NOT_NATIVE = -2  # an undecodable one (its block-start schedule is Python's)
 
 # The timing table's values the rows read (CortexM7Timing.constants gives them in this order).
 K_EARLY_OPERAND, K_BASE_UPDATE_LATENCY, K_ALU_LATENCY, K_WORD_LOAD_NO_BYPASS, K_START_WINDOW = range(5)
@@ -133,7 +133,7 @@ def start_prefix(encoded, starts, first, stop, constants, out):
     [first, stop) of a range m7_rows decoded (`starts`, its idents), up to the start window,
     scheduled from an empty pipeline, as CortexM7Timing.fresh_schedule schedules them. Into
     `out`: the halfword after the last, their cycles, waiting cycles and dual issues. False
-    (nothing written) where `first` starts no instruction or one is NOT_NATIVE."""
+    (nothing written) where `first` starts no instruction or one is undecodable."""
     size = starts.shape[0]
     if first >= size or starts[first] < 0:
         return False
