@@ -64,7 +64,12 @@ PARTS = [  # (module, attribute, label), in the order printed
     ("mcusim.timing.cortex_m7.CortexM7Timing", "state_text", "Cortex-M7: pipeline state as text (state_text)"),  # (an older mcusim)
     ("mcusim.timing.decoder", "m7_rows", "Cortex-M7: native rows (m7_rows)"),
     ("mcusim.timing.decoder.Decoder", "_write_rows", "rows written"),
+    ("mcusim.machine.native.object_store.Store", "load",
+     "native code loaded from the object store (Store.load; the Simulator's construction too)"),
     ("mcusim.timing.decoder.Decoder", "decode_block", "decode, in all"),
+    ("mcusim.timing.decoder.Decoder", "_fresh_schedule", "a block start's schedule in Python (_fresh_schedule)"),
+    ("mcusim.timing.decoder.Decoder", "start_prefix",
+     "a dual-issue core's block start at a mid-block stop (start_prefix: not in decode_block)"),
 ]
 
 
