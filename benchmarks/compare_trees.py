@@ -16,8 +16,9 @@ With --cycles each tree runs each workload once and the table compares what they
 each run decodes its code the first time (the decode store off, `MCUSIM_DECODE_CACHE=off`), and
 the table gives host microseconds per instruction decoded (time in Decoder.decode_block and
 Decoder.start_prefix, a dual-issue core's schedule of a block's start at a mid-block stop, which
-where_time_goes.py and speed.py count as decoding too, over the instructions decoded), the median and range of `--repeat` fresh processes per tree: decoding
-new code is first-run work, so it is measured in first runs ("same cycles": every run of both).
+where_time_goes.py and speed.py count as decoding too, over the instructions decoded), the median
+and range of `--repeat` fresh processes per tree: decoding new code is first-run work, so it is
+measured in first runs ("same cycles": every run of both).
 With --prepared each run starts from a copy of a decode store its tree's `mcusim prepare` filled
 (the bundled examples' register patterns and, where a tree makes one, the table of 16-bit
 encodings), as a first run of new firmware after scripts/setup.sh does. With --start each run is
@@ -51,7 +52,8 @@ DECODE = ("import sys, time; sys.path.insert(0, sys.argv[1] + '/src'); from mcus
           "from mcusim.timing.decoder import Decoder; spent = [0.0]\n"
           "def timed(method):\n def run(*args):\n  t = time.perf_counter()\n  try: return method(*args)\n"
           "  finally: spent[0] += time.perf_counter() - t\n return run\n"
-          "Decoder.decode_block, Decoder.start_prefix = timed(Decoder.decode_block), timed(Decoder.start_prefix)\n"
+          "for name in ('decode_block', 'start_prefix'):\n"
+          " if hasattr(Decoder, name): setattr(Decoder, name, timed(getattr(Decoder, name)))\n"
           "s = Simulator(sys.argv[2], sys.argv[3]); r = s.run(); "
           "print(spent[0] / s.machine.decoder.instructions_decoded * 1e6, r.cycles)")
 

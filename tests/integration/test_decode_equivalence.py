@@ -312,11 +312,11 @@ def test_a_start_prefix_is_scheduled_natively_as_python_schedules_it(firmware_bu
     instructions gives (the plain decoder's), at every kind of instruction (IT blocks, 32-bit
     encodings, up to and past the start window); Python schedules it only where an
     instruction there is undecodable or in an IT block whose IT is before the block's start
-    (capstone reads it without its IT from there), or the range's rows were copied from the
-    decode store (whose rows keep no idents), and then gives the same as the plain decoder."""
+    (capstone reads it without its IT from there), and then gives the same as the plain decoder.
+    (tests/unit/test_m7_native_rows.py: a block at any halfword, and code changed since.)"""
     elf = firmware_build / board / "odd_shapes-opt.elf"
     assert elf.exists(), f"{elf} is not built"
-    monkeypatch.setenv("MCUSIM_DECODE_CACHE", "off")  # (every range decoded, or copied from one decoded, here)
+    monkeypatch.setenv("MCUSIM_DECODE_CACHE", "off")  # (rows from the store keep no idents: Python's then)
     machine = Simulator(elf, board).machine
     decoder, reference = machine.decoder, reference_decoder(machine)
     ranges = list(decoder._ranges)
@@ -337,7 +337,7 @@ def test_a_start_prefix_is_scheduled_natively_as_python_schedules_it(firmware_bu
         _, _, kept, in_it = decoder._kept_starts[start]  # (every range: each decoded, or copied from one, here)
         for at, block in enumerate(starts):
             later = starts[at + 1: at + 12] + [end]
-            for pc in rng.sample(later, min(3, len(later))):
+            for pc in rng.sample(later, 1):
                 scheduled = [address for address in starts[at:] if address < pc][:window]
                 by_python = any(kept[(address - start) >> 1] == NOT_NATIVE for address in scheduled) or any(
                     start + it_at < block <= start + offset < pc for offset, it_at in in_it)
@@ -346,4 +346,4 @@ def test_a_start_prefix_is_scheduled_natively_as_python_schedules_it(firmware_bu
                 assert len(in_python) == before + by_python, (board, block, pc)
                 asked += 1
                 governed += any(start + it_at < block <= start + offset < pc for offset, it_at in in_it)
-    assert asked > 10000 and 0 < governed < asked / 10
+    assert asked > 5000 and 0 < governed < asked / 10

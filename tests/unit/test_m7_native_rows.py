@@ -167,3 +167,42 @@ def test_ranges_the_native_rows_cannot_take_are_scheduled_in_python_and_the_pipe
             start = cut
     assert np.array_equal(rows(fast), rows(plain))
     assert 0 < len(calls) < len(cuts), "some ranges natively, some in Python"
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_block_start_is_scheduled_natively_as_the_python_model_at_any_halfword(seed, monkeypatch):
+    """Decoder.start_prefix (a block entered, or stopped in, between `block` and `pc`) from the
+    idents m7_rows kept (native_start_prefix) gives the Python model's schedule of capstone's
+    instructions from `block`, for `block` and `pc` at any halfword: a 32-bit instruction's second
+    halfword, in an IT block, past the start window, past the range decoded, and after the code's
+    bytes changed (the kept idents then unused)."""
+    native = decoder_module.native_start_prefix
+    used = []
+    monkeypatch.setattr(decoder_module, "native_start_prefix", lambda *args: used.append(native(*args)) or used[-1])
+    rng = random.Random(seed)
+    code = bytes.fromhex("".join(rng.choice(KINDS + EXTRA) for _ in range(160)))
+    fast, plain = decoders(code)
+    cuts = sorted(rng.sample(range(2, len(code), 2), 6)) + [len(code)]
+    for decoder in (fast, plain):
+        start = 0
+        for cut in cuts:
+            decoder.decode(BASE + start, BASE + cut)
+            start = cut
+    pairs = [(block, block + rng.randrange(2, 48, 2)) for block in range(BASE, BASE + len(code), 2)]
+    for block, pc in pairs:
+        assert fast.start_prefix(block, pc) == plain.start_prefix(block, pc), (seed, hex(block), hex(pc))
+    assert sum(used) > len(pairs) / 4 and not all(used), (sum(used), len(pairs))  # (a second halfword: Python)
+    changed = bytearray(code)
+    for at in rng.sample(range(0, len(code) - 4, 2), 40):
+        changed[at: at + 2] = bytes.fromhex(rng.choice(KINDS)[:4])
+    changed = bytes(changed)
+
+    def read(address, size):
+        if address < BASE or address - BASE + size > len(changed):
+            raise ValueError("unmapped")
+        return changed[address - BASE: address - BASE + size]
+
+    fast.read_memory = plain.read_memory = read
+    used.clear()
+    for block, pc in pairs:
+        assert fast.start_prefix(block, pc) == plain.start_prefix(block, pc), (seed, hex(block), hex(pc), "changed")

@@ -91,7 +91,9 @@ class Decoder:
         self._keep_states: set[int] = set()     # the boundaries of the run being decoded
         self._redecoded = False  # a decode wrote over decoded rows (block summaries may be stale)
         self._fresh_starts: dict[tuple[int, bytes], tuple] = {}  # start_prefix's schedules, by code
-        self._kept_starts: dict[int, tuple] = {}  # a fresh Cortex-M7 range's start -> (end, code, m7_rows' starts)
+        # a Cortex-M7 range decoded afresh (or copied from the chunk cache) here: its start -> (its
+        # end, its bytes, m7_rows' starts, _walk's IT-block instructions), for _native_prefix
+        self._kept_starts: dict[int, tuple] = {}
         self._kept_start_list: list[int] = []     # ... their starts, sorted
         self._prefix_out = np.zeros(4, np.int64)  # (native_start_prefix's)
         self._m4 = m4_descriptors.for_timing(timing, instruction_cycles, _static_row) \
@@ -545,18 +547,18 @@ class Decoder:
 
     def _walk(self, descriptors, start: int, end: int, code: bytes) -> tuple[list, list, int, list, list] | None:
         """The descriptor rows of the instructions of [start, end) (m4_descriptors' or
-        m7_descriptors'), the special instructions noted, where the last ends, each
-        instruction's offset and, of each read in an IT block, its offset and its IT's. Outside an IT block, the encodings the tables `mcusim prepare` keeps
-        hold are found natively up to the next IT (machine/native/table_walk.py), the rest as
-        follows. Each encoding is looked up by its bytes and IT
-        context (`descriptors.by_key`). A new 16-bit encoding outside an IT block is looked up in
-        the table of them all (thumb16_table), if prepare made one, and a new 32-bit one in the
-        table of those prepare met (thumb32_table; the Cortex-M4's only); the other new encodings
-        outside an IT block are read by capstone's cheap pass together, alone (_describe_pending),
-        and one in an IT block by a pass over that block from its IT on (an IT block's condition
-        shows in its instructions' text). None where an IT sits inside an IT block, which capstone
-        reads its own way, or an encoding cannot be described (TooManyRegisters, or add_new gives
-        None)."""
+        m7_descriptors'), the special instructions noted, where the last ends, each instruction's
+        offset and, of each read in an IT block, its offset and its IT's. Outside an IT block, the
+        encodings the tables `mcusim prepare` keeps hold are found natively up to the next IT
+        (machine/native/table_walk.py), the rest as follows. Each encoding is looked up by its
+        bytes and IT context (`descriptors.by_key`). A new 16-bit encoding outside an IT block is
+        looked up in the table of them all (thumb16_table), if prepare made one, and a new 32-bit
+        one in the table of those prepare met (thumb32_table; the Cortex-M4's only); the other new
+        encodings outside an IT block are read by capstone's cheap pass together, alone
+        (_describe_pending), and one in an IT block by a pass over that block from its IT on (an IT
+        block's condition shows in its instructions' text). None where an IT sits inside an IT
+        block, which capstone reads its own way, or an encoding cannot be described
+        (TooManyRegisters, or add_new gives None)."""
         known, add_new, add_short, add_wide = (descriptors.by_key.get, descriptors.add_new, descriptors.add_short,
                                                descriptors.add_wide)
         rows, specials = [], []
@@ -780,9 +782,10 @@ class Decoder:
                 in_sequence_pairs - fresh_pairs)
 
     def _keep_starts(self, start: int, stop: int, code: bytes, starts: np.ndarray, in_it: list) -> None:
-        """Keep the idents of a Cortex-M7 range [start, stop) decoded afresh from `code` (m7_rows'
-        `starts`) and its instructions read in an IT block (_walk's), from which _native_prefix
-        schedules a block start in it."""
+        """Keep the idents of a Cortex-M7 range [start, stop) of the bytes `code`, decoded afresh
+        in this process (m7_rows' `starts`), and its instructions read in an IT block (_walk's),
+        from which _native_prefix schedules a block start in it. A record checks its own bytes
+        when used, so code changed since, or windows cleared, leave it harmless."""
         if start not in self._kept_starts:
             if len(self._kept_starts) >= MAX_KEPT_STARTS:
                 self._kept_starts.clear()
@@ -791,11 +794,12 @@ class Decoder:
         self._kept_starts[start] = stop, code, starts, in_it
 
     def _native_prefix(self, block: int, pc: int, code: bytes) -> tuple[int, int, int, int] | None:
-        """_fresh_schedule's result made natively from the idents kept of the range decoded
-        afresh that [block, pc) lies in, with the bytes `code` (native_start_prefix); None where
-        none was kept (the rows were copied), the bytes differ, an instruction there is
-        undecodable, or one was read in an IT block whose IT is before `block` (capstone reads it
-        without its IT from there): then _fresh_schedule makes it."""
+        """_fresh_schedule's result made natively (native_start_prefix) from the idents kept of the
+        range with the greatest start at or before `block`, if [block, pc) lies in it with the
+        bytes `code`; None where no such range was kept (its rows came from the decode store, or
+        from Python's schedule), the bytes differ, an instruction there is undecodable, or one was
+        read in an IT block whose IT is before `block` (capstone reads it without its IT from
+        there): then _fresh_schedule makes it."""
         at = bisect.bisect_right(self._kept_start_list, block) - 1
         if at < 0:
             return None
@@ -805,8 +809,10 @@ class Decoder:
         if pc > stop or decoded[block - start: block - start + length] != code[:length]:
             return None
         first = block - start
-        if any(it_at < first <= offset < pc - start for offset, it_at in in_it):
-            return None
+        for offset, it_at in in_it[bisect.bisect_left(in_it, (first,)):]:  # (in order of offset, and of IT)
+            if offset >= pc - start or it_at >= first:
+                break
+            return None  # (an instruction from `block` on, governed by an IT before it)
         out = self._prefix_out
         if not native_start_prefix(self.timing.encoded, starts, (block - start) >> 1, (pc - start) >> 1,
                                    self._m7.constants, out):
@@ -907,8 +913,6 @@ class Decoder:
         self._pieces.clear()
         self._piece_starts.clear()
         self._states.clear()
-        self._kept_starts.clear()
-        self._kept_start_list.clear()
 
 
 def _last_start(start: int, length: int, rows: np.ndarray) -> int:

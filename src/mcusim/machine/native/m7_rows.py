@@ -62,12 +62,12 @@ def expand_row(encoded, ident, compact, place):
 def m7_rows(descriptors, encoded, instructions, pipeline, constants, rows, starts, compact, first_compact):
     """Fill `rows` (zeros, one per halfword, FIELDS each) with the decode rows of a range whose
     instructions are the descriptors at `instructions` (or UNDECODABLE_2/_4), scheduled after
-    `pipeline` (m7_schedule's array, left as the last one leaves it), as Decoder._decode_fresh
-    and CortexM7Timing make them, and `starts` (NO_START, one per halfword) with each
-    instruction's ident (NOT_NATIVE where undecodable), for start_prefix. The idents from `first_compact` on are m7_table's `compact`
-    rows in order, each made an encoded row as an instruction first uses it (until then its
-    row is zeros: an occupancy of 0, which no encoded row has): most of the table goes unused
-    by a run, and expanding it whole cost a process 2 to 20 ms of memory writes."""
+    `pipeline` (m7_schedule's array, left as the last one leaves it), as Decoder._decode_fresh and
+    CortexM7Timing make them, and `starts` (NO_START, one per halfword) with each instruction's
+    ident (NOT_NATIVE where undecodable), for start_prefix. The idents from `first_compact` on are
+    m7_table's `compact` rows in order, each made an encoded row as an instruction first uses it
+    (until then its row is zeros: an occupancy of 0, which no encoded row has): most of the table
+    goes unused by a run, and expanding it whole cost a process 2 to 20 ms of memory writes."""
     early_operand, base_update_latency = constants[K_EARLY_OPERAND], constants[K_BASE_UPDATE_LATENCY]
     alu_latency, word_load_no_bypass = constants[K_ALU_LATENCY], constants[K_WORD_LOAD_NO_BYPASS]
     count = instructions.shape[0]
@@ -137,6 +137,7 @@ def start_prefix(encoded, starts, first, stop, constants, out):
     size = starts.shape[0]
     if first >= size or starts[first] < 0:
         return False
+    stop = min(stop, size)  # (no read past the range, whatever the caller asks)
     idents = np.empty(constants[K_START_WINDOW], np.int64)
     count = 0
     at = first
