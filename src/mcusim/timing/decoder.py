@@ -761,7 +761,7 @@ class Decoder:
         peripheral access, often comes back to the same instruction). It is made natively from
         the idents of the range's fresh decode where this process decoded it (_native_prefix: the
         Python schedule of a few instructions, which capstone's detail and the model describe
-        first, cost 0.2 to 1 ms a stop), else in Python."""
+        first, cost 0.4 to 0.5 ms a stop: benchmarks/decode_parts.py), else in Python."""
         if not hasattr(self.timing, "fresh_schedule") or pc <= block:
             return 0, 0, 0
         code = self._read(block, pc - block + 2)

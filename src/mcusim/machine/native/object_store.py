@@ -179,7 +179,8 @@ class Store:
     def _jit(self):
         """The MCJIT engine, with the symbols numba's code calls made known to LLVM first. It
         holds no module: an engine is made with one, which the first finalize_object would
-        compile (an empty module, 1.5 ms of LLVM's code generator), and it only loads object code."""
+        compile (LLVM's code generator set up for an empty module: docs/performance.md, "Thirty-seventh
+        pass"), and it only loads object code."""
         if self._engine is None:
             import llvmlite.binding as ll
 
@@ -228,8 +229,8 @@ def _numba_extension(name: str):
         return sys.modules[full]
     *folders, leaf = name.split(".")
     base = os.path.join(_package_root("numba"), *folders, leaf)
-    # (the names Python gives extension modules, looked for one by one: a glob of numba's folder
-    # and the search for it, three times a process, cost half a millisecond)
+    # (the names Python gives extension modules, looked for one by one, not a glob of numba's
+    # folder and a search for numba for each of the three a process loads)
     path = next((base + suffix for suffix in importlib.machinery.EXTENSION_SUFFIXES if os.path.isfile(base + suffix)),
                 None)
     if path is None:
