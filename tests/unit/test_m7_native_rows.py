@@ -25,24 +25,30 @@ def decoders(code: bytes) -> list[Decoder]:
     return decoders_for(code, "cortex-m7")
 
 
+def decoded_in_ranges(rng: random.Random, instructions: int, cuts: int) -> tuple[bytes, Decoder, Decoder, int]:
+    """Random code of `instructions` of every kind, decoded by both decoders in `cuts` + 1 ranges
+    one after the other: (the code, the memoised decoder, the plain one, how many ranges)."""
+    code = bytes.fromhex("".join(rng.choice(KINDS + EXTRA) for _ in range(instructions)))
+    fast, plain = decoders(code)
+    ends = sorted(rng.sample(range(2, len(code), 2), cuts)) + [len(code)]
+    for decoder in (fast, plain):
+        start = 0
+        for end in ends:
+            decoder.decode(BASE + start, BASE + end)
+            start = end
+    return code, fast, plain, len(ends)
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_native_rows_equal_the_python_model(seed, monkeypatch):
     calls = []
     native = decoder_module.m7_rows
     monkeypatch.setattr(decoder_module, "m7_rows", lambda *args: calls.append(args) or native(*args))
-    rng = random.Random(seed)
-    code = bytes.fromhex("".join(rng.choice(KINDS + EXTRA) for _ in range(600)))
-    fast, plain = decoders(code)
-    cuts = sorted(rng.sample(range(2, len(code), 2), 12)) + [len(code)]
-    for decoder in (fast, plain):
-        start = 0
-        for cut in cuts:
-            decoder.decode(BASE + start, BASE + cut)
-            start = cut
+    code, fast, plain, ranges = decoded_in_ranges(random.Random(seed), 600, 12)
     assert np.array_equal(rows(fast), rows(plain)), seed
     assert fast.fp_instruction_addresses == plain.fp_instruction_addresses
     assert fast.divides == plain.divides
-    assert len(calls) == len(cuts), "every range was decoded in native code"
+    assert len(calls) == ranges, "every range was decoded in native code"
     assert np.count_nonzero(rows(fast)[:, N.KIND] == N.KIND_SELF_LOOP) > 0
 
 
@@ -180,14 +186,7 @@ def test_a_block_start_is_scheduled_natively_as_the_python_model_at_any_halfword
     used = []
     monkeypatch.setattr(decoder_module, "native_start_prefix", lambda *args: used.append(native(*args)) or used[-1])
     rng = random.Random(seed)
-    code = bytes.fromhex("".join(rng.choice(KINDS + EXTRA) for _ in range(160)))
-    fast, plain = decoders(code)
-    cuts = sorted(rng.sample(range(2, len(code), 2), 6)) + [len(code)]
-    for decoder in (fast, plain):
-        start = 0
-        for cut in cuts:
-            decoder.decode(BASE + start, BASE + cut)
-            start = cut
+    code, fast, plain, _ = decoded_in_ranges(rng, 160, 6)
     pairs = [(block, block + rng.randrange(2, 48, 2)) for block in range(BASE, BASE + len(code), 2)]
     for block, pc in pairs:
         assert fast.start_prefix(block, pc) == plain.start_prefix(block, pc), (seed, hex(block), hex(pc))
