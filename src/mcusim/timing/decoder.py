@@ -809,7 +809,8 @@ class Decoder:
         if pc > stop or decoded[block - start: block - start + length] != code[:length]:
             return None
         first = block - start
-        for offset, it_at in in_it[bisect.bisect_left(in_it, (first,)):]:  # (in order of offset, and of IT)
+        for at in range(bisect.bisect_left(in_it, (first,)), len(in_it)):  # (in order of offset, and of IT)
+            offset, it_at = in_it[at]
             if offset >= pc - start or it_at >= first:
                 break
             return None  # (an instruction from `block` on, governed by an IT before it)

@@ -142,7 +142,7 @@ class Store:
         import llvmlite.binding as ll
 
         engine = self._jit()
-        for symbol in entry["undefined"]:  # (a few microseconds a look-up: each searches every loaded library)
+        for symbol in entry["undefined"]:  # (each look-up searches every library loaded)
             if symbol not in self._resolved:
                 if ll.address_of_symbol(symbol) is None:
                     return None  # (LLVM would abort the process on a call it cannot resolve)
