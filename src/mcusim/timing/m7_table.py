@@ -182,10 +182,11 @@ def _parse(path: Path, register_number):
     if not (_in_order(keys, pair_of, len(pair)) and _pairs_fit(pair, len(descriptors), len(compact))
             and _descriptors_fit(descriptors, len(names)) and _encoded_fit(compact, len(names))):
         return None
-    if not _sizes_fit(keys, pair_of, pair, descriptors):
+    sizes = descriptors[pair[:, 0], R.D_SIZE] if len(pair) else np.zeros(0, np.int64)  # (each pair's)
+    if not np.all((sizes == 2) | (sizes == 4)) or not _sizes_fit(keys, pair_of, sizes):
         return None
     index = FormIndex.kept(forms, places, len(pair))
-    if index is None or not _sizes_fit(index.forms, index.places, pair, descriptors):
+    if index is None or not _sizes_fit(index.forms, index.places, sizes):
         return None
     if not np.array_equal(numbers[:-1], np.arange(len(names))):  # (a process that read the table first numbers
         _renumber(compact, numbers)                               # its registers in the file's order)
@@ -211,11 +212,11 @@ def _in_order(keys: np.ndarray, pair_of: np.ndarray, pairs: int) -> bool:
                 and pair_of.min() >= 0 and pair_of.max() < pairs)
 
 
-def _sizes_fit(numbers: np.ndarray, pair_of: np.ndarray, pair: np.ndarray, descriptors: np.ndarray) -> bool:
-    """Every pair's descriptor of 2 or 4 bytes, and each encoding's (or immediate-free form's)
-    of the size its number says (the native walk takes an instruction's size from it)."""
-    sizes = descriptors[pair[:, 0], R.D_SIZE] if len(pair) else np.zeros(0, np.int64)
-    return bool(np.all((sizes == 2) | (sizes == 4)) and np.array_equal(sizes[pair_of] == 4, numbers & 0xFFFF >= HALFWORDS))
+def _sizes_fit(numbers: np.ndarray, pair_of: np.ndarray, sizes: np.ndarray) -> bool:
+    """Each encoding's (or immediate-free form's) pair's descriptor (`sizes`: each pair's
+    size, 2 or 4 bytes) of the size its number says (the native walk takes an instruction's size
+    from it)."""
+    return np.array_equal(sizes[pair_of] == 4, numbers & 0xFFFF >= HALFWORDS)
 
 
 def _pairs_fit(pair: np.ndarray, described: int, encoded: int) -> bool:
