@@ -26,7 +26,7 @@ from .pattern_store import read_file, write_file
 from .register_pattern import RENAMEABLE
 
 FILE_NAME = "m7-patterns.bin"  # beside pattern_store's (decode_store.DecodeStore.pattern_file)
-MAGIC, VERSION = b"mcusimR7", 2
+MAGIC, VERSION = b"mcusimR7", 3  # (3: pattern_store's container not compressed, keys as text lines)
 LITERAL, WATCHED, WIDE, JUMP = 1, 2, 4, 8  # an entry's flag bits (JUMP: a B, which may branch to itself)
 PLACES = 64  # registers a pattern may number
 MAX_CYCLES = 1 << 10  # a latency, occupancy or late read in a file's entry
@@ -50,9 +50,10 @@ class First:
 
 
 def key_text(pattern: tuple) -> str:
-    """A pattern (m7_descriptors': register_pattern's first item and the shifted-constant flag) as the file keeps it."""
-    (form, mnemonic, text), shifted = pattern
-    return json.dumps([list(form) if type(form) is tuple else form, mnemonic, text, shifted], separators=(",", ":"))
+    """A pattern (m7_descriptors': register_pattern's first item and the shifted-constant flag:
+    None, a bool, or an immediate's text, which starts with "#") as the file keeps it: the
+    Cortex-M4's key and the flag, a tab apart (no text capstone prints holds a tab)."""
+    return f"{pattern_store.key_text(pattern[0])}\t{pattern[1]}"
 
 
 def template_text(first: First) -> str:
@@ -85,19 +86,20 @@ def template_of(text: str) -> tuple | None:
                 or len(written) != 2 * writes or not 0 <= reads <= S.MAX_OPERANDS or writes > S.MAX_OPERANDS \
                 or head[S.C_READS] != reads or head[S.C_WRITES] != writes:
             return None
+        # (the row's head and reads, then its writes, made as lists and written in two: numpy's
+        # writes field by field cost a first run more than the rest of the reading)
+        values = [_bounded(head[S.C_FLAGS], FLAG_BITS - 1), _bounded(head[S.C_LATENCY], MAX_CYCLES),
+                  _bounded(head[S.C_OCCUPANCY], MAX_CYCLES, 1),
+                  -1 if head[S.C_INDEX] is None else _register(head[S.C_INDEX]), reads, writes]
+        for at in range(S.C_READ, len(head), 3):
+            values += (_register(head[at]), _bounded(head[at + 1], S.R_EARLY | S.R_LATE | S.R_FLAGS),
+                       _bounded(head[at + 2], MAX_CYCLES))
+        writes_values = []
+        for at in range(0, len(written), 2):
+            writes_values += (_register(written[at]), _bounded(written[at + 1], S.W_FAST | S.W_FLAGS))
         row = np.zeros(S.ROW, np.int64)
-        row[S.C_FLAGS] = _bounded(head[S.C_FLAGS], FLAG_BITS - 1)
-        row[S.C_LATENCY] = _bounded(head[S.C_LATENCY], MAX_CYCLES)
-        row[S.C_OCCUPANCY] = _bounded(head[S.C_OCCUPANCY], MAX_CYCLES, 1)
-        row[S.C_INDEX] = -1 if head[S.C_INDEX] is None else _register(head[S.C_INDEX])
-        row[S.C_READS], row[S.C_WRITES] = reads, writes
-        for k in range(reads):
-            at = S.C_READ + 3 * k
-            row[at: at + 3] = (_register(head[at]), _bounded(head[at + 1], S.R_EARLY | S.R_LATE | S.R_FLAGS),
-                               _bounded(head[at + 2], MAX_CYCLES))
-        for k in range(writes):
-            at = S.C_WRITE + 2 * k
-            row[at: at + 2] = _register(written[2 * k]), _bounded(written[2 * k + 1], S.W_FAST | S.W_FLAGS)
+        row[: len(values)] = values
+        row[S.C_WRITE: S.C_WRITE + len(writes_values)] = writes_values
         if decided is None:
             decided_place, decided_number = None, -1
         elif type(decided) is int:

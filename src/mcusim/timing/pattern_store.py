@@ -8,7 +8,8 @@ other programs and a public CoreMark build bring a few dozen to a few hundred ne
 the patterns one run describes serve the first run of any other image. They depend only on the
 Cortex-M4 model and its timing table, so they live beside the decode store's files of that model
 (decode_store.DecodeStore.pattern_file: the folder's stamp covers the timing sources and table), in
-one file (`pack`: a header and one zlib stream, no pickle), read when a run first meets an encoding
+one file (`pack`: a header and the entries' arrays and texts, no pickle; not compressed: a run
+inflating it spent more than reading it whole), read when a run first meets an encoding
 it does not know (each pattern's entry is checked and made when the run first needs it, so a file
 of thousands costs a run a dictionary of their texts) and written whole (merged with what another
 run wrote meanwhile: files.write_whole) after a run that described new ones. A file that cannot be
@@ -20,7 +21,6 @@ from __future__ import annotations
 
 import json
 import struct
-import zlib
 from pathlib import Path
 
 import numpy as np
@@ -30,7 +30,7 @@ from ..machine.native import KIND, KIND_START
 from ..machine.native import m4_rows as R
 from .register_pattern import RENAMEABLE
 
-MAGIC, VERSION = b"mcusimRP", 2
+MAGIC, VERSION = b"mcusimRP", 3  # (3: not compressed)
 HEADER = struct.Struct("<8sIIII")  # MAGIC, VERSION, patterns, the keys' and the slots' text sizes
 FILE_NAME = "m4-patterns.bin"  # in the decode store's folder of the model (decode_store.DecodeStore.pattern_file)
 MAX_PATTERNS = 1 << 15  # kept in the file (far more than compiled code uses: a few thousand)
@@ -117,17 +117,15 @@ def read_file(path: Path, magic: bytes, version: int, width: int) -> tuple | Non
         found, found_version, count, keys_size, slots_size = HEADER.unpack_from(data)
         if found != magic or found_version != version or count > MAX_PATTERNS or max(keys_size, slots_size) > MAX_TEXT:
             return None
-        sizes = [8 * width * count, count, keys_size, slots_size]
-        inflate = zlib.decompressobj()
-        payload = inflate.decompress(data[HEADER.size:], sum(sizes) + 1)
-        if len(payload) != sum(sizes) or not inflate.eof or inflate.unconsumed_tail:
+        sizes = [HEADER.size, 8 * width * count, count, keys_size, slots_size]
+        if len(data) != sum(sizes):
             return None
         ends = np.cumsum(sizes).tolist()
-        rows = np.frombuffer(payload, "<i8", width * count).reshape(count, width)
-        flags = np.frombuffer(payload, np.uint8, count, ends[0])
-        keys = payload[ends[1]: ends[2]].decode("utf-8").split("\n") if count else []
-        slots = payload[ends[2]: ends[3]].decode("utf-8").split("\n") if count else []
-    except (OSError, ValueError, struct.error, zlib.error):  # (missing, damaged or foreign: nothing)
+        rows = np.frombuffer(data, "<i8", width * count, ends[0]).reshape(count, width)
+        flags = np.frombuffer(data, np.uint8, count, ends[1])
+        keys = data[ends[2]: ends[3]].decode("utf-8").split("\n") if count else []
+        slots = data[ends[3]: ends[4]].decode("utf-8").split("\n") if count else []
+    except (OSError, ValueError, struct.error):  # (missing, damaged or foreign: nothing)
         return None
     if len(keys) != count or len(slots) != count or len(set(keys)) != count:
         return None
@@ -136,13 +134,13 @@ def read_file(path: Path, magic: bytes, version: int, width: int) -> tuple | Non
 
 def pack(rows: np.ndarray, flags: np.ndarray, keys: list[str], slots: list[str], magic: bytes = MAGIC,
          version: int = VERSION) -> bytes:
-    """A pattern file: HEADER, then one zlib stream of the rows (int64 each, as many a row as the
-    model's descriptor), the flags (a byte each), and the keys' and the slots' texts (a line
-    each, the slots as JSON)."""
+    """A pattern file: HEADER, then the rows (int64 each, as many a row as the model's
+    descriptor), the flags (a byte each), and the keys' and the slots' texts (a line each, the
+    slots as JSON)."""
     keys_text, slots_text = "\n".join(keys).encode("utf-8"), "\n".join(slots).encode("utf-8")
-    payload = b"".join([np.ascontiguousarray(rows, "<i8").tobytes(), np.asarray(flags, np.uint8).tobytes(), keys_text,
-                        slots_text])
-    return HEADER.pack(magic, version, len(keys), len(keys_text), len(slots_text)) + zlib.compress(payload)
+    return b"".join([HEADER.pack(magic, version, len(keys), len(keys_text), len(slots_text)),
+                     np.ascontiguousarray(rows, "<i8").tobytes(), np.asarray(flags, np.uint8).tobytes(), keys_text,
+                     slots_text])
 
 
 def write_patterns(path: Path, patterns: dict[tuple, tuple]) -> None:
