@@ -56,6 +56,29 @@ def test_a_later_decoder_renames_the_patterns_an_earlier_one_kept(kept, tmp_path
     assert with_file < without / 2, (with_file, without)
 
 
+def _pattern_of(key: str) -> tuple:
+    """The pattern m7_patterns.key_text keeps as `key`: the Cortex-M4's key text, then the
+    shifted-constant flag (None, a bool, or an immediate's text)."""
+    form, mnemonic, text, shifted = key.split("\t")
+    form = tuple(map(int, form.split(","))) if "," in form else int(form)
+    return (form, mnemonic, text), {"None": None, "True": True, "False": False}.get(shifted, shifted)
+
+
+def test_a_pattern_is_found_only_under_its_own_shifted_constant_flag(kept):
+    """A modified immediate that is a shifted constant takes the early shifter: two patterns that
+    differ only in that flag are timed differently, so the file keeps them apart."""
+    path, _ = kept
+    patterns = read_patterns(path)
+    keys = set(patterns.keys)
+    flagged = [_pattern_of(key) for key in keys if _pattern_of(key)[1] is not None]
+    assert len(flagged) > 10 and all(m7_patterns.key_text(_pattern_of(key)) == key for key in keys)
+    for pattern in flagged:
+        assert patterns.get(pattern) is not None
+        for other in ((pattern[0], None), (pattern[0], pattern[1] is not True)):
+            if m7_patterns.key_text(other) not in keys:
+                assert patterns.get(other) is None, other
+
+
 DAMAGES = ["a place beyond the pattern's registers", "a renameable register named", "not JSON", "a count that disagrees",
            "a flag beyond the schedule's", "a row of another size", "a literal kept", "another version", "cut short"]
 
