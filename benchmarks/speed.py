@@ -33,7 +33,7 @@ shared and noisy, so read the ratios of one run, not seconds across runs):
                   image copies from the builds for the boards before it (new processes too).
                   "After mcusim prepare": the first run of each program that is not a bundled
                   example in a store describe_patterns filled (the bundled examples' code decoded,
-                  the Cortex-M4 register patterns described), as after scripts/setup.sh: the
+                  the register patterns described), as after scripts/setup.sh: the
                   median of --repeat such runs, each a new process with a new copy of the store.
                   The timed runs come after both and an untimed one in this process, so they are
                   runs of an image seen before
@@ -351,10 +351,10 @@ def prepared_decode_table(boards: list[str], programs: list[str], rows: dict, st
     """Each program that is not a bundled example (so new code to `mcusim prepare`) on each board:
     its first run in a new process with a decode store `mcusim prepare` filled (every bundled
     example's code decoded once per core model keeping register patterns: timing/pattern_store.py),
-    beside its first run with an empty store (measure_speed's). Each is the median of `repeat`
-    such first runs, each a new process with a new copy of the store: one first run of a few
-    thousand instructions moves by 15 % from one to the next on a shared machine (docs/performance.md,
-    "Thirty-eighth pass"), as much as the goal's margin."""
+    beside its first run with an empty store (measure_speed's, a single run). Each is the median
+    of `repeat` such first runs, each a new process with a new copy of the store: three first runs
+    of mps2-an500 coremark-like with the same store measured 8.4 to 11.1 us per instruction on a
+    shared machine (docs/performance.md, "Thirty-eighth pass"), about the goal's 10 us."""
     from mcusim import examples
 
     template = tempfile.mkdtemp(prefix="decode-prepared-", dir=stores)
@@ -362,9 +362,10 @@ def prepared_decode_table(boards: list[str], programs: list[str], rows: dict, st
     subprocess.run([sys.executable, "-c", PREPARE_PATTERNS], env={**os.environ, "MCUSIM_DECODE_CACHE": template},
                    check=True, capture_output=True)
     seconds_taken = time.perf_counter() - started
+    after_prepare = f"first run after `mcusim prepare`, median of {repeat} (range)" if repeat > 1 else \
+        "first run after `mcusim prepare`"
     lines = ["| board | program | instructions decoded | us per instruction, first run, empty store | "
-             f"first run after `mcusim prepare`, median of {repeat} (range) | goal <= 10 us |",
-             "|---|---|---|---|---|---|"]
+             f"{after_prepare} | goal <= 10 us |", "|---|---|---|---|---|---|"]
     bundled = set(examples.available())
     for board in boards:
         for program in programs:
@@ -376,6 +377,7 @@ def prepared_decode_table(boards: list[str], programs: list[str], rows: dict, st
                 shutil.copytree(template, store, dirs_exist_ok=True)
                 os.environ["MCUSIM_DECODE_CACHE"] = store
                 seconds, counts = measure_fresh(ROOT / "firmware" / "build" / board / f"{program}.elf", board)
+                shutil.rmtree(store, ignore_errors=True)
                 if (us := decode_us(seconds, counts)) is not None:
                     runs.append(us)
             after = median(runs)
@@ -455,6 +457,8 @@ def main() -> None:
     parser.add_argument("--start-only", action="store_true",
                         help="only the cold and warm start table (of the first --program, default coremark-like)")
     args = parser.parse_args()
+    if args.repeat is not None and args.repeat < 1:
+        parser.error("--repeat must be 1 or more")
     repeat = args.repeat or (1 if args.quick else 3)
     boards = args.board or board_names()
     programs = args.program or list(QUICK_PROGRAMS if args.quick else PROGRAMS)

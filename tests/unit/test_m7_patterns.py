@@ -14,6 +14,7 @@ from mcusim.timing.m7_patterns import FILE_NAME, read_patterns
 from mcusim.timing.pattern_store import read_file, write_file
 from test_m4_native_rows import BASE, rows
 from test_m4_native_rows import decoders as decoders_for
+from test_pattern_store import _pattern_of as m4_pattern_of
 
 
 def code_of(seed: int, halfwords: int = 6000) -> bytes:
@@ -59,9 +60,8 @@ def test_a_later_decoder_renames_the_patterns_an_earlier_one_kept(kept, tmp_path
 def _pattern_of(key: str) -> tuple:
     """The pattern m7_patterns.key_text keeps as `key`: the Cortex-M4's key text, then the
     shifted-constant flag (None, a bool, or an immediate's text)."""
-    form, mnemonic, text, shifted = key.split("\t")
-    form = tuple(map(int, form.split(","))) if "," in form else int(form)
-    return (form, mnemonic, text), {"None": None, "True": True, "False": False}.get(shifted, shifted)
+    m4_key, shifted = key.rsplit("\t", 1)
+    return m4_pattern_of(m4_key), {"None": None, "True": True, "False": False}.get(shifted, shifted)
 
 
 def test_a_pattern_is_found_only_under_its_own_shifted_constant_flag(kept):
@@ -70,13 +70,16 @@ def test_a_pattern_is_found_only_under_its_own_shifted_constant_flag(kept):
     path, _ = kept
     patterns = read_patterns(path)
     keys = set(patterns.keys)
-    flagged = [_pattern_of(key) for key in keys if _pattern_of(key)[1] is not None]
-    assert len(flagged) > 10 and all(m7_patterns.key_text(_pattern_of(key)) == key for key in keys)
-    for pattern in flagged:
-        assert patterns.get(pattern) is not None
-        for other in ((pattern[0], None), (pattern[0], pattern[1] is not True)):
-            if m7_patterns.key_text(other) not in keys:
-                assert patterns.get(other) is None, other
+    assert all(m7_patterns.key_text(_pattern_of(key)) == key for key in keys)
+    by_form: dict = {}
+    for key in keys:
+        form, shifted = _pattern_of(key)
+        by_form.setdefault(form, {})[shifted] = patterns.get((form, shifted))
+        assert len({m7_patterns.key_text((form, flag)) for flag in (None, True, False, "#1.5", "#1")}) == 5
+    both = [entries for entries in by_form.values() if entries.get(True) and entries.get(False)]
+    assert both, "a pattern met with a shifted constant and without"
+    for entries in both:  # (the shifted one takes the early shifter: another template)
+        assert not np.array_equal(entries[True].template[0], entries[False].template[0])
 
 
 DAMAGES = ["a place beyond the pattern's registers", "a renameable register named", "not JSON", "a count that disagrees",

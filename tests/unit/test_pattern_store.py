@@ -82,7 +82,7 @@ def test_without_the_file_the_patterns_are_described_again(tmp_path, new_process
 
 @pytest.mark.parametrize("damage", ["not a file of patterns", "foreign version", "a row of another size",
                                     "a size of another form", "a register out of place", "a register beyond 63",
-                                    "cut short"])
+                                    "cut short", "a row's cycles changed"])
 def test_a_damaged_or_foreign_file_is_ignored(tmp_path, new_process, damage):
     decoded_rows(bytes.fromhex(FIRST), tmp_path)
     path = next(tmp_path.glob("decode/*/m4-patterns.bin"))
@@ -96,6 +96,10 @@ def test_a_damaged_or_foreign_file_is_ignored(tmp_path, new_process, damage):
         packed = packed[:8] + (0).to_bytes(4, "little") + packed[12:]
     elif damage == "cut short":
         packed = packed[:-1]
+    elif damage == "a row's cycles changed":  # (a value the entries' own checks accept: the CRC-32 catches it)
+        packed = bytearray(packed)
+        packed[pattern_store.HEADER.size + 8 * (R.D_STATIC + N.F_CYCLES)] += 1
+        packed = bytes(packed)
     else:
         if damage == "a row of another size":
             rows[:, R.D_SIZE] = 6 - rows[:, R.D_SIZE]

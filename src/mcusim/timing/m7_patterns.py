@@ -32,6 +32,8 @@ PLACES = 64  # registers a pattern may number
 MAX_CYCLES = 1 << 10  # a latency, occupancy or late read in a file's entry
 FLAG_BITS = 1 << 12  # m7_schedule's C_FLAGS bits
 _CHECKED = [R.D_SIZE, R.D_LITERAL, R.D_SELF_LOOP, R.D_BRANCH, R.D_DIRECT, R.D_STATIC + KIND]  # Patterns.get's
+# template_of lists a row's head in this order, its reads right after
+assert (S.C_FLAGS, S.C_LATENCY, S.C_OCCUPANCY, S.C_INDEX, S.C_READS, S.C_WRITES, S.C_READ) == tuple(range(7))
 
 
 class First:

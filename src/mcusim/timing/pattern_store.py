@@ -8,8 +8,8 @@ other programs and a public CoreMark build bring a few dozen to a few hundred ne
 the patterns one run describes serve the first run of any other image. They depend only on the
 Cortex-M4 model and its timing table, so they live beside the decode store's files of that model
 (decode_store.DecodeStore.pattern_file: the folder's stamp covers the timing sources and table), in
-one file (`pack`: a header and the entries' arrays and texts, no pickle; not compressed: a run
-inflating it spent more than reading it whole), read when a run first meets an encoding
+one file (`pack`: a header, the entries' arrays and texts and their CRC-32, no pickle; not
+compressed, since inflating was about a quarter of a first run's reading of it), read when a run first meets an encoding
 it does not know (each pattern's entry is checked and made when the run first needs it, so a file
 of thousands costs a run a dictionary of their texts) and written whole (merged with what another
 run wrote meanwhile: files.write_whole) after a run that described new ones. A file that cannot be
@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import struct
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -31,7 +32,9 @@ from ..machine.native import m4_rows as R
 from .register_pattern import RENAMEABLE
 
 MAGIC, VERSION = b"mcusimRP", 3  # (3: not compressed)
-HEADER = struct.Struct("<8sIIII")  # MAGIC, VERSION, patterns, the keys' and the slots' text sizes
+# MAGIC, VERSION, patterns, the keys' and the slots' text sizes, the CRC-32 of all that follows
+# (a damaged byte is not used: the entries' own checks would pass many), 4 bytes of padding
+HEADER = struct.Struct("<8sIIIII4x")
 FILE_NAME = "m4-patterns.bin"  # in the decode store's folder of the model (decode_store.DecodeStore.pattern_file)
 MAX_PATTERNS = 1 << 15  # kept in the file (far more than compiled code uses: a few thousand)
 MAX_TEXT = 1 << 24  # bytes of the keys' or the slots' text
@@ -114,11 +117,11 @@ def read_file(path: Path, magic: bytes, version: int, width: int) -> tuple | Non
     try:
         with open_regular(path) as file:
             data = file.read()
-        found, found_version, count, keys_size, slots_size = HEADER.unpack_from(data)
+        found, found_version, count, keys_size, slots_size, crc = HEADER.unpack_from(data)
         if found != magic or found_version != version or count > MAX_PATTERNS or max(keys_size, slots_size) > MAX_TEXT:
             return None
         sizes = [HEADER.size, 8 * width * count, count, keys_size, slots_size]
-        if len(data) != sum(sizes):
+        if len(data) != sum(sizes) or zlib.crc32(memoryview(data)[HEADER.size:]) != crc:
             return None
         ends = np.cumsum(sizes).tolist()
         rows = np.frombuffer(data, "<i8", width * count, ends[0]).reshape(count, width)
@@ -138,9 +141,9 @@ def pack(rows: np.ndarray, flags: np.ndarray, keys: list[str], slots: list[str],
     descriptor), the flags (a byte each), and the keys' and the slots' texts (a line each, the
     slots as JSON)."""
     keys_text, slots_text = "\n".join(keys).encode("utf-8"), "\n".join(slots).encode("utf-8")
-    return b"".join([HEADER.pack(magic, version, len(keys), len(keys_text), len(slots_text)),
-                     np.ascontiguousarray(rows, "<i8").tobytes(), np.asarray(flags, np.uint8).tobytes(), keys_text,
+    body = b"".join([np.ascontiguousarray(rows, "<i8").tobytes(), np.asarray(flags, np.uint8).tobytes(), keys_text,
                      slots_text])
+    return HEADER.pack(magic, version, len(keys), len(keys_text), len(slots_text), zlib.crc32(body)) + body
 
 
 def write_patterns(path: Path, patterns: dict[tuple, tuple]) -> None:
