@@ -26,7 +26,7 @@ from .pattern_store import read_file, write_file
 from .register_pattern import RENAMEABLE
 
 FILE_NAME = "m7-patterns.bin"  # beside pattern_store's (decode_store.DecodeStore.pattern_file)
-MAGIC, VERSION = b"mcusimR7", 3  # (3: pattern_store's container not compressed, keys as text lines)
+MAGIC, VERSION = b"mcusimR7", 3  # (3: pattern_store's container with a CRC-32, not compressed; keys as text)
 LITERAL, WATCHED, WIDE, JUMP = 1, 2, 4, 8  # an entry's flag bits (JUMP: a B, which may branch to itself)
 PLACES = 64  # registers a pattern may number
 MAX_CYCLES = 1 << 10  # a latency, occupancy or late read in a file's entry
@@ -88,8 +88,7 @@ def template_of(text: str) -> tuple | None:
                 or len(written) != 2 * writes or not 0 <= reads <= S.MAX_OPERANDS or writes > S.MAX_OPERANDS \
                 or head[S.C_READS] != reads or head[S.C_WRITES] != writes:
             return None
-        # (the row's head and reads, then its writes, made as lists and written in two: numpy's
-        # writes field by field cost a first run more than the rest of the reading)
+        # (the row's head and reads, then its writes, checked into lists and written in two slices)
         values = [_bounded(head[S.C_FLAGS], FLAG_BITS - 1), _bounded(head[S.C_LATENCY], MAX_CYCLES),
                   _bounded(head[S.C_OCCUPANCY], MAX_CYCLES, 1),
                   -1 if head[S.C_INDEX] is None else _register(head[S.C_INDEX]), reads, writes]

@@ -8,14 +8,14 @@ other programs and a public CoreMark build bring a few dozen to a few hundred ne
 the patterns one run describes serve the first run of any other image. They depend only on the
 Cortex-M4 model and its timing table, so they live beside the decode store's files of that model
 (decode_store.DecodeStore.pattern_file: the folder's stamp covers the timing sources and table), in
-one file (`pack`: a header, the entries' arrays and texts and their CRC-32, no pickle; not
-compressed, since inflating was about a quarter of a first run's reading of it), read when a run first meets an encoding
-it does not know (each pattern's entry is checked and made when the run first needs it, so a file
-of thousands costs a run a dictionary of their texts) and written whole (merged with what another
-run wrote meanwhile: files.write_whole) after a run that described new ones. A file that cannot be
-read or does not check out is ignored and one that cannot be written is skipped: the file only
-saves time, never changes a result. As for the decode store, the folder must be writable by its
-user alone: what is read from it is trusted once checked for form.
+one file (`pack`: a header with a CRC-32, then the entries' arrays and texts, no pickle and not
+compressed, which a first run reads quicker than it inflated them), read when a run first meets an
+encoding it does not know (each pattern's entry is checked and made when the run first needs it,
+so a file of thousands costs a run a dictionary of their texts) and written whole (merged with
+what another run wrote meanwhile: files.write_whole) after a run that described new ones. A file
+that cannot be read or does not check out is ignored and one that cannot be written is skipped:
+the file only saves time, never changes a result. As for the decode store, the folder must be
+writable by its user alone: what is read from it is trusted once checked for form.
 """
 from __future__ import annotations
 
