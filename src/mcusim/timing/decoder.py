@@ -809,11 +809,11 @@ class Decoder:
         if pc > stop or decoded[block - start: block - start + length] != code[:length]:
             return None
         first = block - start
-        for at in range(bisect.bisect_left(in_it, (first,)), len(in_it)):  # (in order of offset, and of IT)
-            offset, it_at = in_it[at]
-            if offset >= pc - start or it_at >= first:
-                break
-            return None  # (an instruction from `block` on, governed by an IT before it)
+        # an instruction from `block` on governed by an IT before it: the first read in an IT block
+        # from `block` on tells (in order of offset; IT blocks do not nest)
+        at = bisect.bisect_left(in_it, (first,))
+        if at < len(in_it) and in_it[at][0] < pc - start and in_it[at][1] < first:
+            return None
         out = self._prefix_out
         if not native_start_prefix(self.timing.encoded, starts, (block - start) >> 1, (pc - start) >> 1,
                                    self._m7.constants, out):
