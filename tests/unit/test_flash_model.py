@@ -207,9 +207,9 @@ def test_ram_reads_wait_without_the_data_cache_and_writes_do_not():
     port, st = axim(dcache=False)
     wait = port.spec.ram_read_wait_cycles
     assert wait > 0
-    assert N.ram_access(st, SRAM1, False) == wait and N.ram_access(st, SRAM1, False) == wait
-    assert N.ram_access(st, SRAM1, True) == 0            # the store buffer takes it
-    assert N.ram_access(st, 0x20000000, False) == 0      # DTCM: not behind the port
+    assert N.ram_access(st, port.g, SRAM1, False) == wait and N.ram_access(st, port.g, SRAM1, False) == wait
+    assert N.ram_access(st, port.g, SRAM1, True) == 0            # the store buffer takes it
+    assert not any(start <= 0x20000000 < end for start, end in port.ram_ranges)  # DTCM: not behind the port
     assert port.hooks_needed == (False, True)     # RAM timed (its reads)
 
 
@@ -218,15 +218,15 @@ def test_ram_lines_are_write_allocated_and_written_back_when_replaced():
     wait, writeback = port.spec.ram_read_wait_cycles, port.spec.writeback_wait_cycles
     sets, ways, line = port.spec.dcache.sets, port.spec.dcache.ways, port.spec.line_bytes
     same_set = [SRAM1 + k * sets * line for k in range(ways + 1)]
-    assert N.ram_access(st, same_set[0], True) == 0      # a write miss allocates, dirty
-    assert N.ram_access(st, same_set[0] + 4, False) == 0  # so the read hits
+    assert N.ram_access(st, port.g, same_set[0], True) == 0      # a write miss allocates, dirty
+    assert N.ram_access(st, port.g, same_set[0] + 4, False) == 0  # so the read hits
     for address in same_set[1:ways]:
-        assert N.ram_access(st, address, False) == wait
+        assert N.ram_access(st, port.g, address, False) == wait
     # the set is full; the oldest line (dirty) goes: the miss waits for its write-back too
-    assert N.ram_access(st, same_set[ways], False) == wait + writeback
+    assert N.ram_access(st, port.g, same_set[ways], False) == wait + writeback
     assert port.totals()["dcache_writebacks"] == 1
-    assert N.ram_access(st, same_set[1], False) == 0      # clean lines replaced later cost no write-back
-    assert N.ram_access(st, same_set[0], False) == wait
+    assert N.ram_access(st, port.g, same_set[1], False) == 0      # clean lines replaced later cost no write-back
+    assert N.ram_access(st, port.g, same_set[0], False) == wait
     assert port.totals()["dcache_writebacks"] == 1
     assert port.hooks_needed == (True, True)  # flash data reads share the cache: timed too
 
@@ -234,18 +234,18 @@ def test_ram_lines_are_write_allocated_and_written_back_when_replaced():
 def test_maintenance_cleans_and_invalidates_by_address_and_by_set_and_way():
     port, st = axim(dcache=True)
     wait = port.spec.ram_read_wait_cycles
-    N.ram_access(st, SRAM1, True)
+    N.ram_access(st, port.g, SRAM1, True)
     port.maintain_address(SRAM1 + 8, clean=True, invalidate=False)   # DCCMVAC: written back, kept
     assert port.totals()["dcache_writebacks"] == 1
-    assert N.ram_access(st, SRAM1, False) == 0
+    assert N.ram_access(st, port.g, SRAM1, False) == 0
     port.maintain_address(SRAM1, clean=False, invalidate=True)       # DCIMVAC: gone
-    assert N.ram_access(st, SRAM1, False) == wait
-    N.ram_access(st, SRAM1, True)
+    assert N.ram_access(st, port.g, SRAM1, False) == wait
+    N.ram_access(st, port.g, SRAM1, True)
     set_index = (SRAM1 // port.spec.line_bytes) % port.spec.dcache.sets
     for way in range(port.spec.dcache.ways):                         # DCCISW over the set
         port.maintain_line(set_index, way, clean=True, invalidate=True)
     assert port.totals()["dcache_writebacks"] == 2
-    assert N.ram_access(st, SRAM1, False) == wait
+    assert N.ram_access(st, port.g, SRAM1, False) == wait
 
 
 def test_flash_and_ram_lines_share_the_data_cache():
@@ -253,7 +253,7 @@ def test_flash_and_ram_lines_share_the_data_cache():
     sets, ways, line = port.spec.dcache.sets, port.spec.dcache.ways, port.spec.line_bytes
     assert N.flash_data_read(st, 0x08000000) == 7
     for k in range(ways):  # RAM lines of the same set push the flash line out
-        N.ram_access(st, SRAM1 + k * sets * line, True)
+        N.ram_access(st, port.g, SRAM1 + k * sets * line, True)
     assert N.flash_data_read(st, 0x08000000) == 7 + port.spec.writeback_wait_cycles
 
 
@@ -426,7 +426,7 @@ def test_the_fetch_fast_path_does_what_the_full_model_does(board, settings):
             skipped_stamps += fast[entry + N.E_FETCH_USES_SEEN] == fast[N.FL_IC_USES]
         M._fetch(fast, entry, address, size, start, not in_sequence)
         full_entry = N.BLOCK_CACHE  # (the full model's copy never remembers: its entry is cleared every time)
-        full[full_entry: full_entry + N.CACHE_ENTRY] = 0
+        empty_entry(full, full_entry, address)
         M._fetch(full, full_entry, address, size, start, not in_sequence)
         port = slice(g, g + N.FL_PORT_SLOTS)
         assert fast[N.CYCLES] == full[N.CYCLES], step
@@ -462,7 +462,7 @@ def test_a_block_run_again_keeps_the_order_its_lines_would_get():
 
     def run(address, size):
         M._fetch(fast, block_entry(fast, address, size), address, size, 0, True)
-        full[N.BLOCK_CACHE: N.BLOCK_CACHE + N.CACHE_ENTRY] = 0
+        empty_entry(full, N.BLOCK_CACHE, address)
         M._fetch(full, N.BLOCK_CACHE, address, size, 0, True)
     block_a, block_c = (base + 16 * 5, 32), (base + 16 * 4 + 8, 24)  # lines 5-6; lines 4-5
     for block in (block_a, block_a, block_a, block_c):
@@ -504,9 +504,16 @@ def block_entry(st, address, size):
     another block (as the block hook's summary of a block at another address or of another size)."""
     entry = N.BLOCK_CACHE + ((address >> 1) & (N.CACHE_ENTRIES - 1)) * N.CACHE_ENTRY
     if (st[entry + N.E_ADDRESS], st[entry + N.E_SIZE]) != (address, size):
-        st[entry: entry + N.CACHE_ENTRY] = 0
+        empty_entry(st, entry, address)
         st[entry + N.E_ADDRESS], st[entry + N.E_SIZE] = address, size
     return entry
+
+
+def empty_entry(st, entry, address):
+    """A block cache entry as the block hook's summary of a block at `address` begins it: nothing
+    noted, and the port that holds the block."""
+    st[entry: entry + N.CACHE_ENTRY] = 0
+    st[entry + N.E_FETCH_PORT] = N.flash_port(st, address)
 
 
 def lru_order(st, g):

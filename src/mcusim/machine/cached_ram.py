@@ -40,6 +40,7 @@ class CachedRam:
                 run[N.RR_BASE] = start
                 run[N.RR_BYTES] = memory.host_address(start, end - start)
                 run[N.RR_PAGE_SHIFT] = page_bytes.bit_length() - 1
+                run[N.RR_PORT] = port.g
                 hooks.map_native_mmio(uc, N.RAM_ALIAS_OFFSET + start, end - start,
                                       hooks.cached_ram_read, hooks.cached_ram_write, run)
                 self.ranges.append((port, start, end, run))

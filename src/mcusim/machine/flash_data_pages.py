@@ -118,6 +118,7 @@ class FlashDataPages:
         run[layout.RUN_STATE] = self.state.address
         run[layout.RUN_BASE] = address
         run[layout.RUN_BYTES] = memory.buffers[name].ctypes.data + start
+        run[layout.RUN_PORT] = layout.PORT_UNKNOWN
         hooks.map_flash_data_run(self.uc, run, size, address + offset)
         return run, size
 

@@ -12,7 +12,8 @@ flash, RM0351 3.3): the delay is counted as contention.
 A port with a data cache may also serve RAM (`ram_ranges`, e.g. the STM32F7's SRAM1/SRAM2 behind
 AXIM): the data cache holds those lines too, written back and allocated on writes, and a read
 it does not serve waits `ram_read_wait_cycles` (plus `writeback_wait_cycles` when the line it
-replaces is dirty): `ram_access` in native/memory_model.py, on a memory hook over those ranges.
+replaces is dirty): `ram_access` in native/memory_model.py, through the ranges' MMIO aliases
+(cached_ram.py).
 
 The state lives in the native buffer (native/layout.py, slots FL_*, and two cache tag arrays): the
 block hook runs `flash_fetch_line` for each flash line a block touches, a memory hook runs
@@ -148,10 +149,6 @@ class FlashTiming:
             self.state.buffer[at + N.RANGE_START], self.state.buffer[at + N.RANGE_END] = start, end
             self.state.buffer[at + N.RANGE_LINE_OFFSET] = 0
         self[N.FL_FETCH_EXACT] = int(self.unified_cache)
-        self[N.FL_RAM_COUNT] = len(self.ram_ranges)
-        for i, (start, end) in enumerate(self.ram_ranges):
-            at = self.g + N.FL_RAM_TABLE + N.FL_RAM_RANGE * i
-            self.state.buffer[at + N.RANGE_START], self.state.buffer[at + N.RANGE_END] = start, end
         self[N.FL_RAM_WAIT] = spec.ram_read_wait_cycles
         self[N.FL_WRITEBACK_WAIT] = spec.writeback_wait_cycles
         self[N.FL_LINE_SHIFT] = spec.line_bytes.bit_length() - 1

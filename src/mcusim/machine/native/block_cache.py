@@ -4,15 +4,16 @@ from __future__ import annotations
 
 from .jit import njit
 from .layout import (
-    E_ADDRESS, E_CLASSES, E_COUNTS, E_CYCLES, E_FETCH_KNOWN, E_FP, E_FUNCTION, E_INSTRUCTIONS, E_ISB, E_SP_WRITE,
-    E_LAST_INSN, E_LINE_SLOT, E_LITERALS, E_REFILL, E_SELF_LOOP, E_SIZE, E_STALLS, E_START_ADJUST, E_START_FLAGS,
-    E_UNMASK, E_WIDE_FIRST, FIELDS, F_CLASS_A, F_COUNTS, F_CYCLES, F_FP, F_INSTRUCTIONS, F_ISB, F_LITERAL, F_REFILL,
-    F_SP_WRITE, F_STALLS, F_START_ADJUST, F_START_FLAGS, F_UNMASK, KIND, WINDOW, WINDOW_TABLE, W_BASE, W_SIZE,
-    W_TABLES)
+    E_ADDRESS, E_CLASSES, E_COUNTS, E_CYCLES, E_FETCH_KNOWN, E_FETCH_PORT, E_FP, E_FUNCTION, E_INSTRUCTIONS, E_ISB,
+    E_SP_WRITE, E_LAST_INSN, E_LINE_SLOT, E_LITERALS, E_REFILL, E_SELF_LOOP, E_SIZE, E_STALLS, E_START_ADJUST,
+    E_START_FLAGS, E_UNMASK, E_WIDE_FIRST, FIELDS, F_CLASS_A, F_COUNTS, F_CYCLES, F_FP, F_INSTRUCTIONS, F_ISB,
+    F_LITERAL, F_REFILL, F_SP_WRITE, F_STALLS, F_START_ADJUST, F_START_FLAGS, F_UNMASK, KIND, WINDOW, WINDOW_TABLE,
+    W_BASE, W_SIZE, W_TABLES)
 from .encoding import KIND_CONTINUATION, KIND_SELF_LOOP, KIND_START, KIND_UNKNOWN
 from .tables import _ends_in_branch, _kind_at, _range_sum, _value_at, _window_of
 from .power import _block_energy
 from .core_timing import again_deltas
+from .memory_model import flash_port
 
 
 @njit
@@ -80,6 +81,7 @@ def _summarize(st, address, size, entry):
     st[entry + E_SELF_LOOP] = 1 if first_kind == KIND_SELF_LOOP else 0
     again_deltas(st, entry, address)
     st[entry + E_FETCH_KNOWN] = 0
+    st[entry + E_FETCH_PORT] = flash_port(st, address)
     st[entry + E_FUNCTION] = 0
     st[entry + E_LINE_SLOT] = 0
     st[entry + E_ADDRESS] = address

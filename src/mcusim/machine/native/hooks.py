@@ -6,6 +6,7 @@ that would pass the cycle limit) the block has not executed and is not counted."
 from __future__ import annotations
 
 import ctypes
+import sys
 from typing import NamedTuple
 
 import llvmlite.binding
@@ -19,16 +20,16 @@ from .layout import (
     CODE_ALIAS, CODE_ALIAS_OFFSET, BLOCK_ADDRESS, BLOCK_ADJUSTED, BLOCK_CACHE, BLOCK_SIZE, CACHE_ENTRIES,
     CACHE_ENTRY, CODE_PC, COUNTER_EVENTS, CPI_TOTAL, CYCLES, CYCLE_LIMIT, DATA_START, DEADLINE, DIVIDE_BASE,
     DIVIDE_BITS_PER_CYCLE, DIVIDE_MIN, DIVIDE_SHORT, DIVIDE_TOTAL, DIVIDE_ZERO, ENDS_IN_BRANCH, E_ADDRESS, E_AGAIN,
-    E_AGAIN_DELTAS, E_COUNTS, E_CYCLES, E_FP, E_INSTRUCTIONS, E_ISB, E_LAST_INSN, E_LITERALS, E_REFILL, E_SELF_LOOP,
-    E_SIZE, E_SP_WRITE, E_STALLS, E_START_ADJUST, E_START_FLAGS, E_UNMASK, E_WIDE_FIRST, FL_BLOCK_LINES,
-    FL_BLOCK_LITERALS, FL_BLOCK_START, FL_LITERAL_RANGE_COUNT, FL_PORT_COUNT, FPU_ENABLED, F_CYCLES, F_DIVIDE,
-    F_LITERAL, INSTRUCTIONS, LAZY_FP_AT, LAZY_FP_PENDING, PENDING_MASKED, PREVIOUS_BRANCH_AT, PREVIOUS_END,
-    PREVIOUS_ISB, PREVIOUS_SP_WRITE, PREVIOUS_UNMASK, PROFILE_TABLE, PSP_HIGHEST, PSP_LOWEST, PSP_LOWEST_AT,
-    P_ENABLED, RUN_BASE, RUN_BYTES, RUN_STATE, RUN_TIMED, DATA_RUN, ON_PROCESS_STACK, PAID_FROM, PAID_TO,
-    PREDICTOR_SETS, SP_SELECT, SAMPLE_BLOCK_START, SAMPLE_NEXT, SAMPLE_TABLE, SCRATCH, SP_FLOOR, SP_LOWEST,
-    SP_LOWEST_AT, STEP_LIMIT, STOP_ADDRESS, STOP_REASON, STOP_SIZE, TOTAL_LENGTH, TRACE_HELD, TRACE_TABLE,
-    TRAFFIC_BANK, TRAFFIC_BYTES, TRAFFIC_COUNTER, TRAFFIC_END, TRAFFIC_RANGE, TRAFFIC_RANGE_COUNT, TRAFFIC_RANGES,
-    TRAFFIC_READ, TRAFFIC_START, TRAFFIC_WRITTEN, WATCH_ISB)
+    E_AGAIN_DELTAS, E_COUNTS, E_CYCLES, E_FETCH_PORT, E_FP, E_INSTRUCTIONS, E_ISB, E_LAST_INSN, E_LITERALS,
+    E_REFILL, E_SELF_LOOP, E_SIZE, E_SP_WRITE, E_STALLS, E_START_ADJUST, E_START_FLAGS, E_UNMASK, E_WIDE_FIRST,
+    FL_BLOCK_LINES, FL_BLOCK_LITERALS, FL_BLOCK_START, FL_LITERAL_RANGE_COUNT, FL_PORT_COUNT, FPU_ENABLED, F_CYCLES,
+    F_DIVIDE, F_LITERAL, INSTRUCTIONS, LAZY_FP_AT, LAZY_FP_PENDING, PENDING_MASKED, PREVIOUS_BRANCH_AT,
+    PREVIOUS_END, PREVIOUS_ISB, PREVIOUS_SP_WRITE, PREVIOUS_UNMASK, PROFILE_TABLE, PSP_HIGHEST, PSP_LOWEST,
+    PSP_LOWEST_AT, P_ENABLED, PORT_UNKNOWN, RUN_BASE, RUN_BYTES, RUN_PORT, RUN_PORT_OFFSET, RUN_STATE, RUN_TIMED,
+    DATA_RUN, ON_PROCESS_STACK, PAID_FROM, PAID_TO, PREDICTOR_SETS, SP_SELECT, SAMPLE_BLOCK_START, SAMPLE_NEXT,
+    SAMPLE_TABLE, SCRATCH, SP_FLOOR, SP_LOWEST, SP_LOWEST_AT, STEP_LIMIT, STOP_ADDRESS, STOP_REASON, STOP_SIZE,
+    TOTAL_LENGTH, TRACE_HELD, TRACE_TABLE, TRAFFIC_BANK, TRAFFIC_BYTES, TRAFFIC_COUNTER, TRAFFIC_END, TRAFFIC_RANGE,
+    TRAFFIC_RANGE_COUNT, TRAFFIC_RANGES, TRAFFIC_READ, TRAFFIC_START, TRAFFIC_WRITTEN, WATCH_ISB)
 from .layout import AGAIN_COUNTERS, BTAC_ENTRY, BT_BRANCH, BT_COUNTER, BT_LAST_USE, BT_TARGET, PREDICTED, PREDICTOR_WAYS
 from .layout import (
     AT_STATE, P_FLASH_READS, PG_PLAIN, PLAIN_ALIAS_OFFSET, PP_FLUSH, PP_PAGES, PP_PAGE_SHIFT, PP_PORT, RESIDENT_PAGE,
@@ -36,7 +37,7 @@ from .layout import (
     LEARNING, FL_CURRENT, FL_FETCH_EXACT, FL_FETCH_TOTAL, FL_CONTENTION_TOTAL)
 from .layout import (
     AT_RAM_COUNT, AT_RAM_ENTRIES, RAM_ALIAS, RAM_ALIAS_OFFSET, RA_BEGIN, RA_END, RA_RUN, RA_TIMED, RAM_RUN, RR_BASE,
-    RR_BYTES, RR_PAGE_SHIFT, RR_STATE)
+    RR_BYTES, RR_PAGE_SHIFT, RR_PORT, RR_STATE)
 from .data_sampling import sample_block
 from .encoding import (
     LITERAL_INDEX_SHIFT, STOP_DEADLINE, STOP_DECODE, STOP_FPU_DISABLED, STOP_ISB, STOP_LIMIT, STOP_SELF_LOOP,
@@ -52,8 +53,8 @@ from .dwt_events import counter_events
 from .power import _count_power
 from .block_cache import _summarize
 from .memory_model import (
-    _fetch, add_data_wait, flash_data_read, flash_offset, flash_port, in_ranges, ram_access, resident_page_read,
-    time_literals, transfers)
+    _fetch, _flash_data_access, add_data_wait, flash_data_read, flash_offset, flash_port, in_ranges, ram_access,
+    resident_page_read, time_literals, transfers)
 from .state import NativeState
 
 
@@ -66,6 +67,7 @@ llvmlite.binding.load_library_permanently(uclib._name)  # (the symbols the compi
 SP_REGISTER = np.int32(UC_ARM_REG_SP)
 CONTROL_REGISTER = np.int32(UC_ARM_REG_CONTROL)
 BLOCK_HOOK_SIGNATURE = "void(voidptr, uint64, uint32, voidptr)"
+LITTLE_ENDIAN_HOST = sys.byteorder == "little"
 
 
 class Features(NamedTuple):
@@ -258,7 +260,7 @@ def _fetch_part(uc, header, st, entry, address, size, start, out_of_sequence):
     and literal loads, timed or estimated."""
     sampling = st[SAMPLING]
     if sampling == ESTIMATING:  # between windows the fetch model rests (its wait is in the estimate),
-        g = flash_port(st, address)  # but on a port whose data cache is its instruction cache
+        g = st[entry + E_FETCH_PORT]  # but on a port whose data cache is its instruction cache
         exact = g >= 0 and st[g + FL_FETCH_EXACT] != 0
         sample_block(st, address, st[entry + E_CYCLES], not exact)
         if exact:
@@ -408,10 +410,13 @@ def flash_data_page_read(uc, offset_u64, size_u32, user_data):
         header = carray(_pointer(run[RUN_STATE]), (DATA_START,), np.int64)
         st = carray(_pointer(run[RUN_STATE]), (header[TOTAL_LENGTH],), np.int64)
         reads = st[P_FLASH_READS]
-        if run[RUN_PLAIN] != 0:
-            wait = resident_page_read(st, run[RUN_BASE] + offset)
+        g = _run_port(st, run)
+        if g < 0:
+            wait = 0
+        elif run[RUN_PLAIN] != 0:
+            wait = resident_page_read(st, g, run[RUN_PORT_OFFSET] + offset)
         else:
-            wait = flash_data_read(st, run[RUN_BASE] + offset)
+            wait = _flash_data_access(st, g, run[RUN_PORT_OFFSET] + offset)[0]
         add_data_wait(st, wait)
         if run[RUN_SAMPLED] != 0:
             st[SAMPLED_WAIT] += wait
@@ -422,8 +427,24 @@ def flash_data_page_read(uc, offset_u64, size_u32, user_data):
 
 
 @njit
+def _run_port(st, run):
+    """The block of the port that reads the flash data run (-1: none), looked up at its first
+    timed read and kept: a run lies in one memory region, so one port range."""
+    if run[RUN_PORT] == PORT_UNKNOWN:
+        g = flash_port(st, run[RUN_BASE])
+        run[RUN_PORT_OFFSET] = flash_offset(st, g, run[RUN_BASE]) if g >= 0 else 0
+        run[RUN_PORT] = g
+    return run[RUN_PORT]
+
+
+@njit
 def _load_le(host_address, size):
-    """The `size` bytes at `host_address` as a little-endian value (what an MMIO read returns)."""
+    """The `size` bytes at `host_address` as a little-endian value (what an MMIO read returns):
+    QEMU's reads of 1, 2 and 4 bytes are one load on a little-endian host."""
+    if LITTLE_ENDIAN_HOST and size == 4:
+        return np.uint64(carray(_pointer(host_address), (1,), np.uint32)[0])
+    if LITTLE_ENDIAN_HOST and size == 2:
+        return np.uint64(carray(_pointer(host_address), (1,), np.uint16)[0])
     data = carray(_pointer(host_address), (size,), np.uint8)
     value = np.uint64(0)
     for i in range(size):
@@ -578,7 +599,7 @@ def _time_ram_access(run, offset, write):
     memory hook added it (data wait, and the sampled wait windows learn from)."""
     header = carray(_pointer(run[RR_STATE]), (DATA_START,), np.int64)
     st = carray(_pointer(run[RR_STATE]), (header[TOTAL_LENGTH],), np.int64)
-    wait = ram_access(st, run[RR_BASE] + offset, write)
+    wait = ram_access(st, run[RR_PORT], run[RR_BASE] + offset, write)
     add_data_wait(st, wait)
     st[SAMPLED_WAIT] += wait
 

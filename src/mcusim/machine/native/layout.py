@@ -112,7 +112,7 @@ E_FETCH_KNOWN = _entry.slot("E_FETCH_KNOWN")    # 1 when every line of the block
 #                                                 cache, at the tag slots E_FETCH_SLOTS (all hits again while
 #                                                 they hold them)
 E_FETCH_TAGS_SEEN = _entry.slot("E_FETCH_TAGS_SEEN")  # FL_IC_TAG_CHANGES when its slots last held its lines
-E_FETCH_PORT = _entry.slot("E_FETCH_PORT")      # the flash port block its fast path uses
+E_FETCH_PORT = _entry.slot("E_FETCH_PORT")      # the flash port block holding it (-1: none), found as it is summarized
 E_FETCH_FIRST = _entry.slot("E_FETCH_FIRST")    # its first flash line, line count, cycles before its last line
 E_FETCH_LINES = _entry.slot("E_FETCH_LINES")    # starts, and the cache tag slots of its lines
 E_FETCH_BEFORE_LAST = _entry.slot("E_FETCH_BEFORE_LAST")
@@ -215,10 +215,10 @@ FL_DC_HITS = _port.slot("FL_DC_HITS")
 FL_DC_MISSES = _port.slot("FL_DC_MISSES")
 FL_NO_LINE_BUFFER = _port.slot("FL_NO_LINE_BUFFER")  # 1: a branch target is read again even if it is in the
 #                                                      line last read
-FL_RAM_COUNT = _port.slot("FL_RAM_COUNT")            # RAM ranges whose data goes through the port's data cache
-FL_RAM_TABLE = _port.slot("FL_RAM_TABLE", FL_RAM_RANGE * FL_MAX_RANGES)  # (lines there are numbered by address)
-FL_RAM_WAIT = _port.slot("FL_RAM_WAIT")              # cycles a data read from those ranges waits (a miss, or the
-#                                                      data cache off)
+FL_RAM_WAIT = _port.slot("FL_RAM_WAIT")              # cycles a data read from the RAM behind the port's data
+#                                                      cache waits (a miss, or the data cache off); its ranges are
+#                                                      cached_ram.py's runs (RR_PORT), where lines are numbered by
+#                                                      address
 FL_WRITEBACK_WAIT = _port.slot("FL_WRITEBACK_WAIT")  # cycles a read miss also waits when the line it replaces is dirty
 FL_DC_WRITEBACKS = _port.slot("FL_DC_WRITEBACKS")    # dirty data cache lines written back (replaced or cleaned)
 FL_FETCH_EXACT = _port.slot("FL_FETCH_EXACT")  # 1: its data cache is its instruction cache, so sampled timing
@@ -337,7 +337,11 @@ RUN_BYTES = _data_run.slot("RUN_BYTES")  # host address of its bytes (in the fla
 RUN_TIMED = _data_run.slot("RUN_TIMED")  # 1 while its port times data reads (what the flash read hook did)
 RUN_SAMPLED = _data_run.slot("RUN_SAMPLED")  # 1: a data page run, whose reads sampled data timing counts
 RUN_PLAIN = _data_run.slot("RUN_PLAIN")  # 1: its pages may be read plain while cached (machine/resident_pages.py)
+RUN_PORT = _data_run.slot("RUN_PORT")    # the port block that reads it (-1: none; PORT_UNKNOWN until its first
+#                                          timed read)
+RUN_PORT_OFFSET = _data_run.slot("RUN_PORT_OFFSET")  # its first address's port offset (flash_offset), with RUN_PORT
 DATA_RUN = _data_run.size
+PORT_UNKNOWN = -2
 
 # The console UART's page served natively (machine/console_uart.py): the read and write callbacks'
 # own small int64 array (their user_data, not a part of the buffer). The two registers a polled
@@ -400,6 +404,7 @@ RR_STATE = _ram_run.slot("RR_STATE")  # the buffer's address (updated when it mo
 RR_BASE = _ram_run.slot("RR_BASE")    # the range's first address
 RR_BYTES = _ram_run.slot("RR_BYTES")  # host address of its bytes (the RAM's storage buffer)
 RR_PAGE_SHIFT = _ram_run.slot("RR_PAGE_SHIFT")  # log2 of Unicorn's page size
+RR_PORT = _ram_run.slot("RR_PORT")    # the block of the port whose data cache serves the range
 RAM_RUN = _ram_run.size  # followed by one slot per page of the range: 1 once code was fetched from it
 
 # A flash data page a unified direct-mapped cache may hold whole (machine/resident_pages.py).

@@ -13,7 +13,7 @@ from .layout import (
     FL_CONTENTION_TOTAL, FL_CURRENT, FL_DATA_WAIT, FL_DC_HITS, FL_DC_MISSES, FL_DC_ON, FL_DC_WRITEBACKS,
     FL_FETCH_TOTAL, FL_FETCH_WAIT, FL_IC_HITS, FL_IC_MISSES, FL_IC_TAG_CHANGES, FL_IC_USES, FL_IC_ON,
     FL_LINE_RECORDS, FL_LINE_SHIFT, FL_NO_LINE_BUFFER, FL_PORTS, FL_PORT_COUNT, FL_PORT_SLOTS, FL_PREFETCH,
-    FL_PREFETCH_DELAY, FL_PREFETCH_LINE, FL_PREFETCH_READY, FL_RAM_COUNT, FL_RAM_RANGE, FL_RAM_TABLE, FL_RAM_WAIT,
+    FL_PREFETCH_DELAY, FL_PREFETCH_LINE, FL_PREFETCH_READY, FL_RAM_RANGE, FL_RAM_WAIT,
     FL_RANGE, FL_RANGE_COUNT, FL_RANGE_TABLE, FL_RECORD, FL_USE_CLOCK, FL_WRITEBACK_WAIT, FL_BLOCK_LITERALS,
     FL_LITERAL_RANGE_COUNT, FL_LITERAL_RANGES, F_CYCLES, F_LITERAL, LINE_LAST_USE, LINE_TAG, LITERAL_RECORD,
     LITERAL_RECORD_AREA, LIT_INSN, LIT_MISSED, LIT_PORT, LIT_WAIT, LSU_TOTAL, P_COEF_FLASH, P_ENERGY_FLASH,
@@ -248,25 +248,10 @@ def data_cache_access(st, g, line, write):
 
 
 @njit
-def ram_port(st, address):
-    """The block of the port whose data cache serves RAM at `address`, or -1."""
-    for k in range(st[FL_PORT_COUNT]):
-        g = FL_PORTS + k * FL_PORT_SLOTS
-        for i in range(st[g + FL_RAM_COUNT]):
-            entry = g + FL_RAM_TABLE + FL_RAM_RANGE * i
-            if st[entry + RANGE_START] <= address < st[entry + RANGE_END]:
-                return g
-    return -1
-
-
-@njit
-def ram_access(st, address, write):
-    """Wait cycles of a data access to RAM behind a port's data cache (docs/timing.md, Cortex-M7
-    memory): a read waits on a miss, or always with the cache off, and longer when the line it
-    replaces is dirty; a write waits for nothing (the store buffer takes it) but allocates."""
-    g = ram_port(st, address)
-    if g < 0:
-        return 0
+def ram_access(st, g, address, write):
+    """Wait cycles of a data access to RAM behind the data cache of the port at `g` (docs/timing.md,
+    Cortex-M7 memory): a read waits on a miss, or always with the cache off, and longer when the
+    line it replaces is dirty; a write waits for nothing (the store buffer takes it) but allocates."""
     if st[g + FL_DC_ON] == 0:
         return 0 if write else st[g + FL_RAM_WAIT]
     hit, dirty = data_cache_access(st, g, address >> st[g + FL_LINE_SHIFT], write)
@@ -307,13 +292,9 @@ def flash_data_read(st, address):
 
 
 @njit
-def resident_page_read(st, address):
-    """flash_data_read for a read of a data page that has a plain alias (RUN_PLAIN): also counts
-    towards reading its page plain (note_resident_read)."""
-    g = flash_port(st, address)
-    if g < 0:
-        return 0
-    offset = flash_offset(st, g, address)
+def resident_page_read(st, g, offset):
+    """The wait of a data read at port offset `offset` through the port at `g` of a data page that
+    has a plain alias (RUN_PLAIN): also counts towards reading its page plain (note_resident_read)."""
     wait, outcome = _flash_data_access(st, g, offset)
     if g == st[PP_PORT] and st[PP_PAGES] != 0:
         note_resident_read(st, g, offset, outcome == 0)
@@ -466,7 +447,6 @@ def _remember_hits(st, g, entry, address, size, offset):
     st[entry + E_FETCH_FIRST] = first
     st[entry + E_FETCH_LINES] = lines
     st[entry + E_FETCH_BEFORE_LAST] = _range_sum(st, address, last_address, F_CYCLES) if lines > 1 else 0
-    st[entry + E_FETCH_PORT] = g
     st[entry + E_FETCH_KNOWN] = 1
     st[entry + E_FETCH_TAGS_SEEN] = st[FL_IC_TAG_CHANGES]
     st[entry + E_FETCH_USES_SEEN] = -1
@@ -528,7 +508,7 @@ def _fetch(st, entry, address, size, start, out_of_sequence):
                 st[g + FL_BUFFER_LINE] = -1
             _fetch_hits(st, g, entry, start)
             return
-    g = flash_port(st, address)
+    g = st[entry + E_FETCH_PORT]
     if g < 0 or st[g + FL_ACTIVE] == 0:
         return
     st[FL_CURRENT] = g
