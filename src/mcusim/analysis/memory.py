@@ -86,32 +86,61 @@ def _initial_words(image, begin: int, end: int) -> np.ndarray:
 
 
 def _untouched(words: np.ndarray, initial: np.ndarray) -> np.ndarray:
-    """True where a word still holds what it started with, or the value most of the area holds
-    (start-up code that filled the free RAM with a pattern)."""
+    """True where a word still holds what it started with, or the value more than half of the
+    area holds (start-up code that filled the free RAM with a pattern)."""
     same = words == initial
-    if len(words):
-        values, counts = np.unique(words, return_counts=True)
-        fill = values[np.argmax(counts)]
-        if counts.max() * 2 > len(words):
-            same |= words == fill
+    fill = majority(words)
+    if fill is not None:
+        same |= words == fill
     return same
 
 
+def majority(values: np.ndarray):
+    """The value more than half of `values` hold, or None. In linear time (sorting a stack area
+    of megabytes for its most common value took milliseconds of every run). The middle value is
+    counted first: in RAM mostly as the loader left it, it is the one. Else, of each pair of
+    neighbours, one is kept if they are equal, and a value held by more than half still is by
+    more than half of what is kept (Boyer and Moore's majority argument); the odd one out of an
+    odd length is kept aside as a candidate. Each candidate left is then counted."""
+    if len(values) and 2 * np.count_nonzero(values == values[len(values) // 2]) > len(values):
+        return values[len(values) // 2]
+    candidates, rest = [], values
+    while len(rest) > 1:
+        if len(rest) % 2:
+            candidates.append(rest[-1])
+            rest = rest[:-1]
+        rest = rest[0::2][rest[0::2] == rest[1::2]]
+    for value in dict.fromkeys(candidates + rest.tolist()):
+        if 2 * np.count_nonzero(values == value) > len(values):
+            return value
+    return None
+
+
 def _longest_run(flags: np.ndarray) -> tuple[int, int]:
-    """[start, end) of the longest run of True in `flags` ((0, 0) when none)."""
-    if not flags.any():
+    """[start, end) of the longest run of True in `flags` ((0, 0) when none): the first of the
+    longest, found from where the flags change (no padded copy of a stack area's megabytes)."""
+    changes = np.flatnonzero(flags[1:] != flags[:-1]) + 1
+    starts = changes[~flags[changes - 1]]  # (a change to True)
+    ends = changes[flags[changes - 1]]     # (a change to False)
+    if len(flags) and flags[0]:
+        starts = np.concatenate(([0], starts))
+    if len(flags) and flags[-1]:
+        ends = np.concatenate((ends, [len(flags)]))
+    if not len(starts):
         return 0, 0
-    padded = np.concatenate(([False], flags, [False])).astype(np.int8)
-    edges = np.flatnonzero(np.diff(padded))
-    starts, ends = edges[0::2], edges[1::2]
     k = int(np.argmax(ends - starts))
     return int(starts[k]), int(ends[k])
 
 
 def _first_touched(untouched: np.ndarray) -> int:
     """The index of the first word written (len when none was)."""
-    touched = np.flatnonzero(~untouched)
-    return int(touched[0]) if len(touched) else len(untouched)
+    first = int(np.argmin(untouched)) if len(untouched) else 0  # (the first False, or 0 when all are True)
+    return first if len(untouched) and not untouched[first] else len(untouched)
+
+
+def _last_touched(untouched: np.ndarray) -> int:
+    """The index of the last word written (-1 when none was)."""
+    return len(untouched) - 1 - _first_touched(untouched[::-1]) if len(untouched) else -1
 
 
 def _in_ram(board, begin: int, end: int) -> bool:
@@ -119,9 +148,10 @@ def _in_ram(board, begin: int, end: int) -> bool:
     return any(span[0][0] <= begin and end <= span[-1][1] for span in ram_spans(board))
 
 
-def peaks(read_memory, image, board, initial_sp: int) -> dict:
-    """The main stack's and the heap's high-water marks, from RAM as the run left it; None for
-    each when its space is not in RAM (an initial SP outside it, say)."""
+def peaks(read_words, image, board, initial_sp: int) -> dict:
+    """The main stack's and the heap's high-water marks, from RAM as the run left it (`read_words`:
+    begin, end -> the words there); None for each when its space is not in RAM (an initial SP
+    outside it, say)."""
     heap_base, heap_limit, stack_base, stack_limit = heap_info(board, image.segments, initial_sp)
     stack_top = initial_sp or stack_base
     shared = heap_limit == stack_base
@@ -132,8 +162,7 @@ def peaks(read_memory, image, board, initial_sp: int) -> dict:
     if not _in_ram(board, low, high):
         return dict(result, stack_peak_bytes=None, lowest_sp=None, heap_peak_bytes=None if shared else 0)
     if high > low:
-        words = np.frombuffer(read_memory(low, high - low), "<u4")
-        untouched = _untouched(words, _initial_words(image, low, high))
+        untouched = _untouched(read_words(low, high), _initial_words(image, low, high))
         if shared:
             if untouched[0]:  # the heap's first word never written: no heap, the stack is all that was
                 gap_start, gap_end = 0, _first_touched(untouched)
@@ -146,9 +175,8 @@ def peaks(read_memory, image, board, initial_sp: int) -> dict:
         result["stack_peak_bytes"] = high - (low + 4 * stack_from)
         result["lowest_sp"] = low + 4 * stack_from
     if not shared and heap_limit > heap_base and _in_ram(board, heap_base, heap_limit):
-        words = np.frombuffer(read_memory(heap_base, heap_limit - heap_base), "<u4")
-        touched = np.flatnonzero(~_untouched(words, _initial_words(image, heap_base, heap_limit)))
-        result["heap_peak_bytes"] = 4 * (int(touched[-1]) + 1) if len(touched) else 0
+        untouched = _untouched(read_words(heap_base, heap_limit), _initial_words(image, heap_base, heap_limit))
+        result["heap_peak_bytes"] = 4 * (_last_touched(untouched) + 1)
     return result
 
 
@@ -182,7 +210,18 @@ def memory_use(image, board, read_memory, storage: dict[str, np.ndarray], initia
     for bank in used["banks"]:
         if bank["kind"] == "ram" and bank["name"] in storage:
             bank["changed_bytes"] = changed_bytes(storage[bank["name"]], image, bank)
-    used.update(peaks(read_memory, image, board, initial_sp))
+    def read_words(begin: int, end: int) -> np.ndarray:
+        """[begin, end) as words: a view of its bank's storage where one bank holds it (no copy of
+        a stack area of megabytes), else as the debugger reads it."""
+        pieces = board.regions_covering(begin, end - begin)
+        if pieces is not None and len(pieces) == 1:
+            region, start, stop = pieces[0]
+            bank = storage.get(board.storage_region(region).name)
+            if bank is not None and (start - region.base) % 4 == 0:
+                return bank[start - region.base: stop - region.base].view("<u4")
+        return np.frombuffer(read_memory(begin, end - begin), "<u4")
+
+    used.update(peaks(read_words, image, board, initial_sp))
     used["stack_peak_function"] = None
     if tracked_sp is not None and used["lowest_sp"] is not None:
         if tracked_sp <= used["lowest_sp"]:
