@@ -29,3 +29,28 @@ def zeros(shape, dtype) -> np.ndarray:
     memory = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE)
     memory.madvise(_NO_HUGE_PAGES)
     return np.frombuffer(memory, dtype).reshape(shape)
+
+
+_PAGEMAP = "/proc/self/pagemap"  # (Linux: 8 bytes per virtual page, bit 63 present, bit 62 swapped)
+
+
+def populated(array: np.ndarray) -> list[tuple[int, int]] | None:
+    """The [start, end) byte ranges of the contiguous `array` that lie on pages the kernel ever
+    gave memory (present, or swapped out); the rest of a private anonymous mapping has never been
+    touched and reads as zeros, so a scan for written bytes can skip it (a board's 16 MB bank
+    is mostly that). None where the kernel does not say (not Linux, pagemap unreadable)."""
+    page = mmap.PAGESIZE
+    address, size = array.ctypes.data, array.nbytes
+    first, end = address // page, (address + size + page - 1) // page
+    try:
+        with open(_PAGEMAP, "rb") as pagemap:
+            pagemap.seek(8 * first)
+            raw = pagemap.read(8 * (end - first))
+    except OSError:
+        return None
+    if len(raw) != 8 * (end - first):
+        return None
+    given = np.concatenate(([False], (np.frombuffer(raw, "<u8") >> 62) != 0, [False]))
+    edges = np.flatnonzero(given[1:] != given[:-1])  # (runs of given pages: [edges[0], edges[1]), ...)
+    return [(max(0, (first + a) * page - address), min(size, (first + b) * page - address))
+            for a, b in zip(edges[0::2].tolist(), edges[1::2].tolist())]

@@ -60,3 +60,34 @@ def test_the_boards_ram_is_advised_against_huge_pages_and_starts_zero():
     assert large, "the MPS2 board has banks of 4 MB and more"
     for buffer in large:
         assert "nh" in _vm_flags(buffer.ctypes.data) and not buffer[:: 1 << 16].any()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc/self/pagemap is Linux's")
+def test_populated_ranges_hold_every_page_touched_and_not_the_others():
+    array = pages.zeros(64 * 4096, np.uint8)
+    for page in (3, 4, 20):
+        array[page * 4096 + 17] = 1
+    covered = {page for start, end in pages.populated(array) for page in range(start // 4096, -(-end // 4096))}
+    assert {3, 4, 20} <= covered and len(covered) < 8
+    assert pages.populated(array[3 * 4096 + 100:])[0] == (0, 2 * 4096 - 100)  # (a view from inside a page)
+
+
+class _NoSegments:
+    segments = ()
+
+
+@pytest.mark.parametrize("pagemap", ["kernel's", "unreadable"])
+def test_changed_bytes_read_only_touched_pages_and_count_every_written_word(monkeypatch, pagemap):
+    """run.json's changed bytes of a bank: counted over the pages the kernel gave memory where it
+    says which (a 16 MB bank is mostly untouched), over all of it where it does not."""
+    from mcusim.analysis.memory import changed_bytes
+
+    if pagemap == "unreadable":
+        monkeypatch.setattr(pages, "_PAGEMAP", "/nonexistent/pagemap")
+        assert pages.populated(np.zeros(8, np.uint8)) is None
+    storage = pages.zeros(1 << 20, np.uint8)
+    words = storage.view("<u4")
+    words[[0, 1, 1023, 1024, 70000, (1 << 18) - 1]] = [5, 6, 7, 8, 9, 10]  # (page edges, the last word)
+    _ = storage[500000]  # (read, never written: the kernel's zero page)
+    bank = {"base": 0x20000000, "size_bytes": len(storage)}
+    assert changed_bytes(storage, _NoSegments(), bank) == 4 * 6

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import pages
 from ..elf import SHT_NOBITS
 from ..machine.semihosting import heap_info, ram_spans
 from .sampling import function_names
@@ -184,10 +185,14 @@ def changed_bytes(storage: np.ndarray, image, bank) -> int:
     """Bytes of a RAM bank (`storage`: the host buffer behind it) that no longer hold what the
     loader left there (4 per changed word): a lower bound of what the run wrote, since a write of
     the same value does not show. Counted as non-zero words, corrected where loaded segments lie
-    (a bank can be tens of MB: no copy is made)."""
+    (a bank can be tens of MB: no copy is made, and the pages never touched, zeros, are not read)."""
     base, end = bank["base"], bank["base"] + (bank["size_bytes"] & ~3)
     words = storage[: end - base].view("<u4")
-    changed = int(np.count_nonzero(words))
+    ranges = pages.populated(words)  # (the pages never touched hold zeros: not read)
+    if ranges is None:
+        changed = int(np.count_nonzero(words))
+    else:
+        changed = sum(int(np.count_nonzero(words[a // 4: -(-b // 4)])) for a, b in ranges)
     for segment in image.segments:
         low, high = max(base, segment.paddr) & ~3, min(end, segment.paddr + len(segment.data) + 3) & ~3
         if low < high:
