@@ -7,6 +7,7 @@ alternating so both see the same machine load, and whether they simulated the sa
     python benchmarks/compare_trees.py --base /tmp/base --decode [--prepared] [--repeat 5] [--workloads B:ELF,...]
     python benchmarks/compare_trees.py --base /tmp/base --start [--repeat 9] [--workloads B:ELF,...]
     python benchmarks/compare_trees.py --base /tmp/base --build [--repeat 20] [--workloads B:ELF,...]
+    python benchmarks/compare_trees.py --base /tmp/base --in-process [--repeat 3] [--workloads B:ELF,...]
 
 Each run is a fresh process (`Simulator(elf, board).run()`, the numba cache warmed by a first,
 untimed run of each tree); the table gives the fastest of `--repeat` runs per tree and the
@@ -28,11 +29,17 @@ and the table gives its wall time, the median and range of `--repeat`. With --bu
 per tree builds a Simulator and runs it `--repeat` times one after another (as a sweep, or a
 profiler using mcusim as its backend, does), and the table gives the seconds each build took
 (`Simulator(elf, board)`), the median and the largest, the first left out (it loads the code);
-the two processes run one after the other, not alternating, so run it twice.
+the two processes run one after the other, not alternating, so run it twice. With --in-process
+each tree's process runs each workload INPROCESS_RUNS times after two untimed runs, as speed.py's
+2x and vendor tables do, and gives the median RunResult.host_seconds (the run) and the median
+seconds its result took to collect after it (Simulator.run's wall time less the run: run.json's
+memory scan, profiles); `--repeat` such processes per tree, alternating, and the table gives the
+median of their medians.
 """
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import statistics
@@ -161,6 +168,39 @@ def compare_start(trees: dict[str, Path], workloads: list[str], repeat: int) -> 
               flush=True)
 
 
+INPROCESS_RUNS = 7
+IN_PROCESS = ("import sys, time, json, statistics; sys.path.insert(0, sys.argv[1] + '/src'); "
+              "from mcusim.api import Simulator\n"
+              "runs, collects, cycles = [], [], set()\n"
+              "for k in range(2 + int(sys.argv[4])):\n"
+              " s = Simulator(sys.argv[2], sys.argv[3]); t = time.perf_counter(); r = s.run()\n"
+              " wall = time.perf_counter() - t; cycles.add(r.cycles)\n"
+              " if k >= 2: runs.append(r.host_seconds); collects.append(wall - r.host_seconds)\n"
+              "print(json.dumps([statistics.median(runs), statistics.median(collects), sorted(cycles)]))")
+
+
+def compare_in_process(trees: dict[str, Path], workloads: list[str], repeat: int) -> None:
+    print("| board | program | base run s | new run s | new / base | base collect s | new collect s | same cycles |")
+    print("|---|---|---|---|---|---|---|---|")
+    for board, program, elf in workload_elfs(workloads):
+        found = {name: [] for name in trees}
+        cycles = set()
+        for _ in range(repeat):
+            for name, tree in trees.items():
+                done = subprocess.run([sys.executable, "-c", IN_PROCESS, str(tree), str(elf), board,
+                                       str(INPROCESS_RUNS)], capture_output=True, text=True)
+                if done.returncode != 0:
+                    sys.exit(f"{tree}: {board} {elf.name} failed:\n{done.stderr[-2000:]}")
+                run_s, collect_s, simulated = json.loads(done.stdout.strip().splitlines()[-1])
+                found[name].append((run_s, collect_s))
+                cycles.update(simulated)
+        (base, base_collect), (new, new_collect) = (
+            (statistics.median(r for r, _ in found[name]), statistics.median(c for _, c in found[name]))
+            for name in trees)
+        print(f"| {board} | {program} | {base:.4f} | {new:.4f} | {new / base:.3f} | {base_collect:.4f} | "
+              f"{new_collect:.4f} | {'yes' if len(cycles) == 1 else 'NO'} |", flush=True)
+
+
 BUILD = ("import sys, time; sys.path.insert(0, sys.argv[1] + '/src'); from mcusim.api import Simulator\n"
          "for _ in range(int(sys.argv[4])):\n t = time.perf_counter(); s = Simulator(sys.argv[2], sys.argv[3])\n"
          " print(time.perf_counter() - t); s.run()")
@@ -208,8 +248,14 @@ def main() -> None:
                         help="compare the wall time of fresh `mcusim run --max-cycles 1` processes (warm start)")
     parser.add_argument("--build", action="store_true",
                         help="compare the seconds of building a Simulator again and again in one process")
+    parser.add_argument("--in-process", action="store_true",
+                        help=f"compare runs after two untimed ones in one process ({INPROCESS_RUNS} a process, "
+                             "as speed.py's tables): the run's host seconds and its result's collection")
     args = parser.parse_args()
     trees = {"base": args.base.resolve(), "new": args.new.resolve()}
+    if args.in_process:
+        compare_in_process(trees, args.workloads.split(","), args.repeat)
+        return
     if args.build:
         compare_build(trees, args.workloads.split(","), args.repeat)
         return
