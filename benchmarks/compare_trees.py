@@ -30,11 +30,11 @@ per tree builds a Simulator and runs it `--repeat` times one after another (as a
 profiler using mcusim as its backend, does), and the table gives the seconds each build took
 (`Simulator(elf, board)`), the median and the largest, the first left out (it loads the code);
 the two processes run one after the other, not alternating, so run it twice. With --in-process
-each tree's process runs each workload INPROCESS_RUNS times after two untimed runs, as speed.py's
-2x and vendor tables do, and gives the median RunResult.host_seconds (the run) and the median
-seconds its result took to collect after it (Simulator.run's wall time less the run: run.json's
-memory scan, profiles); `--repeat` such processes per tree, alternating, and the table gives the
-median of their medians.
+a process of each tree runs one workload INPROCESS_RUNS times after two untimed runs, as
+speed.py's 2x and vendor tables do, and gives the median RunResult.host_seconds (the run) and the
+median of what Simulator.run took after it (its wall time less the run: the result's collection,
+run.json's memory scan among it, and the decode store's save); `--repeat` such processes per tree
+and workload, alternating, and the table gives the median of their medians.
 """
 from __future__ import annotations
 

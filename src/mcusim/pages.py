@@ -32,13 +32,24 @@ def zeros(shape, dtype) -> np.ndarray:
 
 
 _PAGEMAP = "/proc/self/pagemap"  # (Linux: 8 bytes per virtual page, bit 63 present, bit 62 swapped)
+_pagemap_works: bool | None = None  # (whether it marks a page this process wrote: checked once)
 
 
 def populated(array: np.ndarray) -> list[tuple[int, int]] | None:
-    """The [start, end) byte ranges of the contiguous `array` that lie on pages the kernel ever
-    gave memory (present, or swapped out); the rest of a private anonymous mapping has never been
-    touched and reads as zeros, so a scan for written bytes can skip it (a board's 16 MB bank
-    is mostly that). None where the kernel does not say (not Linux, pagemap unreadable)."""
+    """The [start, end) byte ranges of the contiguous `array`, in private anonymous memory (this
+    module's zeros, NumPy's own arrays), that lie on pages the kernel ever gave memory (present,
+    or swapped out); the rest has never been touched and reads as zeros, so a scan for written
+    bytes can skip it (a board's 16 MB bank is mostly that). None where the kernel does not say:
+    not Linux, the page map unreadable, or one that does not mark a page just written."""
+    global _pagemap_works
+    if _pagemap_works is None:
+        probe = zeros(mmap.PAGESIZE, np.uint8)
+        probe[0] = 1
+        _pagemap_works = bool(_given(probe) == [(0, mmap.PAGESIZE)])
+    return _given(array) if _pagemap_works else None
+
+
+def _given(array: np.ndarray) -> list[tuple[int, int]] | None:
     page = mmap.PAGESIZE
     address, size = array.ctypes.data, array.nbytes
     first, end = address // page, (address + size + page - 1) // page

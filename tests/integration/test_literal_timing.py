@@ -127,7 +127,7 @@ def test_the_code_pages_are_in_the_literal_range_table(tmp_path):
     flash's boot alias), as long as flash data reads wait."""
     sim, _ = run(tmp_path, "ldr r3, near")
     state = sim.machine.state
-    ranges = [(state[N.FL_LITERAL_RANGES + N.FL_RAM_RANGE * i + N.RANGE_START],
-               state[N.FL_LITERAL_RANGES + N.FL_RAM_RANGE * i + N.RANGE_END])
+    ranges = [(state[N.FL_LITERAL_RANGES + N.FL_LITERAL_RANGE * i + N.RANGE_START],
+               state[N.FL_LITERAL_RANGES + N.FL_LITERAL_RANGE * i + N.RANGE_END])
               for i in range(state[N.FL_LITERAL_RANGE_COUNT])]
     assert any(start <= sim.image.symbol("near") < end for start, end in ranges)

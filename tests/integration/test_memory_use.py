@@ -85,3 +85,19 @@ def test_footprint_counts_each_section_once_per_bank(firmware_build, board):
     assert memory["ram_bytes"] == sum(bank["used_bytes"] for bank in banks.values() if bank["kind"] == "ram")
     if flash_banks:  # the vendor boards: code in flash, .data's initial values copied from there
         assert sections[".text"] <= memory["flash_bytes"] and ".data (load image)" in flash_banks[0]["sections"]
+
+
+@pytest.mark.parametrize("board", BOARDS)
+def test_the_peaks_read_from_a_bank_s_storage_are_those_read_through_unicorn(firmware_build, board):
+    """The stack and heap areas are read as views of their bank's storage where one bank holds
+    them; through the debugger's read (Unicorn) they give the same peaks."""
+    from mcusim.analysis.memory import memory_use
+
+    simulator = Simulator(firmware_build / board / "stack-heap.elf", board)
+    simulator.run()
+    m = simulator.machine
+    viewed, read = (memory_use(simulator.image, simulator.board, m.read_memory, storage, m.initial_sp)
+                    for storage in (m.memory.buffers, {}))
+    for field in ("stack_peak_bytes", "lowest_sp", "heap_peak_bytes", "heap_base", "stack_top"):
+        assert viewed[field] == read[field], field
+    assert viewed["stack_peak_bytes"] > 64 * 24 and viewed["heap_peak_bytes"] > 1000

@@ -530,3 +530,18 @@ def test_a_set_index_is_the_remainder_for_any_number_of_sets(sets):
     a power of two (every board's), and with the remainder otherwise (a board file may give any)."""
     for value in (0, 1, 5, sets - 1, sets, sets + 7, 0x0800_1234 >> 3, 0x2000_0000 >> 1, (1 << 40) + 3, -1, -sets - 5):
         assert N.set_index(value, sets) == value % sets
+
+
+def test_a_block_summary_names_the_flash_port_that_holds_the_block():
+    """The block hook's summary of a block notes the port its fetches and sampled estimate use
+    (E_FETCH_PORT), found once; -1 for code no port reads (RAM)."""
+    from mcusim.machine.native.block_cache import _summarize
+
+    flash, _, _ = model(capacity_halfwords=0x800)
+    state = flash.state
+    base = int(state.buffer[flash.g + N.FL_RANGE_TABLE + N.RANGE_START])
+    for window, port in ((base, flash.g), (0x20000000, -1)):
+        state.rows(state.add_window(window, 0x400))[:, N.KIND] = N.KIND_START
+        entry = N.BLOCK_CACHE + ((window + 8 >> 1) & (N.CACHE_ENTRIES - 1)) * N.CACHE_ENTRY
+        assert _summarize(state.buffer, window + 8, 4, entry)
+        assert state.buffer[entry + N.E_FETCH_PORT] == port

@@ -58,6 +58,18 @@ def test_the_fill_value_is_the_one_more_than_half_of_an_area_holds():
     assert found[True] > 500 and found[False] > 500  # (areas with a fill and without)
 
 
+def test_a_fill_value_barely_more_than_half_of_a_large_area_is_found():
+    rng = np.random.default_rng(4)
+    for holders in (2**19 + 1, 2**19):  # (of 2**20 words: more than half, exactly half)
+        values = rng.integers(0, 1000, 2**20).astype(np.uint32)
+        values[:holders] = 0xA5A5A5A5
+        rng.shuffle(values)
+        assert majority(values) == (0xA5A5A5A5 if holders > 2**19 else None)
+        values[:] = rng.integers(0, 1000, 2**20)  # (the fill at both ends: the middle word is not it)
+        values[:holders // 2] = values[2**20 - (holders - holders // 2):] = 0xA5A5A5A5
+        assert majority(values) == (0xA5A5A5A5 if holders > 2**19 else None)
+
+
 @pytest.mark.parametrize("values, expected", [
     ([5, 1, 5], 5),            # the odd one out is the fill
     ([1, 5, 5, 2, 5], 5),

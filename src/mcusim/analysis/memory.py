@@ -97,23 +97,33 @@ def _untouched(words: np.ndarray, initial: np.ndarray) -> np.ndarray:
 
 
 def majority(values: np.ndarray):
-    """The value more than half of `values` hold, or None. In linear time (sorting a stack area
-    of megabytes for its most common value took milliseconds of every run). The middle value is
-    counted first: in RAM mostly as the loader left it, it is the one. Else, of each pair of
-    neighbours, one is kept if they are equal, and a value held by more than half still is by
-    more than half of what is kept (Boyer and Moore's majority argument); the odd one out of an
-    odd length is kept aside as a candidate. Each candidate left is then counted."""
+    """The value more than half of `values` hold, or None, in linear time (sorting a stack area of
+    megabytes for its most common value took milliseconds of every run). The middle value is
+    counted first: in RAM mostly as the loader left it, it is the one. Else neighbours are paired:
+    a pair of two values cancels out, which leaves a value held by more than half still so, and an
+    equal pair stands for two of its value, one level up; an odd one out of an odd length stands
+    for its level's count of words. Boyer and Moore's majority vote over what is left, weighted so,
+    gives the one candidate, which is counted."""
     if len(values) and 2 * np.count_nonzero(values == values[len(values) // 2]) > len(values):
         return values[len(values) // 2]
-    candidates, rest = [], values
+    left, rest, weight = [], values, 1  # (left: (value, the words it stands for))
     while len(rest) > 1:
         if len(rest) % 2:
-            candidates.append(rest[-1])
+            left.append((rest[-1], weight))
             rest = rest[:-1]
         rest = rest[0::2][rest[0::2] == rest[1::2]]
-    for value in dict.fromkeys(candidates + rest.tolist()):
-        if 2 * np.count_nonzero(values == value) > len(values):
-            return value
+        weight *= 2
+    left += [(value, weight) for value in rest.tolist()]
+    candidate, votes = None, 0
+    for value, words in left:
+        if votes == 0 or value == candidate:
+            candidate, votes = (value if votes == 0 else candidate), votes + words
+        elif words > votes:
+            candidate, votes = value, words - votes
+        else:
+            votes -= words
+    if votes and 2 * np.count_nonzero(values == candidate) > len(values):
+        return candidate
     return None
 
 

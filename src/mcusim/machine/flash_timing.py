@@ -89,9 +89,9 @@ class FlashTiming:
         through = spec.ranges or [r.name for r in board.memory if r is storage or r.alias_of == storage.name]
         self.ranges = [(r.base, r.end) for r in board.memory if r.name in through]
         self.ram_ranges = [(r.base, r.end) for r in board.memory if r.name in spec.ram_ranges]
-        if max(len(self.ranges), len(self.ram_ranges)) > N.FL_MAX_RANGES:
+        if len(self.ranges) > N.FL_MAX_RANGES:  # (its RAM ranges are cached_ram.py's runs, MAX_RAM_ALIASES)
             raise ValueError(f"board {board.name}: flash port {spec.name} has more than {N.FL_MAX_RANGES} "
-                             f"flash or RAM address ranges")
+                             f"flash address ranges")
         for cache in (spec.icache, spec.dcache):
             if cache is not None and cache.sets * cache.ways > N.FL_MAX_CACHE_LINES:
                 raise ValueError(f"board {board.name}: a flash cache of more than {N.FL_MAX_CACHE_LINES} lines")

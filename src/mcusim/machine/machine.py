@@ -497,7 +497,7 @@ class Machine:
         data = [(a, b) for a, b in self.image.data_ranges if not (a in tables and b - a <= VECTOR_TABLE_MAX_BYTES)]
         literal, aliased = split_code_pages(code_pages, data, self.page_bytes)
         for i, (begin, stop) in enumerate(literal[: N.MAX_LITERAL_RANGES]):
-            at = N.FL_LITERAL_RANGES + N.FL_RAM_RANGE * i
+            at = N.FL_LITERAL_RANGES + N.FL_LITERAL_RANGE * i
             self.state[at + N.RANGE_START], self.state[at + N.RANGE_END] = begin, stop
         self.state[N.FL_LITERAL_RANGE_COUNT] = min(len(literal), N.MAX_LITERAL_RANGES)
         for begin, stop in literal[N.MAX_LITERAL_RANGES:]:  # (beyond the table's room: hooked whole)

@@ -161,13 +161,13 @@ LINE_TAG = _line.slot("LINE_TAG")            # the line + 1 (negated while dirty
 LINE_LAST_USE = _line.slot("LINE_LAST_USE")  # FL_USE_CLOCK at its last use (least recently used replacement)
 FL_CACHE_LINE = _line.size
 
-# An address range a flash port reads through (RAM and literal ranges use the first two fields).
+# An address range a flash port reads through (a literal range uses the first two fields).
 _range = _record("port range")
 RANGE_START = _range.slot("RANGE_START")
 RANGE_END = _range.slot("RANGE_END")
 RANGE_LINE_OFFSET = _range.slot("RANGE_LINE_OFFSET")  # line offset of its start (flash ranges)
 FL_RANGE = _range.size
-FL_RAM_RANGE = RANGE_END + 1
+FL_LITERAL_RANGE = RANGE_END + 1
 
 # What the executing block fetched from flash, per line that waited or missed.
 _fetched = _record("fetched line")
@@ -531,8 +531,8 @@ FL_BLOCK_LITERALS = _buffer.slot("FL_BLOCK_LITERALS")  # literal read records of
 #                                                        LITERAL_RECORD_AREA)
 MAX_LITERAL_RANGES = 16
 FL_LITERAL_RANGE_COUNT = _buffer.slot("FL_LITERAL_RANGE_COUNT")  # flash ranges (code pages) whose literal reads the
-FL_LITERAL_RANGES = _buffer.slot("FL_LITERAL_RANGES", FL_RAM_RANGE * MAX_LITERAL_RANGES)  # block hook times (as RAM
-#                                                                                          ranges: start, end)
+FL_LITERAL_RANGES = _buffer.slot("FL_LITERAL_RANGES", FL_LITERAL_RANGE * MAX_LITERAL_RANGES)  # block hook times
+#                                                                                                (start, end each)
 SAMPLING = _buffer.slot("SAMPLING")  # sampled data timing (machine/data_sampling.py): NOT_SAMPLED, LEARNING (a
 #                                      window: the sampled memory is timed access by access) or ESTIMATING
 SAMPLED_WAIT = _buffer.slot("SAMPLED_WAIT")    # wait cycles of the sampled memory's accesses, as timed; the flash

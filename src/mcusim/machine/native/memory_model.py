@@ -13,7 +13,7 @@ from .layout import (
     FL_CONTENTION_TOTAL, FL_CURRENT, FL_DATA_WAIT, FL_DC_HITS, FL_DC_MISSES, FL_DC_ON, FL_DC_WRITEBACKS,
     FL_FETCH_TOTAL, FL_FETCH_WAIT, FL_IC_HITS, FL_IC_MISSES, FL_IC_TAG_CHANGES, FL_IC_USES, FL_IC_ON,
     FL_LINE_RECORDS, FL_LINE_SHIFT, FL_NO_LINE_BUFFER, FL_PORTS, FL_PORT_COUNT, FL_PORT_SLOTS, FL_PREFETCH,
-    FL_PREFETCH_DELAY, FL_PREFETCH_LINE, FL_PREFETCH_READY, FL_RAM_RANGE, FL_RAM_WAIT,
+    FL_PREFETCH_DELAY, FL_PREFETCH_LINE, FL_PREFETCH_READY, FL_LITERAL_RANGE, FL_RAM_WAIT,
     FL_RANGE, FL_RANGE_COUNT, FL_RANGE_TABLE, FL_RECORD, FL_USE_CLOCK, FL_WRITEBACK_WAIT, FL_BLOCK_LITERALS,
     FL_LITERAL_RANGE_COUNT, FL_LITERAL_RANGES, F_CYCLES, F_LITERAL, LINE_LAST_USE, LINE_TAG, LITERAL_RECORD,
     LITERAL_RECORD_AREA, LIT_INSN, LIT_MISSED, LIT_PORT, LIT_WAIT, LSU_TOTAL, P_COEF_FLASH, P_ENERGY_FLASH,
@@ -363,7 +363,7 @@ def time_literals(st, address, size, first_index):
                 first, step, reads = transfers(at + 4 * k, size_read)
                 for j in range(reads):
                     read_at = first + step * j
-                    if not in_ranges(st, FL_LITERAL_RANGES, st[FL_LITERAL_RANGE_COUNT], FL_RAM_RANGE, read_at):
+                    if not in_ranges(st, FL_LITERAL_RANGES, st[FL_LITERAL_RANGE_COUNT], FL_LITERAL_RANGE, read_at):
                         continue
                     g = flash_port(st, read_at)
                     if g < 0:
