@@ -72,12 +72,19 @@ def workload_elfs(workloads: list[str]):
         yield board, program, ROOT / "firmware" / "build" / board / f"{program}.elf"
 
 
-def run(tree: Path, elf: Path, board: str) -> tuple[float, int, int]:
-    """(host seconds, cycles, data wait cycles) of one run in a fresh process."""
-    done = subprocess.run([sys.executable, "-c", RUN, str(tree), str(elf), board], capture_output=True, text=True)
+def child(script: str, tree: Path, elf: Path, board: str, *args: str, env: dict | None = None) -> str:
+    """What `script` printed, run in a fresh process on `tree`'s sources with (elf, board, *args);
+    this process ends with its error if it failed."""
+    done = subprocess.run([sys.executable, "-c", script, str(tree), str(elf), board, *args], capture_output=True,
+                          text=True, env=env)
     if done.returncode != 0:
         sys.exit(f"{tree}: {board} {elf.name} failed:\n{done.stderr[-2000:]}")
-    seconds, cycles, data_wait, _ = done.stdout.split()
+    return done.stdout
+
+
+def run(tree: Path, elf: Path, board: str) -> tuple[float, int, int]:
+    """(host seconds, cycles, data wait cycles) of one run in a fresh process."""
+    seconds, cycles, data_wait, _ = child(RUN, tree, elf, board).split()
     return float(seconds), int(cycles), int(data_wait)
 
 
@@ -91,11 +98,8 @@ def decode_us(tree: Path, elf: Path, board: str, prepared: Path | None = None) -
     with tempfile.TemporaryDirectory(prefix="decode-") as store:
         if prepared is not None:
             shutil.copytree(prepared, store, dirs_exist_ok=True)
-        done = subprocess.run([sys.executable, "-c", DECODE, str(tree), str(elf), board], capture_output=True,
-                              text=True, env={**os.environ, "MCUSIM_DECODE_CACHE": store if prepared else "off"})
-    if done.returncode != 0:
-        sys.exit(f"{tree}: {board} {elf.name} failed:\n{done.stderr[-2000:]}")
-    us, cycles = done.stdout.split()
+        us, cycles = child(DECODE, tree, elf, board,
+                           env={**os.environ, "MCUSIM_DECODE_CACHE": store if prepared else "off"}).split()
     return float(us), int(cycles)
 
 
@@ -187,11 +191,8 @@ def compare_in_process(trees: dict[str, Path], workloads: list[str], repeat: int
         cycles = set()
         for _ in range(repeat):
             for name, tree in trees.items():
-                done = subprocess.run([sys.executable, "-c", IN_PROCESS, str(tree), str(elf), board,
-                                       str(INPROCESS_RUNS)], capture_output=True, text=True)
-                if done.returncode != 0:
-                    sys.exit(f"{tree}: {board} {elf.name} failed:\n{done.stderr[-2000:]}")
-                run_s, collect_s, simulated = json.loads(done.stdout.strip().splitlines()[-1])
+                printed = child(IN_PROCESS, tree, elf, board, str(INPROCESS_RUNS))
+                run_s, collect_s, simulated = json.loads(printed.strip().splitlines()[-1])
                 found[name].append((run_s, collect_s))
                 cycles.update(simulated)
         (base, base_collect), (new, new_collect) = (
@@ -212,11 +213,7 @@ def compare_build(trees: dict[str, Path], workloads: list[str], repeat: int) -> 
     for board, program, elf in workload_elfs(workloads):
         found = {}
         for name, tree in trees.items():
-            done = subprocess.run([sys.executable, "-c", BUILD, str(tree), str(elf), board, str(repeat + 1)],
-                                  capture_output=True, text=True)
-            if done.returncode != 0:
-                sys.exit(f"{tree}: {board} {elf.name} failed:\n{done.stderr[-2000:]}")
-            found[name] = [float(line) for line in done.stdout.split()[1:]]
+            found[name] = [float(line) for line in child(BUILD, tree, elf, board, str(repeat + 1)).split()[1:]]
         base, new = (statistics.median(found[name]) for name in trees)
         base_most, new_most = (f"({max(found[name]):.4f})" for name in trees)
         print(f"| {board} | {program} | {base:.4f} {base_most} | {new:.4f} {new_most} | {new / base:.2f} |", flush=True)
