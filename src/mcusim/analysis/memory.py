@@ -225,6 +225,7 @@ def memory_use(image, board, read_memory, storage: dict[str, np.ndarray], initia
     for bank in used["banks"]:
         if bank["kind"] == "ram" and bank["name"] in storage:
             bank["changed_bytes"] = changed_bytes(storage[bank["name"]], image, bank)
+
     def read_words(begin: int, end: int) -> np.ndarray:
         """[begin, end) as words: a view of its bank's storage where one bank holds it (no copy of
         a stack area of megabytes), else as the debugger reads it."""

@@ -440,7 +440,7 @@ def _run_port(st, run):
 @njit
 def _load_le(host_address, size):
     """The `size` bytes at `host_address` as a little-endian value (what an MMIO read returns):
-    QEMU's reads of 1, 2 and 4 bytes are one load on a little-endian host."""
+    a read of 2 or 4 bytes, QEMU's usual, is one load of the host where it is little-endian."""
     if LITTLE_ENDIAN_HOST and size == 4:
         return np.uint64(carray(_pointer(host_address), (1,), np.uint32)[0])
     if LITTLE_ENDIAN_HOST and size == 2:
