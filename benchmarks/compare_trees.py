@@ -111,6 +111,20 @@ def prepared_store(tree: Path, folder: str) -> Path:
     return Path(folder)
 
 
+def alternate(trees: dict[str, Path], repeat: int, measure) -> tuple[dict[str, list], set]:
+    """`repeat` rounds of `measure(name, tree)` -> (a value, the cycles its runs simulated), each
+    tree in turn so that both see the same machine load: each tree's values, and every cycle
+    count seen (one when the trees and their runs all simulated the same)."""
+    found = {name: [] for name in trees}
+    cycles = set()
+    for _ in range(repeat):
+        for name, tree in trees.items():
+            value, simulated = measure(name, tree)
+            found[name].append(value)
+            cycles.update(simulated)
+    return found, cycles
+
+
 def compare_decode(trees: dict[str, Path], workloads: list[str], repeat: int, prepared: bool = False) -> None:
     with tempfile.TemporaryDirectory(prefix="prepared-") as folder:
         stores = {name: prepared_store(tree, f"{folder}/{name}") if prepared else None for name, tree in trees.items()}
@@ -123,13 +137,11 @@ def _compare_decode(trees: dict[str, Path], workloads: list[str], repeat: int, s
     for board, program, elf in workload_elfs(workloads):
         for name, tree in trees.items():
             decode_us(tree, elf, board, stores[name])  # warm the numba cache
-        found = {name: [] for name in trees}
-        cycles = set()
-        for _ in range(repeat):
-            for name, tree in trees.items():
-                us, simulated = decode_us(tree, elf, board, stores[name])
-                found[name].append(us)
-                cycles.add(simulated)
+        def measure(name, tree):
+            us, simulated = decode_us(tree, elf, board, stores[name])
+            return us, (simulated,)
+
+        found, cycles = alternate(trees, repeat, measure)
         base, new = (statistics.median(found[name]) for name in trees)
         base_range, new_range = (f"({min(found[name]):.1f}-{max(found[name]):.1f})" for name in trees)
         print(f"| {board} | {program} | {base:.1f} {base_range} | {new:.1f} {new_range} | {new / base:.2f} | "
@@ -187,14 +199,12 @@ def compare_in_process(trees: dict[str, Path], workloads: list[str], repeat: int
     print("| board | program | base run s | new run s | new / base | base collect s | new collect s | same cycles |")
     print("|---|---|---|---|---|---|---|---|")
     for board, program, elf in workload_elfs(workloads):
-        found = {name: [] for name in trees}
-        cycles = set()
-        for _ in range(repeat):
-            for name, tree in trees.items():
-                printed = child(IN_PROCESS, tree, elf, board, str(INPROCESS_RUNS))
-                run_s, collect_s, simulated = json.loads(printed.strip().splitlines()[-1])
-                found[name].append((run_s, collect_s))
-                cycles.update(simulated)
+        def measure(name, tree):
+            run_s, collect_s, simulated = json.loads(
+                child(IN_PROCESS, tree, elf, board, str(INPROCESS_RUNS)).strip().splitlines()[-1])
+            return (run_s, collect_s), simulated
+
+        found, cycles = alternate(trees, repeat, measure)
         (base, base_collect), (new, new_collect) = (
             (statistics.median(r for r, _ in found[name]), statistics.median(c for _, c in found[name]))
             for name in trees)
@@ -270,14 +280,14 @@ def main() -> None:
     for board, program, elf in workload_elfs(args.workloads.split(",")):
         for tree in trees.values():
             run(tree, elf, board)  # warm the numba cache
-        best = {name: float("inf") for name in trees}
-        cycles = {}
-        for _ in range(args.repeat):
-            for name, tree in trees.items():
-                seconds, cycles[name], _ = run(tree, elf, board)
-                best[name] = min(best[name], seconds)
+        def measure(name, tree):
+            seconds, simulated, _ = run(tree, elf, board)
+            return seconds, (simulated,)
+
+        found, cycles = alternate(trees, args.repeat, measure)
+        best = {name: min(found[name]) for name in trees}
         print(f"| {board} | {program} | {best['base']:.3f} | {best['new']:.3f} | {best['new'] / best['base']:.3f} | "
-              f"{'yes' if cycles['base'] == cycles['new'] else 'NO'} |", flush=True)
+              f"{'yes' if len(cycles) == 1 else 'NO'} |", flush=True)
 
 
 if __name__ == "__main__":
