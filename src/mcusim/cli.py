@@ -187,8 +187,9 @@ MEMORY_TRAFFIC_OPTION = click.option(
               default="sampled", show_default=True,
               help="How the data reads of flash data pages (weights, tables), the accesses to RAM behind a data "
                    "cache (mcu-d's SRAM1/SRAM2) and the instruction fetches from flash (wait states, prefetch, "
-                   "instruction cache) are timed. sampled: every access for the first 2M cycles, then 1M of "
-                   "every 16M and 100k where a marked region begins, code not timed yet runs or a flash setting "
+                   "instruction cache) are timed. sampled: every access for the first 500k cycles (up to 2M while "
+                   "new code runs), then 1M of every 16M and 100k where a marked region begins, code not timed yet "
+                   "runs or a flash setting "
                    "changes; in between, each block is charged the data wait, fetch wait and flash reads its runs "
                    "averaged in the last window it ran in (up to 2x faster; run.json sampled_data says how much was "
                    "estimated; docs/timing.md gives the error); on mcu-b's flash (one direct-mapped cache for code "

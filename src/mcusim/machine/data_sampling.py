@@ -12,7 +12,8 @@ model whose weights sit in flash, that is most of the host time (docs/performanc
 pass").
 
 The schedule, in core cycles (deterministic: the same firmware gives the same cycles): the
-first EXACT_CYCLES are a window (start-up, and every short program, whole); then the last
+first EXACT_CYCLES are a window (start-up, and every short program, whole), which goes on while
+code runs for the first time, up to EXACT_CYCLES_MAX (a run of short tests stays exact); then the last
 WINDOW_CYCLES of every PERIOD_CYCLES; and a window of REQUESTED_CYCLES as a marked region begins
 (a TinyML layer: its kernel's blocks learn that layer's access pattern; the first
 REGION_WINDOWS times a region of that name begins, a window open then is extended) or as a block
@@ -33,7 +34,9 @@ import numpy as np
 
 from . import native as N
 
-EXACT_CYCLES = 2_000_000         # timed whole: start-up and short programs are exact
+EXACT_CYCLES = 500_000           # timed whole: start-up and short programs are exact, ...
+SETTLE_CYCLES = 300_000          # ... and on while new code runs (a block first ran this recently), ...
+EXACT_CYCLES_MAX = 2_000_000     # ... up to this
 PERIOD_CYCLES = 16_000_000       # then one window per period ...
 WINDOW_CYCLES = 1_000_000        # ... of this many cycles, at the period's end
 REQUESTED_CYCLES = 100_000       # a window as a region begins or a block not run in one runs ...
@@ -76,7 +79,7 @@ class DataSampling:
 
     def on_time(self, now: int) -> None:
         if self.learning:
-            if now >= self.next_switch:
+            if now >= self.next_switch and not self._start_goes_on(now):
                 self._close(now)
             return
         if now >= self.next_switch:  # a window of the period's end (from now: a sleep may have passed it)
@@ -86,6 +89,16 @@ class DataSampling:
         self.untimed_cycles += now - self.off_since
         self.windows += 1
         self._switch(True)
+
+    def _start_goes_on(self, now: int) -> bool:
+        """The exact start lasts while code runs for the first time (a block took a record in
+        the last SETTLE_CYCLES), up to EXACT_CYCLES_MAX: a program of short tests, each new
+        code, stays exact; one that settles into its loops is sampled from EXACT_CYCLES."""
+        settled = int(self.state[N.NEW_RECORD_AT]) + SETTLE_CYCLES
+        if self.windows > 1 or now >= EXACT_CYCLES_MAX or settled <= now:
+            return False
+        self.next_switch = min(settled, EXACT_CYCLES_MAX)
+        return True
 
     def region_began(self, name_address: int) -> None:
         """A marked region begins (Machine.region_marker, inside the firmware's ITM write): a

@@ -12,7 +12,7 @@ from __future__ import annotations
 from .jit import njit
 from .layout import (
     CYCLES, DEADLINE, ESTIMATED_FETCH, ESTIMATED_READS, ESTIMATED_WAIT, FETCH_CARRY, FETCH_PER_CYCLE,
-    LEARN_ADDRESS, LEARN_FETCH_AT, LEARN_READS_AT, LEARN_RECORD, LEARN_WAIT_AT, LEARNING, P_COEF_FLASH,
+    LEARN_ADDRESS, LEARN_FETCH_AT, LEARN_READS_AT, LEARN_RECORD, LEARN_WAIT_AT, LEARNING, NEW_RECORD_AT, P_COEF_FLASH,
     P_ENERGY_FLASH, P_FLASH_READS, RATE_SHIFT, READS_CARRY, READS_PER_CYCLE, REQUEST_AFTER, S_ADDRESS, S_FETCH,
     S_FETCH_RATE, S_READS, S_READS_RATE, S_RUNS, S_WAIT, S_WAIT_RATE, SAMPLED_BLOCK, SAMPLED_BLOCKS, SAMPLED_FETCH,
     SAMPLED_READS, SAMPLED_TABLE, SAMPLED_WAIT, SAMPLING, WAIT_CARRY, WAIT_PER_CYCLE, WINDOW_REQUESTED)
@@ -61,6 +61,7 @@ def sample_block(st, address, cycles, fetch_estimated):
     if st[SAMPLING] == LEARNING:
         learn_block_end(st)
         if st[record + S_ADDRESS] != address:  # (the record held another block: this one's now)
+            st[NEW_RECORD_AT] = st[CYCLES]
             st[record + S_ADDRESS] = address
             st[record + S_WAIT] = 0
             st[record + S_READS] = 0

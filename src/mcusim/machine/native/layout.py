@@ -543,6 +543,7 @@ LEARN_ADDRESS = _buffer.slot("LEARN_ADDRESS")  # address, and SAMPLED_WAIT, SAMP
 LEARN_WAIT_AT = _buffer.slot("LEARN_WAIT_AT")
 LEARN_READS_AT = _buffer.slot("LEARN_READS_AT")
 LEARN_FETCH_AT = _buffer.slot("LEARN_FETCH_AT")
+NEW_RECORD_AT = _buffer.slot("NEW_RECORD_AT")  # in a window: the cycle a block last took a record (new code)
 WAIT_CARRY = _buffer.slot("WAIT_CARRY")        # between windows: the fractions not added yet, ...
 READS_CARRY = _buffer.slot("READS_CARRY")
 FETCH_CARRY = _buffer.slot("FETCH_CARRY")
