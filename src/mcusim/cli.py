@@ -189,13 +189,12 @@ MEMORY_TRAFFIC_OPTION = click.option(
                    "cache (mcu-d's SRAM1/SRAM2) and the instruction fetches from flash (wait states, prefetch, "
                    "instruction cache) are timed. sampled: every access for the first 500k cycles (up to 2M while "
                    "new code runs), then 1M of every 16M and 100k where a marked region begins, code not timed yet "
-                   "runs or a flash setting "
-                   "changes; in between, each block is charged the data wait, fetch wait and flash reads its runs "
-                   "averaged in the last window it ran in (up to 2x faster; run.json sampled_data says how much was "
-                   "estimated; docs/timing.md gives the error); on mcu-b's flash (one direct-mapped cache for code "
-                   "and data) fetches stay timed, and a "
-                   "data page all of whose lines are cached is read untimed, which changes no cycle, only the "
-                   "D-cache hit count (run.json resident_pages). exact: every access.")
+                   "runs or a flash setting changes; in between, each block is charged the data wait, fetch wait "
+                   "and flash reads its runs averaged in the last window it ran in (up to 2x faster; run.json "
+                   "sampled_data says how much was estimated; docs/timing.md gives the error); on mcu-b's flash "
+                   "(one direct-mapped cache for code and data) fetches stay timed, and a data page all of whose "
+                   "lines are cached is read untimed, which changes no cycle, only the D-cache hit count (run.json "
+                   "resident_pages). exact: every access.")
 @click.option("--gdb", "gdb_address", metavar="[HOST:]PORT",
               help="Wait for gdb (target remote HOST:PORT) before the first instruction, then run as it says: "
                    "breakpoints, steps, watchpoints, `monitor cycles|energy|profile|reset`. Loopback unless HOST is "

@@ -79,7 +79,7 @@ class DataSampling:
 
     def on_time(self, now: int) -> None:
         if self.learning:
-            if now >= self.next_switch and not self._start_goes_on(now):
+            if now >= self.next_switch and not self._extend_start(now):
                 self._close(now)
             return
         if now >= self.next_switch:  # a window of the period's end (from now: a sleep may have passed it)
@@ -90,12 +90,14 @@ class DataSampling:
         self.windows += 1
         self._switch(True)
 
-    def _start_goes_on(self, now: int) -> bool:
-        """The exact start lasts while code runs for the first time (a block took a record in
-        the last SETTLE_CYCLES), up to EXACT_CYCLES_MAX: a program of short tests, each new
-        code, stays exact; one that settles into its loops is sampled from EXACT_CYCLES."""
+    def _extend_start(self, now: int) -> bool:
+        """Whether the exact start (the first window) goes on, and to when: while code runs for
+        the first time (a block took an empty record in the last SETTLE_CYCLES), up to
+        EXACT_CYCLES_MAX. A program of short tests, each new code, stays exact; one that
+        settles into its loops is sampled from EXACT_CYCLES."""
         settled = int(self.state[N.NEW_RECORD_AT]) + SETTLE_CYCLES
-        if self.windows > 1 or now >= EXACT_CYCLES_MAX or settled <= now:
+        start = self.windows == 1  # (windows counts the windows opened, the start first)
+        if not start or now >= EXACT_CYCLES_MAX or settled <= now:
             return False
         self.next_switch = min(settled, EXACT_CYCLES_MAX)
         return True

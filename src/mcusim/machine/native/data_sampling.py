@@ -61,7 +61,8 @@ def sample_block(st, address, cycles, fetch_estimated):
     if st[SAMPLING] == LEARNING:
         learn_block_end(st)
         if st[record + S_ADDRESS] != address:  # (the record held another block: this one's now)
-            st[NEW_RECORD_AT] = st[CYCLES]
+            if st[record + S_ADDRESS] < 0:  # (an empty record: code run for the first time; two
+                st[NEW_RECORD_AT] = st[CYCLES]  # blocks taking one from each other are not new)
             st[record + S_ADDRESS] = address
             st[record + S_WAIT] = 0
             st[record + S_READS] = 0
