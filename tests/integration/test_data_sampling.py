@@ -203,17 +203,18 @@ def test_the_exact_start_ends_once_the_code_settles_and_at_its_limit(firmware_bu
     assert sampler.learning and sampler.next_switch == sampling.EXACT_CYCLES - 1_000 + sampling.SETTLE_CYCLES
     sampler.on_time(sampler.next_switch)  # no new code since: it ends
     assert not sampler.learning
+    sampler.region_began(0x2000_0000)  # a later window, before EXACT_CYCLES_MAX, with new code in it
+    sampler.on_time(900_000)
+    assert sampler.learning and sampler.next_switch == 900_000 + sampling.REQUESTED_CYCLES
+    st[N.NEW_RECORD_AT] = 950_000
+    sampler.on_time(sampler.next_switch)  # is not extended
+    assert not sampler.learning
     machine = Simulator(firmware_build / "mcu-m" / "bench-table.elf", "mcu-m").machine
     sampler, st = machine.data_sampling, machine.state
     st[N.NEW_RECORD_AT] = sampling.EXACT_CYCLES_MAX - 1  # new code all along: it ends at the limit
     sampler.on_time(sampling.EXACT_CYCLES)
     assert sampler.learning and sampler.next_switch == sampling.EXACT_CYCLES_MAX
     sampler.on_time(sampling.EXACT_CYCLES_MAX)
-    assert not sampler.learning
-    opens = sampler.next_switch  # a later window is never extended
-    sampler.on_time(opens)
-    st[N.NEW_RECORD_AT] = opens + 1_000
-    sampler.on_time(sampler.next_switch)
     assert not sampler.learning
 
 
