@@ -15,8 +15,6 @@ import select
 import socket
 import threading
 
-import numpy as np
-
 from ..machine import results
 from ..power.energy import RunEnergy
 from ..run_control import FP_REGISTERS
@@ -344,7 +342,7 @@ class Session:
             return "no energy: this board has no power model (or the run is untimed)"
         cycles = int(m.state.count_at(m.uc.reg_read(target.A.UC_ARM_REG_PC))[0])  # (at the stop, as `cycles`)
         seconds = m.simulated_seconds_at(cycles)
-        with _unchanged(m.state.buffer):
+        with _unchanged(m.state):
             totals = RunEnergy(m.power, cycles, seconds).totals()
         lines = [f"energy so far: {sum(totals.values()) * 1e6:,.3f} uJ over {seconds * 1e6:,.3f} us"]
         lines += [f"  {rail:<12} {joules * 1e6:,.3f} uJ" for rail, joules in totals.items()]
@@ -354,7 +352,7 @@ class Session:
         m = self.sim.machine
         if m.profile is None:
             return "no profile: this run does not keep one"
-        with _unchanged(m.state.buffer):
+        with _unchanged(m.state):
             rows = results.function_profile(m)
         rows = sorted(rows, key=lambda row: -row["exclusive_cycles"])[:count]
         lines = [f"{'cycles':>14} {'share':>7} {'calls':>8}  function"]
@@ -371,14 +369,16 @@ def _hex(text: str) -> int:
 
 
 @contextlib.contextmanager
-def _unchanged(buffer: np.ndarray):
+def _unchanged(state):
     """Whatever a report computes from the native state (a power snapshot, an unpacked count)
-    is undone, so asking mid-run changes nothing the run goes on to measure."""
-    kept = buffer.copy()
+    is undone, so asking mid-run changes nothing the run goes on to measure (the slots in use:
+    the rest of the buffer is room never written)."""
+    used = state.buffer[: state.next_free]
+    kept = used.copy()
     try:
         yield
     finally:
-        buffer[:] = kept
+        used[:] = kept
 
 
 def parse_address(text: str) -> tuple[str, int]:
