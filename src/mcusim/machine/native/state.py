@@ -58,11 +58,15 @@ class NativeState:
         self.next_free += slots
         self.windows_start = self.next_free
         if self.next_free > len(self.buffer):
-            grown = _zeros(self.next_free + FIELDS * (1 << 17))
-            grown[: len(self.buffer)] = self.buffer
-            grown[TOTAL_LENGTH] = len(grown)
-            self.buffer = grown
+            self._grow(self.next_free + FIELDS * (1 << 17))
         return offset
+
+    def _grow(self, slots: int) -> None:
+        """A buffer of `slots` in place of the shorter one, holding what it held."""
+        grown = _zeros(slots)
+        grown[: len(self.buffer)] = self.buffer
+        grown[TOTAL_LENGTH] = len(grown)
+        self.buffer = grown
 
     def __getitem__(self, slot: int) -> int:
         return int(self.buffer[slot])
@@ -103,10 +107,7 @@ class NativeState:
             # mapping), while doubling copied the whole buffer each time, 0.3 to 0.5 s at 84 MB
             # in code running away through RAM, which the time limit waited for
             room = self.windows_start + MAX_WINDOWS * need
-            grown = _zeros(max(2 * len(self.buffer), self.next_free + need + DATA_START, room))
-            grown[: len(self.buffer)] = self.buffer
-            grown[TOTAL_LENGTH] = len(grown)
-            self.buffer = grown
+            self._grow(max(2 * len(self.buffer), self.next_free + need + DATA_START, room))
             if self.on_reallocate:
                 self.on_reallocate(self.buffer)
         offset = self.next_free
