@@ -1,8 +1,8 @@
 """What sampled data timing (`--data-timing sampled`, the default) gains and what it costs in
 accuracy: each workload run with `--data-timing exact` and with `sampled`, side by side, on the
-boards where something is sampled (mcu-s, mcu-m: flash data pages and the fetch model; mcu-d: its
-AXIM flash data pages and fetches and the RAM behind the L1 data cache) or read untimed (mcu-b: a data page all of whose lines
-its direct-mapped unified flash cache holds is read plain, machine/resident_pages.py).
+boards where something is sampled (mcu-s, mcu-m, mcu-b: flash data pages and the fetch model,
+on mcu-b through one cache for both; mcu-d: its AXIM flash data pages and fetches and the RAM
+behind the L1 data cache).
 
     python benchmarks/data_sampling.py [--repeat 3] [--board mcu-m ...] [--program kws_dscnn-opt ...]
 
@@ -33,12 +33,12 @@ RUN = ("import sys, json, zlib; sys.path.insert(0, sys.argv[1]); from mcusim.api
        "out = zlib.crc32((r.stdout + repr(sorted(r.uart.items()))).encode()); "
        "print(json.dumps([r.host_seconds, r.cycles, r.stalls['data_wait'], out, r.exit_code, r.sampled_data, "
        "(r.energy or {}).get('energy_j', 0), {row['name']: row['cycles_mean'] for row in r.regions}, "
-       "r.resident_pages.get('pages_read_plain', 0), r.stalls['fetch_wait'] + r.stalls['contention']]))")
+       "r.stalls['fetch_wait'] + r.stalls['contention']]))")
 
 
 def run(elf: Path, board: str, mode: str) -> list:
     """[host seconds, cycles, data wait, output digest, exit code, sampled_data, energy, regions,
-    pages read plain, fetch wait] of one fresh run."""
+    fetch wait] of one fresh run."""
     done = subprocess.run([sys.executable, "-c", RUN, str(ROOT / "src"), str(elf), board, mode],
                           capture_output=True, text=True)
     if done.returncode != 0:
@@ -61,9 +61,8 @@ def main() -> None:
     parser.add_argument("--program", action="append", default=None, help="a workload (default: all)")
     args = parser.parse_args()
     print("| board | program | exact s | sampled s | sampled / exact | exact cycles | error | data wait error "
-          "| fetch wait error | energy error | worst region | between windows | windows | pages read plain "
-          "| same output |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "| fetch wait error | energy error | worst region | between windows | windows | same output |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for board in args.board or BOARDS:
         for program in args.program or PROGRAMS:
             elf = ROOT / "firmware" / "build" / board / f"{program}.elf"
@@ -74,15 +73,15 @@ def main() -> None:
             for _ in range(args.repeat):
                 for mode in runs:
                     best[mode] = min(best[mode], run(elf, board, mode)[0])
-            (_, exact, exact_wait, exact_out, exact_code, _, exact_energy, exact_regions, _, exact_fetch), \
-                (_, sampled, sampled_wait, out, code, sampling, energy, regions, read_plain, fetch) = runs.values()
+            (_, exact, exact_wait, exact_out, exact_code, _, exact_energy, exact_regions, exact_fetch), \
+                (_, sampled, sampled_wait, out, code, sampling, energy, regions, fetch) = runs.values()
             untimed = sampling.get("untimed_cycles", 0)
             print(f"| {board} | {program} | {best['exact']:.3f} | {best['sampled']:.3f} | "
                   f"{best['sampled'] / best['exact']:.2f} | {exact:,} | {(sampled - exact) / exact:+.3%} | "
                   f"{(sampled_wait - exact_wait) / max(exact_wait, 1):+.2%} | "
                   f"{(fetch - exact_fetch) / max(exact_fetch, 1):+.2%} | "
                   f"{(energy - exact_energy) / max(exact_energy, 1e-30):+.3%} | {worst_region(exact_regions, regions)} | "
-                  f"{untimed / sampled:.0%} | {sampling.get('windows', 0)} | {read_plain} | "
+                  f"{untimed / sampled:.0%} | {sampling.get('windows', 0)} | "
                   f"{'yes' if (out, code) == (exact_out, exact_code) else 'NO'} |", flush=True)
 
 

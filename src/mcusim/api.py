@@ -83,7 +83,7 @@ class RunResult:
     icache: dict = field(default_factory=dict)  # {"hits", "misses"} where a cache model runs
     dcache: dict = field(default_factory=dict)  # and "writebacks" (dirty lines written back)
     sampled_data: dict = field(default_factory=dict)  # sampled data timing: what was estimated (machine/data_sampling.py)
-    resident_pages: dict = field(default_factory=dict)  # flash data pages read plain while cached (resident_pages.py)
+    resident_pages: dict = field(default_factory=dict)  # always empty now (run.json keeps the 1.3 key: docs/bundle.md)
     regions: list = field(default_factory=list)  # per region name (ITM markers): analysis/regions.py
     functions: list = field(default_factory=list)  # the exact profile (profile=True): analysis/profile.py
     lines: list = field(default_factory=list)      # ... per source line, with DWARF: analysis/lines.py

@@ -191,10 +191,8 @@ MEMORY_TRAFFIC_OPTION = click.option(
                    "new code runs), then 1M of every 16M and 100k where a marked region begins, code not timed yet "
                    "runs or a flash setting changes; in between, each block is charged the data wait, fetch wait "
                    "and flash reads its runs averaged in the last window it ran in (up to 2x faster; run.json "
-                   "sampled_data says how much was estimated; docs/timing.md gives the error); on mcu-b's flash "
-                   "(one direct-mapped cache for code and data) fetches stay timed, and a data page all of whose "
-                   "lines are cached is read untimed, which changes no cycle, only the D-cache hit count (run.json "
-                   "resident_pages). exact: every access.")
+                   "sampled_data says how much was estimated; docs/timing.md gives the error). exact: every "
+                   "access.")
 @click.option("--gdb", "gdb_address", metavar="[HOST:]PORT",
               help="Wait for gdb (target remote HOST:PORT) before the first instruction, then run as it says: "
                    "breakpoints, steps, watchpoints, `monitor cycles|energy|profile|reset`. Loopback unless HOST is "
@@ -491,9 +489,6 @@ def _summary(result, out) -> None:
                       f"between windows, {sampled['estimated_wait_cycles']:,} data wait, "
                       f"{sampled.get('estimated_fetch_wait_cycles', 0):,} fetch wait cycles and "
                       f"{sampled['estimated_flash_reads']:,} flash reads estimated (--data-timing exact: none)")
-    if result.resident_pages:
-        extras.append(f"flash data pages read plain while all cached: {result.resident_pages['pages_read_plain']:,} "
-                      f"times (D-cache hits count the timed reads; --data-timing exact: every read)")
     if extras:
         lines.insert(3, "; ".join(extras))
     if result.functions:

@@ -218,13 +218,22 @@ def test_the_exact_start_ends_once_the_code_settles_and_at_its_limit(firmware_bu
     assert not sampler.learning
 
 
-def test_a_flash_cache_shared_with_data_is_not_sampled(firmware_build):
-    """mcu-b's flash cache holds instructions and data: its data reads evict instruction lines,
-    which the fetch model would not see between windows, so its flash is timed whole (as are
-    the data pages of mcu-d's ITCM port, behind the ART)."""
+def test_a_flash_cache_shared_with_data_is_sampled_without_its_warm_up_misses(firmware_build):
+    """mcu-b's flash cache holds instructions and data in one 16 KB array, and bench-table's 16 KB
+    table fits it: the exact start's first walk of the table misses on every line, the later ones
+    hit. Between windows the table is plain memory and the fetch model rests; the window does not
+    learn the misses that filled empty lines (charged per run they put the run 0.59 % high), so
+    the cycles stay within 0.05 % of timing every access."""
     elf = firmware_build / "mcu-b" / "bench-table.elf"
     sampled, exact = run(elf, "mcu-b"), run(elf, "mcu-b", data_timing="exact")
-    assert (sampled.cycles, sampled.icache, sampled.sampled_data) == (exact.cycles, exact.icache, {})
+    assert (sampled.stdout, sampled.exit_code, sampled.instructions) == (exact.stdout, 0, exact.instructions)
+    assert sampled.sampled_data["untimed_cycles"] > sampled.cycles / 2
+    assert sampled.icache["hits"] + sampled.icache["misses"] < (exact.icache["hits"] + exact.icache["misses"]) / 2
+    assert sampled.dcache["misses"] >= 1024  # (the first walk, timed)
+    assert sampled.cycles == pytest.approx(exact.cycles, rel=0.0005)
+    assert sampled.energy["energy_j"] == pytest.approx(exact.energy["energy_j"], rel=0.0005)
+    waits = sampled.dwt["lsucnt"] - exact.dwt["lsucnt"] + sampled.dwt["cpicnt"] - exact.dwt["cpicnt"]
+    assert waits == sampled.cycles - exact.cycles
 
 
 def test_the_cli_records_and_reports_the_sampling(firmware_build, tmp_path, short_schedule):
@@ -288,12 +297,12 @@ def test_the_fetch_model_rests_between_windows_and_each_block_adds_its_fetch_wai
     assert sampled.energy["energy_j"] == pytest.approx(exact.energy["energy_j"], rel=0.005)
 
 
-def test_a_flash_cache_that_also_holds_data_keeps_its_fetches_timed(firmware_build):
-    """mcu-b's flash cache holds code and data in one array: a data read between windows may evict
-    a line the fetch model would not refill, so there the fetches stay timed (and its data pages
-    too, but those whose lines are all cached): nothing there is sampled, and the run gives the
-    exact cycles."""
+def test_a_flash_cache_that_also_holds_data_estimates_its_fetches_and_data_reads(firmware_build):
+    """printf-uart on mcu-b: code and printf's tables share the one flash cache; between windows
+    neither is timed, and the run stays within 0.1 % of timing every access."""
     elf = firmware_build / "mcu-b" / "printf-uart.elf"
     sampled, exact = run(elf, "mcu-b"), run(elf, "mcu-b", data_timing="exact")
-    assert sampled.sampled_data == {} and sampled.icache == exact.icache
-    assert (sampled.cycles, sampled.stalls["fetch_wait"]) == (exact.cycles, exact.stalls["fetch_wait"])
+    assert (sampled.stdout, sampled.exit_code, sampled.instructions) == (exact.stdout, 0, exact.instructions)
+    assert sampled.sampled_data["estimated_fetch_wait_cycles"] > 0
+    assert sampled.icache["hits"] + sampled.icache["misses"] < (exact.icache["hits"] + exact.icache["misses"]) / 2
+    assert sampled.cycles == pytest.approx(exact.cycles, rel=0.001)

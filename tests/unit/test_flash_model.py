@@ -66,6 +66,27 @@ def test_data_reads_wait_unless_the_data_cache_holds_the_line():
     assert N.flash_data_read(st, 0x20000000) == 0   # SRAM
 
 
+def test_a_data_miss_notes_whether_the_line_it_replaced_was_used_in_the_window():
+    """MISS_STALE: a data miss that fills an empty line, or replaces one last used before the
+    window of sampled timing opened (WINDOW_USE_START), is stale; one that replaces a line used
+    since is not (on a cache for code and data, a window does not learn stale misses:
+    data_sampling.py)."""
+    from mcusim.machine.native import memory_model as M
+
+    flash, st, _ = model("mcu-b", data_wait=1, dcache=True)
+    sets, g = flash.spec.dcache.sets, flash.g
+    assert flash.spec.dcache.ways == 2
+    stale = []
+    for line in (5, 5 + sets):  # both ways empty
+        assert not M.data_cache_access(st, g, line, False)[0]
+        stale.append(st[N.MISS_STALE])
+    st[N.WINDOW_USE_START] = st[N.FL_USE_CLOCK]  # a window opens: both lines are older
+    for line in (5 + 2 * sets, 5 + 3 * sets, 5):  # replace line 5, 5 + sets, then 5 + 2 * sets (used in it)
+        assert not M.data_cache_access(st, g, line, False)[0]
+        stale.append(st[N.MISS_STALE])
+    assert stale == [1, 1, 1, 1, 0]
+
+
 def test_a_data_read_during_a_prefetch_delays_it_as_contention():
     flash, st, _ = model(fetch_wait=4, data_wait=4, prefetch=True, icache=False, dcache=False)
     N.flash_fetch_line(st, flash.g, 10, 0)        # line 11 prefetch: ready at 4 + 5 = 9
@@ -297,18 +318,18 @@ def test_in_a_window_each_block_learns_the_wait_and_reads_its_runs_caused():
     st[N.SAMPLING], st[N.LEARN_RECORD] = N.LEARNING, -1
     loop, other = _record(st, 0x100), _record(st, 0x200)
     for _ in range(3):
-        N.sample_block(st, 0x100, 5, True)
+        N.sample_block(st, 0x100, 5)
         st[N.SAMPLED_WAIT] += 4  # (two flash reads waiting 2 each, as the MMIO callback counts them)
         st[N.SAMPLED_READS] += 2
-        N.sample_block(st, 0x200, 5, True)
+        N.sample_block(st, 0x200, 5)
     assert [st[loop + f] for f in (N.S_WAIT, N.S_READS, N.S_RUNS)] == [12, 6, 3]
     assert [st[other + f] for f in (N.S_WAIT, N.S_READS, N.S_RUNS)] == [0, 0, 2]
     clash = 0x200 + 2 * N.SAMPLED_BLOCKS  # (the same record as 0x200)
     assert N.sampled_record(clash) == other
-    N.sample_block(st, clash, 5, True)  # 0x200's run ends; the record becomes the new block's, from nothing
+    N.sample_block(st, clash, 5)  # 0x200's run ends; the record becomes the new block's, from nothing
     assert [st[other + f] for f in (N.S_ADDRESS, N.S_WAIT, N.S_RUNS, N.S_WAIT_RATE)] == [clash, 0, 0, -1]
     st[N.SAMPLED_WAIT] += 7
-    N.sample_block(st, 0x100, 5, True)
+    N.sample_block(st, 0x100, 5)
     assert (st[other + N.S_WAIT], st[other + N.S_RUNS]) == (7, 1)
     assert st[N.CYCLES] == 0  # (learning adds no cycles)
 
@@ -322,9 +343,9 @@ def test_between_windows_a_block_adds_its_average_and_an_unknown_one_asks_for_a_
     _record(st, 0x100, wait_rate=(3 << N.RATE_SHIFT) // 2, reads_rate=1 << N.RATE_SHIFT)  # 1.5 wait, 1 read a run
     reads_before, energy_before = st[N.P_FLASH_READS], st[N.P_ENERGY_FLASH]
     cycles, lsu = st[N.CYCLES], st[N.LSU_TOTAL]
-    N.sample_block(st, 0x100, 9, True)
+    N.sample_block(st, 0x100, 9)
     assert (st[N.CYCLES] - cycles, st[N.ESTIMATED_WAIT]) == (1, 1)  # half a cycle carried
-    N.sample_block(st, 0x100, 9, True)
+    N.sample_block(st, 0x100, 9)
     assert (st[N.CYCLES] - cycles, st[N.LSU_TOTAL] - lsu, st[N.ESTIMATED_WAIT]) == (3, 3, 3)
     assert st[N.DATA_WAIT_TOTAL] == 3
     assert (st[N.P_FLASH_READS] - reads_before, st[N.ESTIMATED_READS]) == (2, 2)
@@ -332,10 +353,10 @@ def test_between_windows_a_block_adds_its_average_and_an_unknown_one_asks_for_a_
     _record(st, 0x200)  # (recorded, but never ran in a window)
     st[N.WAIT_PER_CYCLE] = (1 << N.RATE_SHIFT) // 4  # the last window: a wait cycle every 4 cycles
     st[N.REQUEST_AFTER], st[N.CYCLES], st[N.DEADLINE] = 1000, 500, 10_000
-    N.sample_block(st, 0x200, 8, True)
+    N.sample_block(st, 0x200, 8)
     assert (st[N.ESTIMATED_WAIT], st[N.WINDOW_REQUESTED], st[N.DEADLINE]) == (5, 0, 10_000)  # too early to ask
     st[N.CYCLES] = 1000
-    N.sample_block(st, 0x300, 8, True)  # (no record at all)
+    N.sample_block(st, 0x300, 8)  # (no record at all)
     assert (st[N.ESTIMATED_WAIT], st[N.WINDOW_REQUESTED], st[N.DEADLINE]) == (7, 1, 1000)  # stops at the next block
     assert st[N.REQUEST_AFTER] > 1 << 60  # asked once
 
@@ -344,25 +365,23 @@ def test_a_block_learns_its_own_fetch_wait_and_adds_it_as_fetch_wait_between_win
     """The fetch model's wait runs in a window only (SAMPLED_FETCH counts it); a block's record
     learns what was fetched after the block began (sample_block comes before the block's own
     fetches), and between windows adds it per run as an instruction-fetch stall (CPICNT, not
-    LSUCNT), unless the block's port keeps its fetches timed (`fetch_estimated` False)."""
+    LSUCNT)."""
     _, st, _ = model("mcu-m")
     st[N.SAMPLING], st[N.LEARN_RECORD] = N.LEARNING, -1
     loop = _record(st, 0x100)
     for _ in range(4):
-        N.sample_block(st, 0x100, 5, True)
+        N.sample_block(st, 0x100, 5)
         st[N.SAMPLED_FETCH] += 5  # (the block's own lines: 0x100's)
-        N.sample_block(st, 0x200, 5, True)
+        N.sample_block(st, 0x200, 5)
     assert (st[loop + N.S_FETCH], st[loop + N.S_RUNS], st[N.CYCLES]) == (20, 4, 0)
     st[N.SAMPLING] = N.ESTIMATING
     _record(st, 0x100, wait_rate=0, reads_rate=0)
     st[loop + N.S_FETCH_RATE] = (5 << N.RATE_SHIFT) // 2  # 2.5 a run
     cycles, cpi, lsu, fetch = st[N.CYCLES], st[N.CPI_TOTAL], st[N.LSU_TOTAL], st[N.FL_FETCH_TOTAL]
-    N.sample_block(st, 0x100, 9, True)
-    N.sample_block(st, 0x100, 9, True)
+    N.sample_block(st, 0x100, 9)
+    N.sample_block(st, 0x100, 9)
     assert (st[N.CYCLES] - cycles, st[N.CPI_TOTAL] - cpi, st[N.FL_FETCH_TOTAL] - fetch) == (5, 5, 5)
     assert (st[N.LSU_TOTAL] - lsu, st[N.ESTIMATED_FETCH], st[N.ESTIMATED_WAIT]) == (0, 5, 0)
-    N.sample_block(st, 0x100, 9, False)  # a port whose fetches stay timed: the model adds them, not the estimate
-    assert (st[N.CYCLES] - cycles, st[N.ESTIMATED_FETCH]) == (5, 5)
 
 
 @pytest.mark.parametrize("board,settings", [("mcu-m", dict(fetch_wait=4, icache=True, prefetch=True)),

@@ -27,7 +27,7 @@ def test_buffer_areas_follow_the_header_in_order():
     ends = {name: offset + size for name, offset, size in buffer.fields}
     assert layout.FL_FIRST_SLOT < layout.FL_PORTS < layout.FL_LAST_SLOT == layout.POWER_FIRST_SLOT
     assert layout.POWER_LAST_SLOT == layout.HEADER_LENGTH == layout.WINDOW_TABLE
-    assert ends["RESIDENT_PAGE_AREA"] == max(ends.values()) == layout.DATA_START  # (the last area)
+    assert ends["BTAC_AREA"] == max(ends.values()) == layout.DATA_START  # (the last area)
     assert layout.P_COEF_FLASH < ends["P_COEFFICIENTS"] and layout.P_WORDS < ends["P_COUNTS"]
     for field in ("SETS", "WAYS", "TAGS"):  # the caches' control slots lie inside their blocks
         assert layout.FL_IC_ON < getattr(layout, "FL_IC_" + field) < layout.FL_IC_ON + layout.CACHE_CONTROL

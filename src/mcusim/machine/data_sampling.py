@@ -4,7 +4,7 @@ as MMIO) is timed access by access in windows; between windows it is plain memor
 block that runs is charged the wait and flash reads its runs averaged in the last window it ran
 in (native/data_sampling.py). The instruction fetch model, the block hook's largest cost on a
 board whose flash waits, runs in windows only too, and each block adds its averaged fetch wait
-between them (but on a port whose data cache is its instruction cache: FlashTiming.unified_cache).
+between them.
 
 Why: while any memory hook exists, Unicorn sends every load and store of the program to its
 slow path, and each read of an MMIO page is a call through QEMU's memory dispatch; on a TinyML
@@ -21,12 +21,14 @@ runs that has not run in a window (new code; each such block asks once), otherwi
 per REQUEST_GAP_CYCLES after the last window closed; and one as the firmware changes a flash
 wait, cache or prefetch setting (what the blocks learned no longer holds). Until it has run in a
 window, such a block is charged the last window's wait per cycle. The caches keep the state they
-had when a window closed. The data pages of a flash port whose data cache is also its
-instruction cache (mcu-b's flash, mcu-d's ITCM port with its ART) are not sampled, nor are
-those ports' fetches: their data reads evict instruction lines, which the fetch model would miss
-between windows (a direct-mapped
-one reads a page plain while all of it is cached instead: resident_pages.py). The error all this leaves is measured in
-docs/timing.md ("Sampled data timing"); `--data-timing exact` times every access instead.
+had when a window closed, so a window starts with lines the exact run would have replaced. On a
+port whose one cache holds code and data (mcu-b's 16 KB flash cache, mcu-d's ITCM port with its
+ART: FlashTiming.unified_cache) a window does not learn a data miss that replaced a line not used
+in it (or an empty one: MISS_STALE): such a miss refills what the window found stale, or what a
+loop that fits the cache reads once, and charged per run between windows it put bench-table's
+cycles on mcu-b 0.59 % high (docs/performance.md, "Forty-first pass"); it is timed when it
+happens. The error all this leaves is measured in docs/timing.md ("Sampled data timing");
+`--data-timing exact` times every access instead.
 """
 from __future__ import annotations
 
@@ -133,6 +135,7 @@ class DataSampling:
         st[N.SAMPLING] = N.LEARNING
         st[N.WINDOW_REQUESTED] = 0
         st[N.LEARN_RECORD] = -1
+        st[N.WINDOW_USE_START] = st[N.FL_USE_CLOCK]  # (a cache line last used before is stale: MISS_STALE)
         table = self._table()
         table[:, N.S_WAIT] = table[:, N.S_READS] = table[:, N.S_FETCH] = table[:, N.S_RUNS] = 0
         self.window = (now, int(st[N.SAMPLED_WAIT]), int(st[N.SAMPLED_READS]), int(st[N.SAMPLED_FETCH]),

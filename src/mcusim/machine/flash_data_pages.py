@@ -122,16 +122,10 @@ class FlashDataPages:
         hooks.map_flash_data_run(self.uc, run, size, address + offset)
         return run, size
 
-    def outside(self, ranges: list[tuple[int, int]], aliases: bool = False) -> list[tuple[np.ndarray, int]]:
-        """The data page runs (descriptor, size), or with `aliases` the code pages' alias runs,
-        that lie outside every [start, end) of `ranges`."""
-        return [(run, size) for run, size in (self.aliases if aliases else self.runs)
-                if not any(start <= run[layout.RUN_BASE] < end for start, end in ranges)]
-
     def give_plain_aliases(self, runs: list[tuple[np.ndarray, int]]) -> None:
         """Map each data page run of `runs` a second time, as plain read-only memory on the same
         storage at PLAIN_ALIAS_OFFSET + its address, where the TLB fill hook can send its reads
-        (sample_plain; resident_pages.py)."""
+        (sample_plain)."""
         for run, size in runs:
             address = int(run[layout.RUN_BASE])
             if (address, size) not in self.plain_aliased:
@@ -218,5 +212,3 @@ class FlashDataPages:
         """The shared buffer moved: the callbacks find it at its new address."""
         for run, _ in self.runs + self.aliases:
             run[layout.RUN_STATE] = self.state.address
-        if self.table[layout.AT_STATE] != 0:
-            self.table[layout.AT_STATE] = self.state.address

@@ -58,9 +58,7 @@ class FlashTiming:
     own clock (`flash_clock_hz`), a core clock above it makes each flash cycle several core
     cycles. `on_change` is called when data reads start or stop waiting (the machine adds or
     removes its memory hooks), `on_timing_change` when a wait, cache or prefetch setting in
-    force changes (sampled data timing then measures again: data_sampling.py), `on_cache_change`
-    when one does or cached lines are dropped (pages read plain while cached go back to MMIO:
-    resident_pages.py).
+    force changes (sampled data timing then measures again: data_sampling.py).
 
     With the clock pinned (`clock_pinned`) the firmware's clock setup is ignored, so checking
     its latency at each step would be wrong: at reset, before the firmware has had a chance to
@@ -82,7 +80,6 @@ class FlashTiming:
         self.in_force = 0  # fetch wait states in force, in the latency field's units
         self.on_change = None
         self.on_timing_change = None
-        self.on_cache_change = None
         self.ram_untimed = False  # sampled data timing between its windows (data_sampling.py)
         self.clock_hz = board.reset_clock_hz
         storage = board.storage_region(next(r for r in board.memory if r.name == spec.region))
@@ -102,9 +99,9 @@ class FlashTiming:
 
     @property
     def unified_cache(self) -> bool:
-        """Whether its data cache is its instruction cache (one array for both): sampled timing
-        then leaves its fetches and data pages timed, as the data reads between windows would
-        change that cache unseen (data_sampling.py)."""
+        """Whether its data cache is its instruction cache (one array for both): a window of
+        sampled timing then does not learn its data misses that replace a line not used in the
+        window (data_sampling.py)."""
         return self.spec.dcache is not None and self.spec.dcache.shared_with_icache
 
     def _checked_latency(self, latency, board):
@@ -148,7 +145,7 @@ class FlashTiming:
             at = self.g + N.FL_RANGE_TABLE + N.FL_RANGE * i
             self.state.buffer[at + N.RANGE_START], self.state.buffer[at + N.RANGE_END] = start, end
             self.state.buffer[at + N.RANGE_LINE_OFFSET] = 0
-        self[N.FL_FETCH_EXACT] = int(self.unified_cache)
+        self[N.FL_UNIFIED] = int(self.unified_cache)
         self[N.FL_RAM_WAIT] = spec.ram_read_wait_cycles
         self[N.FL_WRITEBACK_WAIT] = spec.writeback_wait_cycles
         self[N.FL_LINE_SHIFT] = spec.line_bytes.bit_length() - 1
@@ -235,8 +232,6 @@ class FlashTiming:
         if self.on_change is not None and hooks_before != self.hooks_needed:
             self.on_change()
         if timing_before != [self[slot] for slot in TIMING_SLOTS]:
-            if self.on_cache_change is not None:
-                self.on_cache_change()
             if self.on_timing_change is not None:
                 self.on_timing_change()
 
@@ -266,8 +261,6 @@ class FlashTiming:
         start = self.dc_tags if data_side else self.ic_tags
         self.state.buffer[start: start + N.FL_CACHE_SLOTS] = 0
         N.instruction_lines_changed(self.state.buffer, True)
-        if self.on_cache_change is not None:
-            self.on_cache_change()
         if not data_side:
             self[N.FL_BUFFER_LINE] = -1
             self[N.FL_PREFETCH_LINE] = -1
@@ -306,8 +299,6 @@ class FlashTiming:
         if invalidate:
             buffer[slot: slot + N.FL_CACHE_LINE] = 0
             N.instruction_lines_changed(buffer, True)
-            if self.on_cache_change is not None:
-                self.on_cache_change()
 
     @property
     def data_reads_wait(self) -> bool:

@@ -52,7 +52,6 @@ from .flash_timing import FlashLatencyError, FlashTiming
 from .memory import MemoryMap
 from .data_sampling import MODES, DataSampling
 from .registers import UNICORN_REGISTERS as _REGISTER_IDS
-from .resident_pages import ResidentPages, eligible_port
 from .semihosting import Semihosting, SemihostingExit, heap_info
 from .watchpoints import Watchpoints
 
@@ -302,20 +301,14 @@ class Machine:
         self.flash_data_pages = FlashDataPages(self.uc, self.memory, self.state)
         self.cached_ram = CachedRam(self.uc, self.memory, self.state, [p for p in self.flash_ports if p.ram_ranges],
                                     self.flash_data_pages.table, self.page_bytes)
-        unified_port = eligible_port(self.flash_ports, self.page_bytes) if data_timing == "sampled" else None
-        self.resident_pages = None if unified_port is None else ResidentPages(
-            self.uc, self.state, unified_port, self.flash_data_pages, self.page_bytes)
         self._hooks_stale = False
         self._draining = self._drained = False  # memory hooks deleted: Unicorn drops them as a run ends
         self._divide_trap_stale = False
         self._build_peripherals()
         cached_ram = [port for port in self.flash_ports if port.ram_ranges]
-        unified = [(start, end) for port in self.flash_ports if port.unified_cache for start, end in port.ranges]
-        pages = self.flash_data_pages.outside(unified)  # (see data_sampling.py: a unified cache is timed whole)
-        aliases = self.flash_data_pages.outside(unified, aliases=True)
+        pages, aliases = self.flash_data_pages.runs, self.flash_data_pages.aliases
         self.data_sampling = None
-        fetch_sampled = any(not port.unified_cache for port in self.flash_ports)
-        if data_timing == "sampled" and (cached_ram or pages or aliases or fetch_sampled):
+        if data_timing == "sampled" and (cached_ram or pages or aliases or self.flash_ports):
             self.data_sampling = DataSampling(self, cached_ram, pages, aliases)
         self.traffic_banks = self._traffic_table() if memory_traffic else []  # the banks counted, by index
         captures = (self.trace, self.swo, self.profile, self.sampler)

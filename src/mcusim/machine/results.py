@@ -59,8 +59,6 @@ def pipeline_statistics(machine) -> dict:
                         found[side][name] = found[side].get(name, 0) + value
     sampling = machine.data_sampling
     found["sampled_data"] = sampling.finish(machine.cycles) if sampling is not None else {}
-    resident = machine.resident_pages
-    found["resident_pages"] = resident.summary() if resident is not None else {}
     return found
 
 

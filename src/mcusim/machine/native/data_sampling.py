@@ -53,10 +53,10 @@ def learn_block_end(st):
 
 
 @njit
-def sample_block(st, address, cycles, fetch_estimated):
+def sample_block(st, address, cycles):
     """At the start of a block of `cycles` static cycles, before its fetches: in a window, the
     block before it ends (learn_block_end) and this one begins; between windows, this block's
-    estimate is added (its fetch wait too if `fetch_estimated`: else the fetch model times it)."""
+    estimate is added, its fetch wait included."""
     record = sampled_record(address)
     if st[SAMPLING] == LEARNING:
         learn_block_end(st)
@@ -94,7 +94,7 @@ def sample_block(st, address, cycles, fetch_estimated):
                 st[record + S_WAIT_RATE] = ASKED
                 st[record + S_READS_RATE] = ASKED
                 st[record + S_FETCH_RATE] = ASKED
-    fetch = _whole(st, FETCH_CARRY, fetch_rate) if fetch_estimated else 0
+    fetch = _whole(st, FETCH_CARRY, fetch_rate)
     if fetch != 0:
         st[ESTIMATED_FETCH] += fetch
         add_fetch_waits(st, fetch, 0, 1)

@@ -20,7 +20,7 @@ from .layout import (
     CODE_ALIAS, CODE_ALIAS_OFFSET, BLOCK_ADDRESS, BLOCK_ADJUSTED, BLOCK_CACHE, BLOCK_SIZE, CACHE_ENTRIES,
     CACHE_ENTRY, CODE_PC, COUNTER_EVENTS, CPI_TOTAL, CYCLES, CYCLE_LIMIT, DATA_START, DEADLINE, DIVIDE_BASE,
     DIVIDE_BITS_PER_CYCLE, DIVIDE_MIN, DIVIDE_SHORT, DIVIDE_TOTAL, DIVIDE_ZERO, ENDS_IN_BRANCH, E_ADDRESS, E_AGAIN,
-    E_AGAIN_DELTAS, E_COUNTS, E_CYCLES, E_FETCH_PORT, E_FP, E_INSTRUCTIONS, E_ISB, E_LAST_INSN, E_LITERALS,
+    E_AGAIN_DELTAS, E_COUNTS, E_CYCLES, E_FP, E_INSTRUCTIONS, E_ISB, E_LAST_INSN, E_LITERALS,
     E_REFILL, E_SELF_LOOP, E_SIZE, E_SP_WRITE, E_STALLS, E_START_ADJUST, E_START_FLAGS, E_UNMASK, E_WIDE_FIRST,
     FL_BLOCK_LINES, FL_BLOCK_LITERALS, FL_BLOCK_START, FL_LITERAL_RANGE_COUNT, FL_PORT_COUNT, FPU_ENABLED, F_CYCLES,
     F_DIVIDE, F_LITERAL, INSTRUCTIONS, LAZY_FP_AT, LAZY_FP_PENDING, PENDING_MASKED, PREVIOUS_BRANCH_AT,
@@ -32,9 +32,8 @@ from .layout import (
     TRAFFIC_RANGE_COUNT, TRAFFIC_RANGES, TRAFFIC_READ, TRAFFIC_START, TRAFFIC_WRITTEN, WATCH_ISB)
 from .layout import AGAIN_COUNTERS, BTAC_ENTRY, BT_BRANCH, BT_COUNTER, BT_LAST_USE, BT_TARGET, PREDICTED, PREDICTOR_WAYS
 from .layout import (
-    AT_STATE, P_FLASH_READS, PG_PLAIN, PLAIN_ALIAS_OFFSET, PP_FLUSH, PP_PAGES, PP_PAGE_SHIFT, PP_PORT, RESIDENT_PAGE,
-    RESIDENT_PAGE_AREA, RUN_PLAIN, RUN_SAMPLED, SAMPLED_FETCH, SAMPLED_READS, SAMPLED_WAIT, SAMPLING, ESTIMATING,
-    LEARNING, FL_CURRENT, FL_FETCH_EXACT, FL_FETCH_TOTAL, FL_CONTENTION_TOTAL)
+    MISS_STALE, P_FLASH_READS, PLAIN_ALIAS_OFFSET, RUN_SAMPLED, SAMPLED_FETCH, SAMPLED_READS, SAMPLED_WAIT, SAMPLING,
+    ESTIMATING, LEARNING, FL_CURRENT, FL_FETCH_TOTAL, FL_CONTENTION_TOTAL, FL_UNIFIED)
 from .layout import (
     AT_RAM_COUNT, AT_RAM_ENTRIES, RAM_ALIAS, RAM_ALIAS_OFFSET, RA_BEGIN, RA_END, RA_RUN, RA_TIMED, RAM_RUN, RR_BASE,
     RR_BYTES, RR_PAGE_SHIFT, RR_PORT, RR_STATE)
@@ -54,14 +53,14 @@ from .power import _count_power
 from .block_cache import _summarize
 from .memory_model import (
     _fetch, _flash_data_access, add_data_wait, flash_data_read, flash_offset, flash_port, in_ranges, ram_access,
-    resident_page_read, time_literals, transfers)
+    time_literals, transfers)
 from .state import NativeState
 
 
 # numba's carray, the _pointer intrinsic and Unicorn's C functions (called by symbol name, not
 # through a ctypes pointer, so the hooks' code can be cached): numba_names.py's, put here by
 # jit.load_numba() before numba compiles anything (a run loading the store never imports numba).
-carray = _pointer = _uc_emu_stop = _uc_reg_read = _uc_reg_write = _uc_tlb_flush = _uc_remove_cache = NUMBA_NAME
+carray = _pointer = _uc_emu_stop = _uc_reg_read = _uc_reg_write = _uc_remove_cache = NUMBA_NAME
 llvmlite.binding.load_library_permanently(uclib._name)  # (the symbols the compiled hooks call)
 
 SP_REGISTER = np.int32(UC_ARM_REG_SP)
@@ -259,23 +258,16 @@ def _fetch_part(uc, header, st, entry, address, size, start, out_of_sequence):
     """The block hook's last part on a board with flash ports: the block's instruction fetches
     and literal loads, timed or estimated."""
     sampling = st[SAMPLING]
-    if sampling == ESTIMATING:  # between windows the fetch model rests (its wait is in the estimate),
-        g = st[entry + E_FETCH_PORT]  # but on a port whose data cache is its instruction cache
-        exact = g >= 0 and st[g + FL_FETCH_EXACT] != 0
-        sample_block(st, address, st[entry + E_CYCLES], not exact)
-        if exact:
-            _fetch(st, entry, address, size, start, out_of_sequence)
-        else:
-            st[FL_CURRENT] = -1
+    if sampling == ESTIMATING:  # between windows the fetch model rests (its wait is in the estimate)
+        sample_block(st, address, st[entry + E_CYCLES])
+        st[FL_CURRENT] = -1
     elif sampling == LEARNING:
-        sample_block(st, address, st[entry + E_CYCLES], True)
+        sample_block(st, address, st[entry + E_CYCLES])
         _learn_fetch(st, entry, address, size, start, out_of_sequence)
     else:
         _fetch(st, entry, address, size, start, out_of_sequence)
     if st[entry + E_LITERALS] != 0 and st[FL_LITERAL_RANGE_COUNT] != 0:
         add_data_wait(st, time_literals(st, address, size, _table_index(uc, header, st, address)))
-    if st[PP_FLUSH] != 0:  # a fetch or literal read took a line of a page read plain
-        _flush_tlb(uc, st)
 
 
 @njit
@@ -284,10 +276,8 @@ def _learn_fetch(st, entry, address, size, start, out_of_sequence):
     waited = st[FL_FETCH_TOTAL] + st[FL_CONTENTION_TOTAL]
     reads = st[P_FLASH_READS]
     _fetch(st, entry, address, size, start, out_of_sequence)
-    g = st[FL_CURRENT]
-    if g < 0 or st[g + FL_FETCH_EXACT] == 0:  # (a port whose fetches stay timed: nothing to learn)
-        st[SAMPLED_FETCH] += st[FL_FETCH_TOTAL] + st[FL_CONTENTION_TOTAL] - waited
-        st[SAMPLED_READS] += st[P_FLASH_READS] - reads
+    st[SAMPLED_FETCH] += st[FL_FETCH_TOTAL] + st[FL_CONTENTION_TOTAL] - waited
+    st[SAMPLED_READS] += st[P_FLASH_READS] - reads
 
 
 @njit
@@ -380,17 +370,6 @@ def flash_read_hook(uc, access, address_u64, size, value, user_data):
         wait += flash_data_read(st, first + step * k)
     _restore_it_state(uc, header)
     add_data_wait(st, wait)
-    if st[PP_FLUSH] != 0:
-        _flush_tlb(uc, st)
-
-
-@njit
-def _flush_tlb(uc, st):
-    """A resident data page changed mapping (memory_model.note_resident_read, _replacing): empty
-    Unicorn's TLB, so the next read of it fills its entry again through code_page_tlb_fill. Safe
-    inside a block: every load looks the TLB up as it runs."""
-    st[PP_FLUSH] = 0
-    _uc_tlb_flush(uc)
 
 
 MMIO_READ_SIGNATURE = "uint64(voidptr, uint64, uint32, voidptr)"
@@ -411,18 +390,13 @@ def flash_data_page_read(uc, offset_u64, size_u32, user_data):
         st = carray(_pointer(run[RUN_STATE]), (header[TOTAL_LENGTH],), np.int64)
         reads = st[P_FLASH_READS]
         g = _run_port(st, run)
-        if g < 0:
-            wait = 0
-        elif run[RUN_PLAIN] != 0:
-            wait = resident_page_read(st, g, run[RUN_PORT_OFFSET] + offset)
-        else:
-            wait = _flash_data_access(st, g, run[RUN_PORT_OFFSET] + offset)[0]
+        wait = outcome = 0
+        if g >= 0:
+            wait, outcome = _flash_data_access(st, g, run[RUN_PORT_OFFSET] + offset)
         add_data_wait(st, wait)
-        if run[RUN_SAMPLED] != 0:
-            st[SAMPLED_WAIT] += wait
-            st[SAMPLED_READS] += st[P_FLASH_READS] - reads
-        if st[PP_FLUSH] != 0:  # (this read's miss took a line of a page read plain, or made its own page plain)
-            _flush_tlb(uc, st)
+        if run[RUN_SAMPLED] != 0 and not (outcome > 0 and st[g + FL_UNIFIED] != 0 and st[MISS_STALE] != 0):
+            st[SAMPLED_WAIT] += wait  # (a miss of a cache for code and data that replaced a line not used in
+            st[SAMPLED_READS] += st[P_FLASH_READS] - reads  # the window is not learned: data_sampling.py)
     return value
 
 
@@ -483,8 +457,7 @@ def code_page_tlb_fill(uc, vaddr_u64, access, entry_pointer, user_data):
     page's MMIO alias, whose callback times it as one of a data page. The TLB keeps one entry
     per page, so an entry for such a page allows either reads (the alias) or instruction fetch
     (the page): Unicorn fills it again when the other is needed. A data read of a data page run
-    listed as read plain (sampled data timing between its windows) or of a resident page goes to
-    the page's plain alias. Stores map to the page itself, where they fault as before. Unicorn
+    listed as read plain (sampled data timing between its windows) goes to the page's plain alias. Stores map to the page itself, where they fault as before. Unicorn
     restores the accessing instruction's state before the fill, IT bits included, so a data
     access's fill clears them as a memory hook does.
 
@@ -526,9 +499,8 @@ def code_page_tlb_fill(uc, vaddr_u64, access, entry_pointer, user_data):
             elif table[at + RA_TIMED] != 0:
                 paddr = vaddr + RAM_ALIAS_OFFSET
             break
-    if not aliased and access == UC_MEM_READ and (  # a data page run read plain now (sampled data timing), or resident
-            in_ranges(table, AT_PLAIN_ENTRIES, table[AT_PLAIN_COUNT], CODE_ALIAS, vaddr)
-            or table[AT_STATE] != 0 and _read_plain(table, vaddr)):
+    if not aliased and access == UC_MEM_READ and (  # a data page run read plain now (sampled data timing)
+            in_ranges(table, AT_PLAIN_ENTRIES, table[AT_PLAIN_COUNT], CODE_ALIAS, vaddr)):
         paddr = vaddr + PLAIN_ALIAS_OFFSET  # (its stores and fetches still go to the MMIO page, and fault)
         perms = UC_PROT_READ
     entry[0] = paddr
@@ -536,18 +508,6 @@ def code_page_tlb_fill(uc, vaddr_u64, access, entry_pointer, user_data):
     if access != UC_MEM_FETCH:  # (a fill for a data access, as a load or store runs)
         _restore_it_state(uc, table, AT_SCRATCH)
     return True
-
-
-@njit
-def _read_plain(table, vaddr):
-    """Whether a data read at `vaddr` reads its page's plain alias (machine/resident_pages.py)."""
-    header = carray(_pointer(table[AT_STATE]), (DATA_START,), np.int64)
-    if header[PP_PAGES] == 0:
-        return False
-    st = carray(_pointer(table[AT_STATE]), (header[TOTAL_LENGTH],), np.int64)
-    offset = flash_offset(st, st[PP_PORT], vaddr)
-    page = offset >> st[PP_PAGE_SHIFT]
-    return offset >= 0 and page < st[PP_PAGES] and st[RESIDENT_PAGE_AREA + RESIDENT_PAGE * page + PG_PLAIN] != 0
 
 
 def register_tlb_fill_hook(uc, table: np.ndarray) -> int:

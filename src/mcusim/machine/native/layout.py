@@ -221,8 +221,8 @@ FL_RAM_WAIT = _port.slot("FL_RAM_WAIT")              # cycles a data read from t
 #                                                      address
 FL_WRITEBACK_WAIT = _port.slot("FL_WRITEBACK_WAIT")  # cycles a read miss also waits when the line it replaces is dirty
 FL_DC_WRITEBACKS = _port.slot("FL_DC_WRITEBACKS")    # dirty data cache lines written back (replaced or cleaned)
-FL_FETCH_EXACT = _port.slot("FL_FETCH_EXACT")  # 1: its data cache is its instruction cache, so sampled timing
-#                                               leaves its fetches timed (data_sampling.py)
+FL_UNIFIED = _port.slot("FL_UNIFIED")  # 1: its data cache is its instruction cache (a window learns its data
+#                                       misses that replace a line used in the window only: data_sampling.py)
 FL_PORT_SLOTS = _port.size
 FL_MAX_PORTS = 2
 FL_MAX_CACHE_LINES = 2048  # per cache: sets x ways
@@ -336,7 +336,6 @@ RUN_BASE = _data_run.slot("RUN_BASE")    # the run's first address
 RUN_BYTES = _data_run.slot("RUN_BYTES")  # host address of its bytes (in the flash's storage buffer)
 RUN_TIMED = _data_run.slot("RUN_TIMED")  # 1 while its port times data reads (what the flash read hook did)
 RUN_SAMPLED = _data_run.slot("RUN_SAMPLED")  # 1: a data page run, whose reads sampled data timing counts
-RUN_PLAIN = _data_run.slot("RUN_PLAIN")  # 1: its pages may be read plain while cached (machine/resident_pages.py)
 RUN_PORT = _data_run.slot("RUN_PORT")    # the port block that reads it (-1: none; PORT_UNKNOWN until its first
 #                                          timed read)
 RUN_PORT_OFFSET = _data_run.slot("RUN_PORT_OFFSET")  # its first address's port offset (flash_offset), with RUN_PORT
@@ -391,7 +390,6 @@ _aliases = _record("code alias table")
 AT_COUNT = _aliases.slot("AT_COUNT")  # aliases in use (0: every page maps to itself)
 AT_FILLS = _aliases.slot("AT_FILLS")  # TLB fills that mapped a page to its alias (a count, for measurements)
 AT_SCRATCH = _aliases.slot("AT_SCRATCH")  # uc_reg_write reads the IT state the fill restores from here
-AT_STATE = _aliases.slot("AT_STATE")  # the buffer's address (its resident page states; updated when it moves)
 AT_ENTRIES = _aliases.slot("AT_ENTRIES", CODE_ALIAS * MAX_CODE_ALIASES)
 AT_RAM_COUNT = _aliases.slot("AT_RAM_COUNT")  # RAM ranges behind a data cache (machine/cached_ram.py)
 AT_RAM_ENTRIES = _aliases.slot("AT_RAM_ENTRIES", RAM_ALIAS * MAX_RAM_ALIASES)
@@ -406,14 +404,6 @@ RR_BYTES = _ram_run.slot("RR_BYTES")  # host address of its bytes (the RAM's sto
 RR_PAGE_SHIFT = _ram_run.slot("RR_PAGE_SHIFT")  # log2 of Unicorn's page size
 RR_PORT = _ram_run.slot("RR_PORT")    # the block of the port whose data cache serves the range
 RAM_RUN = _ram_run.size  # followed by one slot per page of the range: 1 once code was fetched from it
-
-# A flash data page a unified direct-mapped cache may hold whole (machine/resident_pages.py).
-MAX_RESIDENT_PAGES = 2048  # 2 MB of flash in Unicorn's 1 KB pages
-_resident_page = _record("resident page")
-PG_PLAIN = _resident_page.slot("PG_PLAIN")      # 1: read through its plain alias (every line of it is cached)
-PG_HITS = _resident_page.slot("PG_HITS")        # timed reads of it that hit since the last miss or check
-PG_STRIKES = _resident_page.slot("PG_STRIKES")  # times it went back to MMIO (each doubles the hits a check waits for)
-RESIDENT_PAGE = _resident_page.size
 
 # -- The buffer: header, then areas --------------------------------------------------------------
 MAX_WINDOWS = 1024
@@ -544,6 +534,8 @@ LEARN_WAIT_AT = _buffer.slot("LEARN_WAIT_AT")
 LEARN_READS_AT = _buffer.slot("LEARN_READS_AT")
 LEARN_FETCH_AT = _buffer.slot("LEARN_FETCH_AT")
 NEW_RECORD_AT = _buffer.slot("NEW_RECORD_AT")  # in a window: the cycle a block last took an empty record (new code)
+WINDOW_USE_START = _buffer.slot("WINDOW_USE_START")  # FL_USE_CLOCK as the window opened
+MISS_STALE = _buffer.slot("MISS_STALE")  # 1: the last data cache miss replaced a line not used since (or empty)
 WAIT_CARRY = _buffer.slot("WAIT_CARRY")        # between windows: the fractions not added yet, ...
 READS_CARRY = _buffer.slot("READS_CARRY")
 FETCH_CARRY = _buffer.slot("FETCH_CARRY")
@@ -557,12 +549,6 @@ REQUEST_AFTER = _buffer.slot("REQUEST_AFTER")      # ... and from this cycle on,
 WINDOW_REQUESTED = _buffer.slot("WINDOW_REQUESTED")  # it sets this and stops the run
 RATE_SHIFT = 20
 NOT_SAMPLED, LEARNING, ESTIMATING = 0, 1, 2
-PP_PAGES = _buffer.slot("PP_PAGES")  # resident data pages (machine/resident_pages.py): pages tracked (0: none), ...
-PP_PORT = _buffer.slot("PP_PORT")    # ... of this port's flash, from its offset 0, of 2**PP_PAGE_SHIFT bytes
-PP_PAGE_SHIFT = _buffer.slot("PP_PAGE_SHIFT")
-PP_FLUSH = _buffer.slot("PP_FLUSH")  # 1: a page's mapping changed; the hook that saw it flushes Unicorn's TLB
-PP_PROMOTIONS = _buffer.slot("PP_PROMOTIONS")  # times a page went plain, and back to MMIO (counts)
-PP_DEMOTIONS = _buffer.slot("PP_DEMOTIONS")
 FL_PORTS = _buffer.slot("FL_PORTS", FL_MAX_PORTS * FL_PORT_SLOTS)  # the first port's block
 FL_LAST_SLOT = _buffer.start + _buffer.size
 
@@ -607,5 +593,4 @@ LITERAL_RECORD_AREA = _buffer.slot("LITERAL_RECORD_AREA", 2 * LITERAL_RECORD * F
 #                                                                                    reads (two per LDRD at most)
 FL_AREA_SLOTS = LITERAL_RECORD_AREA + 2 * LITERAL_RECORD * FL_MAX_BLOCK_LINES - FLASH_AREA
 BTAC_AREA = _buffer.slot("BTAC_AREA", BTAC_ENTRY * MAX_PREDICTOR_ENTRIES)
-RESIDENT_PAGE_AREA = _buffer.slot("RESIDENT_PAGE_AREA", RESIDENT_PAGE * MAX_RESIDENT_PAGES)  # (PP_PAGES above)
 DATA_START = _buffer.start + _buffer.size  # then the tables Python reserves, then the decode tables

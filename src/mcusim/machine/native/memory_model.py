@@ -17,9 +17,8 @@ from .layout import (
     FL_RANGE, FL_RANGE_COUNT, FL_RANGE_TABLE, FL_RECORD, FL_USE_CLOCK, FL_WRITEBACK_WAIT, FL_BLOCK_LITERALS,
     FL_LITERAL_RANGE_COUNT, FL_LITERAL_RANGES, F_CYCLES, F_LITERAL, LINE_LAST_USE, LINE_TAG, LITERAL_RECORD,
     LITERAL_RECORD_AREA, LIT_INSN, LIT_MISSED, LIT_PORT, LIT_WAIT, LSU_TOTAL, P_COEF_FLASH, P_ENERGY_FLASH,
-    P_FLASH_READS, PG_HITS, PG_PLAIN, PG_STRIKES, PP_DEMOTIONS, PP_FLUSH, PP_PAGES, PP_PAGE_SHIFT, PP_PORT,
-    PP_PROMOTIONS, RESIDENT_PAGE, RESIDENT_PAGE_AREA, RANGE_END, RANGE_LINE_OFFSET, RANGE_START, REC_ADDRESS,
-    REC_CONTENTION, REC_MISSED, REC_STALL, WINDOW, WINDOW_TABLE, W_BASE, W_SIZE, W_TABLES)
+    MISS_STALE, P_FLASH_READS, RANGE_END, RANGE_LINE_OFFSET, RANGE_START, REC_ADDRESS,
+    REC_CONTENTION, REC_MISSED, REC_STALL, WINDOW, WINDOW_TABLE, WINDOW_USE_START, W_BASE, W_SIZE, W_TABLES)
 from .tables import _range_sum, _value_at, _window_of
 
 
@@ -79,56 +78,6 @@ def cache_find(st, first, ways, line):
     return -1, oldest
 
 
-PROMOTE_AFTER_HITS = 64  # timed hits in a row on a data page before its lines are checked (machine/resident_pages.py)
-MAX_STRIKE_SHIFT = 16    # ... doubled each time the page went back to MMIO, up to 2**16 times
-
-
-@njit
-def _replacing(st, g, tag):
-    """The line with `tag` (a tag slot's value) leaves the port's cache: a data page it belongs to
-    that is read plain goes back to MMIO, its reads timed again (PP_FLUSH: the hook flushes the
-    TLB entry that maps it plain before the next access)."""
-    if tag == 0 or st[PP_PAGES] == 0 or g != st[PP_PORT]:
-        return
-    page = ((abs(tag) - 1) << st[g + FL_LINE_SHIFT]) >> st[PP_PAGE_SHIFT]
-    at = RESIDENT_PAGE_AREA + RESIDENT_PAGE * page
-    if page < st[PP_PAGES] and st[at + PG_PLAIN] != 0:
-        st[at + PG_PLAIN] = 0
-        st[at + PG_STRIKES] += 1
-        st[PP_DEMOTIONS] += 1
-        st[PP_FLUSH] = 1
-
-
-@njit
-def note_resident_read(st, g, offset, hit):
-    """A timed data read at port offset `offset` of a data page that has a plain alias: after
-    enough hits in a row, if every line of its page is in the port's cache, the page is read
-    plain until one leaves (_replacing). Only in a direct-mapped cache, where a hit changes
-    nothing but the hit count, so its reads then cost what the model would charge: no wait."""
-    page = offset >> st[PP_PAGE_SHIFT]
-    if offset < 0 or page >= st[PP_PAGES]:
-        return
-    at = RESIDENT_PAGE_AREA + RESIDENT_PAGE * page
-    if not hit:
-        st[at + PG_HITS] = 0
-        return
-    st[at + PG_HITS] += 1
-    if st[at + PG_HITS] < PROMOTE_AFTER_HITS << min(st[at + PG_STRIKES], MAX_STRIKE_SHIFT):
-        return
-    st[at + PG_HITS] = 0
-    if st[g + FL_DC_ON] == 0 or st[g + FL_DC_ON + CACHE_WAYS] != 1:
-        return
-    shift = st[g + FL_LINE_SHIFT]
-    first = (page << st[PP_PAGE_SHIFT]) >> shift
-    for line in range(first, first + (1 << (st[PP_PAGE_SHIFT] - shift))):
-        first_slot, ways = cache_set(st, g, FL_DC_ON, line)
-        if cache_find(st, first_slot, ways, line)[0] < 0:
-            return
-    st[at + PG_PLAIN] = 1
-    st[PP_PROMOTIONS] += 1
-    st[PP_FLUSH] = 1
-
-
 @njit
 def instruction_lines_changed(st, tags):
     """An instruction cache's last uses changed, and with `tags` its tags too: what blocks noted
@@ -150,7 +99,6 @@ def flash_cache_access(st, g, line):
         instruction_lines_changed(st, False)
         return True
     instruction_lines_changed(st, True)
-    _replacing(st, g, st[oldest + LINE_TAG])
     st[oldest + LINE_TAG] = line + 1
     st[oldest + LINE_LAST_USE] = st[FL_USE_CLOCK]
     return False
@@ -222,7 +170,9 @@ def flash_fetch_line(st, g, line, now):
 def data_cache_access(st, g, line, write):
     """Look `line` up in the port's data cache (LRU, as flash_cache_access); a write leaves the
     line dirty (its tag stored negated: write-back, write-allocate). Returns (hit, whether the
-    line a miss replaced was dirty); counts the hit or miss and the write-back."""
+    line a miss replaced was dirty); counts the hit or miss and the write-back, and notes in
+    MISS_STALE whether a miss replaced a line not used since the window of sampled timing
+    opened (or an empty one: data_sampling.py)."""
     first, ways = cache_set(st, g, FL_DC_ON, line)
     st[FL_USE_CLOCK] += 1
     slot, oldest = cache_find(st, first, ways, line)
@@ -237,8 +187,8 @@ def data_cache_access(st, g, line, write):
         return True, False
     if shared:
         instruction_lines_changed(st, True)
+    st[MISS_STALE] = 1 if st[oldest + LINE_LAST_USE] <= st[WINDOW_USE_START] else 0
     dirty = st[oldest + LINE_TAG] < 0
-    _replacing(st, g, st[oldest + LINE_TAG])
     st[oldest + LINE_TAG] = -(line + 1) if write else line + 1
     st[oldest + LINE_LAST_USE] = st[FL_USE_CLOCK]
     st[g + FL_DC_MISSES] += 1
@@ -289,16 +239,6 @@ def flash_data_read(st, address):
     if g < 0:
         return 0
     return _flash_data_access(st, g, flash_offset(st, g, address))[0]
-
-
-@njit
-def resident_page_read(st, g, offset):
-    """The wait of a data read at port offset `offset` through the port at `g` of a data page that
-    has a plain alias (RUN_PLAIN): also counts towards reading its page plain (note_resident_read)."""
-    wait, outcome = _flash_data_access(st, g, offset)
-    if g == st[PP_PORT] and st[PP_PAGES] != 0:
-        note_resident_read(st, g, offset, outcome == 0)
-    return wait
 
 
 @njit

@@ -9,30 +9,18 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 __all__ = ["carray", "_pointer", "_call_read", "_call_write", "_uc_emu_stop", "_uc_reg_read", "_uc_reg_write",
-           "_uc_tlb_flush", "_uc_remove_cache"]
+           "_uc_remove_cache"]
 
 _uc_emu_stop = types.ExternalFunction("uc_emu_stop", types.int32(types.voidptr))
 _uc_reg_read = types.ExternalFunction("uc_reg_read", types.int32(types.voidptr, types.int32, types.intp))
 _uc_reg_write = types.ExternalFunction("uc_reg_write", types.int32(types.voidptr, types.int32, types.intp))
 _BYTE = ir.IntType(8).as_pointer()
-# unicorn.h: uc_ctl_flush_tlb(uc) is uc_ctl(uc, UC_CTL_WRITE(UC_CTL_TLB_FLUSH, 0)), with UC_CTL(type, nr,
-# rw) = type | nr << 26 | rw << 30, UC_CTL_IO_WRITE 1 and UC_CTL_TLB_FLUSH 11 (unicorn_const.py)
-_TLB_FLUSH = 11 | 0 << 26 | 1 << 30
 
 
 def _uc_ctl(builder):
     """Unicorn's uc_ctl(uc, control, ...), declared variadic as it is, in the module being built."""
     kind = ir.FunctionType(ir.IntType(32), [_BYTE, ir.IntType(32)], var_arg=True)
     return cgutils.get_or_insert_function(builder.module, kind, "uc_ctl")
-
-
-@intrinsic
-def _uc_tlb_flush(typingctx, uc):
-    """uc_ctl_flush_tlb(uc): Unicorn's whole TLB emptied, from inside a hook (a load or store then
-    fills its entry again through the TLB fill hook). uc_ctl is variadic, and declared so."""
-    def codegen(context, builder, signature, args):
-        return builder.call(_uc_ctl(builder), [args[0], ir.Constant(ir.IntType(32), _TLB_FLUSH)])
-    return types.int32(types.voidptr), codegen
 
 
 # uc_ctl_remove_cache(uc, begin, end) is uc_ctl(uc, UC_CTL_WRITE(UC_CTL_TB_REMOVE_CACHE, 2), begin, end),
