@@ -457,9 +457,10 @@ def code_page_tlb_fill(uc, vaddr_u64, access, entry_pointer, user_data):
     page's MMIO alias, whose callback times it as one of a data page. The TLB keeps one entry
     per page, so an entry for such a page allows either reads (the alias) or instruction fetch
     (the page): Unicorn fills it again when the other is needed. A data read of a data page run
-    listed as read plain (sampled data timing between its windows) goes to the page's plain alias. Stores map to the page itself, where they fault as before. Unicorn
-    restores the accessing instruction's state before the fill, IT bits included, so a data
-    access's fill clears them as a memory hook does.
+    listed as read plain (sampled data timing between its windows) goes to the page's plain
+    alias. Stores map to the page itself, where they fault as before. Unicorn restores the
+    accessing instruction's state before the fill, IT bits included, so a data access's fill
+    clears them as a memory hook does.
 
     A data access's entry has no execute right (a fetch from its page fills it again): Unicorn
     clears a RAM page's TLB_NOTDIRTY flag at its first store only then, and with the flag kept,
@@ -499,8 +500,8 @@ def code_page_tlb_fill(uc, vaddr_u64, access, entry_pointer, user_data):
             elif table[at + RA_TIMED] != 0:
                 paddr = vaddr + RAM_ALIAS_OFFSET
             break
-    if not aliased and access == UC_MEM_READ and (  # a data page run read plain now (sampled data timing)
-            in_ranges(table, AT_PLAIN_ENTRIES, table[AT_PLAIN_COUNT], CODE_ALIAS, vaddr)):
+    if not aliased and access == UC_MEM_READ and in_ranges(  # a data page run read plain now (sampled data timing)
+            table, AT_PLAIN_ENTRIES, table[AT_PLAIN_COUNT], CODE_ALIAS, vaddr):
         paddr = vaddr + PLAIN_ALIAS_OFFSET  # (its stores and fetches still go to the MMIO page, and fault)
         perms = UC_PROT_READ
     entry[0] = paddr
