@@ -85,6 +85,26 @@ def test_a_data_miss_notes_whether_the_line_it_replaced_was_used_in_the_window()
         assert not M.data_cache_access(st, g, line, False)[0]
         stale.append(st[N.MISS_STALE])
     assert stale == [1, 1, 1, 1, 0]
+    flash, st, _ = model("mcu-m", data_wait=4, dcache=True)  # (a data cache of its own: never stale)
+    assert not M.data_cache_access(st, flash.g, 5, False)[0] and st[N.MISS_STALE] == 0
+
+
+def test_a_window_opening_makes_a_loops_next_run_stamp_its_lines():
+    """A block run again with no cache line used in between keeps its lines' last-use stamps
+    (_fetch_hits); a window opening (window_opened) counts as a use, so the loop's next run
+    stamps them after WINDOW_USE_START and a data miss that replaces one of them is not stale."""
+    from mcusim.machine.native import memory_model as M
+
+    flash, st, _ = model("mcu-b", capacity_halfwords=0x200, fetch_wait=1, icache=True, dcache=True)
+    flash.state.rows(flash.state.add_window(flash[N.FL_RANGE_TABLE + N.RANGE_START], 0x400))
+    address, g = flash[N.FL_RANGE_TABLE + N.RANGE_START] + 16 * 5, flash.g
+    entry = block_entry(st, address, 32)  # (lines 5 and 6)
+    for _ in range(3):
+        M._fetch(st, entry, address, 32, 0, True)
+    N.window_opened(st)
+    M._fetch(st, entry, address, 32, 0, True)
+    first, ways = N.cache_set(st, g, N.FL_IC_ON, 6)
+    assert st[N.cache_find(st, first, ways, 6)[0] + N.LINE_LAST_USE] > st[N.WINDOW_USE_START]
 
 
 def test_a_data_read_during_a_prefetch_delays_it_as_contention():

@@ -97,7 +97,7 @@ def counters(run: dict) -> Section:
         rows.append(["estimated fetch wait", _count(sampled.get("estimated_fetch_wait_cycles", 0)),
                      "instruction-fetch cycles charged from each block's average in the windows"])
         rows.append(["estimated flash reads", _count(sampled.get("estimated_flash_reads", 0)), "counted for energy"])
-    resident = run.get("resident_pages") or {}
+    resident = run.get("resident_pages") or {}  # (bundles of runs before the forty-first pass only)
     if resident.get("pages_read_plain"):
         rows.append(["flash data pages read plain", _count(resident["pages_read_plain"]),
                      "while all their lines were cached (untimed hits: D-cache hits count the timed reads)"])

@@ -135,7 +135,7 @@ class DataSampling:
         st[N.SAMPLING] = N.LEARNING
         st[N.WINDOW_REQUESTED] = 0
         st[N.LEARN_RECORD] = -1
-        st[N.WINDOW_USE_START] = st[N.FL_USE_CLOCK]  # (a cache line last used before is stale: MISS_STALE)
+        N.window_opened(st.buffer)
         table = self._table()
         table[:, N.S_WAIT] = table[:, N.S_READS] = table[:, N.S_FETCH] = table[:, N.S_RUNS] = 0
         self.window = (now, int(st[N.SAMPLED_WAIT]), int(st[N.SAMPLED_READS]), int(st[N.SAMPLED_FETCH]),

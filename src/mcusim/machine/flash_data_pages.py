@@ -122,16 +122,6 @@ class FlashDataPages:
         hooks.map_flash_data_run(self.uc, run, size, address + offset)
         return run, size
 
-    def give_plain_aliases(self, runs: list[tuple[np.ndarray, int]]) -> None:
-        """Map each data page run of `runs` a second time, as plain read-only memory on the same
-        storage at PLAIN_ALIAS_OFFSET + its address, where the TLB fill hook can send its reads
-        (sample_plain)."""
-        for run, size in runs:
-            address = int(run[layout.RUN_BASE])
-            if (address, size) not in self.plain_aliased:
-                self.uc.mem_map_ptr(layout.PLAIN_ALIAS_OFFSET + address, size, UC_PROT_READ, int(run[layout.RUN_BYTES]))
-                self.plain_aliased.append((address, size))
-
     def plain_alias_covers(self, begin: int, end: int) -> bool:
         """Whether [begin, end] (inclusive) reaches a data page run with a plain alias (a memory
         hook over it must cover the alias too: Unicorn matches hooks by the address the TLB maps
@@ -140,10 +130,14 @@ class FlashDataPages:
 
     def sample_plain(self, runs: list[tuple[np.ndarray, int]]) -> list[tuple[np.ndarray, int]]:
         """The data page runs of `runs` that map_plain switches: the largest MAX_PLAIN_RUNS (the
-        TLB fill hook's room; the others stay MMIO, timed whole), given plain aliases and
-        entered in the hook's table."""
+        TLB fill hook's room; the others stay MMIO, timed whole), each mapped a second time as
+        plain read-only memory on the same storage at PLAIN_ALIAS_OFFSET + its address (where
+        the TLB fill hook sends its reads) and entered in the hook's table."""
         kept = sorted(runs, key=lambda run: -run[1])[:layout.MAX_PLAIN_RUNS]
-        self.give_plain_aliases(kept)
+        for run, size in kept:
+            address = int(run[layout.RUN_BASE])
+            self.uc.mem_map_ptr(layout.PLAIN_ALIAS_OFFSET + address, size, UC_PROT_READ, int(run[layout.RUN_BYTES]))
+            self.plain_aliased.append((address, size))
         for i, (run, size) in enumerate(kept):
             at = layout.AT_PLAIN_ENTRIES + layout.CODE_ALIAS * i
             self.table[at + layout.AL_BEGIN] = int(run[layout.RUN_BASE])

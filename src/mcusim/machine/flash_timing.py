@@ -99,9 +99,7 @@ class FlashTiming:
 
     @property
     def unified_cache(self) -> bool:
-        """Whether its data cache is its instruction cache (one array for both): a window of
-        sampled timing then does not learn its data misses that replace a line not used in the
-        window (data_sampling.py)."""
+        """Whether its data cache is its instruction cache (one tag array for both)."""
         return self.spec.dcache is not None and self.spec.dcache.shared_with_icache
 
     def _checked_latency(self, latency, board):
@@ -145,7 +143,6 @@ class FlashTiming:
             at = self.g + N.FL_RANGE_TABLE + N.FL_RANGE * i
             self.state.buffer[at + N.RANGE_START], self.state.buffer[at + N.RANGE_END] = start, end
             self.state.buffer[at + N.RANGE_LINE_OFFSET] = 0
-        self[N.FL_UNIFIED] = int(self.unified_cache)
         self[N.FL_RAM_WAIT] = spec.ram_read_wait_cycles
         self[N.FL_WRITEBACK_WAIT] = spec.writeback_wait_cycles
         self[N.FL_LINE_SHIFT] = spec.line_bytes.bit_length() - 1

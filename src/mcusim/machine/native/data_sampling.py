@@ -15,8 +15,9 @@ from .layout import (
     LEARN_ADDRESS, LEARN_FETCH_AT, LEARN_READS_AT, LEARN_RECORD, LEARN_WAIT_AT, LEARNING, NEW_RECORD_AT, P_COEF_FLASH,
     P_ENERGY_FLASH, P_FLASH_READS, RATE_SHIFT, READS_CARRY, READS_PER_CYCLE, REQUEST_AFTER, S_ADDRESS, S_FETCH,
     S_FETCH_RATE, S_READS, S_READS_RATE, S_RUNS, S_WAIT, S_WAIT_RATE, SAMPLED_BLOCK, SAMPLED_BLOCKS, SAMPLED_FETCH,
-    SAMPLED_READS, SAMPLED_TABLE, SAMPLED_WAIT, SAMPLING, WAIT_CARRY, WAIT_PER_CYCLE, WINDOW_REQUESTED)
-from .memory_model import add_data_wait, add_fetch_waits
+    SAMPLED_READS, SAMPLED_TABLE, SAMPLED_WAIT, SAMPLING, WAIT_CARRY, WAIT_PER_CYCLE, WINDOW_REQUESTED, FL_USE_CLOCK,
+    WINDOW_USE_START)
+from .memory_model import add_data_wait, add_fetch_waits, instruction_lines_changed
 
 NEVER = 1 << 62
 ASKED = -2  # a record's rates while its block, not yet run in a window, has asked for one: a block
@@ -50,6 +51,15 @@ def learn_block_end(st):
         st[record + S_READS] += st[SAMPLED_READS] - st[LEARN_READS_AT]
         st[record + S_FETCH] += st[SAMPLED_FETCH] - st[LEARN_FETCH_AT]
         st[record + S_RUNS] += 1
+
+
+@njit
+def window_opened(st):
+    """A window begins: a cache line last used before now is stale to it (MISS_STALE), and the
+    fetch fast path stamps the lines it uses again (memory_model._fetch_hits), or a loop's lines
+    would keep their stamps from before."""
+    st[WINDOW_USE_START] = st[FL_USE_CLOCK]
+    instruction_lines_changed(st, False)
 
 
 @njit

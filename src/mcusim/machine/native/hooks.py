@@ -33,7 +33,7 @@ from .layout import (
 from .layout import AGAIN_COUNTERS, BTAC_ENTRY, BT_BRANCH, BT_COUNTER, BT_LAST_USE, BT_TARGET, PREDICTED, PREDICTOR_WAYS
 from .layout import (
     MISS_STALE, P_FLASH_READS, PLAIN_ALIAS_OFFSET, RUN_SAMPLED, SAMPLED_FETCH, SAMPLED_READS, SAMPLED_WAIT, SAMPLING,
-    ESTIMATING, LEARNING, FL_CURRENT, FL_FETCH_TOTAL, FL_CONTENTION_TOTAL, FL_UNIFIED)
+    ESTIMATING, LEARNING, FL_CURRENT, FL_FETCH_TOTAL, FL_CONTENTION_TOTAL)
 from .layout import (
     AT_RAM_COUNT, AT_RAM_ENTRIES, RAM_ALIAS, RAM_ALIAS_OFFSET, RA_BEGIN, RA_END, RA_RUN, RA_TIMED, RAM_RUN, RR_BASE,
     RR_BYTES, RR_PAGE_SHIFT, RR_PORT, RR_STATE)
@@ -394,9 +394,10 @@ def flash_data_page_read(uc, offset_u64, size_u32, user_data):
         if g >= 0:
             wait, outcome = _flash_data_access(st, g, run[RUN_PORT_OFFSET] + offset)
         add_data_wait(st, wait)
-        if run[RUN_SAMPLED] != 0 and not (outcome > 0 and st[g + FL_UNIFIED] != 0 and st[MISS_STALE] != 0):
-            st[SAMPLED_WAIT] += wait  # (a miss of a cache for code and data that replaced a line not used in
-            st[SAMPLED_READS] += st[P_FLASH_READS] - reads  # the window is not learned: data_sampling.py)
+        # a window does not learn a miss of a cache for code and data that replaced a line not used in it
+        if run[RUN_SAMPLED] != 0 and not (outcome > 0 and st[MISS_STALE] != 0):  # (data_sampling.py)
+            st[SAMPLED_WAIT] += wait
+            st[SAMPLED_READS] += st[P_FLASH_READS] - reads
     return value
 
 

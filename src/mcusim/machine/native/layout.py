@@ -221,8 +221,6 @@ FL_RAM_WAIT = _port.slot("FL_RAM_WAIT")              # cycles a data read from t
 #                                                      address
 FL_WRITEBACK_WAIT = _port.slot("FL_WRITEBACK_WAIT")  # cycles a read miss also waits when the line it replaces is dirty
 FL_DC_WRITEBACKS = _port.slot("FL_DC_WRITEBACKS")    # dirty data cache lines written back (replaced or cleaned)
-FL_UNIFIED = _port.slot("FL_UNIFIED")  # 1: its data cache is its instruction cache (a window learns its data
-#                                       misses that replace a line used in the window only: data_sampling.py)
 FL_PORT_SLOTS = _port.size
 FL_MAX_PORTS = 2
 FL_MAX_CACHE_LINES = 2048  # per cache: sets x ways
@@ -364,7 +362,7 @@ CONSOLE_PAGE = _console.size
 # buffer): the flash code pages whose data reads go to an MMIO alias, a flash data run of their
 # own mapped at CODE_ALIAS_OFFSET + their address (machine/flash_data_pages.py).
 CODE_ALIAS_OFFSET = 1 << 32  # above the 32-bit address space the firmware can reach
-PLAIN_ALIAS_OFFSET = 2 << 32  # the data pages' plain read-only aliases (FlashDataPages.give_plain_aliases)
+PLAIN_ALIAS_OFFSET = 2 << 32  # the data pages' plain read-only aliases (FlashDataPages.sample_plain)
 MAX_CODE_ALIASES = 16
 MAX_PLAIN_RUNS = 16  # data page runs sampled data timing reads plain between its windows (the others: timed whole)
 _alias = _record("code page alias")
@@ -535,7 +533,8 @@ LEARN_READS_AT = _buffer.slot("LEARN_READS_AT")
 LEARN_FETCH_AT = _buffer.slot("LEARN_FETCH_AT")
 NEW_RECORD_AT = _buffer.slot("NEW_RECORD_AT")  # in a window: the cycle a block last took an empty record (new code)
 WINDOW_USE_START = _buffer.slot("WINDOW_USE_START")  # FL_USE_CLOCK as the window opened
-MISS_STALE = _buffer.slot("MISS_STALE")  # 1: the last data cache miss replaced a line not used since (or empty)
+MISS_STALE = _buffer.slot("MISS_STALE")  # 1: the last data cache miss, of a cache that also holds code, replaced
+#                                          a line not used since WINDOW_USE_START, or an empty one
 WAIT_CARRY = _buffer.slot("WAIT_CARRY")        # between windows: the fractions not added yet, ...
 READS_CARRY = _buffer.slot("READS_CARRY")
 FETCH_CARRY = _buffer.slot("FETCH_CARRY")

@@ -171,8 +171,8 @@ def data_cache_access(st, g, line, write):
     """Look `line` up in the port's data cache (LRU, as flash_cache_access); a write leaves the
     line dirty (its tag stored negated: write-back, write-allocate). Returns (hit, whether the
     line a miss replaced was dirty); counts the hit or miss and the write-back, and notes in
-    MISS_STALE whether a miss replaced a line not used since the window of sampled timing
-    opened (or an empty one: data_sampling.py)."""
+    MISS_STALE whether a miss of a cache that also holds code replaced a line not used since the
+    window of sampled timing opened, or an empty one (data_sampling.py)."""
     first, ways = cache_set(st, g, FL_DC_ON, line)
     st[FL_USE_CLOCK] += 1
     slot, oldest = cache_find(st, first, ways, line)
@@ -187,7 +187,7 @@ def data_cache_access(st, g, line, write):
         return True, False
     if shared:
         instruction_lines_changed(st, True)
-    st[MISS_STALE] = 1 if st[oldest + LINE_LAST_USE] <= st[WINDOW_USE_START] else 0
+    st[MISS_STALE] = 1 if shared and st[oldest + LINE_LAST_USE] <= st[WINDOW_USE_START] else 0
     dirty = st[oldest + LINE_TAG] < 0
     st[oldest + LINE_TAG] = -(line + 1) if write else line + 1
     st[oldest + LINE_LAST_USE] = st[FL_USE_CLOCK]
@@ -399,7 +399,8 @@ def _fetch_hits(st, g, entry, start):
     the first line can be the one already in the buffer: each later line follows the one before.)
     When no instruction cache line was used since this block last used all its lines here, they
     are still the most recently used, in order, and using them again leaves the order as it is
-    (replacement compares last uses only), so a loop of one block skips that work."""
+    (replacement compares last uses only, and a window of sampled timing opening counts as a use:
+    window_opened), so a loop of one block skips that work."""
     first = st[entry + E_FETCH_FIRST]
     lines = st[entry + E_FETCH_LINES]
     skipped = 1 if first == st[g + FL_BUFFER_LINE] else 0
