@@ -306,10 +306,10 @@ class Machine:
         self._divide_trap_stale = False
         self._build_peripherals()
         cached_ram = [port for port in self.flash_ports if port.ram_ranges]
-        pages, aliases = self.flash_data_pages.runs, self.flash_data_pages.aliases
         self.data_sampling = None
-        if data_timing == "sampled" and (cached_ram or pages or aliases or self.flash_ports):
-            self.data_sampling = DataSampling(self, cached_ram, pages, aliases)
+        if data_timing == "sampled" and self.flash_ports:  # (the data pages and cached RAM are a port's)
+            self.data_sampling = DataSampling(self, cached_ram, self.flash_data_pages.runs,
+                                              self.flash_data_pages.aliases)
         self.traffic_banks = self._traffic_table() if memory_traffic else []  # the banks counted, by index
         captures = (self.trace, self.swo, self.profile, self.sampler)
         self.hook_features = N.Features(captures=any(c is not None for c in captures),
