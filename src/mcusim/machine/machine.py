@@ -299,13 +299,13 @@ class Machine:
         self.state[N.LAZY_FP_CYCLES] = core.exception_fp_context_cycles
         self._memory_hooks: list[int] = []
         self.flash_data_pages = FlashDataPages(self.uc, self.memory, self.state)
-        self.cached_ram = CachedRam(self.uc, self.memory, self.state, [p for p in self.flash_ports if p.ram_ranges],
-                                    self.flash_data_pages.table, self.page_bytes)
+        cached_ram = [port for port in self.flash_ports if port.ram_ranges]
+        self.cached_ram = CachedRam(self.uc, self.memory, self.state, cached_ram, self.flash_data_pages.table,
+                                    self.page_bytes)
         self._hooks_stale = False
         self._draining = self._drained = False  # memory hooks deleted: Unicorn drops them as a run ends
         self._divide_trap_stale = False
         self._build_peripherals()
-        cached_ram = [port for port in self.flash_ports if port.ram_ranges]
         self.data_sampling = None
         if data_timing == "sampled" and self.flash_ports:  # (the data pages and cached RAM are a port's)
             self.data_sampling = DataSampling(self, cached_ram, self.flash_data_pages.runs,
