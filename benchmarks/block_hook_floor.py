@@ -11,7 +11,8 @@ the smallest useful hook); and mcusim's full model (`RunResult.host_seconds`, a 
 warm-up run of the same ELF). Medians of --repeat; the table gives each as a ratio to plain
 Unicorn, the blocks the program runs (from the counting hook) and, from one more untimed run,
 the share of them that ran right after their own run (a tight loop's block: the block hook's
-repeat path, docs/machine.md).
+repeat path, docs/machine.md), and from mcusim's last run the share it held (only counted, in
+the hook's shortest path: machine/native/held_repeats.py).
 """
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import speed  # noqa: E402
 
 from mcusim.api import Simulator  # noqa: E402
+from mcusim.machine import native as N  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SIGNATURE = types.void(types.voidptr, types.uint64, types.uint32, types.voidptr)
@@ -81,10 +83,12 @@ def measure(elf: Path, board: str, repeat: int) -> dict[str, float | int]:
                 sys.exit(f"{elf}: plain Unicorn cannot run it")
             times[name].append(done[0])
             blocks = max(blocks, int(counter[0]))
-        times["mcusim"].append(Simulator(str(elf), board).run().host_seconds)
+        sim = Simulator(str(elf), board)
+        times["mcusim"].append(sim.run().host_seconds)
+        held = int(sim.machine.state[N.HELD_TOTAL])
     repeats = np.array([0, 0, -1], np.int64)
     speed.plain_unicorn(elf, board, prepare=with_hook(repeats_hook, repeats))
-    return {"blocks": blocks, "repeats": repeats[1] / max(repeats[0], 1),
+    return {"blocks": blocks, "repeats": repeats[1] / max(repeats[0], 1), "held": held / max(blocks, 1),
             **{name: statistics.median(values) for name, values in times.items()}}
 
 
@@ -96,9 +100,9 @@ def main() -> None:
     args = parser.parse_args()
     boards = args.board or ["mps2-an386", "mps2-an500"]
     programs = args.program or ["bench", "bench-table", "coremark-like", "dhrystone-like"]
-    print("| board | program | blocks | run right after themselves | plain Unicorn s | empty hook / plain "
+    print("| board | program | blocks | run right after themselves | held | plain Unicorn s | empty hook / plain "
           "| counting hook / plain | mcusim / plain | mcusim ns per block over plain |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for board in boards:
         for program in programs:
             elf = ROOT / "firmware" / "build" / board / f"{program}.elf"
@@ -106,7 +110,8 @@ def main() -> None:
                 sys.exit(f"{elf} is missing: build the firmware first (make -C firmware)")
             m = measure(elf, board, args.repeat)
             plain = m["plain"]
-            print(f"| {board} | {program} | {m['blocks']:,} | {100 * m['repeats']:.2f} % | {plain:.3f} "
+            print(f"| {board} | {program} | {m['blocks']:,} | {100 * m['repeats']:.2f} % | {100 * m['held']:.2f} % "
+                  f"| {plain:.3f} "
                   f"| {m['empty hook'] / plain:.2f}x "
                   f"| {m['counting hook'] / plain:.2f}x | {m['mcusim'] / plain:.2f}x "
                   f"| {1e9 * (m['mcusim'] - plain) / m['blocks']:.1f} |", flush=True)

@@ -48,6 +48,9 @@ class StandInChip:
     def _record(self, *call):
         self.calls.append(call)
 
+    def refuse_held(self):
+        pass
+
     def cycles_now(self):
         return self.cycle
 

@@ -9,7 +9,8 @@ class MachineChip:
     def __init__(self, machine):
         self.board = machine.board
         self.mmio = machine.mmio
-        # time
+        # time (refuse_held: the bus's first call, before a model reads or changes the state)
+        self.refuse_held = machine.refuse_held
         self.cycles_now = machine.cycles_now
         self.current_pc = machine.current_pc
         self.counter_total = machine.counter_total

@@ -757,6 +757,7 @@ class Machine:
         self.request_stop()
 
     def _on_divide(self, uc, address, size, _user_data):
+        self.refuse_held()
         register = self.decoder.divides.get(address)
         if self.exceptions.ccr & (1 << 4) and register and uc.reg_read(_REGISTER_IDS[register]) == 0:
             self._divide_by_zero = address
@@ -769,11 +770,13 @@ class Machine:
             self.uc.ctl_remove_cache(address, address + 2)
 
     def _on_sev(self, uc, address, size, _user_data):
+        self.refuse_held()
         self.exceptions.event_register = True
 
     def _on_sbrk(self, uc, address, size, _user_data):
         """_sbrk(increment) entered: the heap it hands out moves by the increment (a failed call,
         which returns -1, is counted all the same)."""
+        self.refuse_held()
         increment = uc.reg_read(A.UC_ARM_REG_R0)
         self.heap_handed_out += increment - (1 << 32) if increment & 0x80000000 else increment
         self.heap_peak = max(self.heap_peak, self.heap_handed_out)
@@ -1076,6 +1079,19 @@ class Machine:
     def _advance(self, cycles: int) -> None:
         self.state[N.CYCLES] = self.state[N.CYCLES] + cycles
 
+    def release_held(self) -> None:
+        """Add a tight loop's held repeats to the counters (native/held_repeats.py): after each
+        emu_start, and before a callback reads or changes the state."""
+        buffer = self.state.buffer
+        if buffer[N.HELD_KEY]:
+            N.release_held(buffer)
+
+    def refuse_held(self) -> None:
+        """release_held in a callback from inside a block: that block is not held again."""
+        buffer = self.state.buffer
+        if buffer[N.HELD_KEY]:
+            N.refuse_held(buffer)
+
     def _settle(self) -> None:
         """After a stop that was not the hook's, count only the instructions that ran."""
         self.state.settle_at(self.uc.reg_read(A.UC_ARM_REG_PC))
@@ -1141,6 +1157,7 @@ class Machine:
             self._resume_from = None
 
     def _on_breakpoint(self, uc, address, size, _user_data):
+        self.refuse_held()
         if address == self._resume_from:  # (resuming there: it runs)
             self._resume_from = None
             return
@@ -1240,6 +1257,7 @@ class Machine:
                                       count=self.steps_left if counting else 0)
                 except UcError as exc:
                     error = exc
+                self.release_held()
                 self.drain_console_uart()
                 if self._nocp_at is not None:
                     self.state[N.FPU_ENABLED] = int(self.scb.fpu_enabled)
@@ -1274,6 +1292,7 @@ class Machine:
         except Lockup as lock:
             self._fault_exit(str(lock))
         finally:
+            self.release_held()
             ticking.set()
             unwinding = sys.exc_info()[0] is not None
             try:

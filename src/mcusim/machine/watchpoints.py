@@ -72,6 +72,7 @@ class Watchpoints:
             self.remove(*key)
 
     def _on_access(self, uc, access, address, size, value, key):
+        self.machine.refuse_held()
         watched, length, kind = key
         address &= ALIAS_ADDRESS_MASK  # (an access through one of the aliases above: the address it shows)
         if address + size <= watched or address >= watched + length or self.hit is not None:

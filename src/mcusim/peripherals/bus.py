@@ -49,6 +49,7 @@ class Bus:
     def read(self, uc, offset: int, size: int, start: int | None) -> int:
         """The access at `offset` from `start`, the first address of the mapping Unicorn calls for
         (None: the bus's base)."""
+        self.chip.refuse_held()
         address = (self.base if start is None else start) + offset
         device = self.device_at(address)
         access = self.access
@@ -64,6 +65,7 @@ class Bus:
             access.address = None
 
     def write(self, uc, offset: int, size: int, value: int, start: int | None) -> None:
+        self.chip.refuse_held()
         address = (self.base if start is None else start) + offset
         device = self.device_at(address)
         access = self.access

@@ -39,6 +39,10 @@ class Chip(Protocol):
     # time ------------------------------------------------------------------------------------
     mmio: MmioAccess  # set by the bus around each access
 
+    def refuse_held(self) -> None:
+        """Before the bus serves an access: add the repeats the block hook holds to the counters
+        (machine/native/held_repeats.py), so the access sees and changes the state as it is."""
+
     def cycles_now(self) -> int:
         """The cycle count at the instruction making the current access (between runs: now)."""
 

@@ -28,6 +28,7 @@ from .dwt_events import *  # noqa: F401,F403
 from .block_cache import *  # noqa: F401,F403
 from .memory_model import *  # noqa: F401,F403
 from .data_sampling import *  # noqa: F401,F403
+from .held_repeats import *  # noqa: F401,F403
 from .counters import *  # noqa: F401,F403
 from .state import *  # noqa: F401,F403
 from .hooks import *  # noqa: F401,F403

@@ -14,6 +14,7 @@ import ctypes
 import numpy as np
 
 from .hooks import MMIO_READ_SIGNATURE, MMIO_WRITE_SIGNATURE
+from .held_repeats import refuse_held
 from .jit import NUMBA_NAME, cfunc
 from .layout import (
     CONSOLE_PAGE, DATA_START, DEADLINE, U_BYTES, U_CAPACITY, U_DATA, U_LENGTH, U_READ_FALLBACK, U_STATE, U_STATUS,
@@ -59,5 +60,6 @@ def console_page_write(uc, offset_u64, size_u32, value_u64, user_data):
         page[U_LENGTH] = length + 1
     if length + 1 >= page[U_STOP_AT]:
         header = carray(_pointer(page[U_STATE]), (DATA_START,), np.int64)
+        refuse_held(header)  # (the held slots and the block cache are all in the header)
         header[DEADLINE] = 0
 

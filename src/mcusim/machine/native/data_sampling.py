@@ -12,7 +12,7 @@ from __future__ import annotations
 from .jit import njit
 from .layout import (
     CYCLES, DEADLINE, ESTIMATED_FETCH, ESTIMATED_READS, ESTIMATED_WAIT, FETCH_CARRY, FETCH_PER_CYCLE,
-    LEARN_ADDRESS, LEARN_FETCH_AT, LEARN_READS_AT, LEARN_RECORD, LEARN_WAIT_AT, LEARNING, NEW_RECORD_AT, P_COEF_FLASH,
+    ESTIMATING, LEARN_ADDRESS, LEARN_FETCH_AT, LEARN_READS_AT, LEARN_RECORD, LEARN_WAIT_AT, LEARNING, NEW_RECORD_AT, P_COEF_FLASH,
     P_ENERGY_FLASH, P_FLASH_READS, RATE_SHIFT, READS_CARRY, READS_PER_CYCLE, REQUEST_AFTER, S_ADDRESS, S_FETCH,
     S_FETCH_RATE, S_READS, S_READS_RATE, S_RUNS, S_WAIT, S_WAIT_RATE, SAMPLED_BLOCK, SAMPLED_BLOCKS, SAMPLED_FETCH,
     SAMPLED_READS, SAMPLED_TABLE, SAMPLED_WAIT, SAMPLING, WAIT_CARRY, WAIT_PER_CYCLE, WINDOW_REQUESTED, FL_USE_CLOCK,
@@ -104,16 +104,35 @@ def sample_block(st, address, cycles):
                 st[record + S_WAIT_RATE] = ASKED
                 st[record + S_READS_RATE] = ASKED
                 st[record + S_FETCH_RATE] = ASKED
-    fetch = _whole(st, FETCH_CARRY, fetch_rate)
+    add_estimates(st, fetch_rate, wait_rate, reads_rate)
+
+
+@njit
+def add_estimates(st, fetch_amount, wait_amount, reads_amount):
+    """Add the whole cycles and reads of these amounts (a rate, or the rates of several runs in
+    one: the carries make the sum the same either way); returns the cycles added."""
+    fetch = _whole(st, FETCH_CARRY, fetch_amount)
     if fetch != 0:
         st[ESTIMATED_FETCH] += fetch
         add_fetch_waits(st, fetch, 0, 1)
-    wait = _whole(st, WAIT_CARRY, wait_rate)
+    wait = _whole(st, WAIT_CARRY, wait_amount)
     if wait != 0:
         st[ESTIMATED_WAIT] += wait
         add_data_wait(st, wait)
-    reads = _whole(st, READS_CARRY, reads_rate)
+    reads = _whole(st, READS_CARRY, reads_amount)
     if reads != 0:
         st[ESTIMATED_READS] += reads
         st[P_FLASH_READS] += reads
         st[P_ENERGY_FLASH] += reads * st[P_COEF_FLASH]
+    return fetch + wait
+
+
+@njit
+def estimated_record(st, address):
+    """The record of the block at `address` if its runs between windows add its own rates, as
+    they do once it ran in a window (else -1: sample_block may ask for a window)."""
+    record = sampled_record(address)
+    if (st[SAMPLING] != ESTIMATING or st[record + S_ADDRESS] != address or st[record + S_WAIT_RATE] < 0
+            or st[record + S_READS_RATE] < 0 or st[record + S_FETCH_RATE] < 0):
+        return -1
+    return record

@@ -37,7 +37,9 @@ from .layout import (
 from .layout import (
     AT_RAM_COUNT, AT_RAM_ENTRIES, RAM_ALIAS, RAM_ALIAS_OFFSET, RA_BEGIN, RA_END, RA_RUN, RA_TIMED, RAM_RUN, RR_BASE,
     RR_BYTES, RR_PAGE_SHIFT, RR_PORT, RR_STATE)
-from .data_sampling import sample_block
+from .data_sampling import estimated_record, sample_block
+from .held_repeats import held_key, hold, refuse_held, release_held
+from .layout import HELD_COST, HELD_KEY, HELD_ROOM, HELD_RUNS
 from .encoding import (
     LITERAL_INDEX_SHIFT, STOP_DEADLINE, STOP_DECODE, STOP_FPU_DISABLED, STOP_ISB, STOP_LIMIT, STOP_SELF_LOOP,
     STOP_UNMASKED)
@@ -114,6 +116,16 @@ def _block_hook_variant(captures, power, fetch, predictor):
         address = np.int64(address_u64)  # int64 throughout: uint64 mixed with int64 becomes float in numba
         size = np.int64(size_u32)
         header = carray(user_data, (DATA_START,), np.int64)
+        key = held_key(address, size)
+        held = header[HELD_KEY]
+        if held != 0:
+            room = header[HELD_ROOM]
+            if held == key and room > 0 and header[DEADLINE] != 0:  # a held repeat (held_repeats.py;
+                header[HELD_ROOM] = room - header[HELD_COST]          # request_stop, from any thread,
+                header[HELD_RUNS] += 1                                # writes DEADLINE 0)
+                header[CODE_PC] = -1  # (as each run's start: the exact-PC hook may have set it)
+                return
+            release_held(header)  # (its slots are all in the header)
         st = carray(user_data, (header[TOTAL_LENGTH],), np.int64)
         entry = BLOCK_CACHE + ((address >> 1) & (CACHE_ENTRIES - 1)) * CACHE_ENTRY
         again = st[entry + E_AGAIN]
@@ -150,8 +162,14 @@ def _block_hook_variant(captures, power, fetch, predictor):
                 st[BLOCK_ADJUSTED] = (again >> AGAIN_ADJUSTED) & 1
                 st[FL_BLOCK_LINES] = 0
                 st[FL_BLOCK_LITERALS] = 0
-                if fetch and st[FL_PORT_COUNT] != 0:
-                    _fetch_part(uc, header, st, entry, address, size, st[FL_BLOCK_START], True)
+                if not (fetch and st[FL_PORT_COUNT] != 0):
+                    hold(st, entry, key, refill, slot, power, -1)
+                    return
+                _fetch_part(uc, header, st, entry, address, size, st[FL_BLOCK_START], True)
+                if st[entry + E_LITERALS] == 0 or st[FL_LITERAL_RANGE_COUNT] == 0:  # (no literal timed)
+                    record = estimated_record(st, address)
+                    if record >= 0:
+                        hold(st, entry, key, refill, slot, power, record)
                 return
         if address == st[PAID_FROM]:  # the rest of a block run control paused in: charged already, and
             st[PAID_FROM] = address + size if address + size < st[PAID_TO] else -1  # still the executing block
@@ -315,6 +333,7 @@ def divide_hook(uc, address, size, user_data):
     """
     header = carray(user_data, (DATA_START,), np.int64)
     st = carray(user_data, (header[TOTAL_LENGTH],), np.int64)
+    refuse_held(st)
     info = _value_at(st, np.int64(address), F_DIVIDE)
     if info == 0:
         return
@@ -364,6 +383,7 @@ def flash_read_hook(uc, access, address_u64, size, value, user_data):
     the literal range table (Machine._register_memory_hooks), which are then timed exactly."""
     header = carray(user_data, (DATA_START,), np.int64)
     st = carray(user_data, (header[TOTAL_LENGTH],), np.int64)
+    refuse_held(st)
     wait = np.int64(0)
     first, step, count = transfers(np.int64(address_u64), np.int64(size))
     for k in range(count):
@@ -388,6 +408,7 @@ def flash_data_page_read(uc, offset_u64, size_u32, user_data):
     if run[RUN_TIMED] != 0:
         header = carray(_pointer(run[RUN_STATE]), (DATA_START,), np.int64)
         st = carray(_pointer(run[RUN_STATE]), (header[TOTAL_LENGTH],), np.int64)
+        refuse_held(st)
         reads = st[P_FLASH_READS]
         g = _run_port(st, run)
         wait = outcome = 0
@@ -561,6 +582,7 @@ def _time_ram_access(run, offset, write):
     memory hook added it (data wait, and the sampled wait windows learn from)."""
     header = carray(_pointer(run[RR_STATE]), (DATA_START,), np.int64)
     st = carray(_pointer(run[RR_STATE]), (header[TOTAL_LENGTH],), np.int64)
+    refuse_held(st)
     wait = ram_access(st, run[RR_PORT], run[RR_BASE] + offset, write)
     add_data_wait(st, wait)
     st[SAMPLED_WAIT] += wait

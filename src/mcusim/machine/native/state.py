@@ -11,7 +11,7 @@ from .layout import (
     FL_DC_HITS, FL_DC_MISSES, FL_DC_ON, FL_IC_HITS, HEADER_LENGTH, FL_IC_MISSES, FL_IC_ON, FL_LINE_RECORDS, FL_LINE_SHIFT,
     FL_PREFETCH_LINE, FL_RECORD, F_CYCLES, F_START_FLAGS, KIND, LAZY_FP_AT, LAZY_FP_PENDING, LINE_RECORD_AREA,
     LITERAL_RECORD, LITERAL_RECORD_AREA, LIT_INSN, LIT_MISSED, LIT_PORT, MAX_WINDOWS, PREVIOUS_END, PROFILE_EXTRA,
-    PROFILE_TABLE, STEP_LIMIT, TOTAL_LENGTH, WINDOW, WINDOW_COUNT, WINDOW_TABLE, W_BASE, W_SIZE, W_TABLES)
+    PROFILE_TABLE, STEP_LIMIT, TOTAL_LENGTH, WINDOW, WINDOW_COUNT, WINDOW_TABLE, W_BASE, W_SIZE, W_TABLES, HOLD_REPEATS)
 from .encoding import KIND_SELF_LOOP, KIND_START
 from .tables import _value_at, range_sums
 from .counters import PER_INSTRUCTION, header_at, totals
@@ -43,6 +43,7 @@ class NativeState:
         self.buffer[FL_LINE_RECORDS] = LINE_RECORD_AREA
         self.buffer[FL_CURRENT] = -1
         self.buffer[LAZY_FP_AT] = -1
+        self.buffer[HOLD_REPEATS] = 1
         self.next_free = DATA_START
         self.windows_start = DATA_START  # after the tables reserve() handed out
         self.windows: list[tuple[int, int, int]] = []  # (base, size_bytes, offset)

@@ -1,0 +1,123 @@
+"""A tight loop's repeats held by the block hook (machine/native/held_repeats.py) change nothing
+a run reports: each run here is compared with one that counts every repeat in the first path
+(HOLD_REPEATS off), on programs whose loops are held, and on loops a hook or the bus reads the
+state from (which refuse the hold), with a stop asked from another thread, a cycle limit and run
+control pausing inside held loops."""
+import threading
+
+import pytest
+
+from mcusim import Simulator
+from mcusim.machine import native as N
+
+from asmbuild import RESET, build_elf
+
+HOST_FIELDS = ("host_seconds", "mips")
+
+# (board, program, options): M4 and M7 (branch predictor) without flash ports; vendor boards whose
+# repeats between sampled timing's windows add their estimates, with energy (and its trace);
+# loops a divide hook, Python's DWT model and the UART's bus read from (refused)
+RUNS = [
+    ("mps2-an386", "bench-table", {}),
+    ("mps2-an386", "dwt", {}),
+    ("mps2-an386", "coremark-like", {}),
+    ("mps2-an500", "bench-table", {}),
+    ("mps2-an500", "coremark-like", {}),
+    ("mcu-d", "bench-table", {"power_trace": True}),
+    ("mcu-d", "printf-uart", {}),
+    ("mcu-b", "bench-table", {"power_trace": True}),
+    ("mcu-m", "cached-ram", {}),
+    ("mcu-s", "bench", {}),
+]
+
+
+def _simulator(elf, board, hold, **options):
+    sim = Simulator(elf, board, **options)
+    sim.machine.state[N.HOLD_REPEATS] = int(hold)
+    return sim
+
+
+def _reported(result):
+    data = result.to_dict()
+    for field in HOST_FIELDS:
+        data.pop(field)
+    trace = None
+    if result.power_trace is not None:
+        times, rails = result.power_trace
+        trace = (list(times), {rail: list(watts) for rail, watts in rails.items()})
+    return data, result.stdout, trace
+
+
+@pytest.mark.parametrize("board,program,options", RUNS, ids=[f"{b}-{p}" for b, p, _ in RUNS])
+def test_held_repeats_change_nothing_a_run_reports(firmware_build, board, program, options):
+    elf = firmware_build / board / f"{program}.elf"
+    held = _simulator(elf, board, True, **options)
+    counted = _simulator(elf, board, False, **options)
+    assert _reported(held.run()) == _reported(counted.run())
+    assert held.machine.state[N.HELD_TOTAL] > 0, "the program's loops should have been held"
+    assert counted.machine.state[N.HELD_TOTAL] == 0
+
+
+def test_a_one_block_loop_is_held_almost_whole(firmware_build):
+    """bench-table's loop is one block run a million times: all but its first repeats held."""
+    sim = _simulator(firmware_build / "mps2-an386" / "bench-table.elf", "mps2-an386", True)
+    sim.run()
+    assert sim.machine.state[N.HELD_TOTAL] >= 999_000
+
+
+def test_loops_the_bus_or_a_hook_reads_time_from_are_refused(firmware_build):
+    """dwt reads DWT's counters (Python) in its loops: the hold ends before each read, and the
+    block is not held again."""
+    sim = _simulator(firmware_build / "mps2-an386" / "dwt.elf", "mps2-an386", True)
+    sim.run()
+    assert sim.machine.state[N.HELD_REFUSED] != 0
+
+
+def test_pausing_inside_held_loops_changes_nothing(firmware_build):
+    elf = firmware_build / "mcu-d" / "bench-table.elf"
+    straight = _simulator(elf, "mcu-d", True).run()
+    sim = _simulator(elf, "mcu-d", True)
+    while sim.step(4_999).reason == "step":
+        pass
+    result = sim.run()
+    assert _reported(result) == _reported(straight)
+
+
+SPIN = RESET + """
+    ldr r1, ={count}
+    movs r0, #0
+spin:
+    adds r0, #3
+    subs r1, #1
+    bne spin
+    ldr r2, =0x20000000
+    str r0, [r2]
+    movs r0, #0x18           @ SYS_EXIT, ADP_Stopped_ApplicationExit
+    ldr r1, =0x20026
+    bkpt 0xab
+    b .
+    .ltorg
+"""
+
+
+def test_a_cycle_limit_inside_a_held_loop_stops_where_counting_does(tmp_path):
+    elf = build_elf(tmp_path, "spin", SPIN.format(stack=0x20001000, count=1_000_000), text_address=0)
+    results = []
+    for hold in (True, False):
+        sim = _simulator(elf, "mps2-an386", hold, max_cycles=1_234_567)
+        results.append(_reported(sim.run()))
+    assert results[0] == results[1]
+    assert results[0][0]["exit"]["reason"] == "max-cycles"
+
+
+def test_a_stop_asked_from_another_thread_ends_a_held_loop(tmp_path):
+    """The ticker thread's and a signal's stop (request_stop) reach a loop whose repeats are held:
+    a loop of billions of cycles ends at the time limit, and at an interrupt from another thread."""
+    elf = build_elf(tmp_path, "spin", SPIN.format(stack=0x20001000, count=0xFFFFFFFF), text_address=0)
+    result = _simulator(elf, "mps2-an386", True, max_seconds=0.3).run()
+    assert result.exit_reason == "time-limit"
+    sim = _simulator(elf, "mps2-an386", True)
+    threading.Timer(0.3, sim.interrupt).start()
+    result = sim.run()
+    assert result.exit_reason == "interrupted"
+    assert sim.machine.state[N.HELD_TOTAL] > 1000
