@@ -30,7 +30,8 @@ def test_a_helper_called_with_three_constants_is_compiled_once():
 def test_the_helpers_are_inlined_into_the_hook_that_calls_them():
     """LLVM inlines the native helpers into the hooks (the njit wrapper's forceinline): without it
     the MMIO read of a flash data page called three helpers on every read, each call passing the
-    array's fields and its reference counts."""
+    array's fields and its reference counts. Only a helper made with inline=False (held repeats'
+    release, called when a hold ends) is a call of its own."""
     import numba
 
     from mcusim.machine.native import hooks
@@ -38,6 +39,7 @@ def test_the_helpers_are_inlined_into_the_hook_that_calls_them():
     compiled = numba.cfunc(hooks.MMIO_READ_SIGNATURE, cache=False)(hooks.flash_data_page_read.function)
     called = {name for line in compiled._library.get_llvm_str().splitlines() if " call " in line
               for name in re.findall(r"@(_ZN6mcusim\w+)", line)}
+    called = {name for name in called if "release_held" not in name}  # (njit(inline=False): a call of its own)
     assert len(called) == 1 and "flash_data_page_read" in called.pop()  # (the cfunc wrapper's call of the hook)
 
 

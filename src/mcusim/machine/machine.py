@@ -60,6 +60,7 @@ NO_SP = 1 << 40  # SP_LOWEST before any SP in the main stack's space was seen
 
 UNTIL = 0xFFFFFFFF  # never executed: EXC_RETURN values arrive as interrupts instead
 NO_STEP_LIMIT = (1 << 63) - 1  # STEP_LIMIT while not stepping
+HELD_KEY = N.HELD_KEY  # (read at every MMIO access: a global, not the package's attribute)
 
 VECTOR_TABLE_MAX_BYTES = 4 * (16 + 496)  # ARMv7-M ARM B1.5.2: 16 system vectors, at most 496 external interrupts
 EXIT_MAX_CYCLES = 124  # the cycle limit, and the time limit
@@ -1083,13 +1084,13 @@ class Machine:
         """Add a tight loop's held repeats to the counters (native/held_repeats.py): after each
         emu_start, and before a callback reads or changes the state."""
         buffer = self.state.buffer
-        if buffer[N.HELD_KEY]:
+        if buffer[HELD_KEY]:
             N.release_held(buffer)
 
     def refuse_held(self) -> None:
         """release_held in a callback from inside a block: that block is not held again."""
         buffer = self.state.buffer
-        if buffer[N.HELD_KEY]:
+        if buffer[HELD_KEY]:
             N.refuse_held(buffer)
 
     def _settle(self) -> None:

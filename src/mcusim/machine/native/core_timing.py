@@ -109,8 +109,9 @@ AGAIN_FOLDED = 1     # E_AGAIN's kind: no branch predictor, the refill rule's cy
 AGAIN_PREDICTED = 2  # ... or the branch predictor times the block's branch at every run
 AGAIN_KIND = 3       # E_AGAIN: kind | start adjusted << AGAIN_ADJUSTED | has FP << AGAIN_FP | (AGAIN_FOLDED:
 AGAIN_ADJUSTED = 2   # the refill's cycles; AGAIN_PREDICTED: the predictor's set its last branch maps to, as
-AGAIN_FP = 3         # _predict's base) << AGAIN_SHIFT
-AGAIN_SHIFT = 4
+AGAIN_FP = 3         # _predict's base) << AGAIN_SHIFT; the block hook sets AGAIN_SHORT (held_repeats.py)
+AGAIN_SHORT = 4
+AGAIN_SHIFT = 5
 
 
 @njit

@@ -2,9 +2,9 @@
 
 The block hook's first path counts a block run again right after its own run in a few dozen
 loads and stores (counters, energy, predictor). What that adds is the same for every repeat, so
-once one repeat has been counted so, the next ones only count themselves (HELD_RUNS) while they
-stay clear of every limit the first path checks (deadline, cycle limit, power snapshot: HELD_ROOM
-falls by each repeat's cycles). Nothing may read or change the state while repeats are held:
+once a loop's first HOLD_AFTER repeats have been counted so, the next ones only count themselves
+(HELD_RUNS) while they stay clear of every limit the first path checks (deadline, cycle limit,
+power snapshot: HELD_ROOM falls by each repeat's cycles). Nothing may read or change the state while repeats are held:
 the block hook releases them before any other block; every other hook that reads or changes the
 counters releases them first (`refuse_held`: that block is not held again, as its repeats would
 only be released at once), but for the exact-PC hook, whose CODE_PC each held repeat resets as
@@ -16,15 +16,20 @@ from __future__ import annotations
 
 from .jit import njit
 from .layout import (
-    AGAIN_COUNTERS, BT_LAST_USE, CYCLES, CYCLE_LIMIT, DEADLINE, E_AGAIN_DELTAS, E_CLASSES, E_CYCLES, E_ENERGY_CORE,
-    E_ENERGY_SRAM, E_INSTRUCTIONS, FL_BLOCK_START, HELD_COST, HELD_ENTRY, HELD_KEY, HELD_REFILL, HELD_REFUSED,
-    HELD_ROOM, HELD_RUNS, HELD_SLOT, INSTRUCTIONS, P_ENABLED, P_ENERGY_CORE, P_ENERGY_SRAM, P_PACKED,
-    P_PACKED_BLOCKS, P_SNAPSHOT_NEXT, P_SNAPSHOT_TABLE, PREDICTED, RATE_SHIFT, S_FETCH_RATE, S_READS_RATE,
-    S_WAIT_RATE, STEP_LIMIT, UNPACK_BLOCKS, HELD_RECORD, HELD_TOTAL, HOLD_REPEATS)
+    AGAIN_COUNTERS, BT_LAST_USE, CYCLES, CYCLE_LIMIT, DEADLINE, E_AGAIN, E_AGAIN_DELTAS, E_CLASSES, E_CYCLES,
+    E_ENERGY_CORE, E_ENERGY_SRAM, E_INSTRUCTIONS, FL_BLOCK_START, HELD_COST, HELD_ENTRY, HELD_KEY, HELD_RECORD,
+    HELD_REFILL, HELD_REFUSED, HELD_ROOM, HELD_RUNS, HELD_SLOT, HELD_TOTAL, HOLD_REPEATS, HOLDS, INSTRUCTIONS,
+    P_ENABLED, P_ENERGY_CORE, P_ENERGY_SRAM, P_PACKED, P_PACKED_BLOCKS, P_SNAPSHOT_NEXT, P_SNAPSHOT_TABLE, PREDICTED,
+    RATE_SHIFT, S_FETCH_RATE, S_READS_RATE, S_WAIT_RATE, STEP_LIMIT, UNPACK_BLOCKS)
+from .core_timing import AGAIN_SHORT
 from .data_sampling import add_estimates
 from .power import power_unpack
 
 KEY_SHIFT = 20  # a translated block is never 1 MB long
+HOLD_AFTER = 4  # a loop's repeats are held from its fourth on, ...
+SHORT_HOLD = 8  # ... and a block whose hold ended with fewer held, as its loop ended, is held no more
+#                 (AGAIN_SHORT): setting up and releasing a hold costs about what ten held repeats save
+#                 (docs/performance.md, "Forty-second pass")
 NO_STEP_LIMIT = (1 << 63) - 1
 
 
@@ -51,6 +56,7 @@ def hold(st, entry, key, refill, slot, power, record):
     room = limit - st[CYCLES]
     if cost <= 0 or room <= 0:
         return
+    st[HOLDS] += 1
     st[HELD_KEY] = key
     st[HELD_ROOM] = room
     st[HELD_COST] = cost
@@ -66,16 +72,19 @@ def _whole_at_most(rate):
     return (rate + (1 << RATE_SHIFT) - 1) >> RATE_SHIFT
 
 
-@njit
-def release_held(st):
-    """Add the held repeats to the counters as the first path would have, one by one; end the hold."""
+@njit(inline=False)
+def release_held(st, loop_ended=False):
+    """Add the held repeats to the counters as the first path would have, one by one; end the hold.
+    `loop_ended`: another block runs (not a stop), so a short hold marks the block AGAIN_SHORT."""
     runs = st[HELD_RUNS]
+    entry = st[HELD_ENTRY]
     st[HELD_KEY] = 0
     st[HELD_RUNS] = 0
+    if loop_ended and runs < SHORT_HOLD:
+        st[entry + E_AGAIN] |= 1 << AGAIN_SHORT
     if runs == 0:
         return
     st[HELD_TOTAL] += runs
-    entry = st[HELD_ENTRY]
     slot = st[HELD_SLOT]
     if slot >= 0:
         st[PREDICTED] += runs

@@ -38,14 +38,14 @@ from .layout import (
     AT_RAM_COUNT, AT_RAM_ENTRIES, RAM_ALIAS, RAM_ALIAS_OFFSET, RA_BEGIN, RA_END, RA_RUN, RA_TIMED, RAM_RUN, RR_BASE,
     RR_BYTES, RR_PAGE_SHIFT, RR_PORT, RR_STATE)
 from .data_sampling import estimated_record, sample_block
-from .held_repeats import held_key, hold, refuse_held, release_held
-from .layout import HELD_COST, HELD_KEY, HELD_ROOM, HELD_RUNS
+from .held_repeats import HOLD_AFTER, held_key, hold, refuse_held, release_held
+from .layout import HELD_COST, HELD_KEY, HELD_ROOM, HELD_RUNS, HELD_SEEN
 from .encoding import (
     LITERAL_INDEX_SHIFT, STOP_DEADLINE, STOP_DECODE, STOP_FPU_DISABLED, STOP_ISB, STOP_LIMIT, STOP_SELF_LOOP,
     STOP_UNMASKED)
 from .tables import _range_sum, _value_at
 from .core_timing import (
-    AGAIN_ADJUSTED, AGAIN_FOLDED, AGAIN_FP, AGAIN_KIND, AGAIN_PREDICTED, AGAIN_SHIFT, _lazy_fp_store,
+    AGAIN_ADJUSTED, AGAIN_FOLDED, AGAIN_FP, AGAIN_KIND, AGAIN_PREDICTED, AGAIN_SHIFT, AGAIN_SHORT, _lazy_fp_store,
     _refill_after_branch, _start_adjust, add_static)
 from .profile import _profile
 from .sampling import _take_samples
@@ -109,23 +109,36 @@ def _block_hook_variant(captures, power, fetch, predictor):
     (before every emu_start), so that the block after it is no repeat. A repeat that may stop
     (deadline, cycle limit, run control) or needs more (captures, a branch mispredicted) takes the
     rest of the hook. Without a branch predictor the refill's cycles are the entry's; with one, a
-    repeat whose branch the predictor predicts costs none."""
+    repeat whose branch the predictor predicts costs none. From a loop's HOLD_AFTER-th repeat on,
+    its repeats are held (held_repeats.py): the hook only counts them until another block, a
+    limit or a reader releases them. The rest is `counted`, inlined twice: after a release (a call
+    of its own) and without one, so that the code blocks without a hold run is laid out as it
+    was before holds (with the call in it, the state's pointer was kept on the stack: 3 to 7 %
+    slower on coremark-like and dhrystone-like)."""
     kind = AGAIN_PREDICTED if predictor else AGAIN_FOLDED
 
     def block_hook(uc, address_u64, size_u32, user_data):
-        address = np.int64(address_u64)  # int64 throughout: uint64 mixed with int64 becomes float in numba
-        size = np.int64(size_u32)
         header = carray(user_data, (DATA_START,), np.int64)
-        key = held_key(address, size)
         held = header[HELD_KEY]
         if held != 0:
+            key = held_key(np.int64(address_u64), np.int64(size_u32))
             room = header[HELD_ROOM]
             if held == key and room > 0 and header[DEADLINE] != 0:  # a held repeat (held_repeats.py;
                 header[HELD_ROOM] = room - header[HELD_COST]          # request_stop, from any thread,
                 header[HELD_RUNS] += 1                                # writes DEADLINE 0)
                 header[CODE_PC] = -1  # (as each run's start: the exact-PC hook may have set it)
                 return
-            release_held(header)  # (its slots are all in the header)
+            release_held(header, held != key)
+            counted(uc, address_u64, size_u32, user_data)
+            return
+        counted(uc, address_u64, size_u32, user_data)
+
+    @njit
+    def counted(uc, address_u64, size_u32, user_data):
+        """Everything but a held repeat."""
+        address = np.int64(address_u64)  # int64 throughout: uint64 mixed with int64 becomes float in numba
+        size = np.int64(size_u32)
+        header = carray(user_data, (DATA_START,), np.int64)
         st = carray(user_data, (header[TOTAL_LENGTH],), np.int64)
         entry = BLOCK_CACHE + ((address >> 1) & (CACHE_ENTRIES - 1)) * CACHE_ENTRY
         again = st[entry + E_AGAIN]
@@ -162,15 +175,20 @@ def _block_hook_variant(captures, power, fetch, predictor):
                 st[BLOCK_ADJUSTED] = (again >> AGAIN_ADJUSTED) & 1
                 st[FL_BLOCK_LINES] = 0
                 st[FL_BLOCK_LITERALS] = 0
-                if not (fetch and st[FL_PORT_COUNT] != 0):
-                    hold(st, entry, key, refill, slot, power, -1)
-                    return
-                _fetch_part(uc, header, st, entry, address, size, st[FL_BLOCK_START], True)
-                if st[entry + E_LITERALS] == 0 or st[FL_LITERAL_RANGE_COUNT] == 0:  # (no literal timed)
+                fetching = fetch and st[FL_PORT_COUNT] != 0
+                if fetching:
+                    _fetch_part(uc, header, st, entry, address, size, st[FL_BLOCK_START], True)
+                st[HELD_SEEN] += 1
+                if st[HELD_SEEN] < HOLD_AFTER or (again >> AGAIN_SHORT) & 1:  # (a loop of a few runs: a
+                    return                                                   # hold costs more than it saves)
+                if not fetching:
+                    hold(st, entry, held_key(address, size), refill, slot, power, -1)
+                elif st[entry + E_LITERALS] == 0 or st[FL_LITERAL_RANGE_COUNT] == 0:  # (no literal timed)
                     record = estimated_record(st, address)
                     if record >= 0:
-                        hold(st, entry, key, refill, slot, power, record)
+                        hold(st, entry, held_key(address, size), refill, slot, power, record)
                 return
+        st[HELD_SEEN] = 0
         if address == st[PAID_FROM]:  # the rest of a block run control paused in: charged already, and
             st[PAID_FROM] = address + size if address + size < st[PAID_TO] else -1  # still the executing block
             st[CODE_PC] = -1

@@ -120,9 +120,9 @@ class NativeFunction:
     goes to the store); called from other native code numba compiles it in (as
     numba.njit(forceinline=True), see `dispatcher`)."""
 
-    def __init__(self, function, cache):
+    def __init__(self, function, cache, inline=True):
         functools.update_wrapper(self, function)
-        self.function, self.cache = function, cache
+        self.function, self.cache, self.inline = function, cache, inline
         self.stored = cache and _in_package(function)
         self._dispatcher = None
         self._by_kinds = {}
@@ -144,6 +144,13 @@ class NativeFunction:
                 return result
             self._by_kinds[kinds] = run
         return run(*args)
+
+    def __reduce__(self):
+        """Pickled by name (and, for a closure, its cells' values: the constants that make one
+        variant's code), as numba's cache key of a closure that calls this one pickles it; its
+        compiled functions, which cannot be pickled, are not part of it."""
+        cells = tuple(cell.cell_contents for cell in self.function.__closure__ or ())
+        return _native_function, (self.function.__module__, self.function.__qualname__, cells)
 
     def _key(self, kinds) -> str:
         return f"{self.function.__module__}.{self.function.__qualname__}{kinds}"
@@ -191,7 +198,7 @@ class NativeFunction:
             numba = load_numba()
             from numba.core.types import unliteral
 
-            dispatcher = numba.njit(cache=self.cache, forceinline=True)(self.function)
+            dispatcher = numba.njit(cache=self.cache, forceinline=self.inline)(self.function)
             resolve = dispatcher.get_call_template
 
             def get_call_template(args, kws):
@@ -225,12 +232,18 @@ class SameKinds:
         return self._run(*args)
 
 
-def njit(function=None, cache=CACHE):
+def _native_function(module: str, qualname: str, cells: tuple):
+    """The module-level NativeFunction a pickle names (a closure's cannot be found by name)."""
+    return getattr(sys.modules[module], qualname)
+
+
+def njit(function=None, cache=CACHE, inline=True):
     """An @njit function (NativeFunction). `cache=False`: compiled in every process by numba,
-    never stored (tests that look at what was compiled)."""
+    never stored (tests that look at what was compiled). `inline=False`: a call of its own from
+    native code, for a function the hot path calls rarely, whose inlined code would crowd it."""
     if function is None:
-        return lambda function: njit(function, cache)
-    return NativeFunction(function, cache)
+        return lambda function: njit(function, cache, inline)
+    return NativeFunction(function, cache, inline)
 
 
 class _Cfunc:

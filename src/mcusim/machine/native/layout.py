@@ -409,19 +409,7 @@ CACHE_ENTRIES = 4096     # block cache entries, direct-mapped by block address
 CLASS_NAMES = ("alu", "multiply", "simd", "fp", "branch", "load", "store")
 _buffer = _record("buffer")
 
-# Header: a tight loop's held repeats (held_repeats.py; the fast path's four in the first host cache line), counters,
-# requests between Python and the hooks, core constants.
-HELD_KEY = _buffer.slot("HELD_KEY")            # the block whose repeats are held: address << 20 | size (0: none)
-HELD_ROOM = _buffer.slot("HELD_ROOM")          # cycles before the first limit a repeat may not start at or past
-HELD_COST = _buffer.slot("HELD_COST")          # ... less each repeat's cycles, held while the room is above 0
-HELD_RUNS = _buffer.slot("HELD_RUNS")          # repeats held: not yet added to the counters
-HELD_ENTRY = _buffer.slot("HELD_ENTRY")        # the block's cache entry
-HELD_SLOT = _buffer.slot("HELD_SLOT")          # its branch predictor entry, predicted each repeat (-1: none)
-HELD_REFILL = _buffer.slot("HELD_REFILL")      # the refill cycles each repeat adds before the block's own
-HELD_REFUSED = _buffer.slot("HELD_REFUSED")    # the key of a block whose hold a hook ended: not held again
-HELD_RECORD = _buffer.slot("HELD_RECORD")      # its sampled timing record, whose estimates each repeat adds (-1: none)
-HELD_TOTAL = _buffer.slot("HELD_TOTAL")        # repeats held and released so far (tests, benchmarks)
-HOLD_REPEATS = _buffer.slot("HOLD_REPEATS")    # 1: hold repeats (0: count each in the first path; tests compare)
+# Header: counters, requests between Python and the hooks, core constants.
 CYCLES = _buffer.slot("CYCLES")
 INSTRUCTIONS = _buffer.slot("INSTRUCTIONS")
 DEADLINE = _buffer.slot("DEADLINE")            # stop before the first block that starts at cycles >= DEADLINE
@@ -508,6 +496,20 @@ PSP_HIGHEST = _buffer.slot("PSP_HIGHEST")      # ... (-1: the process stack was 
 PAID_FROM = _buffer.slot("PAID_FROM")          # run control paused inside a block, already charged whole: a block
 PAID_TO = _buffer.slot("PAID_TO")              # ... starting at PAID_FROM (up to PAID_TO) costs nothing (-1: none)
 ON_PROCESS_STACK = _buffer.slot("ON_PROCESS_STACK")  # CONTROL.SPSEL as last read (after an MSR CONTROL, Python)
+# A tight loop's held repeats (held_repeats.py)
+HELD_KEY = _buffer.slot("HELD_KEY")            # the block whose repeats are held: address << 20 | size (0: none)
+HELD_ROOM = _buffer.slot("HELD_ROOM")          # cycles before the first limit a repeat may not start at or past
+HELD_COST = _buffer.slot("HELD_COST")          # ... less each repeat's cycles, held while the room is above 0
+HELD_RUNS = _buffer.slot("HELD_RUNS")          # repeats held: not yet added to the counters
+HELD_SEEN = _buffer.slot("HELD_SEEN")          # repeats the first path counted since the last block that was none
+HELD_ENTRY = _buffer.slot("HELD_ENTRY")        # the block's cache entry
+HELD_SLOT = _buffer.slot("HELD_SLOT")          # its branch predictor entry, predicted each repeat (-1: none)
+HELD_REFILL = _buffer.slot("HELD_REFILL")      # the refill cycles each repeat adds before the block's own
+HELD_REFUSED = _buffer.slot("HELD_REFUSED")    # the key of a block whose hold a hook ended: not held again
+HELD_RECORD = _buffer.slot("HELD_RECORD")      # its sampled timing record, whose estimates each repeat adds (-1: none)
+HELD_TOTAL = _buffer.slot("HELD_TOTAL")        # repeats held and released so far (tests, benchmarks) ...
+HOLDS = _buffer.slot("HOLDS")                  # ... in this many holds
+HOLD_REPEATS = _buffer.slot("HOLD_REPEATS")    # 1: hold repeats (0: count each in the first path; tests compare)
 # (room for the regions, up to 16 code page aliases, 16 plain aliases and the RAM aliases)
 MAX_TRAFFIC_RANGES = 48                        # memory traffic (--memory-traffic; analysis/roofline.py): the data
 TRAFFIC_RANGE_COUNT = _buffer.slot("TRAFFIC_RANGE_COUNT")  # bytes loads and stores move per memory bank, counted
