@@ -83,6 +83,7 @@ def test_pausing_inside_held_loops_changes_nothing(firmware_build):
         pass
     result = sim.run()
     assert _reported(result) == _reported(straight)
+    assert sim.machine.state[N.HELD_TOTAL] > 100_000  # (held between the pauses too)
 
 
 SPIN = RESET + """
