@@ -86,14 +86,8 @@ def test_pausing_inside_held_loops_changes_nothing(firmware_build):
     assert sim.machine.state[N.HELD_TOTAL] > 100_000  # (held between the pauses too)
 
 
-SPIN = RESET + """
-    ldr r1, ={count}
-    movs r0, #0
-spin:
-    adds r0, #3
-    subs r1, #1
-    bne spin
-    ldr r2, =0x20000000
+STORE_R0_AND_EXIT = """
+    ldr r2, =0x20000000      @ r0 kept in RAM for the test
     str r0, [r2]
     movs r0, #0x18           @ SYS_EXIT, ADP_Stopped_ApplicationExit
     ldr r1, =0x20026
@@ -101,6 +95,15 @@ spin:
     b .
     .ltorg
 """
+
+SPIN = RESET + """
+    ldr r1, ={count}
+    movs r0, #0
+spin:
+    adds r0, #3
+    subs r1, #1
+    bne spin
+""" + STORE_R0_AND_EXIT
 
 
 CYCLE_READS = RESET + """
@@ -116,14 +119,7 @@ reads:
     add r0, r0, r2
     subs r1, #1
     bne reads
-    ldr r2, =0x20000000
-    str r0, [r2]
-    movs r0, #0x18           @ SYS_EXIT, ADP_Stopped_ApplicationExit
-    ldr r1, =0x20026
-    bkpt 0xab
-    b .
-    .ltorg
-"""
+""" + STORE_R0_AND_EXIT
 
 
 def test_a_loop_reading_the_cycle_counter_reads_what_counting_gives(tmp_path):

@@ -59,7 +59,7 @@ DEFAULT_MAX_CYCLES = 10_000_000_000
 NO_SP = 1 << 40  # SP_LOWEST before any SP in the main stack's space was seen
 
 UNTIL = 0xFFFFFFFF  # never executed: EXC_RETURN values arrive as interrupts instead
-NO_STEP_LIMIT = (1 << 63) - 1  # STEP_LIMIT while not stepping
+NO_STEP_LIMIT = N.NO_STEP_LIMIT  # STEP_LIMIT while not stepping (held_repeats.py holds only then)
 HELD_KEY = N.HELD_KEY  # (read at every MMIO access: a global, not the package's attribute)
 
 VECTOR_TABLE_MAX_BYTES = 4 * (16 + 496)  # ARMv7-M ARM B1.5.2: 16 system vectors, at most 496 external interrupts
