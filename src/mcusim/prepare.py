@@ -30,8 +30,10 @@ EXAMPLES = ("hello", "bench")  # (bench: long enough for the profile's lines and
 
 
 def hooks() -> list[tuple[str, object]]:
-    """Every hook (named), each a jit._Cfunc: the block hook's variants and the module-level ones."""
+    """Every hook (named), each with its `address`: the block hook's variants, the module-level
+    ones (jit._Cfunc) and the front Unicorn calls before the block hook (held_front.py)."""
     from .machine.native import console_uart, hooks as native_hooks
+    from .machine.native.held_front import HELD_FRONT
     from .machine.native.jit import _Cfunc
 
     every = [native_hooks.Features(*on) for on in itertools.product((False, True), repeat=len(native_hooks.Features._fields))]
@@ -40,7 +42,7 @@ def hooks() -> list[tuple[str, object]]:
              for predictor in (False, True) for features in every]
     for module in (native_hooks, console_uart):
         found += [(name, value) for name, value in vars(module).items() if isinstance(value, _Cfunc)]
-    return found
+    return found + [("the block hook's front (held repeats)", HELD_FRONT)]
 
 
 def prepare(say=print, learn: tuple = ()) -> int:

@@ -1,4 +1,4 @@
-"""The object store (native/object_store.py): a run whose native code numba compiled or loaded
+"""The object store (native/object_store.py): a run whose native code numba (or llvmlite) compiled or loaded
 before takes it from the store without importing numba, and computes exactly what numba's code
 computes; an entry that is torn, corrupt or for another key is not used."""
 import ctypes
@@ -16,11 +16,12 @@ from mcusim.machine.native.object_store import Store
 PROGRAM = """
 import json, sys
 import mcusim
+from mcusim.machine.native.held_front import HELD_FRONT
 result = mcusim.run({elf!r}, {board!r}, **{options!r})
 print(json.dumps(dict(
     figures=[result.exit_code, result.cycles, result.instructions, result.stdout, result.uart, result.dwt,
              result.stalls, result.energy, result.functions],
-    numba="numba" in sys.modules)))
+    numba="numba" in sys.modules, front_compiled=HELD_FRONT.compiled_here)))
 """
 
 
@@ -39,10 +40,10 @@ def _run(elf, board, options, **environment):
 def test_a_second_run_loads_the_store_without_numba_and_computes_the_same(firmware_build, board, program, options):
     elf = firmware_build / board / f"{program}.elf"
     by_numba = _run(elf, board, options, MCUSIM_NATIVE_STORE="off")
-    assert by_numba["numba"]
+    assert by_numba["numba"] and by_numba["front_compiled"]
     _run(elf, board, options)  # (keeps whatever the store still lacked)
     from_store = _run(elf, board, options)
-    assert not from_store["numba"]
+    assert not from_store["numba"] and not from_store["front_compiled"]  # (no LLVM code generation either)
     assert from_store["figures"] == by_numba["figures"]
 
 
@@ -169,7 +170,7 @@ def test_after_mcusim_prepare_a_first_run_imports_no_numba(tmp_path, firmware_bu
     for board in ("mcu-d", "mps2-an386"):
         run = _run(examples.path("dwt", board), board, {"profile": True, "pc_sample_cycles": 500},
                    MCUSIM_NATIVE_STORE=str(tmp_path / "store"), NUMBA_CACHE_DIR=str(tmp_path / "numba"), **decode_store)
-        assert run["figures"][0] == 0 and not run["numba"], board
+        assert run["figures"][0] == 0 and not run["numba"] and not run["front_compiled"], board
         run = _run(firmware_build / board / "coremark-like.elf", board, {}, MCUSIM_NATIVE_STORE=str(tmp_path / "store"),
                    NUMBA_CACHE_DIR=str(tmp_path / "numba"), **decode_store)
         assert run["figures"][0] == 0 and not run["numba"], f"coremark-like on {board}"

@@ -39,7 +39,8 @@ from .layout import (
     RR_BYTES, RR_PAGE_SHIFT, RR_PORT, RR_STATE)
 from .data_sampling import estimated_record, sample_block
 from .held_repeats import HOLD_AFTER, held_key, hold, refuse_held, release_held
-from .layout import HELD_COST, HELD_KEY, HELD_ROOM, HELD_RUNS, HELD_SEEN
+from .layout import HELD_KEY, HELD_SEEN, HOOK_TARGET
+from .held_front import HELD_FRONT
 from .encoding import (
     LITERAL_INDEX_SHIFT, STOP_DEADLINE, STOP_DECODE, STOP_FPU_DISABLED, STOP_ISB, STOP_LIMIT, STOP_SELF_LOOP,
     STOP_UNMASKED)
@@ -110,25 +111,18 @@ def _block_hook_variant(captures, power, fetch, predictor):
     (deadline, cycle limit, run control) or needs more (captures, a branch mispredicted) takes the
     rest of the hook. Without a branch predictor the refill's cycles are the entry's; with one, a
     repeat whose branch the predictor predicts costs none. From a loop's HOLD_AFTER-th repeat on,
-    its repeats are held (held_repeats.py): the hook only counts them until another block, a
-    limit or a reader releases them. The rest is `counted`, inlined twice: after a release (a call
-    of its own) and without one, so that the code blocks without a hold run is laid out as it
-    was before holds (with the call in it, the state's pointer was kept on the stack: 3 to 7 %
-    slower on coremark-like and dhrystone-like)."""
+    its repeats are held (held_repeats.py): the front Unicorn calls (held_front.py) only counts them
+    and calls this hook for every other block, which releases them first. The rest is `counted`,
+    inlined twice: after a release (a call of its own) and without one, so that the code blocks
+    without a hold run is laid out as it was before holds (with the call in it, the state's
+    pointer was kept on the stack: 3 to 7 % slower on coremark-like and dhrystone-like)."""
     kind = AGAIN_PREDICTED if predictor else AGAIN_FOLDED
 
     def block_hook(uc, address_u64, size_u32, user_data):
         header = carray(user_data, (DATA_START,), np.int64)
         held = header[HELD_KEY]
-        if held != 0:
-            key = held_key(np.int64(address_u64), np.int64(size_u32))
-            room = header[HELD_ROOM]
-            if held == key and room > 0 and header[DEADLINE] != 0:  # a held repeat (held_repeats.py;
-                header[HELD_ROOM] = room - header[HELD_COST]          # request_stop, from any thread,
-                header[HELD_RUNS] += 1                                # writes DEADLINE 0)
-                header[CODE_PC] = -1  # (as each run's start: the exact-PC hook may have set it)
-                return
-            release_held(header, held != key)
+        if held != 0:  # (held_front.py counted the block if it was a held repeat: this one ends the hold)
+            release_held(header, held != held_key(np.int64(address_u64), np.int64(size_u32)))
             counted(uc, address_u64, size_u32, user_data)
             return
         counted(uc, address_u64, size_u32, user_data)
@@ -633,11 +627,12 @@ def unregister_hook(uc, handle: int) -> None:
     uclib.uc_hook_del(uc._uch, ctypes.c_size_t(handle))
 
 
-def _register(uc, kind: int, function, state: NativeState, begin: int, end: int) -> int:
+def _register(uc, kind: int, address: int, state: NativeState, begin: int, end: int) -> int:
+    """Register the C function at `address` as a hook of `kind` on [begin, end], with the state."""
     from unicorn import UcError
 
     handle = ctypes.c_size_t()
-    status = uclib.uc_hook_add(uc._uch, ctypes.byref(handle), kind, ctypes.c_void_p(function.address),
+    status = uclib.uc_hook_add(uc._uch, ctypes.byref(handle), kind, ctypes.c_void_p(address),
                                ctypes.c_void_p(state.address), ctypes.c_uint64(begin), ctypes.c_uint64(end))
     if status != 0:
         raise UcError(status)
@@ -645,36 +640,38 @@ def _register(uc, kind: int, function, state: NativeState, begin: int, end: int)
 
 
 def register_block_hook(uc, state: NativeState, features: Features = ALL_FEATURES) -> int:
-    """Register the block hook variant with `features` on every address; returns the hook handle."""
+    """Register the block hook variant with `features`, behind its front (held_front.py), on every
+    address; returns the hook handle."""
     from unicorn import UC_HOOK_BLOCK
 
     predictor = bool(state.buffer[PREDICTOR_SETS] > 0)
-    return _register(uc, UC_HOOK_BLOCK, block_hook_for(features, predictor), state, 1, 0)
+    state.buffer[HOOK_TARGET] = block_hook_for(features, predictor).address
+    return _register(uc, UC_HOOK_BLOCK, HELD_FRONT.address, state, 1, 0)
 
 
 def register_flash_read_hook(uc, state: NativeState, begin: int, end: int) -> int:
     """Time the data reads from flash in [begin, end] (inclusive)."""
     from unicorn import UC_HOOK_MEM_READ
 
-    return _register(uc, UC_HOOK_MEM_READ, flash_read_hook, state, begin, end)
+    return _register(uc, UC_HOOK_MEM_READ, flash_read_hook.address, state, begin, end)
 
 
 def register_traffic_hook(uc, state: NativeState, begin: int, end: int) -> int:
     """Count the bytes of data reads and writes in [begin, end] (inclusive) by bank (TRAFFIC_RANGES)."""
     from unicorn import UC_HOOK_MEM_READ, UC_HOOK_MEM_WRITE
 
-    return _register(uc, UC_HOOK_MEM_READ | UC_HOOK_MEM_WRITE, traffic_hook, state, begin, end)
+    return _register(uc, UC_HOOK_MEM_READ | UC_HOOK_MEM_WRITE, traffic_hook.address, state, begin, end)
 
 
 def register_divide_hook(uc, state: NativeState, address: int) -> int:
     """Time the divide at `address` from its operands."""
     from unicorn import UC_HOOK_CODE
 
-    return _register(uc, UC_HOOK_CODE, divide_hook, state, address, address)
+    return _register(uc, UC_HOOK_CODE, divide_hook.address, state, address, address)
 
 
 def register_exact_pc_hook(uc, state: NativeState, begin: int, end: int) -> int:
     """Track the executing instruction's address in [begin, end] (inclusive)."""
     from unicorn import UC_HOOK_CODE
 
-    return _register(uc, UC_HOOK_CODE, exact_pc_hook, state, begin, end)
+    return _register(uc, UC_HOOK_CODE, exact_pc_hook.address, state, begin, end)

@@ -510,6 +510,7 @@ HELD_RECORD = _buffer.slot("HELD_RECORD")      # its sampled timing record, whos
 HELD_TOTAL = _buffer.slot("HELD_TOTAL")        # repeats held and released so far (tests, benchmarks) ...
 HOLDS = _buffer.slot("HOLDS")                  # ... in this many holds
 HOLD_REPEATS = _buffer.slot("HOLD_REPEATS")    # 1: hold repeats (0: count each in the first path; tests compare)
+HOOK_TARGET = _buffer.slot("HOOK_TARGET")      # the block hook variant's address, which held_front.py calls
 # (room for the regions, up to 16 code page aliases, 16 plain aliases and the RAM aliases)
 MAX_TRAFFIC_RANGES = 48                        # memory traffic (--memory-traffic; analysis/roofline.py): the data
 TRAFFIC_RANGE_COUNT = _buffer.slot("TRAFFIC_RANGE_COUNT")  # bytes loads and stores move per memory bank, counted

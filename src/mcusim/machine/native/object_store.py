@@ -147,9 +147,22 @@ class Store:
                 if ll.address_of_symbol(symbol) is None:
                     return None  # (LLVM would abort the process on a call it cannot resolve)
                 self._resolved.add(symbol)
+        self._add(engine, object_code)
+        return entry, engine
+
+    def load_object(self, object_code: bytes, symbol: str) -> int:
+        """The address of `symbol` in object code loaded into this process only (code that calls
+        nothing outside itself, where no store folder can be written)."""
+        engine = self._jit()
+        self._add(engine, object_code)
+        return engine.get_function_address(symbol)
+
+    @staticmethod
+    def _add(engine, object_code: bytes) -> None:
+        import llvmlite.binding as ll
+
         engine.add_object_file(ll.ObjectFileRef.from_data(object_code))
         engine.finalize_object()
-        return entry, engine
 
     def function_address(self, key: str) -> int | None:
         """The address of the C function stored under `key` (a hook), or None."""
