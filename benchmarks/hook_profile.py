@@ -11,7 +11,8 @@ empty object store (so the functions' names and addresses are known: a hook load
 is object code without them), so the profile also holds the compile; the table counts only
 samples in numba's functions and in the rest of the JIT code (Unicorn's translated guest code, the other hooks). A helper LLVM
 inlined into its caller is counted there (native/jit.py has every helper inlined, so the block hook is one row,
-with the cfunc wrapper and numba's runtime, NRT, the only others); --instructions then lists the busiest
+with the cfunc wrapper, numba's runtime, NRT, and the front Unicorn calls first, native/held_front.py, the only
+others); --instructions then lists the busiest
 machine instructions of the busiest function. Samples are
 cpu-clock ticks of this process: compare rows of one run, or the same row across two trees
 run one after the other.
@@ -51,6 +52,11 @@ for function in library._final_module.functions:
         text = elf.get_section(symbol["st_shndx"]).data()
         code = text[symbol["st_value"]:symbol["st_value"] + symbol["st_size"]]
         names[library.get_pointer_to_function(function.name)] = (function.name, symbol["st_size"], code.hex())
+from mcusim.machine.native import held_front  # (the front Unicorn calls before the hook: its own row)
+front = ELFFile(io.BytesIO(held_front._compile()))
+symbol = next(s for s in front.get_section_by_name(".symtab").iter_symbols() if s.name == held_front.SYMBOL)
+code = front.get_section(symbol["st_shndx"]).data()[symbol["st_value"]:symbol["st_value"] + symbol["st_size"]]
+names[held_front.HELD_FRONT.address] = ("held front", symbol["st_size"], code.hex())
 json.dump({str(k): v for k, v in names.items() if k}, open(sys.argv[3], "w"))
 result = simulator.run()
 for _ in range(int(sys.argv[4]) - 1):  # (more samples of a short run: the same hook, run again)
@@ -120,7 +126,7 @@ def main() -> None:
     print("| function | samples |\n|---|---|")
     for name, count in samples.most_common(args.top):
         print(f"| {name} | {count:,} |")
-    print(f"| all numba functions | {sum(samples.values()) - samples[GUEST]:,} |")
+    print(f"| all numba functions and the front | {sum(samples.values()) - samples[GUEST]:,} |")
     if args.instructions and offsets:
         hot_instructions(functions, offsets, args.instructions)
 
