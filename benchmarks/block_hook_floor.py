@@ -11,8 +11,8 @@ the smallest useful hook); and mcusim's full model (`RunResult.host_seconds`, a 
 warm-up run of the same ELF). Medians of --repeat; the table gives each as a ratio to plain
 Unicorn, the blocks the program runs (from the counting hook) and, from one more untimed run,
 the share of them that ran right after their own run (a tight loop's block: the block hook's
-repeat path, docs/machine.md), and from mcusim's last run the share it held (only counted, in
-the hook's shortest path: machine/native/held_repeats.py).
+repeat path, docs/machine.md), and from mcusim's last run the share it held (only counted, by
+the block hook's front: machine/native/held_repeats.py, held_front.py).
 """
 from __future__ import annotations
 

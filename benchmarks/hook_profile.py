@@ -12,8 +12,7 @@ is object code without them), so the profile also holds the compile; the table c
 samples in numba's functions and in the rest of the JIT code (Unicorn's translated guest code, the other hooks). A helper LLVM
 inlined into its caller is counted there (native/jit.py has every helper inlined, so the block hook is one row,
 with the cfunc wrapper, numba's runtime, NRT, and the front Unicorn calls first, native/held_front.py, the only
-others); --instructions then lists the busiest
-machine instructions of the busiest function. Samples are
+others); --instructions then lists the busiest machine instructions of the busiest function. Samples are
 cpu-clock ticks of this process: compare rows of one run, or the same row across two trees
 run one after the other.
 """

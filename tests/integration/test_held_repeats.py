@@ -9,6 +9,7 @@ import pytest
 
 from mcusim import Simulator
 from mcusim.machine import native as N
+from mcusim.machine.native.held_front import HELD_FRONT
 
 from asmbuild import RESET, build_elf
 
@@ -64,6 +65,39 @@ def test_a_one_block_loop_is_held_almost_whole(firmware_build):
     sim = _simulator(firmware_build / "mps2-an386" / "bench-table.elf", "mps2-an386", True)
     sim.run()
     assert sim.machine.state[N.HELD_TOTAL] >= 999_000
+
+
+def test_unicorn_calls_the_front_and_the_front_the_run_s_hook(firmware_build):
+    """The block hook registered behind its front (native/held_front.py), which jumps to the
+    variant the run uses, also after the state's buffer moved (its hooks registered again)."""
+    sim = _simulator(firmware_build / "mps2-an500" / "bench-table.elf", "mps2-an500", True)
+    machine = sim.machine
+    variant = N.block_hook_for(machine.hook_features, bool(machine.state[N.PREDICTOR_SETS] > 0))
+    assert machine.state[N.HOOK_TARGET] == variant.address != HELD_FRONT.address
+    machine.state[N.HOOK_TARGET] = 0  # (as a buffer new but for the hooks' registration)
+    machine._reregister_hook(machine.state.buffer)
+    assert machine.state[N.HOOK_TARGET] == variant.address
+    assert sim.run().exit_code == 0 and machine.state[N.HELD_TOTAL] >= 999_000
+
+
+def test_without_the_front_the_hook_runs_alone_and_holds_nothing(firmware_build, monkeypatch):
+    """Where the front cannot be had (llvmlite or the store amiss), the block hook is registered
+    alone, with holds off (its first path counts every repeat): the same results."""
+    from mcusim.machine.native import held_front, hooks
+
+    def broken():
+        raise RuntimeError("no code generator")
+
+    monkeypatch.setattr(held_front, "_compile", broken)
+    monkeypatch.setattr(held_front.STORE, "function_address", lambda key: None)
+    monkeypatch.setattr(hooks, "HELD_FRONT", held_front._Front())
+    elf = firmware_build / "mcu-d" / "bench-table.elf"
+    alone = Simulator(elf, "mcu-d", power_trace=True)
+    assert hooks.HELD_FRONT.address is None and alone.machine.state[N.HOLD_REPEATS] == 0
+    reported = _reported(alone.run())
+    monkeypatch.undo()
+    assert reported == _reported(_simulator(elf, "mcu-d", True, power_trace=True).run())
+    assert alone.machine.state[N.HELD_TOTAL] == 0
 
 
 def test_a_loop_whose_holds_end_soon_is_held_no_more(firmware_build):

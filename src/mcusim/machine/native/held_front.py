@@ -4,12 +4,14 @@ HOOK_TARGET) for every other block.
 
 Written in LLVM IR because numba's hook cannot be this short: numba wraps it in a second
 function (its calling convention and error checks), and the hook saves six registers and makes a
-frame before its first check, since the rest of it needs them. A held repeat cost 2.7 ns over an
-empty hook so, most of a tight loop's time over plain Unicorn (docs/performance.md, "Forty-third
-pass"); here it is a dozen instructions with no frame, and any other block pays one jump.
+frame before its first check, since the rest of it needs them. A held repeat cost 2.7 ns more
+than an empty hook's call that way, most of a tight loop's time over plain Unicorn
+(docs/performance.md, "Forty-third pass"). Here it is a dozen instructions with no frame; any
+other block pays two loads, a test and a jump.
 
 The IR is compiled by llvmlite (no numba) the first time, and its object code kept in the object
-store like numba's hooks, so that a later run loads it without LLVM's code generator."""
+store like numba's hooks, so that a later run loads it without LLVM's code generator. Where it
+cannot be had, the block hook is registered alone and holds nothing (register_block_hook)."""
 from __future__ import annotations
 
 import hashlib
@@ -21,9 +23,11 @@ from .object_store import STORE
 SYMBOL = "mcusim_held_front"
 
 # Unicorn's block hook: void (uc_engine *uc, uint64_t address, uint32_t size, void *user_data),
-# user_data the state. The same test as held_repeats.py's: the held key (address << KEY_SHIFT |
-# size), room left before a limit, and no stop asked (DEADLINE 0, written from any thread: read
-# each time). The call to the hook is a tail call (a jump), so the hook returns to Unicorn itself.
+# user_data the state. A held repeat is the held block (HELD_KEY: held_repeats.held_key, address <<
+# KEY_SHIFT | size) with room left before a limit and no stop asked (DEADLINE 0, written from any
+# thread: read each time). The call to the hook is a tail call, a jump where the target allows
+# (x86-64, AArch64; `musttail`, which would insist, aborts the process where it cannot), so the
+# hook returns to Unicorn itself.
 IR = f"""
 define void @{SYMBOL}(i8* %uc, i64 %address, i32 %size, i8* %user) {{
 entry:
@@ -64,7 +68,7 @@ hook:
   %target_at = getelementptr i64, i64* %st, i64 {HOOK_TARGET}
   %target = load i64, i64* %target_at
   %function = inttoptr i64 %target to void (i8*, i64, i32, i8*)*
-  musttail call void %function(i8* %uc, i64 %address, i32 %size, i8* %user)
+  tail call void %function(i8* %uc, i64 %address, i32 %size, i8* %user)
   ret void
 }}
 """
@@ -73,21 +77,27 @@ KEY = f"held front {hashlib.sha256(IR.encode()).hexdigest()}"
 
 class _Front:
     """The front's address in this process (`address`, as a numba hook's): from the object
-    store, else compiled and stored; `compiled_here` says which (tests)."""
+    store, else compiled and stored; None when neither works. `compiled_here` says whether this
+    process compiled it (tests)."""
 
     def __init__(self):
         self._address: int | None = None
+        self._tried = False
         self.compiled_here = False
 
     @property
-    def address(self) -> int:
-        if self._address is None:
-            self._address = STORE.function_address(KEY)
-            if self._address is None:
-                object_code = _compile()
-                self.compiled_here = True
-                STORE.save(KEY, dict(symbol=SYMBOL), object_code)
-                self._address = STORE.function_address(KEY) or STORE.load_object(object_code, SYMBOL)
+    def address(self) -> int | None:
+        if not self._tried:
+            self._tried = True
+            try:
+                self._address = STORE.function_address(KEY)
+                if self._address is None:
+                    object_code = _compile()
+                    self.compiled_here = True
+                    STORE.save(KEY, dict(symbol=SYMBOL), object_code)
+                    self._address = STORE.function_address(KEY) or STORE.load_object(object_code, SYMBOL)
+            except Exception:  # (llvmlite or the store amiss: the block hook runs alone)
+                self._address = None
         return self._address
 
 
@@ -102,5 +112,5 @@ def _compile() -> bytes:
     ll.initialize_native_asmprinter()
     module = ll.parse_assembly(IR)
     module.verify()
-    machine = ll.Target.from_default_triple().create_target_machine(opt=2)
+    machine = ll.Target.from_triple(ll.get_process_triple()).create_target_machine(opt=2)
     return machine.emit_object(module)

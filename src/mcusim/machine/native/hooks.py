@@ -39,7 +39,7 @@ from .layout import (
     RR_BYTES, RR_PAGE_SHIFT, RR_PORT, RR_STATE)
 from .data_sampling import estimated_record, sample_block
 from .held_repeats import HOLD_AFTER, held_key, hold, refuse_held, release_held
-from .layout import HELD_KEY, HELD_SEEN, HOOK_TARGET
+from .layout import HELD_KEY, HELD_SEEN, HOLD_REPEATS, HOOK_TARGET
 from .held_front import HELD_FRONT
 from .encoding import (
     LITERAL_INDEX_SHIFT, STOP_DEADLINE, STOP_DECODE, STOP_FPU_DISABLED, STOP_ISB, STOP_LIMIT, STOP_SELF_LOOP,
@@ -100,8 +100,9 @@ def _block_hook_variant(captures, power, fetch, predictor):
     """numba prunes the branches of the features that are off (closure constants), callees included.
 
     A block run again right after its own run (a tight loop) is counted first, in a few additions,
-    before the rest of the hook (a hook of its own in front, calling this one for every other block,
-    was no quicker on repeats and slower on the rest). What the rest reads of the block before a
+    before the rest of the hook (a numba hook of its own in front, calling this one for every other
+    block, was no quicker on repeats and slower on the rest; held_front.py's front is LLVM IR that
+    jumps here, with no frame of its own). What the rest reads of the block before a
     repeat is the block's own entry, the same every time: its checks for unmasking, ISB and SP
     writes are ruled out by E_AGAIN (core_timing.again_deltas), and the state it would write holds
     those values already; a block with FP instructions repeats so while the FPU is on and no lazy FP
@@ -640,13 +641,19 @@ def _register(uc, kind: int, address: int, state: NativeState, begin: int, end: 
 
 
 def register_block_hook(uc, state: NativeState, features: Features = ALL_FEATURES) -> int:
-    """Register the block hook variant with `features`, behind its front (held_front.py), on every
-    address; returns the hook handle."""
+    """Register the block hook variant with `features`, behind its front (held_front.py; without
+    it, and without held repeats, where the front cannot be had), on every address; returns the
+    hook handle."""
     from unicorn import UC_HOOK_BLOCK
 
     predictor = bool(state.buffer[PREDICTOR_SETS] > 0)
-    state.buffer[HOOK_TARGET] = block_hook_for(features, predictor).address
-    return _register(uc, UC_HOOK_BLOCK, HELD_FRONT.address, state, 1, 0)
+    hook = block_hook_for(features, predictor).address
+    front = HELD_FRONT.address
+    if front is None:  # (no front: the hook alone, whose first path then counts every repeat)
+        state.buffer[HOLD_REPEATS] = 0
+        return _register(uc, UC_HOOK_BLOCK, hook, state, 1, 0)
+    state.buffer[HOOK_TARGET] = hook
+    return _register(uc, UC_HOOK_BLOCK, front, state, 1, 0)
 
 
 def register_flash_read_hook(uc, state: NativeState, begin: int, end: int) -> int:

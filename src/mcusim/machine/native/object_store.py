@@ -7,14 +7,15 @@ code here; a later process loads it with llvmlite's MCJIT (as numba itself does)
 it calls (numba's runtime and helper C functions, Python's C API, Unicorn) and hands out the
 hook's address or, for a function Python calls, a Python function made from numba's own
 wrapper, exactly as numba would. Nothing here imports numba. Only the native package's own
-functions are stored (their source is what names the store's folder).
+functions are stored (their source is what names the store's folder), and the block hook's front,
+which llvmlite compiles from its IR (held_front.py).
 
 An entry is only used by the process whose code it was compiled from: the store's folder is
 named after a hash of the native package's source (numba_cache.package_stamp) and of
 everything that makes numba's output differ (numba's and llvmlite's installation, Python, the
 host CPU, every NUMBA_* setting but where numba caches). Each entry is a JSON description with the SHA-256 of its
 object file, written last: a torn or corrupt entry is not used. Anything that fails here leaves
-the function to numba.
+the function to numba (the front: to be compiled again, or left out).
 """
 from __future__ import annotations
 
@@ -151,8 +152,8 @@ class Store:
         return entry, engine
 
     def load_object(self, object_code: bytes, symbol: str) -> int:
-        """The address of `symbol` in object code loaded into this process only (code that calls
-        nothing outside itself, where no store folder can be written)."""
+        """The address of `symbol` in object code loaded into this process only, not stored (code
+        that calls nothing outside itself, where the store is off or cannot be written)."""
         engine = self._jit()
         self._add(engine, object_code)
         return engine.get_function_address(symbol)
