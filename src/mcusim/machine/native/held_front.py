@@ -4,7 +4,7 @@ HOOK_TARGET) for every other block.
 
 Written in LLVM IR because numba's hook cannot be this short: numba wraps it in a second
 function (its calling convention and error checks), and the hook saves six registers and makes a
-frame before its first check, since the rest of it needs them. A held repeat cost 2.7 ns more
+frame before its first check, since the rest of it needs them. A held repeat cost about 3 ns more
 than an empty hook's call that way, most of a tight loop's time over plain Unicorn
 (docs/performance.md, "Forty-third pass"). Here it is a dozen instructions with no frame; any
 other block pays two loads, a test and a jump.
