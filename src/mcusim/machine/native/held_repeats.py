@@ -18,7 +18,7 @@ from .jit import njit
 from .layout import (
     AGAIN_COUNTERS, BT_LAST_USE, CYCLES, CYCLE_LIMIT, DEADLINE, E_AGAIN, E_AGAIN_DELTAS, E_CLASSES, E_CYCLES,
     E_ENERGY_CORE, E_ENERGY_SRAM, E_INSTRUCTIONS, FL_BLOCK_START, HELD_COST, HELD_ENTRY, HELD_KEY, HELD_RECORD,
-    HELD_REFILL, HELD_REFUSED, HELD_ROOM, HELD_RUNS, HELD_SLOT, HELD_TOTAL, HOLD_REPEATS, HOLDS, INSTRUCTIONS,
+    HELD_REFILL, HELD_REFUSED, HELD_ROOM, HELD_RUNS, HELD_SEEN, HELD_SLOT, HELD_TOTAL, HOLD_REPEATS, HOLDS, INSTRUCTIONS,
     P_ENABLED, P_ENERGY_CORE, P_ENERGY_SRAM, P_PACKED, P_PACKED_BLOCKS, P_SNAPSHOT_NEXT, P_SNAPSHOT_TABLE, PREDICTED,
     RATE_SHIFT, S_FETCH_RATE, S_READS_RATE, S_WAIT_RATE, STEP_LIMIT, UNPACK_BLOCKS)
 from .core_timing import AGAIN_SHORT
@@ -27,9 +27,12 @@ from .power import power_unpack
 
 KEY_SHIFT = 20  # a translated block is never 1 MB long
 HOLD_AFTER = 4  # a loop's repeats are held from its fourth on, ...
-SHORT_HOLD = 8  # ... and a block whose hold ended with fewer held, as its loop ended, is held no more
+SHORT_HOLD = 8  # ... and a block whose loop ended with fewer held in its first hold is held no more
 #                 (AGAIN_SHORT): setting up and releasing a hold costs about what ten held repeats save
-#                 (docs/performance.md, "Forty-second pass")
+#                 (docs/performance.md, "Forty-second pass"). A hold begun again in the same loop (the
+#                 last ran out of room: a deadline, a power snapshot) is the tail of a long loop.
+SHORT_RETRY = 32  # a block marked so is held again once a loop of it has run this many repeats (its
+#                   count began again after a stop: the loop was longer than its first hold saw)
 NO_STEP_LIMIT = (1 << 63) - 1
 
 
@@ -57,6 +60,7 @@ def hold(st, entry, key, refill, slot, power, record):
     if cost <= 0 or room <= 0:
         return
     st[HOLDS] += 1
+    st[entry + E_AGAIN] &= ~(1 << AGAIN_SHORT)  # (a loop of it ran SHORT_RETRY repeats: long after all)
     st[HELD_KEY] = key
     st[HELD_ROOM] = room
     st[HELD_COST] = cost
@@ -75,12 +79,14 @@ def _whole_at_most(rate):
 @njit(inline=False)
 def release_held(st, loop_ended=False):
     """Add the held repeats to the counters as the first path would have, one by one; end the hold.
-    `loop_ended`: another block runs (not a stop), so a short hold marks the block AGAIN_SHORT."""
+    `loop_ended`: another block runs (not a stop), so the loop's first hold, if short, marks the
+    block AGAIN_SHORT (a later one follows a hold that ran out of room: HELD_SEEN counted past
+    HOLD_AFTER)."""
     runs = st[HELD_RUNS]
     entry = st[HELD_ENTRY]
     st[HELD_KEY] = 0
     st[HELD_RUNS] = 0
-    if loop_ended and runs < SHORT_HOLD:
+    if loop_ended and runs < SHORT_HOLD and st[HELD_SEEN] <= HOLD_AFTER:
         st[entry + E_AGAIN] |= 1 << AGAIN_SHORT
     if runs == 0:
         return

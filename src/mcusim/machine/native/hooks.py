@@ -38,7 +38,7 @@ from .layout import (
     AT_RAM_COUNT, AT_RAM_ENTRIES, RAM_ALIAS, RAM_ALIAS_OFFSET, RA_BEGIN, RA_END, RA_RUN, RA_TIMED, RAM_RUN, RR_BASE,
     RR_BYTES, RR_PAGE_SHIFT, RR_PORT, RR_STATE)
 from .data_sampling import estimated_record, sample_block
-from .held_repeats import HOLD_AFTER, held_key, hold, refuse_held, release_held
+from .held_repeats import HOLD_AFTER, SHORT_RETRY, held_key, hold, refuse_held, release_held
 from .layout import HELD_KEY, HELD_SEEN, HOLD_REPEATS, HOOK_TARGET
 from .held_front import HELD_FRONT
 from .encoding import (
@@ -173,9 +173,10 @@ def _block_hook_variant(captures, power, fetch, predictor):
                 fetching = fetch and st[FL_PORT_COUNT] != 0
                 if fetching:
                     _fetch_part(uc, header, st, entry, address, size, st[FL_BLOCK_START], True)
-                st[HELD_SEEN] += 1
-                if st[HELD_SEEN] < HOLD_AFTER or (again >> AGAIN_SHORT) & 1:  # (a loop of a few runs: a
-                    return                                                   # hold costs more than it saves)
+                seen = st[HELD_SEEN] + 1
+                st[HELD_SEEN] = seen
+                if seen < HOLD_AFTER or (again >> AGAIN_SHORT) & 1 and seen < SHORT_RETRY:  # (a loop of a few
+                    return                                                   # runs: a hold costs more than it saves)
                 if not fetching:
                     hold(st, entry, held_key(address, size), refill, slot, power, -1)
                 elif st[entry + E_LITERALS] == 0 or st[FL_LITERAL_RANGE_COUNT] == 0:  # (no literal timed)
