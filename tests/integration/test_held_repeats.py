@@ -2,7 +2,8 @@
 a run reports: each run here is compared with one that counts every repeat in the first path
 (HOLD_REPEATS off), on programs whose loops are held, and on loops a hook or the bus reads the
 state from (which refuse the hold), with a stop asked from another thread, a cycle limit and run
-control pausing inside held loops; and short loops are not held."""
+control pausing inside held loops; short loops are not held, and loops a stop or a window's end
+cut into are held again."""
 import threading
 
 import pytest
@@ -154,6 +155,60 @@ reads:
     subs r1, #1
     bne reads
 """ + STORE_R0_AND_EXIT
+
+
+NESTED = RESET + """
+    ldr r3, ={rounds}
+    movs r0, #0
+outer:
+    movs r1, #{inner}
+inner:
+    adds r0, #3
+    subs r1, #1
+    bne inner
+    subs r3, #1
+    bne outer
+""" + STORE_R0_AND_EXIT
+
+VECTORS_TO_TICK = "    .word reset\n    .rept 14\n    .word tick\n    .endr\n"  # (SysTick's is the 16th word)
+TICKING = RESET.replace("    .word reset\n", VECTORS_TO_TICK) + """
+    ldr r2, =0xE000E014      @ SYST_RVR (ARMv7-M ARM B3.3.3): a SysTick interrupt every {reload} + 1 cycles
+    ldr r1, ={reload}
+    str r1, [r2]
+    ldr r2, =0xE000E010      @ SYST_CSR: ENABLE | TICKINT | CLKSOURCE
+    movs r1, #7
+    str r1, [r2]
+""" + NESTED.split(RESET, 1)[1] + """
+    .thumb_func
+tick:
+    bx lr
+"""
+
+
+def _held_runs(elf, board, **options):
+    """The repeats a run of `elf` held; a run counting every repeat reports the same."""
+    sim = _simulator(elf, board, True, **options)
+    reported = _reported(sim.run())
+    assert reported == _reported(_simulator(elf, board, False, **options).run())
+    assert reported[0]["exit"]["code"] == 0
+    return sim.machine.state[N.HELD_TOTAL]
+
+
+def test_a_vendor_board_s_short_loops_are_held_between_windows(tmp_path):
+    """A sampled timing window's end stops the run inside a loop of 24 repeats, whose count then
+    begins again: its first hold ends soon, and marks it short. A loop of it counted to
+    SHORT_RETRY repeats shows it long, and it is held for the rest of the run (all runs between
+    windows, a power trace's snapshots ending holds)."""
+    elf = build_elf(tmp_path, "nested", NESTED.format(stack=0x20001000, rounds=20_000, inner=24), text_address=0)
+    assert _held_runs(elf, "mcu-s", power_trace=True) >= 20_000 * 24 // 2
+
+
+def test_a_loop_stopped_near_its_end_is_held_again(tmp_path):
+    """SysTick interrupts stop the run inside loops (every 998 cycles): the same on a board
+    without windows."""
+    source = TICKING.format(stack=0x20001000, rounds=5_000, inner=24, reload=997)
+    elf = build_elf(tmp_path, "ticking", source, text_address=0)
+    assert _held_runs(elf, "mps2-an386") >= 5_000 * 24 // 2
 
 
 def test_a_loop_reading_the_cycle_counter_reads_what_counting_gives(tmp_path):
