@@ -22,6 +22,9 @@ shared and noisy, so read the ratios of one run, not seconds across runs):
                   for images that print on the console UART, a write hook on its data register, so
                   printing images run too (their output must equal mcusim's)
   QEMU s          qemu-system-arm as a whole process, start-up included (MPS2 boards only)
+  vendor ratio    a vendor board's MIPS over its MPS2 counterpart's: the two run in turn in this
+                  process after the rows above, max(--repeat, 5) runs of each, the order swapped
+                  each pair, the ratio of their medians (runs minutes apart saw different loads)
   decode us/instr host time decoding code first seen (capstone plus the timing model) per decoded
                   instruction, from benchmarks/where_time_goes.py's instrumentation of a first run in a
                   new process (as a user's run is: nothing of the images measured before in memory)
@@ -82,6 +85,7 @@ COUNTERPART = {"mcu-s": "mps2-an386", "mcu-m": "mps2-an386", "mcu-b": "mps2-an38
 # The Cortex-M7 model against the Cortex-M4 model on the same kind of board.
 CORE_PAIRS = (("mps2-an500", "mps2-an386"), ("mcu-d", "mcu-m"))
 UNICORN_GOAL, VENDOR_GOAL, VENDOR_FLOOR, DECODE_US_GOAL = 2.0, 0.5, 0.25, 10.0
+PAIR_RUNS = 5  # runs of each of a vendor board and its counterpart, at least (measure_vendor_pairs)
 COLD_GOAL_S, WARM_GOAL_S, QEMU_STRETCH, STRETCH_PROGRAM = 5.0, 0.5, 4.0, "coremark-like"
 
 # Arm "Semihosting for AArch32 and AArch64" v2.0, operation numbers
@@ -327,6 +331,29 @@ def measure_speed(boards: list[str], programs: list[str], repeat: int, stores: s
     return rows
 
 
+def measure_vendor_pairs(boards: list[str], programs: list[str], repeat: int) -> dict:
+    """Per (vendor board, program): (its MIPS, its MPS2 counterpart's), the two run in turn in this
+    process (measure_speed warmed both), max(repeat, PAIR_RUNS) pairs with the order swapped each
+    pair, medians of each. The machines here are shared: two medians taken minutes apart moved
+    with the load (bench-float on mcu-b 0.37x to 0.89x in three runs of the same code,
+    docs/performance.md, "Forty-third pass"); runs in turn see the same load."""
+    pairs = {}
+    for board in boards:
+        other = COUNTERPART.get(board)
+        if other not in boards:
+            continue
+        for program in programs:
+            times, instructions = {board: [], other: []}, {}
+            for i in range(max(repeat, PAIR_RUNS)):
+                for name in (board, other) if i % 2 == 0 else (other, board):
+                    result = mcusim.run(ROOT / "firmware" / "build" / name / f"{program}.elf", name)
+                    assert result.exit_code == 0, f"{name} {program}: {result.exit_detail}"
+                    times[name].append(result.host_seconds)
+                    instructions[name] = result.instructions
+            pairs[board, program] = tuple(instructions[name] / median(times[name]) / 1e6 for name in (board, other))
+    return pairs
+
+
 def cross_board_table(boards: list[str], programs: list[str], stores: str) -> list[str]:
     """Each program's first run on each board in turn, one decode store for all (a user's cache,
     a new one in folder `stores`): how much of each board's build the builds for the boards
@@ -402,16 +429,13 @@ def speed_table(rows: dict) -> list[str]:
     return lines
 
 
-def vendor_table(rows: dict) -> list[str]:
+def vendor_table(pairs: dict) -> list[str]:
     lines = ["| board | counterpart | program | board MIPS | counterpart MIPS | ratio | goal >= 0.5x | "
              "floor >= 0.25x |", "|---|---|---|---|---|---|---|---|"]
-    speed_of = {key: r["instructions"] / r["mcusim"] / 1e6 for key, r in rows.items()}
-    for (board, program), speed in speed_of.items():
-        other = COUNTERPART.get(board)
-        if (other, program) in speed_of:
-            r = speed / speed_of[other, program]
-            lines.append(f"| {board} | {other} | {program} | {speed:.3g} | {speed_of[other, program]:.3g} | {r:.2f}x | "
-                         f"{verdict(r, VENDOR_GOAL, at_most=False)} | {verdict(r, VENDOR_FLOOR, at_most=False)} |")
+    for (board, program), (speed, other_speed) in pairs.items():
+        r = speed / other_speed
+        lines.append(f"| {board} | {COUNTERPART[board]} | {program} | {speed:.3g} | {other_speed:.3g} | {r:.2f}x | "
+                     f"{verdict(r, VENDOR_GOAL, at_most=False)} | {verdict(r, VENDOR_FLOOR, at_most=False)} |")
     return lines
 
 
@@ -473,6 +497,7 @@ def main() -> None:
     stores = tempfile.mkdtemp(prefix="speed-decode-")  # (an earlier store would make a first run no first decode)
     try:
         rows = measure_speed(boards, programs, repeat, stores)
+        pairs = measure_vendor_pairs(boards, programs, repeat)
         cross_board = cross_board_table(boards, programs, stores)
         prepared = prepared_decode_table(boards, programs, rows, stores, repeat)
     finally:
@@ -480,8 +505,9 @@ def main() -> None:
 
     print(f"Speed (medians of {repeat} alternating runs; mcusim s is the run from first decode to stop):\n")
     print("\n".join(speed_table(rows)))
-    print("\nVendor board / MPS2 counterpart, MIPS on the same program (flash and caches as SystemInit sets them):\n")
-    print("\n".join(vendor_table(rows)))
+    print(f"\nVendor board / MPS2 counterpart, MIPS on the same program (flash and caches as SystemInit sets them; "
+          f"medians of {max(repeat, PAIR_RUNS)} runs of each, the two in turn):\n")
+    print("\n".join(vendor_table(pairs)))
     print("\nDecoding code first seen (capstone + timing model, host us per decoded instruction):\n")
     print("\n".join(decode_table(rows)))
     print("\nThe first run of a program's build for each board in turn, one decode store for all (host us per "

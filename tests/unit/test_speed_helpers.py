@@ -1,6 +1,6 @@
 """benchmarks/speed.py's helpers: goal verdicts, and plain Unicorn running an image that prints
 through semihosting (its minimal handler) with the same output as mcusim; block_hook_floor.py's
-counting hook on plain Unicorn."""
+counting hook on plain Unicorn; the vendor ratios from runs in turn."""
 import sys
 from pathlib import Path
 
@@ -52,3 +52,25 @@ def test_block_hook_floor_counts_every_block():
     seconds, output = speed.plain_unicorn(examples.path("hello", "mps2-an386"), "mps2-an386", prepare=prepare)
     assert output == "Hello from mcusim on mps2-an386\n"
     assert counter[0] > 100 and counter[0] == len(seen)
+
+
+def test_vendor_ratios_come_from_runs_in_turn(monkeypatch):
+    """Each vendor board and its counterpart run alternately, the order swapped each pair, and the
+    ratio is of their median MIPS (a slow run of either, as a loaded machine gives, moves neither)."""
+    order = []
+    seconds = {"mcu-b": iter([0.02, 0.02, 0.09, 0.02, 0.02]), "mps2-an386": iter([0.01, 0.05, 0.01, 0.01, 0.01])}
+
+    class Result:
+        exit_code, exit_detail = 0, ""
+
+    def run(elf, board):
+        order.append(board)
+        result = Result()
+        result.host_seconds, result.instructions = next(seconds[board]), 1_000_000
+        return result
+
+    monkeypatch.setattr(speed.mcusim, "run", run)
+    pairs = speed.measure_vendor_pairs(["mps2-an386", "mcu-b"], ["bench"], repeat=1)
+    assert order == ["mcu-b", "mps2-an386", "mps2-an386", "mcu-b"] * 2 + ["mcu-b", "mps2-an386"]
+    assert pairs == {("mcu-b", "bench"): (50.0, 100.0)}
+    assert speed.vendor_table(pairs)[2] == "| mcu-b | mps2-an386 | bench | 50 | 100 | 0.50x | met | met |"
