@@ -19,8 +19,8 @@ from .layout import (
     AGAIN_COUNTERS, BT_LAST_USE, CYCLES, CYCLE_LIMIT, DEADLINE, E_AGAIN, E_AGAIN_DELTAS, E_CLASSES, E_CYCLES,
     E_ENERGY_CORE, E_ENERGY_SRAM, E_INSTRUCTIONS, FL_BLOCK_START, HELD_COST, HELD_ENTRY, HELD_KEY, HELD_RECORD,
     HELD_REFILL, HELD_REFUSED, HELD_ROOM, HELD_RUNS, HELD_SEEN, HELD_SLOT, HELD_TOTAL, HOLD_REPEATS, HOLDS,
-    INSTRUCTIONS, P_ENABLED, P_ENERGY_CORE, P_ENERGY_SRAM, P_PACKED, P_PACKED_BLOCKS, P_SNAPSHOT_NEXT, P_SNAPSHOT_TABLE, PREDICTED,
-    RATE_SHIFT, S_FETCH_RATE, S_READS_RATE, S_WAIT_RATE, STEP_LIMIT, UNPACK_BLOCKS)
+    INSTRUCTIONS, P_ENABLED, P_ENERGY_CORE, P_ENERGY_SRAM, P_PACKED, P_PACKED_BLOCKS, P_SNAPSHOT_NEXT,
+    P_SNAPSHOT_TABLE, PREDICTED, RATE_SHIFT, S_FETCH_RATE, S_READS_RATE, S_WAIT_RATE, STEP_LIMIT, UNPACK_BLOCKS)
 from .core_timing import AGAIN_SHORT
 from .data_sampling import add_estimates
 from .power import power_unpack
@@ -30,7 +30,7 @@ HOLD_AFTER = 4  # a loop's repeats are held from its fourth on, ...
 SHORT_HOLD = 8  # ... and a block whose loop ended with fewer held in its first hold is held no more
 #                 (AGAIN_SHORT): setting up and releasing a hold costs about what ten held repeats save
 #                 (docs/performance.md, "Forty-second pass"). A hold begun again in the same loop (the
-#                 last ran out of room: a deadline, a power snapshot) is the tail of a long loop.
+#                 one before ran out of room at a power trace snapshot) is the tail of a long loop.
 SHORT_RETRY = HOLD_AFTER + SHORT_HOLD  # ... until a loop of it is counted this long (its count began
 #                                      again after a stop, a window's end: the loop was longer than its
 #                                      first hold saw)
