@@ -280,7 +280,7 @@ def decode_us(seconds: dict, counts: dict) -> float | None:
 
 
 FRESH = ("import json, sys; sys.path.insert(0, sys.argv[1]); import where_time_goes; "
-         "seconds, counts, result = where_time_goes.measure(sys.argv[2], sys.argv[3]); "
+         "seconds, counts, result = where_time_goes.measure(sys.argv[2], sys.argv[3], capstone_apart=False); "
          "print(json.dumps([seconds, counts, result.exit_code, result.exit_detail]))")
 
 

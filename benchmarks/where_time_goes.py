@@ -108,17 +108,19 @@ class Stopwatch:
             self.leave()
 
 
-def instrument(watch: Stopwatch) -> None:
-    """Put the stopwatch on the functions that mark each kind of work."""
+def instrument(watch: Stopwatch, capstone_apart: bool = True) -> None:
+    """Put the stopwatch on the functions that mark each kind of work (`capstone_apart=False`:
+    capstone's calls left in "decode: timing model", not timed one by one)."""
     import unicorn
     from mcusim import api
     from mcusim.machine import exceptions, machine, semihosting
     from mcusim.peripherals import bus
     from mcusim.timing import capstone_library, decoder
 
-    watch.wrap_generator(capstone_library.Thumb, "disasm_lite", "decode: capstone")
-    watch.wrap(capstone_library.Thumb, "disasm", "decode: capstone")
-    watch.wrap(capstone_library.Thumb, "raw_disasm", "decode: capstone")
+    if capstone_apart:
+        watch.wrap_generator(capstone_library.Thumb, "disasm_lite", "decode: capstone")
+        watch.wrap(capstone_library.Thumb, "disasm", "decode: capstone")
+        watch.wrap(capstone_library.Thumb, "raw_disasm", "decode: capstone")
     watch.wrap(decoder.Decoder, "decode_block", "decode: timing model", count="blocks decoded")
     for name in ("decode_ranges", "decode", "forget_changed_code", "start_prefix",
                  "set_code_ranges"):
@@ -141,13 +143,17 @@ def instrument(watch: Stopwatch) -> None:
     watch.wrap(api.RunResult, "write_bundle", "bundle")
 
 
-def measure(elf: str, board: str, **options) -> tuple[dict, dict, object]:
-    """Run `elf` on `board` once; returns (seconds by category, counts, the RunResult)."""
+def measure(elf: str, board: str, capstone_apart: bool = True, **options) -> tuple[dict, dict, object]:
+    """Run `elf` on `board` once; returns (seconds by category, counts, the RunResult).
+    `capstone_apart=False`: decoding in one category, as speed.py measures its cost (capstone's
+    calls, each step of its disassembly timed apart, add the stopwatch's own time to it: about
+    a microsecond a step, 0.4 us per decoded instruction on coremark-like; docs/performance.md, "Forty-fifth
+    pass")."""
     watch = Stopwatch()
     watch.enter("start-up: imports")
     import mcusim.api
     watch.leave()
-    instrument(watch)
+    instrument(watch, capstone_apart)
     try:
         simulator = watch.timed("start-up: construction", mcusim.api.Simulator, elf, board, **options)
         result = simulator.run()

@@ -162,3 +162,19 @@ def test_random_orders_of_every_kind(seed):
     instructions = [found[a] for a in sorted(found)]
     assert len(instructions) == 4000
     assert_native_equals_reference(runs_of(instructions, rng))
+
+
+def test_cycles_beyond_an_encoded_row_are_scheduled_in_python():
+    """An encoded row holds its cycles in int16 (m7_schedule.ROW_TYPE): a timing table whose
+    latency reaches ROW_LIMIT (a user's table may) leaves those instructions to the Python
+    schedule, which gives the reference's corrections, never a wrapped-around latency."""
+    from mcusim.machine.native import m7_schedule
+    table = dict(TABLE, fp_divide_latency=m7_schedule.ROW_LIMIT + 5)
+    code = bytes.fromhex("c0ee811a" "70ee010a" "0868" "c0ee811a" "00ee201a")  # vdiv, vadd, ldr, vdiv, vmla
+    found = disassemble(code, 0x1000, 0x1000 + len(code))
+    run = [found[a] for a in sorted(found)]
+    native, reference = CortexM7Timing(table), CortexM7Timing(table, memoise=False)
+    got, expected = adjustments(native, [run]), adjustments(reference, [run])
+    assert got == expected
+    assert not all(native._fits.values()), "the divides were left to the Python schedule"
+    assert any(a != (0, 0, 0) for a in expected[0]), "the long latency shows in the corrections"

@@ -7,8 +7,8 @@ import random
 
 import numpy as np
 
-from mcusim.machine.native.table_walk import (UNRESOLVED, _immediate_free, _may_read_literal, pack_tables, set_bases,
-                                              table_walk)
+from mcusim.machine.native.table_walk import (ABSENT, UNRESOLVED, _immediate_free, _may_read_literal, pack_tables,
+                                              set_bases, table_walk)
 from mcusim.timing.immediate_forms import FORMS, FormIndex, immediate_free
 from mcusim.timing.literal_loads import literal_read
 from test_immediate_forms import _members
@@ -48,7 +48,43 @@ def test_the_walk_finds_what_the_tables_hold_and_stops_at_an_it():
     other_movw = (0x0000F240 | 0x00FF << 16).to_bytes(4, "little")  # movw r0, #0xff: found by its form
     code = movs + movw.to_bytes(4, "little") + nop + other_movw + load + unknown + it + movs + nop
     rows, offsets, stop, unresolved = _walk(code, tables)
-    assert rows == [100, 205, 101, 205, UNRESOLVED, UNRESOLVED] and unresolved == 2
+    assert rows == [100, 205, 101, 205, UNRESOLVED, ABSENT] and unresolved == 2, "a literal load, one lacking"
     assert offsets == [0, 2, 6, 8, 12, 14] and stop == 16, "stopped at the IT"
     assert _walk(code, tables, 18)[:3] == ([100, 101], [18, 20], 22)
     assert _walk(code[:4], tables)[:3] == ([100], [0], 2), "a 32-bit encoding cut short is left"
+
+
+def test_a_16_bit_place_of_another_kind_is_left_to_the_python_look_up():
+    short = np.full(0xE800, -1, np.int64)
+    short[0x2001] = 0  # movs r0, #1, of a kind the walk does not take (the Python look-up's to give)
+    tables = set_bases(pack_tables(short, np.array([7], np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64),
+                                   FormIndex(np.zeros(0, np.int64), np.zeros(0, np.int64))), 100, 200)
+    assert _walk(b"\x01\x20\x02\x20", tables)[0] == [UNRESOLVED, ABSENT]
+
+
+def test_absent_only_where_the_python_look_up_finds_nothing():
+    """ABSENT lets the Python walk describe an encoding without looking it up (Decoder._walk):
+    so an encoding is ABSENT exactly where add_wide's search, by its number among the keys and
+    then by its immediate-free form (FormIndex.place), finds nothing, and never a literal load."""
+    rng = random.Random(12)
+    members = _members(13, 3000)
+    keys = np.array(sorted(set(rng.sample(members, 1000))), np.int64)
+    places = np.array([rng.randrange(50) for _ in keys], np.int64)
+    forms = FormIndex(keys, places)
+    tables = set_bases(pack_tables(np.zeros(0, np.int64), np.zeros(0, np.int64), keys, places, forms), 0, 0)
+    numbers = members + [rng.getrandbits(32) for _ in range(3000)] + [rng.getrandbits(16) for _ in range(3000)]
+    absent = 0
+    for number in numbers:
+        halfword = number & 0xFFFF
+        code = number.to_bytes(4, "little")[: 4 if halfword >= 0xE800 else 2]
+        if halfword & 0xFF00 == 0xBF00 and halfword & 0xF:
+            continue  # (an IT: the walk stops there)
+        rows = _walk(code + b"\x00\xbf", tables)[0]
+        number = int.from_bytes(code, "little")
+        found = number in set(keys.tolist()) or forms.place(code) >= 0
+        if _may_read_literal(halfword, len(code)):
+            assert rows[0] == UNRESOLVED, code.hex()
+        else:
+            assert (rows[0] == ABSENT) == (not found), code.hex()
+            absent += rows[0] == ABSENT
+    assert absent > 1000

@@ -170,7 +170,7 @@ class CortexM7Timing:
         self._idents: dict[tuple, int] = {}  # _Insn.content() -> its ident
         self._by_ident: list = []  # each ident's _Insn (None: renamed's, made from its row if asked for: _issued)
         # start_adjustments in native code: each ident's _encode row (by ident), and whether it fits
-        self._encoded = np.zeros((64, S.ROW), np.int64)
+        self._encoded = np.zeros((64, S.ROW), S.ROW_TYPE)
         self._fits: dict[int, bool] = {}
 
     def state_key(self, previous) -> tuple:
@@ -762,9 +762,11 @@ class CortexM7Timing:
     @staticmethod
     def _row(info: _Insn, number) -> np.ndarray | None:
         """`info`'s m7_schedule row, each register given by `number(name)`; None where it has too
-        many operands or a register numbered beyond m7_schedule.REGISTERS."""
+        many operands, a register numbered beyond m7_schedule.REGISTERS or cycles a row cannot hold."""
         writes = [r for r in info.writes if r != "pc"]  # (_issue: a write to pc updates nothing)
         if len(info.reads) > S.MAX_OPERANDS or len(writes) > S.MAX_OPERANDS:
+            return None
+        if max(info.latency, info.occupancy, *info.late.values()) >= S.ROW_LIMIT:
             return None
         if max((number(r) for r in (*info.reads, *writes, info.index) if r is not None), default=0) >= S.REGISTERS:
             return None

@@ -16,7 +16,7 @@ from ..machine.native import (CALL_FLAG, F_CLASS_A, F_CLASS_B, F_CLASS_C, F_COUN
 from ..machine.native.jit import SameKinds
 from ..machine.native.m4_rows import m4_rows
 from ..machine.native.m7_rows import NO_START, m7_rows, start_prefix as native_start_prefix
-from ..machine.native.table_walk import UNRESOLVED, table_walk
+from ..machine.native.table_walk import ABSENT, UNRESOLVED, table_walk
 from ..machine.registers import UNICORN_REGISTERS
 from . import m4_descriptors, m7_descriptors, m7_patterns
 from .classes import packed, power_class
@@ -567,13 +567,14 @@ class Decoder:
         places = {}  # address -> its place in items
         it_at = 0  # the IT's offset
 
-        def find(place: int, offset: int, length: int, halfword: int, context) -> int | None:
-            """rows[place]: the entry of the instruction at `offset` (in an IT block: `context`);
-            its kind, or None where it cannot be described."""
+        def find(place: int, offset: int, length: int, halfword: int, context, absent: bool = False) -> int | None:
+            """rows[place]: the entry of the instruction at `offset` (in an IT block: `context`;
+            `absent`: the tables were searched for it natively, and lack it); its kind, or None
+            where it cannot be described."""
             nonlocal items, places
             key = (code[offset: offset + length], context)
             entry = known(key)
-            if entry is None and context is None:
+            if entry is None and context is None and not absent:
                 entry = add_short(key, halfword) if length == 2 else add_wide(key)
             if entry is None and context is None and (halfword >= 0xE800 if length == 4 else halfword >> 8 != 0xBF):
                 # (no IT, whose kind the IT tracking reads, nor the half of a 32-bit encoding cut short)
@@ -622,10 +623,11 @@ class Decoder:
                     offsets += found[1, :count].tolist()
                     if at[2]:
                         for place in range(first, first + count):
-                            if rows[place] == UNRESOLVED:
+                            if rows[place] == UNRESOLVED or rows[place] == ABSENT:
                                 where = offsets[place]
                                 halfword = code[where] | code[where + 1] << 8
-                                if find(place, where, 4 if halfword >= 0xE800 else 2, halfword, None) is None:
+                                if find(place, where, 4 if halfword >= 0xE800 else 2, halfword, None,
+                                        rows[place] == ABSENT) is None:
                                     return None
                     offset = int(at[0])
                     if offset >= limit:

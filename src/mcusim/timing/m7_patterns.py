@@ -21,7 +21,7 @@ from ..machine.native import KIND, KIND_START
 from ..machine.native import m7_rows as R
 from ..machine.native import m7_schedule as S
 from . import pattern_store
-from .cortex_m7 import _REGISTER_NAMES, TEMPLATE_PLACE, register_number, template_of_row
+from .cortex_m7 import _REGISTER_NAMES, TEMPLATE_PLACE, register_number
 from .pattern_store import read_file, write_file
 from .register_pattern import RENAMEABLE
 
@@ -80,7 +80,9 @@ def _reference(value: int) -> int | str | None:
 def template_of(text: str) -> tuple | None:
     """template_text's (template, deciding register's place or None, else its number) back, the
     registers it names numbered in this process; None where `text` is not one, or a register
-    would be numbered beyond m7_schedule.REGISTERS."""
+    would be numbered beyond m7_schedule.REGISTERS. The row is made from one list, and its
+    places noted as its registers are read (a first run reads a template for each pattern new
+    to it: numpy's per-call costs were most of its 24 us; docs/performance.md, "Forty-fifth pass")."""
     try:
         head, written, decided = json.loads(text)
         reads, writes = (len(head) - S.C_READ) // 3, len(written) // 2
@@ -88,19 +90,16 @@ def template_of(text: str) -> tuple | None:
                 or len(written) != 2 * writes or not 0 <= reads <= S.MAX_OPERANDS or writes > S.MAX_OPERANDS \
                 or head[S.C_READS] != reads or head[S.C_WRITES] != writes:
             return None
-        # (the row's head and reads, then its writes, checked into lists and written in two slices)
+        # (the row's head and reads, then zeros up to its writes, checked into one list)
         values = [_bounded(head[S.C_FLAGS], FLAG_BITS - 1), _bounded(head[S.C_LATENCY], MAX_CYCLES),
                   _bounded(head[S.C_OCCUPANCY], MAX_CYCLES, 1),
                   -1 if head[S.C_INDEX] is None else _register(head[S.C_INDEX]), reads, writes]
         for at in range(S.C_READ, len(head), 3):
             values += (_register(head[at]), _bounded(head[at + 1], S.R_EARLY | S.R_LATE | S.R_FLAGS),
                        _bounded(head[at + 2], MAX_CYCLES))
-        writes_values = []
+        values += [0] * (S.C_WRITE - len(values))
         for at in range(0, len(written), 2):
-            writes_values += (_register(written[at]), _bounded(written[at + 1], S.W_FAST | S.W_FLAGS))
-        row = np.zeros(S.ROW, np.int64)
-        row[: len(values)] = values
-        row[S.C_WRITE: S.C_WRITE + len(writes_values)] = writes_values
+            values += (_register(written[at]), _bounded(written[at + 1], S.W_FAST | S.W_FLAGS))
         if decided is None:
             decided_place, decided_number = None, -1
         elif type(decided) is int:
@@ -109,7 +108,12 @@ def template_of(text: str) -> tuple | None:
             decided_place, decided_number = None, _register(decided)
     except (ValueError, TypeError):
         return None
-    return template_of_row(row), decided_place, decided_number
+    registers = [S.C_INDEX, *range(S.C_READ, S.C_READ + 3 * reads, 3), *range(S.C_WRITE, S.C_WRITE + 2 * writes, 2)]
+    at = [field for field in registers if values[field] <= TEMPLATE_PLACE]  # (template_of_row's, in order)
+    row = np.zeros(S.ROW, np.int64)
+    row[: len(values)] = values
+    return (row, np.array(at, np.int64), [TEMPLATE_PLACE - values[field] for field in at]), decided_place, \
+        decided_number
 
 
 def _bounded(value, highest: int, lowest: int = 0) -> int:

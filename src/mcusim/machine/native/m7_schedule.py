@@ -20,6 +20,12 @@ C_FLAGS, C_LATENCY, C_OCCUPANCY, C_INDEX, C_READS, C_WRITES = range(6)
 C_READ = 6                                   # reads: (register, R_* bits, cycles read late) each
 C_WRITE = C_READ + 3 * MAX_OPERANDS          # writes: (register, W_* bits) each, "pc" left out
 ROW = C_WRITE + 2 * MAX_OPERANDS
+# An encoded row's values (registers, bits, cycles) are small: int16 keeps a row in 412 bytes, so
+# the few hundred rows a first run makes touch a quarter of the memory (each fresh page costs a
+# first run about 2 us: docs/performance.md, "Forty-fifth pass"). CortexM7Timing._row makes no
+# row with a value beyond ROW_LIMIT (a timing table's cycles could be: Python schedules those).
+ROW_TYPE = np.int16
+ROW_LIMIT = 1 << 15
 # C_FLAGS bits
 SINGLE, FIRST_ONLY, STORE, MAC, BRANCH, FP, SHIFTER, EARLY_STAGE, EARLY_ALU, WORD_LOAD, DIVIDE, STOPS_WINDOW = \
     (1 << bit for bit in range(12))
@@ -162,12 +168,30 @@ def fresh_sums(encoded, idents, start, stop, p, early_operand, base_update_laten
 
 
 @njit
+def _empty_again(encoded, idents, start, stop, p):
+    """Make `p` empty again after idents[start: stop] were issued from an empty pipeline:
+    `issue` changes the head and the registers an instruction writes alone, so only they are
+    put back (a whole empty_pipeline copies PIPELINE slots, which cost start_adjustments most
+    of its time: docs/performance.md, "Forty-fifth pass")."""
+    p[P_CYCLE], p[P_FREE], p[P_ISSUED], p[P_OLDER], p[P_YOUNGER] = 0, 1, 0, -1, -1
+    for i in range(start, stop):
+        row = idents[i]
+        for k in range(encoded[row, C_WRITES]):
+            register = encoded[row, C_WRITE + 2 * k]
+            p[P_READY + register] = ABSENT
+            p[P_EARLY + register] = ABSENT
+            p[P_WORD_LOADED + register] = 0
+            p[P_WRITTEN_AT + register] = ABSENT
+
+
+@njit
 def start_adjustments(encoded, idents, sequence, adjustments, early_operand, base_update_latency, alu_latency,
                       word_load_no_bypass, start_window):
     """Into `adjustments` (one row (cycles, interlock taken back, dual issues lost) per
     instruction): CortexM7Timing.start_adjustments for the run whose instructions are the
     `encoded` rows `idents`, costed in sequence as `sequence` ((cycles, waited) each)."""
     p = np.empty(PIPELINE, np.int64)
+    empty_pipeline(p)
     count = idents.shape[0]
     for start in range(count):
         stop = start
@@ -176,8 +200,14 @@ def start_adjustments(encoded, idents, sequence, adjustments, early_operand, bas
             stop += 1
             if stop - start == start_window or stop == count or flags & (BRANCH | STOPS_WINDOW):
                 break
-        cycles, waited, pairs = fresh_sums(encoded, idents, start, stop, p, early_operand, base_update_latency,
-                                           alu_latency, word_load_no_bypass)
+        cycles = waited = pairs = 0
+        for i in range(start, stop):  # (fresh_sums, from the empty pipeline `p` is kept as)
+            delta, wait = issue(encoded, idents[i], p, early_operand, base_update_latency, alu_latency,
+                                word_load_no_bypass)
+            cycles += delta
+            waited += wait
+            pairs += delta == 0
+        _empty_again(encoded, idents, start, stop, p)
         sequence_cycles = sequence_waited = sequence_pairs = 0
         for i in range(start, stop):
             sequence_cycles += sequence[i, 0]

@@ -6,9 +6,11 @@ and IT context. Most of a first run's instructions are encodings `mcusim prepare
 found them (docs/performance.md, "Twenty-ninth pass"). This walks a range from an offset to the
 first IT (whose block the Python walk reads in its context) and gives each instruction's
 descriptor row where the tables hold its encoding as it is or by its immediate-free form
-(timing/immediate_forms.py), else UNRESOLVED for the Python walk to find (a possible literal
-load, whose read the decoder adds; one the tables lack). A few arguments only: numba's call
-unpacks each one, and runs once per IT block.
+(timing/immediate_forms.py), else UNRESOLVED for the Python walk to look up (a possible literal
+load, whose read the decoder adds; a 16-bit table's place of another kind) or ABSENT where the
+tables lack it (the Python walk's look-up in them, the same search, would find nothing: it
+describes the encoding at once). A few arguments only: numba's call unpacks each one, and runs
+once per IT block.
 """
 from __future__ import annotations
 
@@ -19,7 +21,8 @@ from ...timing.instruction import PLAIN, UNDECODABLE
 from ...timing.thumb16_table import HALFWORDS
 from .jit import njit
 
-UNRESOLVED = -(1 << 40)  # a row the walk leaves to the Python walk
+UNRESOLVED = -(1 << 40)  # a row the walk leaves to the Python walk to look up
+ABSENT = UNRESOLVED - 1  # ... and one the tables lack
 # The tables' array: a header (each part's length, where the 16-bit table's rows and the other's
 # start in the descriptor table), then each halfword's place in the 16-bit table (-1: none), each
 # place's kind, the encodings (sorted numbers: 32-bit, and 16-bit ones where there is no 16-bit
@@ -49,9 +52,10 @@ def table_walk(code, tables, at, found):
     """From offset at[0] while below at[1], each instruction of `code` (uint8) up to the first
     IT or one cut short by the end of `code`: its descriptor row into found[0] (a 16-bit one
     by its halfword's place in the 16-bit table, if there is one, whose kind is PLAIN or
-    UNDECODABLE; else by its number's place among the keys; UNRESOLVED where the table has none
-    or it may be a literal load) and its offset into found[1]. Returns how many; at[0]: the offset
-    it stopped at, at[2]: how many are UNRESOLVED."""
+    UNDECODABLE; else by its number's place among the keys; ABSENT where the tables have none,
+    UNRESOLVED where it may be a literal load or its 16-bit place is of another kind) and its
+    offset into found[1]. Returns how many; at[0]: the offset it stopped at, at[2]: how many are
+    UNRESOLVED or ABSENT."""
     shorts, kinds_at = T_HEADER, T_HEADER + tables[T_SHORT]
     keys_at = kinds_at + tables[T_KINDS]
     keys_end = places_at = keys_at + tables[T_KEYS]
@@ -70,7 +74,9 @@ def table_walk(code, tables, at, found):
             pass
         elif length == 2 and tables[T_SHORT]:
             place = tables[shorts + halfword]
-            if place >= 0 and (tables[kinds_at + place] == PLAIN or tables[kinds_at + place] == UNDECODABLE):
+            if place < 0:
+                row = ABSENT
+            elif tables[kinds_at + place] == PLAIN or tables[kinds_at + place] == UNDECODABLE:
                 row = tables[T_SHORT_BASE] + place
         else:
             number = halfword if length == 2 else halfword | (code[offset + 2] | np.int64(code[offset + 3]) << 8) << 16
@@ -82,7 +88,9 @@ def table_walk(code, tables, at, found):
                 i = forms_at + np.searchsorted(tables[forms_at: forms_end], free)
                 if i < forms_end and tables[i] == free:  # (no form: -1, none of the forms)
                     row = tables[T_BASE] + tables[i + tables[T_FORMS]]
-        if row == UNRESOLVED:
+                else:
+                    row = ABSENT
+        if row == UNRESOLVED or row == ABSENT:
             unresolved += 1
         found[0, count] = row
         found[1, count] = offset
