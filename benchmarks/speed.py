@@ -27,10 +27,12 @@ shared and noisy, so read the ratios of one run, not seconds across runs):
                   each pair, the ratio of their medians (runs minutes apart saw different loads)
   decode us/instr host time decoding code first seen (capstone plus the timing model) per decoded
                   instruction, from benchmarks/where_time_goes.py's instrumentation of a first run in a
-                  new process (as a user's run is: nothing of the images measured before in memory)
-                  with an empty decode store (MCUSIM_DECODE_CACHE is a new
-                  folder for each image); "image seen before": a second such run, which
-                  copies the rows (and on the Cortex-M7 boards the schedule state) from the store
+                  new process (as a user's run is: nothing of the images measured before in memory),
+                  the decode timed as one category (capstone_apart=False: timing each step of
+                  capstone's apart added its stopwatch's own time to it), with an empty decode
+                  store (MCUSIM_DECODE_CACHE is a new folder for each image); "image seen
+                  before": a second such run, which copies the rows (and on the Cortex-M7 boards
+                  the schedule state) from the store
                   (timing/decode_store.py). "Another board's build": each program run on the boards
                   in turn with one store, as a user's cache is: what the first run of each board's
                   image copies from the builds for the boards before it (new processes too).
@@ -286,8 +288,9 @@ FRESH = ("import json, sys; sys.path.insert(0, sys.argv[1]); import where_time_g
 
 def measure_fresh(elf: Path, board: str) -> tuple[dict, dict]:
     """where_time_goes.measure of one run in a new process (the decode store the environment
-    names): a user's run is a process of its own, whose memos of the encodings it met are empty,
-    while this one's hold every image measured before."""
+    names; capstone's calls timed with the rest of the decode): a user's run is a process of its
+    own, whose memos of the encodings it met are empty, while this one's hold every image
+    measured before."""
     done = subprocess.run([sys.executable, "-c", FRESH, str(Path(__file__).resolve().parent), str(elf), board],
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]

@@ -146,9 +146,9 @@ def instrument(watch: Stopwatch, capstone_apart: bool = True) -> None:
 def measure(elf: str, board: str, capstone_apart: bool = True, **options) -> tuple[dict, dict, object]:
     """Run `elf` on `board` once; returns (seconds by category, counts, the RunResult).
     `capstone_apart=False`: decoding in one category, as speed.py measures its cost (capstone's
-    calls, each step of its disassembly timed apart, add the stopwatch's own time to it: about
-    a microsecond a step, 0.4 us per decoded instruction on coremark-like; docs/performance.md, "Forty-fifth
-    pass")."""
+    calls, each step of its disassembly timed apart, add the stopwatch's own time to it: about a
+    microsecond a step, 0.4 us per decoded instruction on coremark-like; docs/performance.md,
+    "Forty-fifth pass")."""
     watch = Stopwatch()
     watch.enter("start-up: imports")
     import mcusim.api

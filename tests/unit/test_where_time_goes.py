@@ -27,3 +27,18 @@ def test_split_sums_to_the_run_and_unwraps():
     assert counts["blocks decoded"] > 0 and counts["instructions decoded"] > 0
     assert not hasattr(unicorn.Uc.emu_start, "__wrapped__") and not hasattr(Decoder.decode_block, "__wrapped__")
     assert not any(hasattr(getattr(Thumb, name), "__wrapped__") for name in ("disasm_lite", "disasm", "raw_disasm"))
+
+
+
+def test_capstone_timed_with_the_decode_when_not_apart():
+    """speed.py times the decode as one category (capstone_apart=False): capstone's calls are
+    then not wrapped one step at a time, so their time stays in the decode's wrappers'."""
+    names = ("disasm_lite", "disasm", "raw_disasm")
+    for apart in (True, False):
+        where_time_goes.instrument(where_time_goes.Stopwatch(), capstone_apart=apart)
+        try:
+            assert hasattr(Decoder.decode_block, "__wrapped__")
+            assert all(hasattr(getattr(Thumb, name), "__wrapped__") == apart for name in names)
+        finally:
+            where_time_goes._uninstrument()
+    assert not any(hasattr(getattr(Thumb, name), "__wrapped__") for name in names)

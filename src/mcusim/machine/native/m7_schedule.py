@@ -158,6 +158,12 @@ def fresh_sums(encoded, idents, start, stop, p, early_operand, base_update_laten
     """(cycles, waiting cycles, dual issues) of the instructions `encoded` rows idents[start:
     stop] scheduled from an empty pipeline (CortexM7Timing._fresh_sums), in `p`."""
     empty_pipeline(p)
+    return _sums(encoded, idents, start, stop, p, early_operand, base_update_latency, alu_latency, word_load_no_bypass)
+
+
+@njit
+def _sums(encoded, idents, start, stop, p, early_operand, base_update_latency, alu_latency, word_load_no_bypass):
+    """fresh_sums' schedule, after pipeline `p` as it is."""
     cycles = waited = pairs = 0
     for i in range(start, stop):
         delta, wait = issue(encoded, idents[i], p, early_operand, base_update_latency, alu_latency, word_load_no_bypass)
@@ -171,8 +177,8 @@ def fresh_sums(encoded, idents, start, stop, p, early_operand, base_update_laten
 def _empty_again(encoded, idents, start, stop, p):
     """Make `p` empty again after idents[start: stop] were issued from an empty pipeline:
     `issue` changes the head and the registers an instruction writes alone, so only they are
-    put back (a whole empty_pipeline copies PIPELINE slots, which cost start_adjustments most
-    of its time: docs/performance.md, "Forty-fifth pass")."""
+    put back (copying all PIPELINE slots from the empty pipeline was half of start_adjustments'
+    time: docs/performance.md, "Forty-fifth pass")."""
     p[P_CYCLE], p[P_FREE], p[P_ISSUED], p[P_OLDER], p[P_YOUNGER] = 0, 1, 0, -1, -1
     for i in range(start, stop):
         row = idents[i]
@@ -200,13 +206,8 @@ def start_adjustments(encoded, idents, sequence, adjustments, early_operand, bas
             stop += 1
             if stop - start == start_window or stop == count or flags & (BRANCH | STOPS_WINDOW):
                 break
-        cycles = waited = pairs = 0
-        for i in range(start, stop):  # (fresh_sums, from the empty pipeline `p` is kept as)
-            delta, wait = issue(encoded, idents[i], p, early_operand, base_update_latency, alu_latency,
-                                word_load_no_bypass)
-            cycles += delta
-            waited += wait
-            pairs += delta == 0
+        cycles, waited, pairs = _sums(encoded, idents, start, stop, p, early_operand, base_update_latency,
+                                      alu_latency, word_load_no_bypass)  # (fresh_sums: `p` is kept empty)
         _empty_again(encoded, idents, start, stop, p)
         sequence_cycles = sequence_waited = sequence_pairs = 0
         for i in range(start, stop):
