@@ -179,15 +179,13 @@ def _empty_again(encoded, idents, start, stop, p):
     `issue` changes the head and the registers an instruction writes alone, so only they are
     put back (copying all PIPELINE slots from the empty pipeline was half of start_adjustments'
     time: docs/performance.md, "Forty-fifth pass")."""
-    p[P_CYCLE], p[P_FREE], p[P_ISSUED], p[P_OLDER], p[P_YOUNGER] = 0, 1, 0, -1, -1
+    p[:P_READY] = EMPTY_PIPELINE[:P_READY]
     for i in range(start, stop):
         row = idents[i]
         for k in range(encoded[row, C_WRITES]):
             register = encoded[row, C_WRITE + 2 * k]
-            p[P_READY + register] = ABSENT
-            p[P_EARLY + register] = ABSENT
-            p[P_WORD_LOADED + register] = 0
-            p[P_WRITTEN_AT + register] = ABSENT
+            for slot in (P_READY, P_EARLY, P_WORD_LOADED, P_WRITTEN_AT):
+                p[slot + register] = EMPTY_PIPELINE[slot + register]
 
 
 @njit
