@@ -553,14 +553,16 @@ class Decoder:
         (machine/native/table_walk.py), the rest as follows. Each encoding is looked up by its
         bytes and IT context (`descriptors.by_key`). A new 16-bit encoding outside an IT block is
         looked up in the table of them all (thumb16_table), if prepare made one, and a new 32-bit
-        one in the table of those prepare met (thumb32_table; the Cortex-M4's only); the other new
-        encodings outside an IT block are read by capstone's cheap pass together, alone
-        (_describe_pending), and one in an IT block by a pass over that block from its IT on (an IT
-        block's condition shows in its instructions' text). None where an IT sits inside an IT
-        block, which capstone reads its own way, or an encoding cannot be described
-        (TooManyRegisters, or add_new gives None)."""
-        known, add_new, add_short, add_wide = (descriptors.by_key.get, descriptors.add_new, descriptors.add_short,
-                                               descriptors.add_wide)
+        one in the table of those prepare met (thumb32_table; the Cortex-M4's only), and on the
+        Cortex-M7 one in an IT block in the table of those prepare met there, by its bytes and
+        condition (m7_table); the other new encodings outside an IT block are read by capstone's
+        cheap pass together, alone (_describe_pending), and one in an IT block by a pass over that
+        block from its IT on (an IT block's condition shows in its instructions' text). None where
+        an IT sits inside an IT block, which capstone reads its own way, or an encoding cannot be
+        described (TooManyRegisters, or add_new gives None)."""
+        known, add_new, add_short, add_wide, add_in_it = (descriptors.by_key.get, descriptors.add_new,
+                                                          descriptors.add_short, descriptors.add_wide,
+                                                          descriptors.add_in_it)
         rows, specials = [], []
         pending = {}  # new encodings outside an IT block, but an IT -> [(place in rows, offset)]: described together
         items = []  # capstone's cheap text of an IT block's bytes, read when an encoding there is new
@@ -576,6 +578,8 @@ class Decoder:
             entry = known(key)
             if entry is None and context is None and not absent:
                 entry = add_short(key, halfword) if length == 2 else add_wide(key)
+            elif entry is None and context is not None:
+                entry = add_in_it(key)
             if entry is None and context is None and (halfword >= 0xE800 if length == 4 else halfword >> 8 != 0xBF):
                 # (no IT, whose kind the IT tracking reads, nor the half of a 32-bit encoding cut short)
                 pending.setdefault(key, []).append((place, offset))
@@ -715,8 +719,9 @@ class Decoder:
             return _NO_ROWS, stop, specials
         table = np.zeros(((stop - start) >> 1, FIELDS), np.int64)
         starts = np.full(len(table), NO_START, np.int32)
+        table_rows = descriptors.table_rows()  # (before timing.encoded is read: the first adds the table's idents)
         m7_rows(descriptors.table, timing.encoded, np.array(rows, np.int64), pipeline, descriptors.constants, table,
-                starts, *descriptors.table_rows())
+                starts, *table_rows)
         self._keep_starts(start, stop, code, starts, in_it)
         last = next((offsets[at] for at in range(len(rows) - 1, -1, -1) if rows[at] >= 0), None)  # (not UNDECODABLE_*)
         if last is not None:

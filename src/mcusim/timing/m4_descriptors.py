@@ -235,6 +235,10 @@ class Descriptors:
         return set_bases(self._walk_arrays, self._short_placed() if self._short else 0,
                          self._wide_placed() if self._wide else 0)
 
+    def add_in_it(self, key: tuple) -> None:
+        """None: the Cortex-M4's tables hold no encodings inside IT blocks (m7_descriptors' do)."""
+        return None
+
     def add_wide(self, key: tuple) -> tuple | None:
         """The entry of 32-bit encoding `key` outside an IT block from the file's table of those
         `mcusim prepare` met (thumb32_table), found by its bytes or else by its immediate-free

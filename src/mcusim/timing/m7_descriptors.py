@@ -14,8 +14,8 @@ _Insn is made for it); the pattern keeps whether a modified immediate is a shift
 which the schedule reads (it takes the early shifter). Only the first of a pattern gets
 capstone's detail and the model's analysis. The decoder looks each encoding up by its bytes
 and IT context (by_key: decoder._walk tracks IT blocks as it does for the Cortex-M4), and one
-new to a run outside an IT block in the table of the encodings `mcusim prepare` met
-(timing/m7_table.py), before capstone reads it.
+new to a run in the table of the encodings `mcusim prepare` met (timing/m7_table.py: outside an
+IT block by its bytes, inside one by its bytes and condition), before capstone reads it.
 """
 from __future__ import annotations
 
@@ -33,7 +33,8 @@ from .cortex_m4 import REFILL_ALWAYS, REFILL_IF_TAKEN, base_mnemonic
 from . import m7_table
 from .cortex_m7 import _REGISTER_NAMES, MODIFIED_IMMEDIATE, is_rotated, register_number
 from .growing import with_room
-from .instruction import IT, NO_IT_SLOT, OFFSET, PLAIN, UNDECODABLE, detail_of, lite_runs, takes_it_slot
+from .instruction import (IT, NO_IT_SLOT, OFFSET, PLAIN, UNDECODABLE, detail_of, lite_runs, slot_condition,
+                          takes_it_slot)
 from .lazy_capstone import arm as cs_arm
 from .literal_loads import LITERAL_LOADS, literal_read
 from .m7_patterns import EMPTY, First, Patterns, read_patterns, write_patterns
@@ -43,9 +44,11 @@ from .thumb16_table import HALFWORDS
 
 MAX_DESCRIPTORS = 1 << 16  # rows (code running away through data must not grow them without end)
 _NONE = np.zeros(0, np.int64)  # (walk_tables' table of 16-bit encodings: none)
-_NO_COMPACT = np.zeros((0, R.COMPACT), np.int16)  # (table_rows where there is no table)
+_NO_TABLE = (np.zeros((0, R.COMPACT), np.int16), 0, np.zeros((0, 2), np.int32),
+             np.zeros((0, R.DESCRIPTOR), np.int64))  # (table_rows where there is no table)
 TABLE_ADDRESS = 0x10000000  # where write_table has capstone read each encoding (rows do not depend on it)
 _met: set[bytes] = set()  # the encodings this process described outside an IT block (write_table's)
+_met_in_it: set[tuple[bytes, int]] = set()  # ... and inside one: (bytes, its slot's condition)
 
 
 class Descriptors:
@@ -73,7 +76,8 @@ class Descriptors:
         if path != self.file:
             self.file, self._stored, self._met_table = path, EMPTY if path is None else None, None
             self._walk_arrays = None
-            self._table_ident = self._table_base = None  # (another table's)
+            self._table_ident = None  # (another table's)
+            self._clear()  # (rows of its pairs)
 
     def save_patterns(self) -> None:
         """Write the patterns described since the file was last written (the end of a run)."""
@@ -87,7 +91,6 @@ class Descriptors:
         # each entry: (row, literal loads may read, a B (a branch to itself?), watched), None: not encodable
         self._by_key: dict[tuple, tuple | None] = {}  # (bytes, mnemonic) -> entry
         self.by_key: dict[tuple, tuple] = {}  # (bytes, IT context) -> (row, kind, (mnemonic, operands) if watched)
-        self._table_base: int | None = None  # where m7_table's pairs' rows start in table, once placed
         self._by_shape: dict[int, tuple | None] = {}  # Instruction.shape -> entry
         self._renamed: dict[tuple, tuple | None] = {}  # (register pattern, registers) -> entry
         self._own: dict[tuple, int] = {}  # (row, literal, branch to itself) -> its own row
@@ -116,6 +119,8 @@ class Descriptors:
             entry = found[0], kind, (mnemonic, operands) if found[1] else None
             if key[1] is None and len(_met) < MAX_DESCRIPTORS:
                 _met.add(key[0])
+            elif key[1] is not None and len(_met_in_it) < MAX_DESCRIPTORS:
+                _met_in_it.add((key[0], slot_condition(key[1])))
         self.by_key[key] = entry
         return entry
 
@@ -128,9 +133,8 @@ class Descriptors:
     def add_wide(self, key: tuple) -> tuple | None:
         """The entry of encoding `key` outside an IT block from the table of the encodings `mcusim
         prepare` met (m7_table), found by its bytes or else by its immediate-free form
-        (immediate_forms), or None if it has none. The table's encoded rows get idents of
-        the timing model when one is first used, and its (descriptor, encoded row) pairs rows here,
-        one block, the first time one is used after _clear."""
+        (immediate_forms), or None if it has none: its pair's row (R.PAIR_ROWS on), read in the
+        file's arrays (a literal load's copied into a row of its own)."""
         table = self._read_table()
         if not table:
             return None
@@ -143,9 +147,27 @@ class Descriptors:
             pair = forms.place(key[0])
             if pair < 0:
                 return None
-        row = self._table_placed() + pair
+        return self._table_entry(key, pair, IT if _is_it(key[0]) else PLAIN)
+
+    def add_in_it(self, key: tuple) -> tuple | None:
+        """The entry of encoding `key` inside an IT block (its bytes and IT context) from the
+        table of the encodings `mcusim prepare` met there, found by its bytes and its slot's
+        condition, or None if it has none."""
+        table = self._read_table()
+        if not table:
+            return None
+        keys, pair_of = table[6], table[7]
+        number = m7_table.in_it_key(key[0], slot_condition(key[1]))
+        at = bisect_left(keys, number)
+        if at == len(keys) or keys[at] != number:
+            return None
+        return self._table_entry(key, int(pair_of[at]), PLAIN)
+
+    def _table_entry(self, key: tuple, pair: int, kind: int) -> tuple:
+        """by_key's entry of `key`, the table's `pair` (a row of its own where it reads a literal)."""
+        row = R.PAIR_ROWS + pair
         literal = literal_read(key[0])  # (the table keeps an encoding only where this is its own)
-        entry = self.by_key[key] = (self._own_row(row, literal, False) if literal else row, PLAIN, None)
+        entry = self.by_key[key] = (self._own_row(row, literal, False) if literal else row, kind, None)
         return entry
 
     def _read_table(self):
@@ -155,60 +177,65 @@ class Descriptors:
             self._met_table = found if found is not None else False
         return self._met_table
 
-    def _table_placed(self) -> int:
-        """Where the table's (descriptor, encoded row) pairs' rows start in this table: one block,
-        the first time one is used after _clear; its encoded rows get idents of the timing model
-        the first time of all."""
-        if self._table_base is None:
-            _, _, pairs, descriptors, encoded, _ = self._met_table
-            if self._table_ident is None:  # (their rows made as first used: m7_rows)
-                self._table_ident = self.timing.add_idents(len(encoded))
-            self._table_base = self._append(len(pairs))
-            block = self.table[self._table_base: self.count]
-            np.take(descriptors, pairs[:, 0], axis=0, out=block, mode="clip")  # (no temporary array: places checked)
-            block[:, R.D_IDENT] = self._table_ident + pairs[:, 1]
-        return self._table_base
-
-    def table_rows(self) -> tuple[np.ndarray, int]:
-        """m7_table's encoded rows in the file's layout and the ident of the first (the last two
-        arguments of m7_rows, which makes each an encoded row as it is first used)."""
+    def table_rows(self) -> tuple:
+        """The last four arguments of m7_rows: m7_table's encoded rows in the file's layout, the
+        ident of the first (m7_rows makes each an encoded row as it is first used), its pairs and
+        its descriptors (rows from R.PAIR_ROWS on). The encoded rows get idents of the timing
+        model the first time of all."""
+        table = self._read_table()
+        if not table:
+            return _NO_TABLE
         if self._table_ident is None:
-            return _NO_COMPACT, 0
-        return self._met_table[4], self._table_ident
+            self._table_ident = self.timing.add_idents(len(table[4]))
+        return table[4], self._table_ident, table[2], table[3]
 
     def walk_tables(self) -> np.ndarray | None:
         """The table as machine/native/table_walk reads it (its 16-bit encodings among the
-        keys), its pairs' rows placed in this table; None where there is none."""
+        keys; a pair's row R.PAIR_ROWS + its place); None where there is none."""
         if self._walk_arrays is None:
             table = self._read_table()
-            self._walk_arrays = pack_tables(_NONE, _NONE, table[0], table[1], table[5]) if table else False
-        if self._walk_arrays is False:
-            return None
-        return set_bases(self._walk_arrays, 0, self._table_placed())
+            if table:
+                self._walk_arrays = set_bases(pack_tables(_NONE, _NONE, table[0], table[1], table[5]), 0, R.PAIR_ROWS)
+            else:
+                self._walk_arrays = False
+        return None if self._walk_arrays is False else self._walk_arrays
 
     def write_table(self) -> None:
-        """Describe each encoding this process met outside an IT block (_met) or the table file
-        holds (what an earlier prepare met: a run of this one copies the examples' rows it decoded,
-        and finds their encodings in the table) again, alone, as the decoder would, in a
-        Descriptors of its own (this one's register patterns shared), and keep the table of them
-        (m7_table) beside this model's patterns, if it has a file (mcusim prepare)."""
+        """Describe each encoding this process met outside an IT block (_met) or inside one
+        (_met_in_it) or the table file holds (what an earlier prepare met: a run of this one
+        copies the examples' rows it decoded, and finds their encodings in the table) again, as
+        the decoder would, alone (after an IT of its condition alone), in a Descriptors of its own
+        (this one's register patterns shared), and keep the table of them (m7_table) beside this
+        model's patterns, if it has a file (mcusim prepare)."""
         if self.file is None:
             return
         path = m7_table.table_file(self.file)
-        kept = m7_table.read_arrays(path)
-        met = set(_met)
+        kept = m7_table.read_table(path, register_number)  # (checked: each key an encoding of its size)
+        met, met_in_it = set(_met), set(_met_in_it)
         if kept is not None:
-            keys = kept[1]
+            keys, inside = kept[0], kept[6] & 0xFFFFFFFF
             met.update(int(key).to_bytes(int(size), "little") for key, size in zip(keys, m7_table.encoding_sizes(keys)))
+            met_in_it.update((int(key).to_bytes(int(size), "little"), int(condition)) for key, size, condition
+                             in zip(inside, m7_table.encoding_sizes(inside), kept[6] >> 32 & 15))
         fresh = Descriptors(self.timing, int(self.constants[R.K_INSTRUCTION_CYCLES]), self.static_row)
         fresh._patterns, fresh.file, fresh._stored = self._patterns, self.file, self._stored
         keys, rows = [], []
-        for code in sorted(met):
-            end = TABLE_ADDRESS + len(code)
-            items = list(lite_runs(code, TABLE_ADDRESS, end))
-            entry = fresh.add_new((code, None), len(code), items, 0 if items else None, code, TABLE_ADDRESS, end)
-            if entry is not None and entry[1] == PLAIN and entry[2] is None and entry[0] >= 0:
-                keys.append(int.from_bytes(code, "little"))
+        for code, condition in [(code, None) for code in sorted(met)] + sorted(met_in_it):
+            if condition is None:
+                context, it = None, b""
+            elif condition < m7_table.AL:
+                context = (0xBF08 | condition << 4, 1)  # (an IT of one slot)
+                it = context[0].to_bytes(2, "little")
+            else:
+                continue
+            whole = it + code
+            end = TABLE_ADDRESS + len(whole)
+            items = list(lite_runs(whole, TABLE_ADDRESS, end))
+            place = len(it) // 2 if len(items) > len(it) // 2 else None  # (its item: after the IT's)
+            entry = fresh.add_new((code, context), len(code), items, place, whole, TABLE_ADDRESS, end)
+            kinds = (PLAIN, IT) if context is None else (PLAIN,)
+            if entry is not None and entry[1] in kinds and entry[2] is None and entry[0] >= 0:
+                keys.append(int.from_bytes(code, "little") if context is None else m7_table.in_it_key(code, condition))
                 rows.append(entry[0])
         descriptors = fresh.table[rows].reshape(-1, R.DESCRIPTOR)
         m7_table.write_table(path, keys, descriptors, self.timing.encoded[descriptors[:, R.D_IDENT]], _REGISTER_NAMES)
@@ -233,12 +260,17 @@ class Descriptors:
         return (self._own_row(row, literal, self_loop) if literal or self_loop else row), watched
 
     def _own_row(self, row: int, literal: int, self_loop: bool) -> int:
-        """`row` with a literal read or a branch to itself: a row of its own (other encodings of
-        a shape share its row)."""
+        """`row` (or the table's pair, R.PAIR_ROWS on) with a literal read or a branch to itself:
+        a row of its own (other encodings of a shape share its row)."""
         own = self._own.get((row, literal, self_loop))
         if own is None:
             own = self._own[(row, literal, self_loop)] = self._append()
-            self.table[own] = self.table[row]
+            if row >= R.PAIR_ROWS:
+                _, first, pairs, described = self.table_rows()
+                self.table[own] = described[pairs[row - R.PAIR_ROWS, 0]]
+                self.table[own, R.D_IDENT] = first + pairs[row - R.PAIR_ROWS, 1]
+            else:
+                self.table[own] = self.table[row]
             self.table[own, R.D_LITERAL], self.table[own, R.D_SELF_LOOP] = literal, int(self_loop)
         return own
 
@@ -340,6 +372,11 @@ class Descriptors:
         self.table = with_room(self.table, self.count + rows)
         self.count += rows
         return self.count - rows
+
+
+def _is_it(code: bytes) -> bool:
+    """Whether encoding `code` is an IT (a mask of 0 is a hint: NOP and the like)."""
+    return len(code) == 2 and code[1] == 0xBF and code[0] & 15 != 0
 
 
 def _shifted_constant(op_str: str) -> bool | str | None:

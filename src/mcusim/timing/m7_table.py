@@ -11,6 +11,10 @@ more, alone, as the decoder would (m7_descriptors.Descriptors.write_table), and 
 encodings (sorted, each its bytes as a little-endian number: below 0xE800 a 16-bit one), each
 one's place among the distinct (descriptor, encoded row) pairs, the distinct descriptors and
 the distinct encoded rows (m7_schedule's ROW, its reads and writes cut to KEPT_OPERANDS each).
+The ITs are kept with them, and apart each encoding met inside an IT block with its condition
+(in_it_key: what it is there, whatever the block's other slots), described after an IT of that
+condition alone: two thirds of the encodings new to a first run of a program after prepare were
+ITs and those inside their blocks (docs/performance.md, "Forty-sixth pass").
 Registers are numbered per process (cortex_m7.register_number), so the file names them: each
 register in an encoded row and a descriptor's deciding register is its place in the file's
 list of names. Left out, as in the Cortex-M4's tables: branches to themselves (rows of their
@@ -39,15 +43,17 @@ from .literal_loads import literal_read
 from .m7_patterns import FLAG_BITS, MAX_CYCLES
 from .thumb16_table import HALFWORDS, aligned
 
-VERSION = 2  # (2: the index by immediate-free form kept)
+VERSION = 3  # (2: the index by immediate-free form kept; 3: ITs, and the encodings inside IT blocks)
 FILE_NAME = "m7-encodings.bin"  # beside m7_patterns' file
 MAGIC = b"mcusimE7"
-# MAGIC, VERSION, names' JSON size, encodings, pairs, forms, descriptors, encoded rows
-HEADER = struct.Struct("<8sIIIIIII")
+# MAGIC, VERSION, names' JSON size, encodings, pairs, forms, descriptors, encoded rows, encodings inside IT blocks
+HEADER = struct.Struct("<8sIIIIIIII")
 KEPT_OPERANDS = R.KEPT_OPERANDS  # reads, and writes, an encoded row in the file may have
 COMPACT = R.COMPACT  # an encoded row in the file: its head, 3 per read, 2 per write (int16)
 MAX_ENTRIES = 1 << 16  # (read no further: not ours)
-MAX_BYTES = (1 << 14) + MAX_ENTRIES * (4 + 4 + 8 + 8 + 8 * R.DESCRIPTOR + 2 * COMPACT)
+MAX_BYTES = (1 << 14) + MAX_ENTRIES * (4 + 4 + 8 + 8 + 8 * R.DESCRIPTOR + 2 * COMPACT + 12)
+IN_IT = 1 << 36  # in_it_key's mark: above every encoding's number (and its condition's bits, 32 to 35)
+AL = 14  # the condition "always": an IT block's slots have those below it (ARMv7-M ARM A7.3)
 CHECKED_ROWS = 512  # encoded rows checked at a time: their temporary arrays stay small, in memory used before
 
 _read: dict[tuple, tuple | None] = {}  # (path, size, modified, numbering) -> read_table's, once per process
@@ -58,27 +64,32 @@ def table_file(pattern_file: Path) -> Path:
     return pattern_file.with_name(FILE_NAME)
 
 
+def in_it_key(code: bytes, condition: int) -> int:
+    """The key of encoding `code` inside an IT block, in a slot of `condition` (instruction.slot_condition)."""
+    return IN_IT | condition << 32 | int.from_bytes(code, "little")
+
+
 def encoding_sizes(keys: np.ndarray) -> np.ndarray:
     """The bytes of the encodings a table's keys are (a 32-bit one's first halfword is at least 0xE800)."""
     return np.where(keys & 0xFFFF >= HALFWORDS, 4, 2)
 
 
 def write_table(path: Path, keys: list[int], descriptors: np.ndarray, encoded: np.ndarray, names: list[str]) -> None:
-    """Keep encodings `keys` with their descriptor rows and their idents' encoded rows (this
-    process's register numbers, `names` naming them), but those left out; silently nothing
-    where it cannot be written."""
+    """Keep encodings `keys` (in_it_key's for those inside an IT block) with their descriptor
+    rows and their idents' encoded rows (this process's register numbers, `names` naming them),
+    but those left out; silently nothing where it cannot be written."""
     write_arrays(path, *table_arrays(keys, descriptors, encoded, names))
 
 
 def table_arrays(keys: list[int], descriptors: np.ndarray, encoded: np.ndarray, names: list[str]) -> tuple:
     """What write_arrays keeps of write_table's arguments: (the register names the file uses,
-    the encodings kept, sorted, each one's pair, the pairs, the distinct descriptors and the
-    distinct encoded rows in the file's layout)."""
+    the encodings kept, sorted (those inside an IT block last), each one's pair, the pairs, the
+    distinct descriptors and the distinct encoded rows in the file's layout)."""
     keys = np.array(keys, np.int64)
     descriptors, encoded = descriptors.copy(), encoded.copy()
     sizes = encoding_sizes(keys)
-    literals = np.array([literal_read(int(key).to_bytes(int(size), "little")) for key, size in zip(keys, sizes)],
-                        np.int64)
+    literals = np.array([literal_read(int(key & 0xFFFFFFFF).to_bytes(int(size), "little"))
+                         for key, size in zip(keys, sizes)], np.int64)
     kept = ((descriptors[:, R.D_SIZE] == sizes) & (descriptors[:, R.D_LITERAL] == literals)
             & (descriptors[:, R.D_SELF_LOOP] == 0) & (descriptors[:, R.D_STATIC + KIND] == KIND_START)
             & (encoded[:, S.C_READS] <= KEPT_OPERANDS) & (encoded[:, S.C_WRITES] <= KEPT_OPERANDS))
@@ -103,24 +114,29 @@ def table_arrays(keys: list[int], descriptors: np.ndarray, encoded: np.ndarray, 
 
 def write_arrays(path: Path, names: list, keys: np.ndarray, pair_of: np.ndarray, pairs: np.ndarray,
                  descriptors: np.ndarray, encoded: np.ndarray, forms: FormIndex | None = None) -> None:
-    """The file of table_arrays' arrays and of the keys' index by immediate-free form (`forms`,
-    made here where not given), silently nothing where it cannot be written."""
+    """The file of table_arrays' arrays and of the index by immediate-free form of the keys
+    outside IT blocks (`forms`, made here where not given), silently nothing where it cannot be
+    written."""
+    inside = np.asarray(keys, np.int64) >= IN_IT
+    keys, pair_of, it_keys, it_pair_of = keys[~inside], pair_of[~inside], keys[inside], pair_of[inside]
     forms = FormIndex(keys, pair_of) if forms is None else forms
     names_json = json.dumps(names).encode("utf-8")
     header = HEADER.pack(MAGIC, VERSION, len(names_json), len(keys), len(pairs), len(forms.forms),
-                         len(descriptors), len(encoded)) + names_json
+                         len(descriptors), len(encoded), len(it_keys)) + names_json
     header += bytes(aligned(len(header)) - len(header))
     write_whole(path, lambda out: out.write(
         header + keys.astype("<u4").tobytes() + pair_of.astype("<i4").tobytes() + pairs.astype("<i4").tobytes()
         + forms.forms.astype("<u4").tobytes() + forms.places.astype("<i4").tobytes()
-        + descriptors.astype("<i8").tobytes() + encoded.astype("<i2").tobytes()))
+        + descriptors.astype("<i8").tobytes() + encoded.astype("<i2").tobytes()
+        + it_keys.astype("<u8").tobytes() + it_pair_of.astype("<i4").tobytes()))
 
 
 def read_table(path: Path, register_number) -> tuple | None:
     """(the encodings, sorted, as little-endian numbers, and each one's pair, (uint32 and int32);
     the pairs, each its descriptor's and its encoded row's place; the descriptors; the encoded
     rows in the file's layout, which m7_rows makes m7_schedule's as it uses them; the
-    encodings' FormIndex), registers numbered by `register_number(name)`; None where the file
+    encodings' FormIndex; the encodings inside IT blocks, sorted, as in_it_key's, and each one's
+    pair (uint64 and int32)), registers numbered by `register_number(name)`; None where the file
     is missing, damaged or foreign, or names a register numbered beyond m7_schedule.REGISTERS.
     Read and checked once per process (searched by bisection)."""
     try:
@@ -138,21 +154,21 @@ def read_table(path: Path, register_number) -> tuple | None:
 def read_arrays(path: Path) -> list | None:
     """write_arrays' arguments back from the file, unchecked but for its header and size (None:
     not such a file): [names, keys, pair_of, pairs, descriptors, encoded rows, the index by form
-    as (forms, places)]. They are views of one writable buffer the file is read into, not copies:
-    a first run pays a page fault for each fresh page it writes (docs/performance.md, "Thirty-sixth
-    pass")."""
+    as (forms, places), the keys inside IT blocks, their pair_of]. They are views of one writable
+    buffer the file is read into, not copies: a first run pays a page fault for each fresh page it
+    writes (docs/performance.md, "Thirty-sixth pass")."""
     try:
         with open_regular(path) as file:
             data = bytearray(min(os.fstat(file.fileno()).st_size, MAX_BYTES + 1))
             if file.readinto(data) != len(data):
                 return None
-        magic, version, names_size, count, pairs, forms, described, encoded = HEADER.unpack_from(data)
+        magic, version, names_size, count, pairs, forms, described, encoded, inside = HEADER.unpack_from(data)
         names = json.loads(data[HEADER.size: HEADER.size + names_size].decode("utf-8"))
     except (OSError, ValueError, TypeError, struct.error):  # (missing, not a file, damaged: nothing)
         return None
     at = aligned(HEADER.size + names_size)
-    size = at + 8 * count + 8 * pairs + 8 * forms + 8 * described * R.DESCRIPTOR + 2 * encoded * COMPACT
-    if magic != MAGIC or version != VERSION or max(count, pairs, forms, described, encoded) > MAX_ENTRIES \
+    size = at + 8 * count + 8 * pairs + 8 * forms + 8 * described * R.DESCRIPTOR + 2 * encoded * COMPACT + 12 * inside
+    if magic != MAGIC or version != VERSION or max(count, pairs, forms, described, encoded, inside) > MAX_ENTRIES \
             or len(data) != size:
         return None
     keys = np.frombuffer(data, "<u4", count, at)
@@ -165,14 +181,16 @@ def read_arrays(path: Path) -> list | None:
     descriptors = np.frombuffer(data, "<i8", described * R.DESCRIPTOR, at).reshape(described, R.DESCRIPTOR)
     at += 8 * described * R.DESCRIPTOR
     compact = np.frombuffer(data, "<i2", encoded * COMPACT, at).reshape(encoded, COMPACT)
-    return [names, keys, pair_of, pair, descriptors, compact, index]
+    at += 2 * encoded * COMPACT  # (the rest: Python's alone, so not aligned)
+    return [names, keys, pair_of, pair, descriptors, compact, index, np.frombuffer(data, "<u8", inside, at),
+            np.frombuffer(data, "<i4", inside, at + 8 * inside)]
 
 
 def _parse(path: Path, register_number):
     arrays = read_arrays(path)
     if arrays is None:
         return None
-    names, keys, pair_of, pair, descriptors, compact, (forms, places) = arrays
+    names, keys, pair_of, pair, descriptors, compact, (forms, places), it_keys, it_pair_of = arrays
     if type(names) is not list or len(set(map(str, names))) != len(names) or len(names) > S.REGISTERS:
         return None
     try:
@@ -186,12 +204,13 @@ def _parse(path: Path, register_number):
     if not np.all((sizes == 2) | (sizes == 4)) or not _sizes_fit(keys, pair_of, sizes):
         return None
     index = FormIndex.kept(forms, places, len(pair))
-    if index is None or not _sizes_fit(index.forms, index.places, sizes):
+    if index is None or not _sizes_fit(index.forms, index.places, sizes) \
+            or not _in_it_fit(it_keys, it_pair_of, sizes):
         return None
     if not np.array_equal(numbers[:-1], np.arange(len(names))):  # (a process that read the table first numbers
         _renumber(compact, numbers)                               # its registers in the file's order)
     descriptors[:, R.D_DECIDED] = numbers[descriptors[:, R.D_DECIDED]]  # (-1, none, stays -1: numbers' last)
-    return keys, pair_of, pair, descriptors, compact, index
+    return keys, pair_of, pair, descriptors, compact, index, it_keys, it_pair_of
 
 
 def _number(name, register_number) -> int:
@@ -210,6 +229,17 @@ def _in_order(keys: np.ndarray, pair_of: np.ndarray, pairs: int) -> bool:
     short = keys < HALFWORDS
     return bool(np.all(keys[1:] > keys[:-1]) and np.all(short | (keys & 0xFFFF >= HALFWORDS))
                 and pair_of.min() >= 0 and pair_of.max() < pairs)
+
+
+def _in_it_fit(keys: np.ndarray, pair_of: np.ndarray, sizes: np.ndarray) -> bool:
+    """Keys inside IT blocks sorted, each an in_it_key of a whole 16- or 32-bit encoding and a
+    condition below AL, with a pair of its size."""
+    if not len(keys):
+        return True
+    numbers, marks = keys & 0xFFFFFFFF, keys >> 32
+    return bool(np.all(keys[1:] > keys[:-1]) and np.all((marks >= IN_IT >> 32) & (marks < (IN_IT >> 32) + AL))
+                and np.all((numbers < HALFWORDS) | (numbers & 0xFFFF >= HALFWORDS))
+                and pair_of.min() >= 0 and pair_of.max() < len(sizes) and _sizes_fit(numbers, pair_of, sizes))
 
 
 def _sizes_fit(numbers: np.ndarray, pair_of: np.ndarray, sizes: np.ndarray) -> bool:

@@ -33,6 +33,10 @@ UNDECODABLE_2, UNDECODABLE_4 = -1, -2  # an instruction capstone cannot decode, 
 # m7_rows' `starts`, one per halfword: the ident of the instruction starting there, or one of these
 NO_START = -1   # no instruction starts here (a 32-bit one's second halfword)
 NOT_NATIVE = -2  # an undecodable one (its block-start schedule is Python's)
+# Descriptor rows from here on are m7_table's (descriptor, encoded row) pairs, read in the file's
+# arrays (m7_rows' `pairs` and `described`), not copied into a Descriptors' table: 6,000 rows of
+# 200 bytes, of which a run uses a few hundred. Above any row a table holds.
+PAIR_ROWS = 1 << 32
 
 # The timing table's values the rows read (CortexM7Timing.constants gives them in this order).
 K_EARLY_OPERAND, K_BASE_UPDATE_LATENCY, K_ALU_LATENCY, K_WORD_LOAD_NO_BYPASS, K_START_WINDOW = range(5)
@@ -59,7 +63,8 @@ def expand_row(encoded, ident, compact, place):
 
 
 @njit
-def m7_rows(descriptors, encoded, instructions, pipeline, constants, rows, starts, compact, first_compact):
+def m7_rows(descriptors, encoded, instructions, pipeline, constants, rows, starts, compact, first_compact, pairs,
+            described):
     """Fill `rows` (zeros, one per halfword, FIELDS each) with the decode rows of a range whose
     instructions are the descriptors at `instructions` (or UNDECODABLE_2/_4), scheduled after
     `pipeline` (m7_schedule's array, left as the last one leaves it), as Decoder._decode_fresh and
@@ -67,7 +72,9 @@ def m7_rows(descriptors, encoded, instructions, pipeline, constants, rows, start
     ident (NOT_NATIVE where undecodable), for start_prefix. The idents from `first_compact` on are
     m7_table's `compact` rows in order, each made an encoded row as an instruction first uses it
     (until then its row is zeros: an occupancy of 0, which no encoded row has): most of the table
-    goes unused by a run, and expanding it whole cost a process 2 to 20 ms of memory writes."""
+    goes unused by a run, and expanding it whole cost a process 2 to 20 ms of memory writes.
+    Likewise a descriptor from PAIR_ROWS on is m7_table's pair PAIR_ROWS + its place in `pairs`,
+    read where the file has it: its descriptor among `described` and its compact row's ident."""
     early_operand, base_update_latency = constants[K_EARLY_OPERAND], constants[K_BASE_UPDATE_LATENCY]
     alu_latency, word_load_no_bypass = constants[K_ALU_LATENCY], constants[K_WORD_LOAD_NO_BYPASS]
     count = instructions.shape[0]
@@ -85,36 +92,41 @@ def m7_rows(descriptors, encoded, instructions, pipeline, constants, rows, start
             starts[at] = NOT_NATIVE
             size = 4 if d == UNDECODABLE_4 else 2
         else:
-            ident = descriptors[d, D_IDENT]
+            if d >= PAIR_ROWS:
+                source, r = described, pairs[d - PAIR_ROWS, 0]
+                ident = first_compact + pairs[d - PAIR_ROWS, 1]
+            else:
+                source, r = descriptors, d
+                ident = source[r, D_IDENT]
             place = ident - first_compact
             if 0 <= place < compact.shape[0] and encoded[ident, C_OCCUPANCY] == 0:
                 expand_row(encoded, ident, compact, place)
-            decided = descriptors[d, D_DECIDED]
+            decided = source[r, D_DECIDED]
             decided_at = pipeline[P_WRITTEN_AT + decided] if decided >= 0 else ABSENT
             delta, waited = issue(encoded, ident, pipeline, early_operand, base_update_latency, alu_latency,
                                   word_load_no_bypass)
             for field in range(FIELDS):
-                rows[at, field] = descriptors[d, D_STATIC + field]
+                rows[at, field] = source[r, D_STATIC + field]
             extra = max(0, delta - 1)  # DWT CPICNT (a dual-issue core's waits are not split further)
             rows[at, F_CYCLES] = delta
             rows[at, F_COUNTS] = extra << LANE | (1 if delta == 0 else 0) << 2 * LANE
             rows[at, F_STALLS] = min(waited, extra) << LANE
-            refill = descriptors[d, D_REFILL]
-            if descriptors[d, D_BRANCH] != 0:
-                if descriptors[d, D_DIRECT] != 0 and (decided_at == ABSENT
-                                                      or pipeline[P_CYCLE] - decided_at >= constants[K_EARLY_RESOLVE]):
+            refill = source[r, D_REFILL]
+            if source[r, D_BRANCH] != 0:
+                if source[r, D_DIRECT] != 0 and (decided_at == ABSENT
+                                                 or pipeline[P_CYCLE] - decided_at >= constants[K_EARLY_RESOLVE]):
                     refill |= constants[K_MISPREDICT_EARLY] << 2
                 else:
                     refill |= constants[K_MISPREDICT] << 2
             rows[at, F_REFILL] |= refill
-            if descriptors[d, D_LITERAL] != 0:
-                rows[at, F_LITERAL] = descriptors[d, D_LITERAL]
-            if descriptors[d, D_SELF_LOOP] != 0:
+            if source[r, D_LITERAL] != 0:
+                rows[at, F_LITERAL] = source[r, D_LITERAL]
+            if source[r, D_SELF_LOOP] != 0:
                 rows[at, KIND] = KIND_SELF_LOOP
             idents[run], sequence[run, 0], sequence[run, 1], places[run] = ident, delta, waited, at
             starts[at] = ident
             run += 1
-            size = descriptors[d, D_SIZE]
+            size = source[r, D_SIZE]
         at += 1
         if size == 4:
             rows[at, KIND] = KIND_CONTINUATION
