@@ -238,8 +238,10 @@ CYCLE_LIMIT_EXIT = 124  # what `mcusim run` exits with when --max-cycles ends th
 
 
 def _environment(cache_dir: str, store_dir: str) -> dict:
-    """numba's cache in `cache_dir`, the object store in `store_dir`, mcusim importable."""
+    """numba's cache in `cache_dir`, the object store and the decode store (what `mcusim prepare`
+    describes for the decoder) in `store_dir`, mcusim importable."""
     env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir, MCUSIM_NATIVE_STORE=store_dir,
+               MCUSIM_DECODE_CACHE=os.path.join(store_dir, "decode"),
                PYTHONPATH=os.pathsep.join([str(Path(mcusim.__file__).parents[1])] +
                                           [p for p in [os.environ.get("PYTHONPATH")] if p]))
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # an installed package has its .pyc files; without them
@@ -498,6 +500,7 @@ def main() -> None:
         return
     build(programs, boards)
     stores = tempfile.mkdtemp(prefix="speed-decode-")  # (an earlier store would make a first run no first decode)
+    decode_store = os.environ.get("MCUSIM_DECODE_CACHE")  # (each image's store is set in turn below)
     try:
         rows = measure_speed(boards, programs, repeat, stores)
         pairs = measure_vendor_pairs(boards, programs, repeat)
@@ -505,6 +508,10 @@ def main() -> None:
         prepared = prepared_decode_table(boards, programs, rows, stores, repeat)
     finally:
         shutil.rmtree(stores, ignore_errors=True)
+        if decode_store is None:
+            os.environ.pop("MCUSIM_DECODE_CACHE", None)
+        else:
+            os.environ["MCUSIM_DECODE_CACHE"] = decode_store
 
     print(f"Speed (medians of {repeat} alternating runs; mcusim s is the run from first decode to stop):\n")
     print("\n".join(speed_table(rows)))

@@ -719,7 +719,7 @@ class Decoder:
             return _NO_ROWS, stop, specials
         table = np.zeros(((stop - start) >> 1, FIELDS), np.int64)
         starts = np.full(len(table), NO_START, np.int32)
-        table_rows = descriptors.table_rows()  # (before timing.encoded is read: the first adds the table's idents)
+        table_rows = descriptors.table_rows()  # (before timing.encoded: a table first read adds idents to it)
         m7_rows(descriptors.table, timing.encoded, np.array(rows, np.int64), pipeline, descriptors.constants, table,
                 starts, *table_rows)
         self._keep_starts(start, stop, code, starts, in_it)

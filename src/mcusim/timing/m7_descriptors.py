@@ -175,18 +175,17 @@ class Descriptors:
         if self._met_table is None:
             found = m7_table.read_table(m7_table.table_file(self.file), register_number) if self.file else None
             self._met_table = found if found is not None else False
+            if found is not None:  # (its encoded rows get idents of the timing model, filled as m7_rows uses them)
+                self._table_ident = self.timing.add_idents(len(found[4]))
         return self._met_table
 
     def table_rows(self) -> tuple:
         """The last four arguments of m7_rows: m7_table's encoded rows in the file's layout, the
         ident of the first (m7_rows makes each an encoded row as it is first used), its pairs and
-        its descriptors (rows from R.PAIR_ROWS on). The encoded rows get idents of the timing
-        model the first time of all."""
+        its descriptors (rows from R.PAIR_ROWS on)."""
         table = self._read_table()
         if not table:
             return _NO_TABLE
-        if self._table_ident is None:
-            self._table_ident = self.timing.add_idents(len(table[4]))
         return table[4], self._table_ident, table[2], table[3]
 
     def walk_tables(self) -> np.ndarray | None:
@@ -213,10 +212,8 @@ class Descriptors:
         kept = m7_table.read_table(path, register_number)  # (checked: each key an encoding of its size)
         met, met_in_it = set(_met), set(_met_in_it)
         if kept is not None:
-            keys, inside = kept[0], kept[6] & 0xFFFFFFFF
-            met.update(int(key).to_bytes(int(size), "little") for key, size in zip(keys, m7_table.encoding_sizes(keys)))
-            met_in_it.update((int(key).to_bytes(int(size), "little"), int(condition)) for key, size, condition
-                             in zip(inside, m7_table.encoding_sizes(inside), kept[6] >> 32 & 15))
+            met.update(m7_table.encodings(kept[0]))
+            met_in_it.update(zip(m7_table.encodings(kept[6]), (kept[6] >> 32 & 15).tolist()))
         fresh = Descriptors(self.timing, int(self.constants[R.K_INSTRUCTION_CYCLES]), self.static_row)
         fresh._patterns, fresh.file, fresh._stored = self._patterns, self.file, self._stored
         keys, rows = [], []

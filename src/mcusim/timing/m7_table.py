@@ -74,6 +74,11 @@ def encoding_sizes(keys: np.ndarray) -> np.ndarray:
     return np.where(keys & 0xFFFF >= HALFWORDS, 4, 2)
 
 
+def encodings(keys: np.ndarray) -> list[bytes]:
+    """The encodings a table's keys (in_it_key's too) are, as bytes."""
+    return [int(key & 0xFFFFFFFF).to_bytes(int(size), "little") for key, size in zip(keys, encoding_sizes(keys))]
+
+
 def write_table(path: Path, keys: list[int], descriptors: np.ndarray, encoded: np.ndarray, names: list[str]) -> None:
     """Keep encodings `keys` (in_it_key's for those inside an IT block) with their descriptor
     rows and their idents' encoded rows (this process's register numbers, `names` naming them),
@@ -88,8 +93,7 @@ def table_arrays(keys: list[int], descriptors: np.ndarray, encoded: np.ndarray, 
     keys = np.array(keys, np.int64)
     descriptors, encoded = descriptors.copy(), encoded.copy()
     sizes = encoding_sizes(keys)
-    literals = np.array([literal_read(int(key & 0xFFFFFFFF).to_bytes(int(size), "little"))
-                         for key, size in zip(keys, sizes)], np.int64)
+    literals = np.array([literal_read(code) for code in encodings(keys)], np.int64)
     kept = ((descriptors[:, R.D_SIZE] == sizes) & (descriptors[:, R.D_LITERAL] == literals)
             & (descriptors[:, R.D_SELF_LOOP] == 0) & (descriptors[:, R.D_STATIC + KIND] == KIND_START)
             & (encoded[:, S.C_READS] <= KEPT_OPERANDS) & (encoded[:, S.C_WRITES] <= KEPT_OPERANDS))
@@ -226,9 +230,7 @@ def _in_order(keys: np.ndarray, pair_of: np.ndarray, pairs: int) -> bool:
     """Encodings sorted, each a whole 16- or 32-bit one, each with a pair."""
     if not len(keys):
         return True
-    short = keys < HALFWORDS
-    return bool(np.all(keys[1:] > keys[:-1]) and np.all(short | (keys & 0xFFFF >= HALFWORDS))
-                and pair_of.min() >= 0 and pair_of.max() < pairs)
+    return bool(np.all(keys[1:] > keys[:-1])) and _whole_with_pairs(keys, pair_of, pairs)
 
 
 def _in_it_fit(keys: np.ndarray, pair_of: np.ndarray, sizes: np.ndarray) -> bool:
@@ -237,9 +239,15 @@ def _in_it_fit(keys: np.ndarray, pair_of: np.ndarray, sizes: np.ndarray) -> bool
     if not len(keys):
         return True
     numbers, marks = keys & 0xFFFFFFFF, keys >> 32
-    return bool(np.all(keys[1:] > keys[:-1]) and np.all((marks >= IN_IT >> 32) & (marks < (IN_IT >> 32) + AL))
-                and np.all((numbers < HALFWORDS) | (numbers & 0xFFFF >= HALFWORDS))
-                and pair_of.min() >= 0 and pair_of.max() < len(sizes) and _sizes_fit(numbers, pair_of, sizes))
+    return bool(np.all(keys[1:] > keys[:-1]) and np.all((marks >= IN_IT >> 32) & (marks < (IN_IT >> 32) + AL))) \
+        and _whole_with_pairs(numbers, pair_of, len(sizes)) and _sizes_fit(numbers, pair_of, sizes)
+
+
+def _whole_with_pairs(numbers: np.ndarray, pair_of: np.ndarray, pairs: int) -> bool:
+    """Each number a whole 16- or 32-bit encoding (below HALFWORDS, or a 32-bit one's first
+    halfword at least HALFWORDS), each with one of the `pairs` pairs."""
+    return bool(np.all((numbers < HALFWORDS) | (numbers & 0xFFFF >= HALFWORDS))
+                and pair_of.min() >= 0 and pair_of.max() < pairs)
 
 
 def _sizes_fit(numbers: np.ndarray, pair_of: np.ndarray, sizes: np.ndarray) -> bool:
