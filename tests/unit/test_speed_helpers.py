@@ -74,3 +74,30 @@ def test_vendor_ratios_come_from_runs_in_turn(monkeypatch):
     assert order == ["mcu-b", "mps2-an386", "mps2-an386", "mcu-b"] * 2 + ["mcu-b", "mps2-an386"]
     assert pairs == {("mcu-b", "bench"): (50.0, 100.0)}
     assert speed.vendor_table(pairs)[2] == "| mcu-b | mps2-an386 | bench | 50 | 100 | 0.50x | met | met |"
+
+
+def test_the_benchmark_keeps_its_decode_stores_to_itself(monkeypatch, tmp_path):
+    """The start table's processes keep their decode store (what their `mcusim prepare`
+    describes) in the store folder they are given, and the decode measurements' store, set in
+    the benchmark's environment for each image, is put back when they end: left set, it named a
+    deleted folder that the start table's processes made again, outside any temporary folder."""
+    env = speed._environment(str(tmp_path / "numba"), str(tmp_path / "store"))
+    assert env["MCUSIM_DECODE_CACHE"] == str(tmp_path / "store" / "decode")
+    assert env["MCUSIM_NATIVE_STORE"] == str(tmp_path / "store")
+
+    def measure(boards, programs, repeat, stores):
+        monkeypatch.setitem(speed.os.environ, "MCUSIM_DECODE_CACHE", str(Path(stores) / "decode-image"))
+        return {}
+
+    for name, value in (("build", lambda *a: None), ("measure_speed", measure),
+                        ("measure_vendor_pairs", lambda *a: {}), ("cross_board_table", lambda *a: []),
+                        ("prepared_decode_table", lambda *a: []), ("start_table", lambda *a: [])):
+        monkeypatch.setattr(speed, name, value)
+    monkeypatch.setattr(sys, "argv", ["speed.py", "--board", "mps2-an386", "--program", "bench"])
+    for before in (str(tmp_path / "mine"), None):
+        if before is None:
+            monkeypatch.delenv("MCUSIM_DECODE_CACHE", raising=False)
+        else:
+            monkeypatch.setenv("MCUSIM_DECODE_CACHE", before)
+        speed.main()
+        assert speed.os.environ.get("MCUSIM_DECODE_CACHE") == before
