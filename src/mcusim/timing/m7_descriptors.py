@@ -33,8 +33,8 @@ from .cortex_m4 import REFILL_ALWAYS, REFILL_IF_TAKEN, base_mnemonic
 from . import m7_table
 from .cortex_m7 import _REGISTER_NAMES, MODIFIED_IMMEDIATE, is_rotated, register_number
 from .growing import with_room
-from .instruction import (IT, NO_IT_SLOT, OFFSET, PLAIN, UNDECODABLE, detail_of, lite_runs, slot_condition,
-                          takes_it_slot)
+from .instruction import (IT, NO_IT_SLOT, OFFSET, PLAIN, UNDECODABLE, detail_of, it_block_length, lite_runs,
+                          slot_condition, takes_it_slot)
 from .lazy_capstone import arm as cs_arm
 from .literal_loads import LITERAL_LOADS, literal_read
 from .m7_patterns import EMPTY, First, Patterns, read_patterns, write_patterns
@@ -147,7 +147,8 @@ class Descriptors:
             pair = forms.place(key[0])
             if pair < 0:
                 return None
-        return self._table_entry(key, pair, IT if _is_it(key[0]) else PLAIN)
+        is_it = len(key[0]) == 2 and it_block_length(int.from_bytes(key[0], "little")) > 0
+        return self._table_entry(key, pair, IT if is_it else PLAIN)
 
     def add_in_it(self, key: tuple) -> tuple | None:
         """The entry of encoding `key` inside an IT block (its bytes and IT context) from the
@@ -369,11 +370,6 @@ class Descriptors:
         self.table = with_room(self.table, self.count + rows)
         self.count += rows
         return self.count - rows
-
-
-def _is_it(code: bytes) -> bool:
-    """Whether encoding `code` is an IT (a mask of 0 is a hint: NOP and the like)."""
-    return len(code) == 2 and code[1] == 0xBF and code[0] & 15 != 0
 
 
 def _shifted_constant(op_str: str) -> bool | str | None:

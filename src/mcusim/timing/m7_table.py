@@ -39,6 +39,7 @@ from ..machine.native import KIND, KIND_START
 from ..machine.native import m7_rows as R
 from ..machine.native import m7_schedule as S
 from .immediate_forms import FormIndex
+from .instruction import AL  # (an IT block's slots have conditions below it: ARMv7-M ARM A7.3)
 from .literal_loads import literal_read
 from .m7_patterns import FLAG_BITS, MAX_CYCLES
 from .thumb16_table import HALFWORDS, aligned
@@ -53,7 +54,6 @@ COMPACT = R.COMPACT  # an encoded row in the file: its head, 3 per read, 2 per w
 MAX_ENTRIES = 1 << 16  # (read no further: not ours)
 MAX_BYTES = (1 << 14) + MAX_ENTRIES * (4 + 4 + 8 + 8 + 8 * R.DESCRIPTOR + 2 * COMPACT + 12)
 IN_IT = 1 << 36  # in_it_key's mark: above every encoding's number (and its condition's bits, 32 to 35)
-AL = 14  # the condition "always": an IT block's slots have those below it (ARMv7-M ARM A7.3)
 CHECKED_ROWS = 512  # encoded rows checked at a time: their temporary arrays stay small, in memory used before
 
 _read: dict[tuple, tuple | None] = {}  # (path, size, modified, numbering) -> read_table's, once per process
